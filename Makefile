@@ -1,0 +1,46 @@
+# pgslow: the two commands of the README.
+#   make run   installs what is missing, builds (Release), runs the quick scenario
+#   make test  installs what is missing, builds, runs every test through ctest
+# Both work from a fresh Debian machine as root, or as a user with sudo.
+
+BUILD       ?= build
+ASAN_BUILD  ?= build-asan
+JOBS        ?= $(shell nproc)
+GENERATOR   := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build build-asan run test test-unit-asan bench format clean docs
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The unit tests under AddressSanitizer and UndefinedBehaviorSanitizer (no server needed).
+build-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DPGSLOW_SANITIZE=ON \
+	  -DPGSLOW_UNIT_TESTS_ONLY=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+run: build
+	@$(BUILD)/pgslow run scenarios/quick.yaml
+
+test: build build-asan
+	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	@tests/bench/vs-pgbench --build $(BUILD)
+
+docs: build
+	@$(BUILD)/pgslow knobs docs > docs/knobs.md
+
+format:
+	@find runner report tests -name '*.h' -o -name '*.cpp' | xargs clang-format -i
+
+clean:
+	@rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,24 @@
+#pragma once
+// Each command group adds its subcommands to the app; main only wires them.
+// A subcommand's callback throws pgslow::Error (exit code inside) or returns normally (0);
+// one that needs another exit code throws pgslow::Error with it.
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+
+namespace pgslow::cli {
+
+void add_server_commands(CLI::App& app, Context& ctx);    // server start|status|stop|destroy|conninfo
+void add_knob_commands(CLI::App& app, Context& ctx);      // knobs, presets, check
+void add_workload_commands(CLI::App& app, Context& ctx);  // load, bench, check-data
+void add_apply_commands(CLI::App& app, Context& ctx);     // apply, restore, recover, status
+void add_run_commands(CLI::App& app, Context& ctx);       // run, plan
+void add_report_commands(CLI::App& app, Context& ctx);    // report, compare
+void add_bisect_commands(CLI::App& app, Context& ctx);    // bisect
+
+// Runs before every command that touches a workdir: repairs a run that was interrupted
+// (the journal of a process that is gone) before anything else happens.
+void before_command(Context& ctx, const std::string& command);
+
+}  // namespace pgslow::cli

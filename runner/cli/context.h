@@ -1,0 +1,18 @@
+#pragma once
+// Options every pgslow command shares, parsed once in main.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "common/log.h"
+
+namespace pgslow::cli {
+
+struct Context {
+  std::filesystem::path workdir = ".pgslow";     // --workdir: managed cluster, journal, lock
+  std::optional<std::filesystem::path> pg_bin;   // --pg-bin: PostgreSQL server binaries
+  Verbosity verbosity = Verbosity::kNormal;      // -v / --quiet
+};
+
+}  // namespace pgslow::cli

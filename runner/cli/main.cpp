@@ -1,0 +1,62 @@
+// pgslow: make PostgreSQL slow on purpose, measure how slow, and say why.
+// main only parses the shared options and wires the command groups (cli/commands.h).
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "pg/error.h"
+
+int main(int argc, char** argv) {
+  using namespace pgslow;
+  CLI::App app{"pgslow: make PostgreSQL slow on purpose, measure how slow, and say why"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "pgslow 0.1.0");
+
+  cli::Context ctx;
+  std::string workdir = ctx.workdir.string();
+  std::string pg_bin;
+  bool verbose = false;
+  bool quiet = false;
+  app.add_option("--workdir", workdir, "pgslow's working directory (managed cluster, journal)")
+      ->capture_default_str();
+  app.add_option("--pg-bin", pg_bin, "folder with the PostgreSQL server binaries (initdb, pg_ctl)");
+  app.add_flag("-v,--verbose", verbose, "show debug diagnostics on stderr");
+  app.add_flag("-q,--quiet", quiet, "show only warnings and errors on stderr");
+
+  cli::add_server_commands(app, ctx);
+  cli::add_knob_commands(app, ctx);
+  cli::add_workload_commands(app, ctx);
+  cli::add_apply_commands(app, ctx);
+  cli::add_run_commands(app, ctx);
+  cli::add_report_commands(app, ctx);
+  cli::add_bisect_commands(app, ctx);
+
+  // Options are known before any subcommand callback runs.
+  app.parse_complete_callback([&] {
+    ctx.workdir = workdir;
+    if (!pg_bin.empty()) ctx.pg_bin = pg_bin;
+    ctx.verbosity = verbose ? Verbosity::kVerbose : (quiet ? Verbosity::kQuiet : Verbosity::kNormal);
+    init_logging(ctx.verbosity);
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitBadInput;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "pgslow: %s\n", e.what());
+    return e.code();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "pgslow: error: %s\n", e.what());
+    return e.code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pgslow: internal error: %s\n", e.what());
+    return kExitRuntime;
+  }
+  return kExitOk;
+}

@@ -1,0 +1,10 @@
+#include "cli/commands.h"
+
+namespace pgslow::cli {
+
+void add_server_commands(CLI::App& app, Context& ctx) {
+  (void)app;
+  (void)ctx;
+}
+
+}  // namespace pgslow::cli

@@ -1,0 +1,86 @@
+#include "common/paths.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "common/errors.h"
+
+namespace pgslow {
+
+namespace fs = std::filesystem;
+
+fs::path data_root() {
+  if (const char* home = std::getenv("PGSLOW_HOME"); home && *home) return fs::path(home);
+#ifdef PGSLOW_SOURCE_DIR
+  if (fs::exists(fs::path(PGSLOW_SOURCE_DIR) / "knobs")) return fs::path(PGSLOW_SOURCE_DIR);
+#endif
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
+         dir = dir.parent_path()) {
+      if (fs::exists(dir / "knobs") && fs::exists(dir / "scenarios")) return dir;
+      if (fs::exists(dir / "share/pgslow/knobs")) return dir / "share/pgslow";
+    }
+  }
+  return fs::current_path();
+}
+
+namespace {
+[[noreturn]] void fail(const std::string& what, const fs::path& path) {
+  throw RuntimeError(what + " " + path.string() + ": " + std::strerror(errno));
+}
+
+void fsync_path(const fs::path& path, int flags) {
+  int fd = ::open(path.c_str(), flags);
+  if (fd < 0) fail("cannot open", path);
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("cannot fsync", path);
+  }
+  ::close(fd);
+}
+}  // namespace
+
+void write_file_durably(const fs::path& path, const std::string& contents) {
+  fs::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) fail("cannot create", tmp);
+  const char* p = contents.data();
+  std::size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      fail("cannot write", tmp);
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("cannot fsync", tmp);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename onto", path);
+  fsync_path(path.parent_path().empty() ? fs::path(".") : path.parent_path(),
+             O_RDONLY | O_DIRECTORY);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot read", path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+}  // namespace pgslow

@@ -1,0 +1,19 @@
+#pragma once
+// Where pgslow finds its data folders (knobs/, scenarios/) and its working directory.
+
+#include <filesystem>
+
+namespace pgslow {
+
+// The folder holding knobs/ and scenarios/: $PGSLOW_HOME if set, else the source tree this
+// binary was built from, else the folder above the executable.
+std::filesystem::path data_root();
+
+// Writes `contents` to `path` durably: a temporary file in the same folder, fsync, rename
+// over the target, fsync the folder. A reader sees the old bytes or the new, never a mix.
+void write_file_durably(const std::filesystem::path& path, const std::string& contents);
+
+// The whole file as bytes; throws RuntimeError naming the file when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace pgslow

@@ -1,0 +1,129 @@
+#pragma once
+// A thin RAII layer over libpq (libpqxx's shape, not libpqxx itself: the driver needs the
+// non-blocking API directly). Connections and results move, never copy; destructors never
+// throw.
+
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pg/error.h"
+
+namespace pgslow::pg {
+
+// Owns a PGresult; PQclear on destruction.
+class Result {
+ public:
+  Result() = default;
+  explicit Result(PGresult* r) : res_(r, &PQclear) {}
+
+  explicit operator bool() const { return res_ != nullptr; }
+  PGresult* raw() const { return res_.get(); }
+  ExecStatusType status() const { return PQresultStatus(res_.get()); }
+
+  int rows() const { return PQntuples(res_.get()); }
+  int columns() const { return PQnfields(res_.get()); }
+  int column(std::string_view name) const;  // throws when the result has no such column
+  bool is_null(int row, int col) const { return PQgetisnull(res_.get(), row, col) != 0; }
+  std::string_view get(int row, int col) const;
+  std::int64_t get_int64(int row, int col) const;  // NULL reads as 0
+  double get_double(int row, int col) const;        // NULL reads as 0
+  std::optional<std::string> get_optional(int row, int col) const;
+  // Rows a command touched (UPDATE/DELETE/INSERT), 0 when not a command.
+  std::int64_t affected_rows() const;
+
+ private:
+  std::unique_ptr<PGresult, decltype(&PQclear)> res_{nullptr, &PQclear};
+};
+
+// Text parameters; std::nullopt is SQL NULL.
+using Params = std::vector<std::optional<std::string>>;
+
+// Throws pg::Error when `r` is not a successful result; `statement` names what ran.
+void check_result(const Result& r, PGconn* conn, std::string_view statement);
+
+class Connection {
+ public:
+  Connection() = default;
+  // Connects (blocking); throws pg::Error with the class of the failure (53300 and friends)
+  // and the conninfo redacted.
+  static Connection open(const std::string& conninfo);
+
+  Connection(Connection&& other) noexcept : conn_(other.conn_) { other.conn_ = nullptr; }
+  Connection& operator=(Connection&& other) noexcept;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection();
+
+  PGconn* raw() const { return conn_; }
+  bool is_open() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK; }
+  void close();
+
+  // Blocking calls; all throw pg::Error on failure.
+  Result exec(std::string_view sql);
+  Result exec_params(std::string_view sql, const Params& params);
+  void prepare(const std::string& name, std::string_view sql);
+  Result exec_prepared(const std::string& name, const Params& params);
+  // Runs each statement in turn; for scripts of DDL.
+  void exec_all(const std::vector<std::string>& statements);
+  // The first column of the first row, or nullopt when there is no row or it is NULL.
+  std::optional<std::string> query_value(std::string_view sql);
+
+  int server_version() const { return PQserverVersion(conn_); }  // e.g. 150018
+  int major_version() const { return server_version() / 10000; }   // e.g. 15
+  int backend_pid() const { return PQbackendPID(conn_); }
+
+  std::string quote_literal(std::string_view value) const;     // 'it''s'
+  std::string quote_identifier(std::string_view name) const;   // "My Table"
+
+  // Non-blocking API for the driver.
+  int socket() const { return PQsocket(conn_); }
+  void set_nonblocking(bool on);
+  // Queues a prepared statement; returns false only if libpq could not queue it (throws on
+  // a broken connection).
+  void send_prepared(const char* name, int n_params, const char* const* values);
+  void send_query(const char* sql);
+  // Flushes queued output; true when everything was sent, false when the socket is full.
+  bool flush();
+  // Reads what the socket has; throws pg::Error(kConnectionLost) when the connection broke.
+  void consume_input();
+  bool is_busy() const { return PQisBusy(conn_) != 0; }
+  Result next_result() { return Result(PQgetResult(conn_)); }  // empty Result: no more
+
+  // Asks the server to cancel the running statement (PQcancel); never throws.
+  void cancel() noexcept;
+
+ private:
+  explicit Connection(PGconn* c) : conn_(c) {}
+  [[noreturn]] void throw_connection_error(std::string_view statement) const;
+  PGconn* conn_ = nullptr;
+};
+
+// Runs the body in a transaction; ROLLBACK when it throws. For setup code, not the driver.
+template <typename F>
+void in_transaction(Connection& conn, F&& body) {
+  conn.exec("BEGIN");
+  try {
+    body();
+  } catch (...) {
+    if (conn.is_open()) {
+      try {
+        conn.exec("ROLLBACK");
+      } catch (...) {
+      }
+    }
+    throw;
+  }
+  conn.exec("COMMIT");
+}
+
+// Adds or replaces `dbname` in a keyword=value conninfo (URIs are passed through libpq's
+// expand_dbname rule by appending dbname=...).
+std::string with_database(const std::string& conninfo, const std::string& dbname);
+
+}  // namespace pgslow::pg

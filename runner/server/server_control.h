@@ -1,0 +1,41 @@
+#pragma once
+// How pgslow reaches the server under test and how it changes it. Three implementations:
+//   managed  an initdb'd throwaway cluster in the workdir (the default)
+//   pgctl    an existing local data directory, restarted with pg_ctl as its owner
+//   command  user-supplied reload/restart commands (systemctl, docker compose, kubectl);
+//            the server is reached by conninfo only
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace pgslow::server {
+
+enum class TargetKind { kManaged, kPgctl, kCommand };
+
+class ServerControl {
+ public:
+  virtual ~ServerControl() = default;
+  virtual TargetKind kind() const = 0;
+  // A one-line description for reports and errors ("managed cluster in .pgslow/cluster").
+  virtual std::string describe() const = 0;
+  // For pg::Connection::open; dbname=postgres unless pg::with_database() changes it.
+  virtual std::string conninfo() const = 0;
+  // pg_reload_conf() or the user's reload command.
+  virtual void reload() = 0;
+  // Restarts (or starts, when it is down) and waits until the server accepts queries; throws
+  // RuntimeError with the last lines of the server log when it does not come back within
+  // `timeout`.
+  virtual void restart(std::chrono::seconds timeout) = 0;
+  // The data directory, for a local server only (postgresql.auto.conf lives there).
+  virtual std::optional<std::filesystem::path> data_dir() const = 0;
+  // The server log (for log tails in errors and per-stage excerpts), when pgslow can read it.
+  virtual std::optional<std::filesystem::path> log_file() const { return std::nullopt; }
+  // Whether pgslow may change this server's configuration: always for the managed cluster,
+  // otherwise only with `allow_changes: true` / --allow-changes.
+  virtual bool allows_changes() const = 0;
+};
+
+}  // namespace pgslow::server

@@ -1,0 +1,110 @@
+#pragma once
+// What runs against the server. A Workload is registered by name (registry.h); it loads its
+// data into a template database and makes one Client per simulated user. The driver owns the
+// connections, the scheduling, the retries and the clock; a Client only says which
+// transaction comes next and runs it through a Session.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/errors.h"
+#include "common/progress.h"
+#include "driver/task.h"
+#include "pg/connection.h"
+
+namespace pgslow::workload {
+
+// A workload's parameters, from the scenario or the command line.
+struct WorkloadParams {
+  int scale = 1;    // warehouses (tpcc-lite), scale factor (tpcb-like, select-only), rows (patterns)
+  int clients = 1;  // simulated users; validate() may derive defaults from scale
+  bool think_time = false;  // TPC-C keying and think times; off by default, as in BenchBase
+  std::uint64_t seed = 1;   // same seed, same inputs: runs are comparable
+  std::map<std::string, std::string> options;  // workload-specific, checked by validate()
+};
+
+// A statement prepared on every connection the driver opens.
+struct StatementDef {
+  std::string name;
+  std::string sql;
+};
+
+// How a transaction ended when it did not raise an error.
+enum class TxStatus {
+  kCommitted,
+  kRolledBack,  // by design (TPC-C New-Order's 1% unused item): not a failure
+};
+
+// One consistency condition checked after a run (TPC-C clause 3.3.2.x, ...).
+struct CheckResult {
+  std::string clause;       // "3.3.2.1"
+  std::string description;  // "W_YTD = sum(D_YTD)"
+  bool passed = false;
+  std::string detail;  // on failure: the offending keys and values
+};
+
+// One client's connection as its transactions see it. Implemented by the driver over
+// non-blocking libpq (suspends while the server works) and by a blocking adapter for loaders
+// and tests. Both throw pg::Error on a failed statement; the driver rolls back and decides
+// whether to retry.
+class Session {
+ public:
+  virtual ~Session() = default;
+  // Runs a statement from Workload::statements() with text parameters.
+  virtual Task<pg::Result> execute(const std::string& statement, pg::Params params) = 0;
+  // Runs plain SQL without parameters: BEGIN, COMMIT, ROLLBACK.
+  virtual Task<pg::Result> query(const std::string& sql) = 0;
+};
+
+// A blocking Session over a pg::Connection: every await completes at once.
+class BlockingSession final : public Session {
+ public:
+  explicit BlockingSession(pg::Connection& conn) : conn_(conn) {}
+  Task<pg::Result> execute(const std::string& statement, pg::Params params) override;
+  Task<pg::Result> query(const std::string& sql) override;
+
+ private:
+  pg::Connection& conn_;
+};
+
+// One simulated user. Not thread-safe: the driver calls it from one worker thread.
+class Client {
+ public:
+  virtual ~Client() = default;
+  // Draws the next transaction and its inputs from the mix; returns its index in
+  // Workload::transaction_types().
+  virtual std::size_t choose() = 0;
+  // Runs the chosen transaction, BEGIN to COMMIT. Called again with the same inputs when the
+  // driver retries a serialization failure or deadlock.
+  virtual Task<TxStatus> execute(Session& session) = 0;
+  // Keying plus think time before the chosen transaction, in microseconds; 0 when off.
+  virtual std::int64_t think_time_us() const { return 0; }
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual std::string_view name() const = 0;
+  // One paragraph: what it runs and what it stresses (docs/workloads.md has more).
+  virtual std::string_view description() const = 0;
+  // Checks the parameters and fills derived defaults; problems name the parameter.
+  virtual std::vector<ConfigError> validate(WorkloadParams& params) const = 0;
+  // Transaction type names, in a fixed order (the per-type result table).
+  virtual std::vector<std::string> transaction_types() const = 0;
+  virtual std::vector<StatementDef> statements() const = 0;
+  // Identity of the loaded data (workload, scale, schema version): a template database is
+  // reused only when its fingerprint matches.
+  virtual std::string data_fingerprint(const WorkloadParams& params) const = 0;
+  // Creates the schema and loads the data into the (empty) database `conninfo` names.
+  virtual void load(const std::string& conninfo, const WorkloadParams& params,
+                    Progress& progress) const = 0;
+  virtual std::unique_ptr<Client> make_client(const WorkloadParams& params, int client_index) const = 0;
+  // Consistency checks after a run; an empty list means the workload has none.
+  virtual std::vector<CheckResult> check(pg::Connection& conn, const WorkloadParams& params) const = 0;
+};
+
+}  // namespace pgslow::workload
