@@ -1,0 +1,131 @@
+#pragma once
+// The plain result structs every renderer reads (console, Markdown, JSON, CSV, HTML). They
+// know nothing of libpq or the server: the runner fills them, report/ renders them, and
+// report.json round-trips them (docs/report-schema.md).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pgslow::report {
+
+// Latency percentiles in microseconds.
+struct LatencySummary {
+  double mean_us = 0;
+  double p50_us = 0;
+  double p95_us = 0;
+  double p99_us = 0;
+  double p999_us = 0;
+  double max_us = 0;
+};
+
+// One transaction type of a measurement (New-Order, Payment, ...).
+struct TxTypeResult {
+  std::string name;
+  std::uint64_t committed = 0;
+  std::uint64_t rolled_back = 0;  // by design (New-Order's 1%), not failures
+  std::uint64_t failed = 0;
+  std::uint64_t retries = 0;
+  LatencySummary latency;
+};
+
+// One measured run (warm-up excluded). Outcome totals, defined once (pgbench's rule):
+//   started = committed + rolled_back + failed; retries count extra attempts, not transactions.
+struct Measurement {
+  double duration_s = 0;
+  std::uint64_t committed = 0;
+  std::uint64_t rolled_back = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t retries = 0;
+  std::uint64_t reconnects = 0;
+  double tps = 0;               // committed + rolled_back per second (pgbench counts both)
+  double new_orders_per_min = 0;  // TPC-C NOPM; 0 for other workloads
+  LatencySummary latency;       // from the scheduled start in fixed-rate mode
+  LatencySummary schedule_lag;  // fixed-rate mode only
+  LatencySummary pool_wait;     // pool mode only: time waiting for a pooled connection
+  std::vector<TxTypeResult> by_type;
+  std::map<std::string, std::uint64_t> failures_by_class;  // "serialization failure" -> n
+  int clients_requested = 0;
+  int clients_connected = 0;  // fewer than requested: refused connections (53300)
+  std::vector<double> tps_per_second;  // the progress series, one value per second
+};
+
+// One knob a stage changes, as validated against the live server.
+struct KnobChange {
+  std::string name;
+  std::string old_value;  // the server's value before the stage
+  std::string new_value;
+  std::string apply_by;   // "reload" or "restart"
+};
+
+// A knob the server lacks or cannot take, with the reason ("needs PostgreSQL 17").
+struct SkippedKnob {
+  std::string name;
+  std::string value;
+  std::string reason;
+};
+
+// Load-side knobs of a stage (the driver's settings).
+struct LoadSettings {
+  int clients = 0;
+  int pool_size = 0;          // 0: one connection per client
+  bool connect_per_transaction = false;
+  double rate = 0;            // transactions per second, 0: closed loop
+  int workers = 0;            // driver threads
+};
+
+// One stage: its configuration, its measurements (one per repeat) and the server-side
+// evidence of the measured window. Evidence values are per-stage deltas or ratios, keyed by
+// the evidence names of docs/knobs.md ("buffer_hit_ratio", "checkpoints_requested", ...).
+struct StageResult {
+  std::string name;
+  std::string description;
+  std::vector<KnobChange> changes;  // versus the previous stage (cumulative) or baseline
+  std::vector<SkippedKnob> skipped;
+  std::vector<std::string> warnings;  // pitfalls of the values used
+  LoadSettings load;
+  std::vector<Measurement> repeats;
+  std::map<std::string, double> evidence;  // the median repeat's evidence
+  double reset_seconds = 0;                // data reset (template clone) before the stage
+  std::string log_excerpt;                 // the server log lines written during the stage
+  std::string error;                       // the stage could not run: why (empty when it ran)
+};
+
+struct Machine {
+  int cores = 0;
+  std::uint64_t memory_bytes = 0;
+  std::string kernel;
+  std::string hostname;
+};
+
+struct Expectation {
+  std::string text;    // as written: "planner at least 100x slower than baseline"
+  bool passed = false;
+  std::string detail;  // the measured figure
+};
+
+struct Run {
+  int schema_version = 1;
+  std::string pgslow_version;
+  std::string scenario;
+  std::string description;
+  std::string started_at;  // ISO 8601, UTC
+  double wall_seconds = 0;
+  std::string server_version;  // "PostgreSQL 15.18"
+  int server_major = 0;
+  std::string target;  // "managed cluster in .pgslow/cluster"
+  std::string workload;
+  int scale = 0;
+  std::uint64_t data_bytes = 0;
+  double warmup_s = 0;
+  double duration_s = 0;
+  int repeats = 1;
+  std::string mode;  // cumulative | isolated
+  Machine machine;
+  std::vector<StageResult> stages;  // the first is the baseline
+  std::vector<Expectation> expectations;
+};
+
+}  // namespace pgslow::report
