@@ -1,0 +1,63 @@
+#pragma once
+// Runs a program (an argv vector: no shell, so no quoting bugs) and captures what it prints.
+// pgslow runs initdb, pg_ctl and the user's reload/restart commands through this; when pgslow
+// runs as root, PostgreSQL's programs must run as the `postgres` system user (they refuse
+// root), hence `run_as`.
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pgslow {
+
+struct ProcessOptions {
+  // Killed (the whole process group) after this long; zero means no limit.
+  std::chrono::milliseconds timeout{0};
+  // Run as this system user (uid, gid and supplementary groups), when pgslow is root and the
+  // user differs; ignored otherwise (an ordinary user can only run things as itself).
+  std::optional<std::string> run_as;
+  // Working directory of the child; "/" by default when running as another user, who may not
+  // be able to enter ours.
+  std::optional<std::filesystem::path> cwd;
+  // Extra or replaced environment variables, "NAME=value".
+  std::vector<std::string> env;
+  // Keep at most this many bytes of output (the tail: errors come last).
+  std::size_t max_output = 1 << 20;
+};
+
+struct ProcessResult {
+  int exit_code = -1;      // the exit status, or -1 when killed by a signal
+  int signal = 0;          // the signal that killed it, or 0
+  bool timed_out = false;  // killed because ProcessOptions::timeout passed
+  std::string output;      // stdout and stderr, interleaved as written
+  bool ok() const { return exit_code == 0 && !timed_out; }
+  // "exit status 1", "killed by signal 9", "timed out after ..."
+  std::string describe_status() const;
+};
+
+// Runs argv[0] (looked up in PATH when it has no slash). Throws RuntimeError only when the
+// program cannot be started at all (not found, not executable, unknown user); a program that
+// runs and fails is a ProcessResult with a non-zero exit code.
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+// The argv as one line a user could paste into a shell (for logs and error messages).
+std::string shell_quote(const std::vector<std::string>& argv);
+
+// The last `lines` lines of `text`, without a trailing newline.
+std::string last_lines(const std::string& text, std::size_t lines);
+
+// Whether the current process runs as root (effective uid 0).
+bool running_as_root();
+
+// The uid and primary gid of a system user; nullopt when there is no such user.
+struct SystemUser {
+  unsigned uid = 0;
+  unsigned gid = 0;
+  std::string name;
+  std::string home;
+};
+std::optional<SystemUser> find_system_user(const std::string& name);
+
+}  // namespace pgslow
