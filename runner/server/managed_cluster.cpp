@@ -1,0 +1,535 @@
+#include "server/managed_cluster.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/errors.h"
+#include "common/paths.h"
+#include "common/process.h"
+#include "common/strings.h"
+#include "pg/connection.h"
+#include "server/pg_binaries.h"
+
+namespace pgslow::server {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kServerUser = "postgres";
+// Unix socket paths are limited to 107 bytes (sun_path); ".s.PGSQL.65535" is 14 of them.
+constexpr std::size_t kMaxSocketPath = 107;
+
+// A libpq conninfo value: quoted when it holds anything but plain characters.
+std::string conninfo_value(const std::string& v) {
+  if (!v.empty() && v.find_first_of(" '\\\t\n") == std::string::npos) return v;
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+// A postgresql.conf value: always single-quoted (valid for every type), quotes doubled.
+std::string conf_value(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  return out + "'";
+}
+
+// Whether `pid` is a live PostgreSQL process (not a zombie, not a reused pid of something else).
+bool is_live_postgres(int pid) {
+  if (pid <= 0) return false;
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  if (!stat) return ::kill(pid, 0) == 0 || errno == EPERM;
+  std::string line;
+  std::getline(stat, line);
+  auto open = line.find('(');
+  auto close = line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close + 2 >= line.size())
+    return false;
+  std::string comm = line.substr(open + 1, close - open - 1);
+  char state = line[close + 2];
+  return state != 'Z' && state != 'X' && (comm == "postgres" || comm == "postmaster");
+}
+
+struct PidFile {
+  int pid = 0;
+  std::int64_t start_epoch = 0;
+};
+
+// postmaster.pid: line 1 the pid, line 3 the start time (seconds since the epoch).
+std::optional<PidFile> read_pid_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  PidFile f;
+  std::string line;
+  if (std::getline(in, line)) f.pid = std::atoi(line.c_str());
+  std::getline(in, line);
+  if (std::getline(in, line)) f.start_epoch = std::atoll(line.c_str());
+  return f;
+}
+
+std::uint64_t directory_size(const fs::path& dir) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec),
+       end;
+       !ec && it != end; it.increment(ec)) {
+    std::error_code size_ec;
+    if (it->is_regular_file(size_ec)) {
+      auto s = it->file_size(size_ec);
+      if (!size_ec) total += s;
+    }
+  }
+  return total;
+}
+
+std::string read_from(const fs::path& path, std::uintmax_t offset) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::uintmax_t file_size_or_zero(const fs::path& path) {
+  std::error_code ec;
+  auto s = fs::file_size(path, ec);
+  return ec ? 0 : s;
+}
+
+}  // namespace
+
+bool port_in_use(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  int one = 1;
+  // PostgreSQL binds with SO_REUSEADDR too: a port in TIME_WAIT is free for it.
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool taken = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0;
+  ::close(fd);
+  return taken;
+}
+
+int pick_free_port() {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = 0;  // the kernel picks from its ephemeral range
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    int port = 0;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+      port = ntohs(addr.sin_port);
+    ::close(fd);
+    if (port != 0 && port != 5432) return port;
+  }
+  throw RuntimeError("cannot find a free TCP port on 127.0.0.1; pass one with a fixed port");
+}
+
+ManagedCluster::ManagedCluster(ManagedOptions options) : options_(std::move(options)) {
+  if (options_.workdir.empty()) options_.workdir = ".pgslow";
+  options_.workdir = fs::absolute(options_.workdir).lexically_normal();
+  cluster_dir_ = options_.workdir / "cluster";
+  data_dir_ = cluster_dir_ / "data";
+  socket_dir_ = cluster_dir_ / "socket";
+  log_file_ = cluster_dir_ / "server.log";
+  state_file_ = cluster_dir_ / "state";
+  if ((socket_dir_ / ".s.PGSQL.65535").string().size() > kMaxSocketPath) {
+    // A deep workdir: the socket goes to a private folder in /tmp named after the data dir.
+    socket_dir_ = fs::path("/tmp") / fmt::format("pgslow-{:016x}-socket",
+                                                 std::hash<std::string>{}(data_dir_.string()));
+  }
+  load_state();
+  if (options_.port != 0) port_ = options_.port;
+}
+
+std::optional<std::string> ManagedCluster::server_user() const {
+  if (!running_as_root()) return std::nullopt;
+  return std::string(kServerUser);
+}
+
+void ManagedCluster::load_state() {
+  std::ifstream in(state_file_);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = trim(line.substr(0, eq));
+    std::string value = trim(line.substr(eq + 1));
+    if (key == "port") port_ = std::atoi(value.c_str());
+    if (key == "pg_bin" && !options_.pg_bin && has_server_programs(value)) pg_bin_ = value;
+  }
+}
+
+void ManagedCluster::save_state() const {
+  std::string text = fmt::format(
+      "# The managed cluster as pgslow left it; read at each start.\nport={}\npg_bin={}\n", port_,
+      pg_bin_ ? pg_bin_->string() : "");
+  write_file_durably(state_file_, text);
+}
+
+fs::path ManagedCluster::bin() const {
+  if (!pg_bin_) {
+    PgBinSearch search;
+    search.explicit_dir = options_.pg_bin;
+    pg_bin_ = find_pg_bin(search);
+  }
+  return *pg_bin_;
+}
+
+std::string ManagedCluster::describe() const {
+  return fmt::format("managed cluster in {} (port {})", cluster_dir_.string(), port_);
+}
+
+std::string ManagedCluster::conninfo() const {
+  return fmt::format("host={} port={} user=postgres dbname=postgres",
+                     conninfo_value(socket_dir_.string()), port_);
+}
+
+std::optional<int> ManagedCluster::running_pid() const {
+  auto f = read_pid_file(data_dir_ / "postmaster.pid");
+  if (f && is_live_postgres(f->pid)) return f->pid;
+  return std::nullopt;
+}
+
+bool ManagedCluster::is_running() const {
+  return running_pid().has_value();
+}
+
+bool ManagedCluster::is_initialized() const {
+  std::error_code ec;
+  return fs::exists(data_dir_ / "PG_VERSION", ec);
+}
+
+std::string ManagedCluster::log_tail(std::size_t lines) const {
+  return last_lines(read_from(log_file_, 0), lines);
+}
+
+void ManagedCluster::prepare_workdir() {
+  std::optional<SystemUser> user;
+  if (auto name = server_user()) {
+    user = find_system_user(*name);
+    if (!user) {
+      throw RuntimeError(
+          "pgslow runs as root, PostgreSQL refuses to run as root, and there is no `postgres` "
+          "system user to run it as: create one (adduser --system --group postgres; the "
+          "postgresql package does) or run pgslow as an ordinary user");
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(options_.workdir, ec);
+  if (ec || ::access(options_.workdir.c_str(), W_OK | X_OK) != 0) {
+    throw RuntimeError(fmt::format(
+        "the workdir {} is not writable ({}): pass --workdir with a folder you can write to",
+        options_.workdir.string(), ec ? ec.message() : std::strerror(errno)));
+  }
+  for (const fs::path& dir : {cluster_dir_, socket_dir_}) {
+    fs::create_directories(dir, ec);
+    if (ec) {
+      throw RuntimeError(
+          fmt::format("cannot create {}: {}: pass --workdir with a folder you can "
+                      "write to",
+                      dir.string(), ec.message()));
+    }
+    // The socket folder is private: local connections are trusted, so only the server's user
+    // (and root) may reach the socket.
+    ::chmod(dir.c_str(), 0700);
+    if (user && ::chown(dir.c_str(), user->uid, user->gid) != 0) {
+      throw RuntimeError(fmt::format("cannot give {} to the postgres user: {}", dir.string(),
+                                     std::strerror(errno)));
+    }
+  }
+  if (!user) return;
+
+  // The postgres user must traverse every folder above the cluster. pgslow's own workdir may
+  // lack o+x (a umask of 077, mkdtemp): give it traversal (not listing) rights.
+  struct stat st {};
+  if (::stat(options_.workdir.c_str(), &st) == 0 && st.st_uid == ::geteuid() &&
+      (st.st_mode & S_IXOTH) == 0) {
+    ::chmod(options_.workdir.c_str(), (st.st_mode & 07777) | S_IXOTH);
+  }
+  ProcessOptions o;
+  o.run_as = kServerUser;
+  o.timeout = std::chrono::seconds(10);
+  if (run_process({"test", "-w", cluster_dir_.string()}, o).ok()) return;
+  // Name the first folder on the way that the postgres user cannot enter.
+  fs::path blocked = cluster_dir_;
+  fs::path walk;
+  for (const auto& part : cluster_dir_) {
+    walk /= part;
+    if (!run_process({"test", "-x", walk.string()}, o).ok()) {
+      blocked = walk;
+      break;
+    }
+  }
+  struct stat bst {};
+  ::stat(blocked.c_str(), &bst);
+  throw RuntimeError(fmt::format(
+      "the postgres system user cannot reach {}: it may not enter {} (mode {:04o}). PostgreSQL "
+      "refuses to run as root, so its data must be where the postgres user can go: pass "
+      "--workdir under a folder it can enter (e.g. /var/tmp/pgslow), or allow it with "
+      "`chmod o+x {}`",
+      cluster_dir_.string(), blocked.string(), bst.st_mode & 07777, blocked.string()));
+}
+
+void ManagedCluster::initdb() {
+  if (is_initialized()) return;
+  std::error_code ec;
+  if (fs::exists(data_dir_, ec) && !fs::is_empty(data_dir_, ec)) {
+    throw RuntimeError(fmt::format(
+        "{} exists but is not a PostgreSQL data directory (no PG_VERSION): remove it, or run "
+        "`pgslow server destroy` to start over",
+        data_dir_.string()));
+  }
+  spdlog::info("creating the managed cluster in {} (initdb, a few seconds)", data_dir_.string());
+  std::vector<std::string> argv = {(bin() / "initdb").string(), "-D", data_dir_.string(), "-U",
+                                   "postgres", "--auth-local=trust", "--auth-host=scram-sha-256",
+                                   "--encoding=UTF8", "--locale=C",
+                                   // Skips only initdb's final flush of a throwaway cluster;
+                                   // the server itself keeps fsync on.
+                                   "--no-sync"};
+  ProcessOptions o;
+  o.run_as = server_user();
+  o.timeout = std::chrono::seconds(300);
+  auto r = run_process(argv, o);
+  if (!r.ok()) {
+    fs::remove_all(data_dir_, ec);
+    throw RuntimeError(fmt::format("initdb failed ({}): {}\n{}", r.describe_status(),
+                                   shell_quote(argv), last_lines(r.output, 20)));
+  }
+  // The managed settings live in pgslow.conf, rewritten at each start; ALTER SYSTEM
+  // (postgresql.auto.conf) still wins over both.
+  std::ofstream conf(data_dir_ / "postgresql.conf", std::ios::app);
+  conf << "\n# Added by pgslow: the managed cluster's port, socket and logging live in\n"
+          "# pgslow.conf, which pgslow rewrites at each start.\n"
+          "include_if_exists = 'pgslow.conf'\n";
+  if (!conf) throw RuntimeError(fmt::format("cannot write {}/postgresql.conf", data_dir_.string()));
+}
+
+void ManagedCluster::write_settings() {
+  std::string text =
+      "# Written by pgslow at each start of the managed cluster: edits here are lost.\n"
+      "# Change settings with ALTER SYSTEM (postgresql.auto.conf) or in postgresql.conf.\n";
+  auto add = [&](const std::string& name, const std::string& value) {
+    text += fmt::format("{} = {}\n", name, conf_value(value));
+  };
+  add("listen_addresses", "127.0.0.1");
+  add("port", std::to_string(port_));
+  add("unix_socket_directories", socket_dir_.string());
+  add("unix_socket_permissions", "0700");
+  // A log that explains: timestamps and pids, checkpoints and lock waits (evidence).
+  add("log_line_prefix", "%m [%p] %q%a ");
+  add("log_checkpoints", "on");
+  add("log_lock_waits", "on");
+  if (options_.unsafe_fast) {
+    add("fsync", "off");
+    add("synchronous_commit", "off");
+    add("full_page_writes", "off");
+  }
+  for (const auto& [name, value] : options_.settings) add(name, value);
+  fs::path path = data_dir_ / "pgslow.conf";
+  write_file_durably(path, text);
+  if (auto name = server_user()) {
+    auto user = find_system_user(*name);
+    if (user && ::chown(path.c_str(), user->uid, user->gid) != 0) {
+      throw RuntimeError(fmt::format("cannot give {} to the postgres user: {}", path.string(),
+                                     std::strerror(errno)));
+    }
+  }
+}
+
+void ManagedCluster::choose_port() {
+  if (options_.port != 0) {
+    port_ = options_.port;
+    if (port_in_use(port_)) {
+      throw RuntimeError(fmt::format(
+          "port {} on 127.0.0.1 is taken by another program: choose another port, or let "
+          "pgslow pick a free one",
+          port_));
+    }
+    return;
+  }
+  if (port_ != 0 && !port_in_use(port_)) return;
+  int old = port_;
+  port_ = pick_free_port();
+  if (old != 0) spdlog::info("port {} is taken by another program; using port {}", old, port_);
+}
+
+void ManagedCluster::remove_stale_pid_file() {
+  fs::path pid_path = data_dir_ / "postmaster.pid";
+  auto f = read_pid_file(pid_path);
+  if (!f || is_live_postgres(f->pid)) return;
+  // The server crashed or was killed. PostgreSQL would refuse to start if the pid had since
+  // been reused by an unrelated process, so the file goes.
+  spdlog::info("removing the stale postmaster.pid of process {}, which is gone", f->pid);
+  std::error_code ec;
+  fs::remove(pid_path, ec);
+  for (const auto& entry : fs::directory_iterator(socket_dir_, ec)) {
+    if (entry.path().filename().string().ends_with(".lock")) fs::remove(entry.path(), ec);
+  }
+}
+
+void ManagedCluster::start(std::chrono::seconds timeout) {
+  if (auto pid = running_pid()) {
+    spdlog::info("the managed cluster is already running (pid {}, port {})", *pid, port_);
+    return;
+  }
+  prepare_workdir();
+  initdb();
+  remove_stale_pid_file();
+  start_server(timeout);
+}
+
+void ManagedCluster::start_server(std::chrono::seconds timeout) {
+  const std::int64_t deadline = now_us() + std::chrono::microseconds(timeout).count();
+  for (int attempt = 1;; ++attempt) {
+    choose_port();
+    write_settings();
+    save_state();
+    std::uintmax_t log_offset = file_size_or_zero(log_file_);
+    auto left = std::chrono::seconds(std::max<std::int64_t>(1, (deadline - now_us()) / 1000000));
+    std::vector<std::string> argv = {
+        (bin() / "pg_ctl").string(), "start", "-D", data_dir_.string(),          "-l",
+        log_file_.string(),          "-w",    "-t", std::to_string(left.count())};
+    ProcessOptions o;
+    o.run_as = server_user();
+    o.timeout = left + std::chrono::seconds(10);
+    auto r = run_process(argv, o);
+    if (r.ok()) {
+      spdlog::debug("started: {}", trim(r.output));
+      break;
+    }
+    std::string log = read_from(log_file_, log_offset);
+    bool port_race = options_.port == 0 && log.find("could not bind") != std::string::npos;
+    // Right after a kill -9 of the postmaster its children may still hold the old shared
+    // memory for a moment; they exit as soon as they notice the postmaster is gone.
+    bool orphans = log.find("pre-existing shared memory block") != std::string::npos;
+    if ((port_race || orphans) && attempt < 5 && now_us() < deadline) {
+      if (port_race) port_ = 0;
+      spdlog::info("the server did not start ({}); trying again",
+                   port_race ? "its port was taken" : "old server processes still exiting");
+      std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempt));
+      continue;
+    }
+    std::string tail = last_lines(log.empty() ? r.output : log, 20);
+    throw RuntimeError(
+        fmt::format("the managed cluster did not start ({}: {}). Last lines of {}:\n{}",
+                    r.timed_out ? "timed out" : "pg_ctl failed", trim(last_lines(r.output, 2)),
+                    log_file_.string(), tail));
+  }
+  // pg_ctl -w waits for the postmaster to say it is ready; one query proves it.
+  auto conn = pg::Connection::open(conninfo());
+  conn.exec("SELECT 1");
+  spdlog::info("the managed cluster is running on port {} (socket in {})", port_,
+               socket_dir_.string());
+}
+
+void ManagedCluster::stop() {
+  auto pid = running_pid();
+  if (!pid) {
+    spdlog::info("the managed cluster is not running");
+    return;
+  }
+  std::vector<std::string> argv = {(bin() / "pg_ctl").string(),
+                                   "stop",
+                                   "-D",
+                                   data_dir_.string(),
+                                   "-m",
+                                   "fast",
+                                   "-w",
+                                   "-t",
+                                   "60"};
+  ProcessOptions o;
+  o.run_as = server_user();
+  o.timeout = std::chrono::seconds(70);
+  auto r = run_process(argv, o);
+  if (!r.ok() && is_live_postgres(*pid)) {
+    throw RuntimeError(fmt::format("cannot stop the managed cluster (pid {}): {}\n{}", *pid,
+                                   r.describe_status(), last_lines(r.output, 10)));
+  }
+  spdlog::info("stopped the managed cluster");
+}
+
+void ManagedCluster::destroy() {
+  if (is_running()) stop();
+  std::error_code ec;
+  fs::remove_all(cluster_dir_, ec);
+  if (ec) {
+    throw RuntimeError(fmt::format("cannot remove {}: {}", cluster_dir_.string(), ec.message()));
+  }
+  if (!socket_dir_.string().starts_with(cluster_dir_.string())) fs::remove_all(socket_dir_, ec);
+  spdlog::info("removed the managed cluster in {}", cluster_dir_.string());
+}
+
+void ManagedCluster::restart(std::chrono::seconds timeout) {
+  if (is_running()) stop();
+  start(timeout);
+}
+
+void ManagedCluster::reload() {
+  auto conn = pg::Connection::open(conninfo());
+  conn.exec("SELECT pg_reload_conf()");
+}
+
+ClusterStatus ManagedCluster::status() const {
+  ClusterStatus s;
+  s.initialized = is_initialized();
+  s.port = port_;
+  s.socket_dir = socket_dir_;
+  s.data_dir = data_dir_;
+  s.log_file = log_file_;
+  if (s.initialized) s.size_bytes = directory_size(data_dir_);
+  auto f = read_pid_file(data_dir_ / "postmaster.pid");
+  if (f && is_live_postgres(f->pid)) {
+    s.running = true;
+    s.pid = f->pid;
+    if (f->start_epoch > 0) {
+      s.uptime =
+          std::chrono::seconds(std::max<std::int64_t>(0, std::time(nullptr) - f->start_epoch));
+    }
+    try {
+      auto conn = pg::Connection::open(conninfo());
+      if (auto v = conn.query_value("SHOW server_version")) s.version = split(*v, ' ')[0];
+    } catch (const std::exception& e) {
+      spdlog::debug("cannot ask the server its version: {}", e.what());
+    }
+  }
+  try {
+    s.pg_bin = bin();
+    if (s.version.empty()) s.version = server_program_version(s.pg_bin);
+  } catch (const RuntimeError& e) {
+    spdlog::debug("{}", e.what());
+  }
+  return s;
+}
+
+}  // namespace pgslow::server

@@ -1,0 +1,110 @@
+#pragma once
+// The managed cluster: a throwaway PostgreSQL server that pgslow initdb's into its workdir and
+// starts, stops and destroys itself. The default target, and what the integration tests use.
+//
+// Layout (docs/server.md):
+//   <workdir>/cluster/data/        the data directory (initdb'd once, then reused)
+//   <workdir>/cluster/socket/      the Unix socket, in a private (0700) folder
+//   <workdir>/cluster/server.log   the server log (pg_ctl -l)
+//   <workdir>/cluster/state        what pgslow remembers: port, binaries
+// When pgslow runs as root, initdb and the server run as the `postgres` system user, which
+// owns <workdir>/cluster.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/server_control.h"
+
+namespace pgslow::server {
+
+struct ManagedOptions {
+  std::filesystem::path workdir;
+  std::optional<std::filesystem::path> pg_bin;  // --pg-bin; else found (pg_binaries.h)
+  int port = 0;                                 // 0: pick a free one and remember it
+  // Extra server settings (name, value), written to the cluster's pgslow.conf at each start,
+  // e.g. {"max_connections", "5"} for a test.
+  std::vector<std::pair<std::string, std::string>> settings;
+  // fsync=off, synchronous_commit=off, full_page_writes=off: for tests only, since it would
+  // distort any benchmark.
+  bool unsafe_fast = false;
+};
+
+struct ClusterStatus {
+  bool initialized = false;  // the data directory exists
+  bool running = false;
+  std::string version;  // "15.8": the running server's, else the binaries'
+  int port = 0;
+  std::filesystem::path socket_dir;
+  std::filesystem::path data_dir;
+  std::filesystem::path log_file;
+  std::filesystem::path pg_bin;
+  std::uint64_t size_bytes = 0;                // of the data directory
+  std::optional<std::chrono::seconds> uptime;  // when running
+  std::optional<int> pid;                      // the postmaster's, when running
+};
+
+class ManagedCluster : public ServerControl {
+ public:
+  explicit ManagedCluster(ManagedOptions options);
+
+  // initdb on first use, then starts the server and waits until it accepts queries. A no-op
+  // (logged) when it is already running.
+  void start(std::chrono::seconds timeout = std::chrono::seconds(60));
+  // Fast shutdown; a no-op when it is not running.
+  void stop();
+  // Stops the server and removes <workdir>/cluster.
+  void destroy();
+  bool is_running() const;
+  bool is_initialized() const;
+  ClusterStatus status() const;
+  int port() const { return port_; }  // 0 until started or read from the state file
+  std::filesystem::path socket_dir() const { return socket_dir_; }
+  std::filesystem::path cluster_dir() const { return cluster_dir_; }
+  // The folder of initdb/pg_ctl/postgres this cluster uses (found on first use).
+  std::filesystem::path pg_bin() const { return bin(); }
+
+  // ServerControl
+  TargetKind kind() const override { return TargetKind::kManaged; }
+  std::string describe() const override;
+  std::string conninfo() const override;
+  void reload() override;
+  void restart(std::chrono::seconds timeout) override;
+  std::optional<std::filesystem::path> data_dir() const override { return data_dir_; }
+  std::optional<std::filesystem::path> log_file() const override { return log_file_; }
+  bool allows_changes() const override { return true; }
+
+ private:
+  void prepare_workdir();
+  void initdb();
+  void write_settings();
+  void choose_port();
+  void remove_stale_pid_file();
+  void start_server(std::chrono::seconds timeout);
+  void load_state();
+  void save_state() const;
+  std::filesystem::path bin() const;
+  std::optional<std::string> server_user() const;  // "postgres" when we are root
+  std::string log_tail(std::size_t lines = 20) const;
+  std::optional<int> running_pid() const;
+
+  ManagedOptions options_;
+  std::filesystem::path cluster_dir_;
+  std::filesystem::path data_dir_;
+  std::filesystem::path socket_dir_;
+  std::filesystem::path log_file_;
+  std::filesystem::path state_file_;
+  mutable std::optional<std::filesystem::path> pg_bin_;
+  int port_ = 0;
+};
+
+// Whether something (any process) listens on 127.0.0.1:port.
+bool port_in_use(int port);
+// A port the kernel says is free on 127.0.0.1 right now (never 5432).
+int pick_free_port();
+
+}  // namespace pgslow::server

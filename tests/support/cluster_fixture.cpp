@@ -1,0 +1,147 @@
+#include "tests/support/cluster_fixture.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+
+#include "common/errors.h"
+#include "common/process.h"
+#include "pg/connection.h"
+
+namespace pgslow::testing {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path make_temporary_workdir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = fmt::format("{}/pgslow-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) {
+    throw RuntimeError(
+        fmt::format("cannot create a temporary workdir {}: {}", pattern, std::strerror(errno)));
+  }
+  return fs::path(buf.data());
+}
+
+// A process that outlives a crashed test binary: it waits for the end of a pipe only we hold
+// open, then stops the server and removes the workdir. After a normal teardown it finds
+// nothing to do.
+int start_watchdog(const fs::path& pg_ctl, const fs::path& data_dir, const fs::path& workdir) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  std::string user = running_as_root() ? "postgres" : "";
+  // Arguments, not interpolation: paths with spaces or quotes stay intact.
+  std::vector<std::string> args = {
+      "sh",
+      "-c",
+      "cat >/dev/null\n"
+      "if [ -n \"$4\" ]; then runuser -u \"$4\" -- \"$1\" stop -D \"$2\" -m immediate -w;\n"
+      "else \"$1\" stop -D \"$2\" -m immediate -w; fi\n"
+      "rm -rf \"$3\"\n",
+      "pgslow-test-watchdog",
+      pg_ctl.string(),
+      data_dir.string(),
+      workdir.string(),
+      user};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();  // a Ctrl-C or a killed process group must not take the watchdog along
+    ::dup2(fds[0], 0);
+    int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    ::execv("/bin/sh", argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[0]);
+  if (pid < 0) {
+    ::close(fds[1]);
+    return -1;
+  }
+  return fds[1];
+}
+
+std::mutex g_mutex;
+TemporaryCluster* g_shared = nullptr;  // never deleted: the environment removes it at the end
+
+class SharedClusterEnvironment : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::lock_guard lock(g_mutex);
+    if (g_shared) g_shared->remove();
+  }
+};
+
+// Registered when this file is linked, i.e. when a test uses cluster().
+[[maybe_unused]] ::testing::Environment* const g_environment =
+    ::testing::AddGlobalTestEnvironment(new SharedClusterEnvironment);
+
+}  // namespace
+
+TemporaryCluster::TemporaryCluster(std::vector<std::pair<std::string, std::string>> settings)
+    : workdir_(make_temporary_workdir()) {
+  server::ManagedOptions options;
+  options.workdir = workdir_;
+  options.settings = std::move(settings);
+  cluster_ = std::make_unique<server::ManagedCluster>(std::move(options));
+  watchdog_fd_ = start_watchdog(cluster_->pg_bin() / "pg_ctl", *cluster_->data_dir(), workdir_);
+  try {
+    cluster_->start();
+  } catch (...) {
+    remove();
+    throw;
+  }
+}
+
+TemporaryCluster::~TemporaryCluster() {
+  remove();
+}
+
+void TemporaryCluster::remove() {
+  if (!cluster_) return;
+  try {
+    cluster_->destroy();
+  } catch (const std::exception& e) {
+    std::cerr << "cannot remove the test cluster in " << workdir_ << ": " << e.what() << "\n";
+  }
+  cluster_.reset();
+  std::error_code ec;
+  fs::remove_all(workdir_, ec);
+  if (watchdog_fd_ >= 0) ::close(watchdog_fd_);
+  watchdog_fd_ = -1;
+}
+
+server::ManagedCluster& cluster() {
+  std::lock_guard lock(g_mutex);
+  if (!g_shared) g_shared = new TemporaryCluster();
+  return g_shared->get();
+}
+
+std::string conninfo(const std::string& dbname) {
+  return pg::with_database(cluster().conninfo(), dbname);
+}
+
+std::string clone_database(const std::string& template_db) {
+  static std::atomic<int> counter{0};
+  // Identifiers stop at 63 bytes; keep the template's name recognisable.
+  std::string name = fmt::format("{}_copy{}", template_db.substr(0, 50), ++counter);
+  auto conn = pg::Connection::open(conninfo());
+  conn.exec(fmt::format("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY",
+                        conn.quote_identifier(name), conn.quote_identifier(template_db)));
+  return conninfo(name);
+}
+
+}  // namespace pgslow::testing

@@ -1,0 +1,53 @@
+#pragma once
+// Integration tests share one managed PostgreSQL cluster per test binary: created in a
+// temporary workdir on first use, stopped and removed when the binary exits (normally, on a
+// failed test, or killed: a watchdog process cleans up after a crash).
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/managed_cluster.h"
+
+namespace pgslow::testing {
+
+// The binary's shared cluster, started on first use.
+server::ManagedCluster& cluster();
+
+// The shared cluster's conninfo for database `dbname`.
+std::string conninfo(const std::string& dbname = "postgres");
+
+// A fresh copy of `template_db` under a unique name (CREATE DATABASE ... TEMPLATE ...
+// STRATEGY FILE_COPY); returns its conninfo. The template must have no open connections.
+std::string clone_database(const std::string& template_db);
+
+// The pgslow command built alongside the tests.
+#ifdef PGSLOW_BINARY
+inline std::filesystem::path pgslow_binary() {
+  return PGSLOW_BINARY;
+}
+#endif
+
+// A cluster of one's own (e.g. with max_connections=5), in its own temporary workdir,
+// started by the constructor and removed by the destructor (or by the watchdog after a crash).
+class TemporaryCluster {
+ public:
+  explicit TemporaryCluster(std::vector<std::pair<std::string, std::string>> settings = {});
+  ~TemporaryCluster();
+  TemporaryCluster(const TemporaryCluster&) = delete;
+  TemporaryCluster& operator=(const TemporaryCluster&) = delete;
+
+  server::ManagedCluster& get() { return *cluster_; }
+  const std::filesystem::path& workdir() const { return workdir_; }
+  // Stops and removes the cluster now; the destructor then does nothing.
+  void remove();
+
+ private:
+  std::filesystem::path workdir_;
+  std::unique_ptr<server::ManagedCluster> cluster_;
+  int watchdog_fd_ = -1;  // the watchdog cleans up when this closes (our exit, however it ends)
+};
+
+}  // namespace pgslow::testing
