@@ -1,0 +1,117 @@
+#pragma once
+// The knob catalog (knobs/<category>.yaml) and the presets (knobs/presets.yaml): data that
+// workshops teach from, loaded with the location of every entry so problems point at a line.
+// The format is documented in docs/knob-format.md.
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/errors.h"
+
+namespace pgslow::knobs {
+
+// One parameter assignment, with where it was written.
+struct Setting {
+  std::string name;
+  std::string value;
+  SourceLocation where;
+};
+
+struct Knob {
+  std::string name, category;
+  int since = 0;                  // first major version that has the parameter
+  std::optional<int> until;       // first major version that no longer has it
+  std::string healthy;            // the usual healthy value, for contrast
+  std::vector<std::string> slow;  // slow levels, worst last
+  std::string why;
+  std::vector<std::string> watch;  // evidence keys (evidence_keys.h)
+  std::vector<std::string> pitfalls;
+  std::string refs;
+  // Known per-version minimums/maximums ("15: 1MB, 17: 64kB"), for hints when a value is out
+  // of the live server's range: the version is the first major version with that bound.
+  std::map<int, std::string> min_by_version;
+  std::map<int, std::string> max_by_version;
+  SourceLocation where;
+
+  // Whether the parameter exists in PostgreSQL `major`.
+  bool exists_in(int major) const { return major >= since && (!until || major < *until); }
+};
+
+struct Preset {
+  std::string name, description;
+  std::vector<std::string> includes;  // applied first, in order
+  std::vector<Setting> settings;
+  SourceLocation where;
+};
+
+struct CategoryInfo {
+  std::string name, description;
+  SourceLocation where;
+};
+
+class Catalog {
+ public:
+  // Reads every knobs/*.yaml (presets.yaml holds the presets). Throws InputError carrying
+  // every problem found in every file (warnings alone do not throw; see warnings()).
+  static Catalog load(const std::filesystem::path& knobs_dir);
+  // The catalog of the data folder (data_root()/knobs).
+  static Catalog load_default();
+
+  const Knob* find(std::string_view name) const;
+  const Preset* find_preset(std::string_view name) const;
+  // The preset's settings with its includes resolved in order (includes first, the preset's
+  // own settings last; a later value of the same knob wins and keeps its location). Throws
+  // InputError on an unknown include or a cycle.
+  std::vector<Setting> expand(const Preset& preset) const;
+
+  const std::vector<Knob>& knobs() const { return knobs_; }
+  const std::vector<Preset>& presets() const { return presets_; }
+  // Category names, in file-name order.
+  std::vector<std::string> categories() const;
+  const CategoryInfo* category(std::string_view name) const;
+  std::vector<std::string> knob_names() const;
+  // Non-fatal problems found while loading (e.g. a category name that differs from its file).
+  const std::vector<ConfigError>& warnings() const { return warnings_; }
+
+  // For tests and tools that build a catalog in memory.
+  void add_knob(Knob knob) { knobs_.push_back(std::move(knob)); }
+  void add_preset(Preset preset) { presets_.push_back(std::move(preset)); }
+
+ private:
+  void expand_into(const Preset& preset, std::vector<Setting>& out,
+                   std::vector<std::string>& stack) const;
+  std::vector<Knob> knobs_;
+  std::vector<Preset> presets_;
+  std::vector<CategoryInfo> categories_;
+  std::vector<ConfigError> warnings_;
+};
+
+// Parses one category file's text (exposed for the fuzz target and tests). Problems are
+// appended to `problems`; knobs with errors are left out.
+std::vector<Knob> parse_category(std::string_view text, const std::string& file,
+                                 std::vector<ConfigError>& problems, CategoryInfo* info = nullptr);
+// Parses a presets file's text (`presets:` list).
+std::vector<Preset> parse_presets(std::string_view text, const std::string& file,
+                                  std::vector<ConfigError>& problems);
+
+// A settings file the user writes: either a preset (`settings:` with optional `name`,
+// `description`, `includes`) or a plain map of parameter: value. Includes name catalog
+// presets and are expanded when a catalog is given. Throws InputError with every problem.
+struct SettingsFile {
+  std::string name;
+  std::string description;
+  std::vector<std::string> includes;
+  std::vector<Setting> settings;  // the file's own settings
+};
+SettingsFile load_settings_file(const std::filesystem::path& path);
+// Same from text (the fuzz target's entry point); problems are appended, never thrown.
+SettingsFile parse_settings(std::string_view text, const std::string& file,
+                            std::vector<ConfigError>& problems);
+// The file's settings with its includes expanded against `catalog` (includes first).
+std::vector<Setting> resolve_settings(const SettingsFile& file, const Catalog& catalog);
+
+}  // namespace pgslow::knobs
