@@ -1,0 +1,49 @@
+#pragma once
+// The load generator: N simulated clients over a few worker threads, each worker an epoll
+// event loop multiplexing its clients' connections with non-blocking libpq (pgbench's shape;
+// a thread per client does not scale to 200 clients on 2 cores). Each transaction is a
+// coroutine (workload::Client::execute) that suspends on every statement and is resumed by
+// the loop when the result is complete.
+//
+// Modes: closed loop (the default); fixed rate (`rate` transactions per second in total,
+// Poisson arrivals per client, latency from the scheduled start, schedule lag separately,
+// like pgbench -R); connect_per_transaction (pgbench -C: connect time counted in latency);
+// pool_size N (clients share N connections; pool acquire wait reported beside latency).
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "common/progress.h"
+#include "report/model.h"
+#include "workload/workload.h"
+
+namespace pgslow::driver {
+
+struct DriverOptions {
+  int clients = 1;
+  int workers = 0;         // worker threads; 0: one per core (never more than clients)
+  double warmup_s = 0;     // excluded from the results
+  double duration_s = 10;  // measured time after the warm-up
+  double rate = 0;         // transactions per second in total; 0: closed loop
+  int pool_size = 0;       // 0: one connection per client
+  bool connect_per_transaction = false;
+  int max_tries = 1;           // attempts per transaction for retryable errors (1: no retry)
+  bool allow_partial = false;  // go on with the clients that could connect
+  std::uint64_t seed = 1;      // arrival schedule; the workload's inputs use params.seed
+};
+
+// Checks the options; problems name the option (--clients, --rate, ...).
+std::vector<ConfigError> validate(const DriverOptions& options);
+
+// Runs the workload on the database `conninfo` names (statements are prepared on every new
+// connection) and returns the measured window. Prints a progress line once a second.
+// `stop` (set from a signal handler, e.g. Ctrl-C) ends the run promptly with what was
+// measured so far. Throws RuntimeError when clients cannot connect (unless allow_partial)
+// or a worker fails.
+report::Measurement run_workload(const workload::Workload& workload,
+                                 const workload::WorkloadParams& params,
+                                 const std::string& conninfo, const DriverOptions& options,
+                                 Progress& progress, const std::atomic<bool>* stop = nullptr);
+
+}  // namespace pgslow::driver
