@@ -1,0 +1,109 @@
+#include "apply/auto_conf.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "apply/bytes.h"
+#include "common/errors.h"
+#include "common/paths.h"
+
+namespace pgslow::apply {
+
+namespace fs = std::filesystem;
+
+fs::path auto_conf_path(const fs::path& data_dir) {
+  return data_dir / "postgresql.auto.conf";
+}
+
+OriginalFile read_auto_conf(const fs::path& data_dir) {
+  OriginalFile file;
+  file.path = auto_conf_path(data_dir);
+  struct stat st {};
+  if (::stat(file.path.c_str(), &st) != 0) {
+    if (errno != ENOENT)
+      throw RuntimeError("cannot read " + file.path.string() + ": " + std::strerror(errno));
+    // No file (a data directory made without one): the owner and mode of the folder apply.
+    file.existed = false;
+    if (::stat(data_dir.c_str(), &st) != 0)
+      throw RuntimeError("cannot read the data directory " + data_dir.string() + ": " +
+                         std::strerror(errno));
+    file.mode = 0600;
+  } else {
+    file.bytes = read_file(file.path);
+    file.mode = st.st_mode & 07777;
+  }
+  file.uid = st.st_uid;
+  file.gid = st.st_gid;
+  file.sha256 = sha256_hex(file.bytes);
+  return file;
+}
+
+namespace {
+[[noreturn]] void fail(const std::string& what, const fs::path& path, int err) {
+  throw RuntimeError("cannot restore " + path.string() + ": " + what + ": " + std::strerror(err));
+}
+
+void fsync_dir(const fs::path& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) fail("open the data directory", dir, errno);
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) fail("fsync the data directory", dir, err);
+}
+}  // namespace
+
+void write_auto_conf(const OriginalFile& original) {
+  const fs::path& path = original.path;
+  fs::path dir = path.parent_path();
+  if (!original.existed) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) fail("remove", path, errno);
+    fsync_dir(dir);
+    return;
+  }
+  // Not postgresql.auto.conf.tmp: that name is the server's own, for ALTER SYSTEM.
+  fs::path tmp = dir / ("postgresql.auto.conf.pgslow." + std::to_string(::getpid()));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) fail("create " + tmp.string(), path, errno);
+  auto give_up = [&](const std::string& what) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    fail(what, path, err);
+  };
+  // Owner first, so the server's user can read the file from the moment it has its name.
+  if (::fchown(fd, original.uid, original.gid) != 0 && original.uid != ::geteuid())
+    give_up("give it to uid " + std::to_string(original.uid) +
+            " (run pgslow as root or as the data directory's owner)");
+  if (::fchmod(fd, original.mode) != 0) give_up("set its mode");
+  const char* p = original.bytes.data();
+  std::size_t left = original.bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      give_up("write");
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) give_up("fsync");
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    fail("rename the new copy into place", path, err);
+  }
+  fsync_dir(dir);
+}
+
+bool auto_conf_matches(const OriginalFile& original) {
+  OriginalFile now = read_auto_conf(original.path.parent_path());
+  return now.existed == original.existed && now.bytes == original.bytes;
+}
+
+}  // namespace pgslow::apply

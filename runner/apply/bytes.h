@@ -1,0 +1,18 @@
+#pragma once
+// Byte-level helpers for the journal: the original postgresql.auto.conf is kept as base64
+// inside JSON (it may hold any byte), and its sha256 lets restore prove the bytes are back.
+
+#include <string>
+#include <string_view>
+
+namespace pgslow::apply {
+
+// Lower-case hex SHA-256 of `bytes`.
+std::string sha256_hex(std::string_view bytes);
+
+// Standard base64 (RFC 4648, with padding).
+std::string base64_encode(std::string_view bytes);
+// Throws RuntimeError when `text` is not valid base64 (a damaged journal).
+std::string base64_decode(std::string_view text);
+
+}  // namespace pgslow::apply

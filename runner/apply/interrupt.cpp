@@ -1,0 +1,113 @@
+#include "apply/interrupt.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+namespace pgslow::apply {
+
+namespace {
+
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+              "signal handlers may only touch lock-free atomics");
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+std::atomic<int> g_count{0};
+int g_depth = 0;
+struct sigaction g_old_int {};
+struct sigaction g_old_term {};
+
+void say(const char* text) {
+  // write(2) is async-signal safe; stdio is not.
+  std::size_t n = 0;
+  while (text[n] != '\0') ++n;
+  ssize_t ignored = ::write(STDERR_FILENO, text, n);
+  (void)ignored;
+}
+
+extern "C" void on_signal(int sig) {
+  int count = g_count.fetch_add(1) + 1;
+  if (count == 1) {
+    g_signal.store(sig);
+    g_stop.store(true);
+    say(sig == SIGINT ? "\npgslow: interrupted (SIGINT): stopping and restoring the server's "
+                        "configuration...\n"
+                      : "\npgslow: terminated (SIGTERM): stopping and restoring the server's "
+                        "configuration...\n");
+  } else if (count == 2) {
+    say("pgslow: still restoring the configuration; press Ctrl-C again to quit at once (the "
+        "next pgslow command will then restore it)\n");
+  } else {
+    say("pgslow: quitting without restoring; run `pgslow recover` to restore the server\n");
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
+}
+
+}  // namespace
+
+Interrupted::Interrupted(int signal_number)
+    : Error(signal_number == SIGTERM ? kExitTerminated : kExitInterrupted,
+            signal_number == SIGTERM ? "terminated by SIGTERM" : "interrupted by SIGINT"),
+      signal_(signal_number) {}
+
+InterruptGuard::InterruptGuard() {
+  if (g_depth++ > 0) return;
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  // SA_RESTART: a signal must not make a blocking call (waitpid on pg_ctl, a libpq read) fail
+  // halfway; the flag is polled between steps instead.
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, &g_old_int);
+  sigaction(SIGTERM, &action, &g_old_term);
+}
+
+InterruptGuard::~InterruptGuard() {
+  if (--g_depth > 0) return;
+  sigaction(SIGINT, &g_old_int, nullptr);
+  sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+const std::atomic<bool>* InterruptGuard::stop_flag() {
+  return &g_stop;
+}
+bool InterruptGuard::interrupted() {
+  return g_stop.load();
+}
+int InterruptGuard::signal_number() {
+  return g_signal.load();
+}
+
+void InterruptGuard::throw_if_interrupted() {
+  if (g_stop.load()) throw Interrupted(g_signal.load());
+}
+
+void InterruptGuard::reset_for_tests() {
+  g_stop.store(false);
+  g_signal.store(0);
+  g_count.store(0);
+}
+
+void crash_point(std::string_view name) {
+  const char* at = std::getenv("PGSLOW_CRASH_AT");
+  if (at == nullptr || name != at) return;
+  long delay_ms = 0;
+  if (const char* after = std::getenv("PGSLOW_CRASH_AFTER_MS"); after && *after)
+    delay_ms = std::strtol(after, nullptr, 10);
+  if (delay_ms <= 0) {
+    ::raise(SIGKILL);
+    return;
+  }
+  std::thread([delay_ms] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::raise(SIGKILL);
+  }).detach();
+}
+
+}  // namespace pgslow::apply

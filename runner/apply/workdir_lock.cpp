@@ -1,0 +1,192 @@
+#include "apply/workdir_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "common/errors.h"
+#include "common/log.h"
+
+namespace pgslow::apply {
+
+namespace fs = std::filesystem;
+
+fs::path lock_path(const fs::path& workdir) {
+  return workdir / "pgslow.lock";
+}
+
+std::string format_lock_file(const LockHolder& holder) {
+  std::ostringstream out;
+  out << holder.who.pid << ' ' << holder.who.start_time << ' '
+      << (holder.who.boot_id.empty() ? "-" : holder.who.boot_id) << '\n'
+      << holder.command << '\n';
+  return out.str();
+}
+
+std::optional<LockHolder> parse_lock_file(const std::string& text) {
+  std::istringstream in(text);
+  LockHolder holder;
+  std::string boot;
+  if (!(in >> holder.who.pid >> holder.who.start_time >> boot)) return std::nullopt;
+  if (holder.who.pid <= 0) return std::nullopt;
+  holder.who.boot_id = boot == "-" ? "" : boot;
+  in.ignore(1);
+  std::getline(in, holder.command);
+  return holder;
+}
+
+namespace {
+
+std::string read_fd(int fd) {
+  std::string out;
+  char buf[512];
+  if (::lseek(fd, 0, SEEK_SET) < 0) return out;
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+std::string describe(const std::optional<LockHolder>& holder) {
+  if (!holder) return "another pgslow process";
+  std::string s = "another pgslow process (pid " + std::to_string(holder->who.pid);
+  if (!holder->command.empty()) s += ", `" + holder->command + "`";
+  return s + ")";
+}
+
+}  // namespace
+
+std::optional<WorkdirLock> WorkdirLock::try_acquire(const fs::path& workdir,
+                                                    const std::string& command,
+                                                    std::optional<LockHolder>* holder) {
+  std::error_code ec;
+  fs::create_directories(workdir, ec);
+  if (ec) throw RuntimeError("cannot create the workdir " + workdir.string() + ": " + ec.message());
+  fs::path path = lock_path(workdir);
+  // O_CLOEXEC: a postmaster started by pg_ctl must not inherit the lock and keep it forever.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw RuntimeError("cannot open the lock file " + path.string() + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    std::string text = read_fd(fd);
+    ::close(fd);
+    if (err != EWOULDBLOCK)
+      throw RuntimeError("cannot lock " + path.string() + ": " + std::strerror(err));
+    if (holder) *holder = parse_lock_file(text);
+    return std::nullopt;
+  }
+  // Ours now. A pid still in the file belongs to a process that died holding it.
+  std::optional<LockHolder> previous = parse_lock_file(read_fd(fd));
+  LockHolder me{current_process(), command};
+  std::string contents = format_lock_file(me);
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, contents.data(), contents.size(), 0) < 0) {
+    int err = errno;
+    ::close(fd);
+    throw RuntimeError("cannot write the lock file " + path.string() + ": " + std::strerror(err));
+  }
+  WorkdirLock lock(fd, path);
+  if (previous && previous->who.pid != me.who.pid) lock.taken_over_from_ = previous->who.pid;
+  return lock;
+}
+
+WorkdirLock WorkdirLock::acquire(const fs::path& workdir, const std::string& command) {
+  std::optional<LockHolder> holder;
+  std::optional<WorkdirLock> lock = try_acquire(workdir, command, &holder);
+  if (!lock) {
+    throw RuntimeError(describe(holder) + " is using the workdir " + workdir.string() +
+                       "; wait for it to finish, or stop it (Ctrl-C or kill " +
+                       (holder ? std::to_string(holder->who.pid) : std::string("<pid>")) +
+                       ": it restores the server before it exits), or use another --workdir");
+  }
+  if (lock->taken_over_from())
+    spdlog::debug("took over the workdir lock of pid {}, which is gone", *lock->taken_over_from());
+  return std::move(*lock);
+}
+
+WorkdirLock::WorkdirLock(WorkdirLock&& other) noexcept
+    : fd_(other.fd_), path_(std::move(other.path_)), taken_over_from_(other.taken_over_from_) {
+  other.fd_ = -1;
+}
+
+WorkdirLock& WorkdirLock::operator=(WorkdirLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    path_ = std::move(other.path_);
+    taken_over_from_ = other.taken_over_from_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+WorkdirLock::~WorkdirLock() {
+  // The file stays (removing it would race with a process that just opened it); closing the
+  // descriptor releases the lock, and the next holder overwrites the pid.
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::optional<LockHolder> lock_holder(const fs::path& workdir) {
+  fs::path path = lock_path(workdir);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<LockHolder> holder;
+  // A shared lock succeeds only when nobody holds the exclusive one.
+  if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    ::flock(fd, LOCK_UN);
+  } else {
+    holder = parse_lock_file(read_fd(fd));
+    if (!holder) holder = LockHolder{};
+  }
+  ::close(fd);
+  return holder;
+}
+
+namespace {
+struct ProcessLocks {
+  std::mutex mutex;
+  std::vector<std::pair<fs::path, std::unique_ptr<WorkdirLock>>> held;
+};
+ProcessLocks& process_locks() {
+  static ProcessLocks* locks = new ProcessLocks;  // never destroyed: held until exit
+  return *locks;
+}
+fs::path normalized(const fs::path& workdir) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(workdir, ec);
+  return ec ? fs::absolute(workdir) : p;
+}
+}  // namespace
+
+void hold_workdir_lock_for_process(const fs::path& workdir, const std::string& command) {
+  ProcessLocks& locks = process_locks();
+  std::lock_guard<std::mutex> guard(locks.mutex);
+  fs::path key = normalized(workdir);
+  for (const auto& entry : locks.held) {
+    if (entry.first == key) return;
+  }
+  locks.held.emplace_back(key,
+                          std::make_unique<WorkdirLock>(WorkdirLock::acquire(workdir, command)));
+}
+
+bool process_holds_workdir_lock(const fs::path& workdir) {
+  ProcessLocks& locks = process_locks();
+  std::lock_guard<std::mutex> guard(locks.mutex);
+  fs::path key = normalized(workdir);
+  for (const auto& entry : locks.held) {
+    if (entry.first == key) return true;
+  }
+  return false;
+}
+
+}  // namespace pgslow::apply
