@@ -1,0 +1,185 @@
+#include "workload/tpcc/load.h"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <ctime>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/strings.h"
+#include "pg/connection.h"
+#include "workload/tpcc/ddls.h"
+#include "workload/tpcc/generate.h"
+
+namespace pgslow::workload::tpcc {
+namespace {
+
+struct CopyJob {
+  Table table;
+  int w_id;
+};
+
+// Streams `job`'s rows through COPY ... FROM STDIN (text format) on `conn`.
+void copy_table(pg::Connection& conn, const CopyJob& job, const LoadContext& ctx,
+                std::atomic<std::int64_t>& rows, std::atomic<std::int64_t>& bytes,
+                const std::atomic<bool>& stop) {
+  const TableInfo& info = table_info(job.table);
+  const std::string sql =
+      "COPY " + std::string(info.name) + " (" + std::string(info.columns) + ") FROM STDIN";
+  pg::Result started(PQexec(conn.raw(), sql.c_str()));
+  if (started.status() != PGRES_COPY_IN) pg::check_result(started, conn.raw(), sql);
+
+  // The shared counters move once per buffer, not per row.
+  RowBuffer* self = nullptr;
+  std::int64_t rows_counted = 0;
+  RowBuffer buffer([&](std::string_view chunk) {
+    if (stop) throw RuntimeError("load stopped");
+    if (PQputCopyData(conn.raw(), chunk.data(), static_cast<int>(chunk.size())) != 1)
+      throw RuntimeError("COPY " + std::string(info.name) + ": " + PQerrorMessage(conn.raw()));
+    bytes += static_cast<std::int64_t>(chunk.size());
+    rows += self->rows() - rows_counted;
+    rows_counted = self->rows();
+  });
+  self = &buffer;
+  generate_rows(job.table, job.w_id, ctx, buffer);
+  buffer.finish();
+  if (PQputCopyEnd(conn.raw(), nullptr) != 1)
+    throw RuntimeError("COPY " + std::string(info.name) + ": " + PQerrorMessage(conn.raw()));
+  pg::Result done(PQgetResult(conn.raw()));
+  pg::check_result(done, conn.raw(), sql);
+  while (pg::Result(PQgetResult(conn.raw()))) {
+  }
+}
+
+// Runs `work(conn, index)` for indexes 0 .. count-1 on `connections` threads, each with its
+// own connection; the calling thread reports progress once a second through `tick`. The first
+// failure stops the others and is rethrown here.
+template <typename Work, typename Tick>
+void run_parallel(const std::string& conninfo, int connections, std::size_t count, Work work,
+                  Tick tick) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  std::exception_ptr failure;
+  int running = 0;
+
+  std::vector<std::thread> threads;
+  const int n = std::max(1, std::min(connections, static_cast<int>(count)));
+  running = n;
+  for (int t = 0; t < n; ++t) {
+    threads.emplace_back([&] {
+      try {
+        pg::Connection conn = pg::Connection::open(conninfo);
+        conn.exec("SET synchronous_commit = off");
+        conn.exec("SET maintenance_work_mem = '256MB'");
+        for (std::size_t i = next++; i < count && !stop; i = next++) work(conn, i, stop);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!failure) failure = std::current_exception();
+        stop = true;
+      }
+      std::lock_guard lock(mu);
+      --running;
+      cv.notify_all();
+    });
+  }
+  {
+    std::unique_lock lock(mu);
+    while (!cv.wait_for(lock, std::chrono::seconds(1), [&] { return running == 0; })) {
+      lock.unlock();
+      tick();
+      lock.lock();
+    }
+  }
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+std::string load_line(double secs, std::int64_t rows, std::int64_t bytes, std::size_t done,
+                      std::size_t total) {
+  char buf[160];
+  const double mb = static_cast<double>(bytes) / 1e6;
+  std::snprintf(buf, sizeof buf,
+                "tpcc-lite: load %6.1f s  %s rows  %.0f MB  %.0f rows/s  %.1f MB/s  %zu/%zu tables",
+                secs, format_count(static_cast<std::uint64_t>(rows)).c_str(), mb,
+                secs > 0 ? static_cast<double>(rows) / secs : 0.0, secs > 0 ? mb / secs : 0.0, done,
+                total);
+  return buf;
+}
+
+std::string load_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+}  // namespace
+
+void load_database(const std::string& conninfo, const LoadOptions& options, Progress& progress) {
+  const auto start = now_us();
+  pg::Connection conn = pg::Connection::open(conninfo);
+  conn.exec_all(table_ddls());
+
+  // Largest tables first, so the last jobs to finish are small ones.
+  std::vector<CopyJob> jobs;
+  for (Table t : {Table::kStock, Table::kOrderLine, Table::kCustomer, Table::kItem, Table::kOrders,
+                  Table::kHistory, Table::kNewOrder, Table::kDistrict, Table::kWarehouse}) {
+    if (!table_info(t).per_warehouse) {
+      jobs.push_back({t, 0});
+      continue;
+    }
+    for (int w = 1; w <= options.warehouses; ++w) jobs.push_back({t, w});
+  }
+
+  const LoadContext ctx{.warehouses = options.warehouses, .now = load_timestamp()};
+  std::atomic<std::int64_t> rows{0}, bytes{0};
+  std::atomic<std::size_t> jobs_done{0};
+  run_parallel(
+      conninfo, options.connections, jobs.size(),
+      [&](pg::Connection& c, std::size_t i, const std::atomic<bool>& stop) {
+        copy_table(c, jobs[i], ctx, rows, bytes, stop);
+        ++jobs_done;
+      },
+      [&] {
+        const double secs = static_cast<double>(now_us() - start) / 1e6;
+        progress.update(load_line(secs, rows, bytes, jobs_done, jobs.size()));
+      });
+  const double copy_secs = static_cast<double>(now_us() - start) / 1e6;
+  progress.note("tpcc-lite: copied " + format_count(static_cast<std::uint64_t>(rows.load())) +
+                " rows (" + format_bytes(static_cast<double>(bytes.load())) + ") in " +
+                format_duration_us(copy_secs * 1e6));
+
+  const auto index_start = now_us();
+  const std::vector<std::string> indexes = index_ddls();
+  std::atomic<std::size_t> indexes_done{0};
+  run_parallel(
+      conninfo, options.connections, indexes.size(),
+      [&](pg::Connection& c, std::size_t i, const std::atomic<bool>&) {
+        c.exec(indexes[i]);
+        ++indexes_done;
+      },
+      [&] {
+        const double secs = static_cast<double>(now_us() - index_start) / 1e6;
+        progress.update("tpcc-lite: keys and indexes  " + format_duration_us(secs * 1e6) + "  " +
+                        std::to_string(indexes_done.load()) + "/" + std::to_string(indexes.size()) +
+                        " tables");
+      });
+  // Statistics now, so the first run's plans do not depend on when autovacuum wakes up.
+  conn.exec("ANALYZE");
+  progress.note("tpcc-lite: keys, indexes and statistics in " +
+                format_duration_us(static_cast<double>(now_us() - index_start)));
+}
+
+}  // namespace pgslow::workload::tpcc

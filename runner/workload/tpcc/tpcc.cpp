@@ -1,0 +1,180 @@
+#include "workload/tpcc/tpcc.h"
+
+#include <variant>
+
+#include "workload/tpcc/checks.h"
+#include "workload/tpcc/load.h"
+#include "workload/tpcc/mix.h"
+#include "workload/tpcc/transactions.h"
+
+namespace pgslow::workload::tpcc {
+namespace {
+
+// Loader connections, overridable with the option `load_connections`.
+constexpr int kDefaultLoadConnections = 3;
+
+ConfigError problem(std::string message, std::string hint) {
+  ConfigError e;
+  e.message = std::move(message);
+  e.hint = std::move(hint);
+  return e;
+}
+
+using Input =
+    std::variant<NewOrderInput, PaymentInput, OrderStatusInput, DeliveryInput, StockLevelInput>;
+
+// One terminal (clause 2.1.4): a home warehouse, its own district for Stock-Level, and a
+// random stream of its own.
+class TpccClient final : public Client {
+ public:
+  TpccClient(const WorkloadParams& params, int client_index)
+      : rng_(params.seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(client_index) + 1),
+        think_time_(params.think_time) {
+    terminal_.warehouses = params.scale;
+    terminal_.w_id = client_index % params.scale + 1;
+    terminal_.d_id = client_index / params.scale % 10 + 1;
+    terminal_.constants = run_constants(params.seed);
+  }
+
+  std::size_t choose() override {
+    chosen_ = draw_from_mix(rng_);
+    switch (mix()[chosen_].kind) {
+      case TxKind::kNewOrder:
+        input_ = draw_new_order(rng_, terminal_);
+        break;
+      case TxKind::kPayment:
+        input_ = draw_payment(rng_, terminal_);
+        break;
+      case TxKind::kOrderStatus:
+        input_ = draw_order_status(rng_, terminal_);
+        break;
+      case TxKind::kDelivery:
+        input_ = draw_delivery(rng_, terminal_);
+        break;
+      case TxKind::kStockLevel:
+        input_ = draw_stock_level(rng_, terminal_);
+        break;
+    }
+    wait_us_ = think_time_ ? wait_time_us(rng_, mix()[chosen_]) : 0;
+    return chosen_;
+  }
+
+  // The inputs stay as drawn, so a retry runs the same transaction again.
+  Task<TxStatus> execute(Session& s) override {
+    switch (mix()[chosen_].kind) {
+      case TxKind::kNewOrder:
+        return run_new_order(s, std::get<NewOrderInput>(input_));
+      case TxKind::kPayment:
+        return run_payment(s, std::get<PaymentInput>(input_));
+      case TxKind::kOrderStatus:
+        return run_order_status(s, std::get<OrderStatusInput>(input_));
+      case TxKind::kDelivery:
+        return run_delivery(s, std::get<DeliveryInput>(input_));
+      case TxKind::kStockLevel:
+        return run_stock_level(s, std::get<StockLevelInput>(input_));
+    }
+    return run_stock_level(s, std::get<StockLevelInput>(input_));
+  }
+
+  std::int64_t think_time_us() const override { return wait_us_; }
+
+ private:
+  Rng rng_;
+  Terminal terminal_;
+  bool think_time_;
+  std::size_t chosen_ = 0;
+  Input input_;
+  std::int64_t wait_us_ = 0;
+};
+
+class TpccLite final : public Workload {
+ public:
+  std::string_view name() const override { return "tpcc-lite"; }
+
+  std::string_view description() const override {
+    return "TPC-C's nine tables and five transactions (New-Order 45%, Payment 43%, "
+           "Order-Status, Delivery, Stock-Level 4% each), warehouses = scale, ten clients per "
+           "warehouse by default, no think time. Stresses row locks on hot warehouse and "
+           "district rows, index inserts, WAL and the buffer cache; reports NOPM and tpmC.";
+  }
+
+  std::vector<ConfigError> validate(WorkloadParams& params) const override {
+    std::vector<ConfigError> problems;
+    if (params.scale < 1)
+      problems.push_back(problem(
+          "workload.scale (warehouses) must be at least 1, got " + std::to_string(params.scale),
+          "tpcc-lite loads about 100 MB per warehouse"));
+    if (params.clients < 0)
+      problems.push_back(
+          problem("workload.clients must be at least 1, got " + std::to_string(params.clients),
+                  "leave it out for ten clients per warehouse"));
+    if (params.clients == 0 && params.scale >= 1) params.clients = params.scale * 10;
+    for (const auto& [key, value] : params.options) {
+      if (key != "load_connections") {
+        problems.push_back(problem("workload option '" + key + "' is not a tpcc-lite option",
+                                   "tpcc-lite takes: load_connections"));
+        continue;
+      }
+      if (load_connections(params) < 1 || load_connections(params) > 16)
+        problems.push_back(
+            problem("workload.load_connections must be within 1 .. 16, got '" + value + "'",
+                    "the default is 3"));
+    }
+    return problems;
+  }
+
+  std::vector<std::string> transaction_types() const override {
+    std::vector<std::string> names;
+    for (const auto& e : mix()) names.emplace_back(e.name);
+    return names;
+  }
+
+  std::vector<StatementDef> statements() const override {
+    std::vector<StatementDef> all;
+    for (auto list : {new_order_statements(), payment_statements(), order_status_statements(),
+                      delivery_statements(), stock_level_statements()})
+      all.insert(all.end(), list.begin(), list.end());
+    return all;
+  }
+
+  std::string data_fingerprint(const WorkloadParams& params) const override {
+    return "tpcc-lite:v1:warehouses=" + std::to_string(params.scale);
+  }
+
+  void load(const std::string& conninfo, const WorkloadParams& params,
+            Progress& progress) const override {
+    load_database(conninfo,
+                  LoadOptions{.warehouses = params.scale, .connections = load_connections(params)},
+                  progress);
+  }
+
+  std::unique_ptr<Client> make_client(const WorkloadParams& params,
+                                      int client_index) const override {
+    return std::make_unique<TpccClient>(params, client_index);
+  }
+
+  std::vector<CheckResult> check(pg::Connection& conn, const WorkloadParams&) const override {
+    return run_checks(conn);
+  }
+
+ private:
+  static int load_connections(const WorkloadParams& params) {
+    auto it = params.options.find("load_connections");
+    if (it == params.options.end()) return kDefaultLoadConnections;
+    try {
+      std::size_t used = 0;
+      const int n = std::stoi(it->second, &used);
+      return used == it->second.size() ? n : -1;
+    } catch (const std::exception&) {
+      return -1;
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<workload::Workload> make_tpcc_lite() {
+  return std::make_unique<TpccLite>();
+}
+
+}  // namespace pgslow::workload::tpcc
