@@ -101,6 +101,8 @@ std::optional<std::string> setting_value(yaml::Reader& r, const YAML::Node& node
   return value;
 }
 
+}  // namespace
+
 std::vector<Setting> read_settings(yaml::Reader& r, const YAML::Node& node, std::string_view what) {
   std::vector<Setting> out;
   yaml::Fields f = r.fields(node, what);
@@ -117,6 +119,8 @@ std::vector<Setting> read_settings(yaml::Reader& r, const YAML::Node& node, std:
   }
   return out;
 }
+
+namespace {
 
 std::optional<Knob> read_knob(yaml::Reader& r, const YAML::Node& node,
                               const std::string& category) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/yaml.h"
 
 namespace pgslow::knobs {
 
@@ -111,6 +112,10 @@ SettingsFile load_settings_file(const std::filesystem::path& path);
 // Same from text (the fuzz target's entry point); problems are appended, never thrown.
 SettingsFile parse_settings(std::string_view text, const std::string& file,
                             std::vector<ConfigError>& problems);
+// A YAML map of `parameter: value` (a list value is joined with commas) with the location of
+// each key; problems go to the reader. Shared by presets, settings files and scenarios.
+std::vector<Setting> read_settings(yaml::Reader& r, const YAML::Node& node, std::string_view what);
+
 // The file's settings with its includes expanded against `catalog` (includes first).
 std::vector<Setting> resolve_settings(const SettingsFile& file, const Catalog& catalog);
 
