@@ -1,0 +1,397 @@
+#include "bisect/bisector.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "common/clock.h"
+#include "common/errors.h"
+#include "common/strings.h"
+
+namespace pgslow::bisect {
+namespace {
+
+double log_mean(const std::vector<double>& samples) {
+  double sum = 0;
+  for (double s : samples) sum += std::log(s);
+  return samples.empty() ? 0 : sum / static_cast<double>(samples.size());
+}
+
+double squared_deviations(const std::vector<double>& samples) {
+  double m = log_mean(samples);
+  double sum = 0;
+  for (double s : samples) sum += (std::log(s) - m) * (std::log(s) - m);
+  return sum;
+}
+
+// ddmin's partition: `n` contiguous chunks whose sizes differ by at most one.
+std::vector<std::vector<int>> split(const std::vector<int>& c, std::size_t n) {
+  std::vector<std::vector<int>> chunks;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t size = c.size() / n + (i < c.size() % n ? 1 : 0);
+    chunks.emplace_back(c.begin() + static_cast<std::ptrdiff_t>(start),
+                        c.begin() + static_cast<std::ptrdiff_t>(start + size));
+    start += size;
+  }
+  return chunks;
+}
+
+std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+std::string percent(double ratio) {
+  return fmt::format("{:.0f}%", (1.0 - ratio) * 100.0);
+}
+
+}  // namespace
+
+Bisector::Bisector(Measurer& measurer, std::vector<Candidate> candidates, Options options)
+    : measurer_(measurer), options_(std::move(options)) {
+  if (options_.level_repeats < 2) throw InputError("--repeats must be at least 2 (noise needs 2)");
+  options_.max_repeats = std::max(options_.max_repeats, 1);
+  // Restart-needing knobs first: ddmin's chunks are contiguous, so they share chunks and the
+  // postmaster-context part of consecutive configurations changes less often.
+  std::stable_partition(candidates.begin(), candidates.end(),
+                        [](const Candidate& c) { return c.needs_restart; });
+  result_.candidates = std::move(candidates);
+}
+
+Bisector::Subset Bisector::restart_part(const Subset& s) const {
+  Subset out;
+  for (int i : s)
+    if (result_.candidates[static_cast<std::size_t>(i)].needs_restart) out.push_back(i);
+  return out;
+}
+
+double Bisector::log_mean_of(const Subset& s) const {
+  return log_mean(samples_.at(s));
+}
+
+const std::vector<double>& Bisector::measure(const Subset& s, int runs,
+                                             const std::string& purpose) {
+  std::vector<Setting> changes;
+  RunRecord rec;
+  for (int i : s) {
+    const Candidate& c = result_.candidates[static_cast<std::size_t>(i)];
+    changes.push_back(c.change);
+    rec.knobs.push_back(c.change.name);
+  }
+  rec.restart = restart_part(s) != restart_part(last_.value_or(Subset{}));
+  std::int64_t start = now_us();
+  std::vector<double> got = measurer_.measure(changes, runs);
+  rec.seconds = static_cast<double>(now_us() - start) / 1e6;
+  if (got.size() != static_cast<std::size_t>(runs))
+    throw RuntimeError(
+        fmt::format("the measurement returned {} samples for {} runs", got.size(), runs));
+  for (double tps : got)
+    if (!std::isfinite(tps) || tps <= 0)
+      throw RuntimeError(fmt::format(
+          "a run measured {} TPS: the workload committed nothing, so this configuration "
+          "cannot be compared (is the server up, is the duration long enough?)",
+          tps));
+  last_ = s;
+  if (rec.restart) ++result_.restarts;
+  auto& all = samples_[s];
+  all.insert(all.end(), got.begin(), got.end());
+  rec.number = static_cast<int>(result_.runs.size()) + 1;
+  rec.purpose = purpose;
+  rec.round = purpose == "good" || purpose == "bad" || purpose == "isolate" ? 0 : round_;
+  rec.tps = all;
+  rec.new_runs = runs;
+  rec.tps_level = std::exp(log_mean(all));
+  result_.total_runs += runs;
+  if (purpose == "search") result_.search_runs += runs;
+  result_.runs.push_back(std::move(rec));
+  return all;
+}
+
+Bisector::Level Bisector::measure_level(const Subset& s, const std::string& purpose) {
+  Level level;
+  level.samples = measure(s, options_.level_repeats, purpose);
+  level.log_mean = log_mean(level.samples);
+  return level;
+}
+
+// The predicate: is good plus `s` slow? One run, and more (two at a time, up to max_repeats)
+// while the mean is within `band_sigmas` standard errors of the threshold. Samples are cached
+// per subset, so a configuration is never measured twice for the same question, and a later
+// round (with another threshold) re-decides from the samples it already has.
+Verdict Bisector::classify(const Subset& s, const std::string& purpose) {
+  std::size_t runs_before = result_.runs.size();
+  if (samples_[s].empty()) measure(s, 1, purpose);
+  Verdict verdict = Verdict::kUncertain;
+  while (true) {
+    const auto& smp = samples_[s];
+    double m = log_mean(smp);
+    double se = sigma_ / std::sqrt(static_cast<double>(smp.size()));
+    if (m <= threshold_log_ - options_.band_sigmas * se) {
+      verdict = Verdict::kBad;
+      break;
+    }
+    if (m >= threshold_log_ + options_.band_sigmas * se) {
+      verdict = Verdict::kGood;
+      break;
+    }
+    int have = static_cast<int>(smp.size());
+    if (have >= options_.max_repeats) break;
+    measure(s, std::min(2, options_.max_repeats - have), purpose);
+  }
+  if (verdict == Verdict::kUncertain) {
+    result_.uncertain = true;
+    round_uncertain_ = true;
+  }
+  if (result_.runs.size() > runs_before) result_.runs.back().verdict = verdict;
+  return verdict;
+}
+
+// Of the tests of one ddmin step, the order does not change what ddmin guarantees; take the
+// free ones first (already measured), then those that keep the postmaster-context part of the
+// configuration as it is, so the server restarts as rarely as possible.
+std::vector<Bisector::Subset> Bisector::order_for_restarts(std::vector<Subset> tests) const {
+  std::vector<Subset> ordered;
+  Subset current = restart_part(last_.value_or(Subset{}));
+  while (!tests.empty()) {
+    auto pick = std::find_if(tests.begin(), tests.end(), [&](const Subset& t) {
+      auto it = samples_.find(t);
+      return it != samples_.end() && !it->second.empty();
+    });
+    if (pick == tests.end())
+      pick = std::find_if(tests.begin(), tests.end(),
+                          [&](const Subset& t) { return restart_part(t) == current; });
+    if (pick == tests.end()) pick = tests.begin();
+    current = restart_part(*pick);
+    ordered.push_back(std::move(*pick));
+    tests.erase(pick);
+  }
+  return ordered;
+}
+
+// ddmin (Zeller and Hildebrandt 2002, "Simplifying and isolating failure-inducing input"):
+// `c` is known to be slow; returns a 1-minimal slow subset. Halves are tried before
+// complements, so a single culprit among n costs at most 2 tests per halving:
+// 2 * ceil(log2 n) runs when every verdict is clear.
+Bisector::Subset Bisector::ddmin(Subset c) {
+  std::size_t n = 2;
+  while (c.size() >= 2) {
+    auto chunks = split(c, n);
+    bool reduced = false;
+    for (const Subset& t : order_for_restarts(chunks)) {
+      if (classify(t, "search") == Verdict::kBad) {
+        c = t;
+        n = 2;
+        reduced = true;
+        break;
+      }
+    }
+    if (!reduced && n > 2) {
+      std::vector<Subset> complements;
+      for (const Subset& chunk : chunks) complements.push_back(minus(c, chunk));
+      for (const Subset& t : order_for_restarts(complements)) {
+        if (classify(t, "search") == Verdict::kBad) {
+          c = t;
+          n = std::max<std::size_t>(n - 1, 2);
+          reduced = true;
+          break;
+        }
+      }
+    }
+    if (!reduced) {
+      if (n >= c.size()) break;
+      n = std::min(n * 2, c.size());
+    }
+  }
+  return c;
+}
+
+bool Bisector::clearly_slower(const Level& slow) const {
+  double effect = good_log_ - slow.log_mean;
+  double se_diff = sigma_ * std::sqrt(1.0 / options_.level_repeats +
+                                      1.0 / static_cast<double>(slow.samples.size()));
+  double needed = std::max({-std::log(1.0 - options_.min_effect), options_.band_sigmas * se_diff,
+                            // a configuration at either level must be decidable within the
+                            // repeats allowed, or every verdict of the search is ambiguous
+                            2 * options_.band_sigmas * sigma_ / std::sqrt(options_.max_repeats)});
+  return effect >= needed;
+}
+
+void Bisector::search_round(const Subset& failing, double slow_log_mean) {
+  ++round_;
+  round_uncertain_ = false;
+  if (round_ > 1 || !options_.threshold_tps) threshold_log_ = (good_log_ + slow_log_mean) / 2;
+  Subset s = ddmin(failing);
+
+  CulpritGroup g;
+  g.round = round_;
+  g.threshold_tps = std::exp(threshold_log_);
+  for (int i : s) {
+    const Candidate& c = result_.candidates[static_cast<std::size_t>(i)];
+    g.knobs.push_back(c.change.name);
+    g.changes.push_back(c.describe());
+  }
+  g.tps = std::exp(log_mean_of(s));
+  g.ratio = g.tps / result_.good_tps;
+  // Each culprit's effect alone versus good: measured once more for a group (cached for a
+  // single knob, and for a pair, whose members alone ddmin has already tried).
+  bool any_slow_alone = false;
+  for (int i : s) {
+    Subset one{i};
+    Verdict v = classify(one, "solo");
+    SoloEffect e;
+    e.knob = result_.candidates[static_cast<std::size_t>(i)].change.name;
+    e.tps = std::exp(log_mean_of(one));
+    e.ratio = e.tps / result_.good_tps;
+    e.verdict = v;
+    any_slow_alone = any_slow_alone || v == Verdict::kBad;
+    g.solo.push_back(e);
+  }
+  g.interaction = s.size() >= 2 && !any_slow_alone;
+  g.certain = !round_uncertain_;
+  result_.culprits.push_back(std::move(g));
+}
+
+void Bisector::isolate_all() {
+  for (std::size_t i = 0; i < result_.candidates.size(); ++i) {
+    Subset one{static_cast<int>(i)};
+    IsolatedEffect e;
+    e.verdict = classify(one, "isolate");
+    e.knob = result_.candidates[i].change.name;
+    e.change = result_.candidates[i].describe();
+    e.tps = std::exp(log_mean_of(one));
+    e.ratio = e.tps / result_.good_tps;
+    result_.isolated.push_back(e);
+  }
+  std::stable_sort(
+      result_.isolated.begin(), result_.isolated.end(),
+      [](const IsolatedEffect& a, const IsolatedEffect& b) { return a.ratio < b.ratio; });
+}
+
+Result Bisector::run() {
+  std::int64_t start = now_us();
+  auto finish = [&] {
+    result_.wall_seconds = static_cast<double>(now_us() - start) / 1e6;
+    return std::move(result_);
+  };
+  if (result_.candidates.empty()) {
+    result_.conclusion =
+        "good and bad are the same configuration: there is nothing to bisect (no run made)";
+    return finish();
+  }
+  Subset all(result_.candidates.size());
+  std::iota(all.begin(), all.end(), 0);
+
+  Level good = measure_level({}, "good");
+  Level bad = measure_level(all, "bad");
+  good_log_ = good.log_mean;
+  result_.good_tps = std::exp(good.log_mean);
+  result_.bad_tps = std::exp(bad.log_mean);
+  double dof = static_cast<double>(good.samples.size() + bad.samples.size() - 2);
+  sigma_ = std::max(
+      options_.min_noise,
+      std::sqrt((squared_deviations(good.samples) + squared_deviations(bad.samples)) / dof));
+  result_.noise = sigma_;
+  result_.runs[0].verdict = Verdict::kGood;
+  result_.runs[1].verdict = Verdict::kBad;
+
+  if (!clearly_slower(bad)) {
+    double ratio = result_.bad_tps / result_.good_tps;
+    result_.conclusion = ratio > 1
+                             ? fmt::format(
+                                   "bad is not slower than good ({:.0f} versus {:.0f} TPS): "
+                                   "nothing to bisect",
+                                   result_.bad_tps, result_.good_tps)
+                             : fmt::format(
+                                   "good and bad are not clearly different ({:.0f} versus {:.0f} "
+                                   "TPS, {} slower; noise ±{:.1f}% per run, at least {:.0f}% "
+                                   "needed): nothing to bisect",
+                                   result_.good_tps, result_.bad_tps, percent(ratio), sigma_ * 100,
+                                   options_.min_effect * 100);
+    result_.runs[1].verdict = Verdict::kUncertain;
+    return finish();
+  }
+  result_.clearly_different = true;
+  if (options_.threshold_tps) {
+    double t = std::log(*options_.threshold_tps);
+    if (!(t < good_log_ && t > bad.log_mean))
+      throw InputError(
+          fmt::format("the threshold {:.1f} TPS must lie between bad ({:.1f}) and "
+                      "good ({:.1f})",
+                      *options_.threshold_tps, result_.bad_tps, result_.good_tps));
+    threshold_log_ = t;
+  }
+  result_.threshold_tps =
+      std::exp(options_.threshold_tps ? threshold_log_ : (good_log_ + bad.log_mean) / 2);
+  double first_threshold = 0;
+
+  // Round after round: a culprit group, then what is left of bad without every group found.
+  // An independent second culprit that is not slow enough for the first round's threshold
+  // shows up as a remainder still clearly slower than good, and gets a round of its own.
+  Subset failing = all;
+  double slow_log = bad.log_mean;
+  while (true) {
+    search_round(failing, slow_log);
+    if (round_ == 1) first_threshold = threshold_log_;
+    Subset found;
+    for (const auto& g : result_.culprits)
+      for (const auto& k : g.knobs)
+        for (std::size_t i = 0; i < result_.candidates.size(); ++i)
+          if (result_.candidates[i].change.name == k) found.push_back(static_cast<int>(i));
+    std::sort(found.begin(), found.end());
+    Subset remaining = minus(all, found);
+    if (remaining.empty()) break;
+    // One run first: a remainder that looks like good costs nothing more.
+    auto smp = samples_[remaining];
+    if (smp.empty()) smp = measure(remaining, 1, "remaining");
+    double m = log_mean(smp);
+    // Like good: even the noise band's worth of bad luck could not make it a culprit.
+    bool like_good =
+        good_log_ - m < -std::log(1.0 - options_.min_effect) - options_.band_sigmas * sigma_;
+    if (!like_good && static_cast<int>(smp.size()) < options_.level_repeats)
+      smp = measure(remaining, options_.level_repeats - static_cast<int>(smp.size()), "remaining");
+    Level rest{log_mean(smp), smp};
+    result_.remaining_tps = std::exp(rest.log_mean);
+    result_.remaining_ratio = *result_.remaining_tps / result_.good_tps;
+    result_.runs.back().verdict = clearly_slower(rest) ? Verdict::kBad : Verdict::kGood;
+    if (like_good || !clearly_slower(rest) || round_ >= options_.max_rounds) break;
+    failing = remaining;
+    slow_log = rest.log_mean;
+  }
+
+  if (options_.isolate) {
+    threshold_log_ = first_threshold;
+    isolate_all();
+  }
+
+  // One sentence for the top of every rendering.
+  std::vector<std::string> parts;
+  for (const auto& g : result_.culprits) {
+    std::string names = join(g.knobs, " + ");
+    if (g.interaction)
+      parts.push_back(fmt::format("{} (slow only together: {:.2f}x good)", names, g.ratio));
+    else
+      parts.push_back(fmt::format("{} ({:.2f}x good)", names, g.ratio));
+  }
+  result_.conclusion = fmt::format(
+      "{} of {} changes make{} bad slow: {}",
+      [&] {
+        std::size_t n = 0;
+        for (const auto& g : result_.culprits) n += g.knobs.size();
+        return n;
+      }(),
+      result_.candidates.size(),
+      result_.culprits.size() == 1 && result_.culprits[0].knobs.size() == 1 ? "s" : "",
+      join(parts, "; "));
+  if (result_.uncertain)
+    result_.conclusion +=
+        " (uncertain: some configurations stayed within the noise of the "
+        "threshold; see the run table)";
+  return finish();
+}
+
+}  // namespace pgslow::bisect

@@ -1,0 +1,68 @@
+#pragma once
+// Which candidate changes make the bad configuration slow: delta debugging (ddmin, Zeller and
+// Hildebrandt 2002) over the difference between a good and a bad configuration, with a
+// noise-aware predicate "this configuration is slow". docs/bisect.md explains the method.
+//
+//   SimulatedServer sim(...);                // or LiveMeasurer
+//   Bisector b(sim, candidates, options);
+//   Result r = b.run();
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "bisect/measurer.h"
+#include "bisect/result.h"
+
+namespace pgslow::bisect {
+
+struct Options {
+  int level_repeats = 3;     // runs of good and bad: their levels and the noise
+  int max_repeats = 5;       // runs of one configuration at most, when it lands near the threshold
+  double band_sigmas = 2.0;  // a verdict needs the mean this many standard errors from threshold
+  double min_noise = 0.01;   // floor of the per-run noise (log scale): 3 runs underestimate it
+  double min_effect = 0.10;  // bad must be at least 10% slower than good to bisect at all
+  std::optional<double> threshold_tps;  // default: the geometric midpoint of good and bad
+  bool isolate = false;                 // also measure each candidate alone (attribution)
+  int max_rounds = 4;                   // independent culprit groups searched one after another
+  std::function<void(const RunRecord&)> on_run;  // progress: called after every Measurer call
+};
+
+class Bisector {
+ public:
+  Bisector(Measurer& measurer, std::vector<Candidate> candidates, Options options = {});
+  Result run();
+
+ private:
+  using Subset = std::vector<int>;  // sorted candidate indices
+
+  struct Level {
+    double log_mean = 0;
+    std::vector<double> samples;
+  };
+
+  const std::vector<double>& measure(const Subset& s, int runs, const std::string& purpose);
+  Level measure_level(const Subset& s, const std::string& purpose);
+  Verdict classify(const Subset& s, const std::string& purpose);
+  Subset ddmin(Subset c);
+  std::vector<Subset> order_for_restarts(std::vector<Subset> tests) const;
+  Subset restart_part(const Subset& s) const;
+  bool clearly_slower(const Level& slow) const;
+  void search_round(const Subset& failing, double slow_log_mean);
+  void isolate_all();
+  double log_mean_of(const Subset& s) const;
+
+  Measurer& measurer_;
+  Options options_;
+  Result result_;
+  std::map<Subset, std::vector<double>> samples_;  // every sample ever taken, per subset
+  std::optional<Subset> last_;                     // the configuration measured last
+  double good_log_ = 0;
+  double sigma_ = 0;
+  double threshold_log_ = 0;
+  int round_ = 0;
+  bool round_uncertain_ = false;
+};
+
+}  // namespace pgslow::bisect

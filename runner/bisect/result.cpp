@@ -1,0 +1,289 @@
+#include "bisect/result.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/strings.h"
+
+namespace pgslow::bisect {
+namespace {
+
+// The knobs of one configuration, short enough for a table cell.
+std::string knob_list(const std::vector<std::string>& knobs, std::size_t total) {
+  if (knobs.empty()) return "(none: good)";
+  if (knobs.size() == total && total > 3) return fmt::format("all {} (bad)", total);
+  if (knobs.size() <= 3) return join(knobs, ", ");
+  return fmt::format("{} knobs: {}, {}, +{} more", knobs.size(), knobs[0], knobs[1],
+                     knobs.size() - 2);
+}
+
+std::string tps_text(double tps) {
+  return fmt::format("{:.1f}", tps);
+}
+std::string ratio_text(double r) {
+  return fmt::format("{:.2f}x", r);
+}
+
+std::string seconds_text(double s) {
+  if (s < 60) return fmt::format("{:.1f} s", s);
+  return fmt::format("{}m {:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+}
+
+using Table = std::vector<std::vector<std::string>>;
+
+// Left-aligned text, right-aligned numbers (a cell starting with a digit).
+void print_table(std::ostream& out, const Table& rows, const std::string& indent = "  ") {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], row[i].size());
+    }
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::string line = indent;
+    for (std::size_t i = 0; i < rows[r].size(); ++i) {
+      const std::string& cell = rows[r][i];
+      bool number =
+          r > 0 && !cell.empty() && (std::isdigit(static_cast<unsigned char>(cell[0])) != 0);
+      std::string pad(width[i] - cell.size(), ' ');
+      line += number ? pad + cell : cell + (i + 1 < rows[r].size() ? pad : "");
+      if (i + 1 < rows[r].size()) line += "  ";
+    }
+    out << line << '\n';
+  }
+}
+
+void print_markdown_table(std::ostream& out, const Table& rows) {
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out << "|";
+    for (const auto& cell : rows[r]) out << ' ' << cell << " |";
+    out << '\n';
+    if (r == 0) {
+      out << "|";
+      for (std::size_t i = 0; i < rows[r].size(); ++i) out << " --- |";
+      out << '\n';
+    }
+  }
+}
+
+Table culprit_table(const Result& r) {
+  Table t{{"round", "change", "alone", "alone vs good", "group vs good", "kind"}};
+  for (const auto& g : r.culprits) {
+    for (std::size_t i = 0; i < g.knobs.size(); ++i) {
+      const SoloEffect& s = g.solo[i];
+      t.push_back({std::to_string(g.round), g.changes[i],
+                   to_string(s.verdict) + " " + tps_text(s.tps) + " TPS", ratio_text(s.ratio),
+                   i == 0 ? ratio_text(g.ratio) : "",
+                   i == 0 ? std::string(g.knobs.size() == 1 ? "single knob"
+                                        : g.interaction     ? "interaction (slow only together)"
+                                                            : "combination") +
+                                (g.certain ? "" : ", uncertain")
+                          : ""});
+    }
+  }
+  return t;
+}
+
+Table run_table(const Result& r) {
+  Table t{{"#", "purpose", "configuration (good +)", "runs", "TPS", "vs good", "verdict", "time"}};
+  for (const auto& run : r.runs) {
+    std::string purpose =
+        run.round > 0 ? fmt::format("{} r{}", run.purpose, run.round) : run.purpose;
+    t.push_back({std::to_string(run.number), purpose + (run.restart ? " *" : ""),
+                 knob_list(run.knobs, r.candidates.size()),
+                 run.new_runs == static_cast<int>(run.tps.size())
+                     ? std::to_string(run.new_runs)
+                     : fmt::format("{} (+{})", run.tps.size(), run.new_runs),
+                 tps_text(run.tps_level),
+                 r.good_tps > 0 ? ratio_text(run.tps_level / r.good_tps) : "",
+                 to_string(run.verdict), seconds_text(run.seconds)});
+  }
+  return t;
+}
+
+Table isolate_table(const Result& r) {
+  Table t{{"rank", "change", "TPS", "vs good", "verdict"}};
+  int rank = 1;
+  for (const auto& e : r.isolated)
+    t.push_back({std::to_string(rank++), e.change, tps_text(e.tps), ratio_text(e.ratio),
+                 to_string(e.verdict)});
+  return t;
+}
+
+Table excluded_table(const Result& r) {
+  Table t{{"setting", "value", "where", "why not bisected"}};
+  for (const auto& e : r.excluded)
+    t.push_back({e.setting.name, e.setting.value, e.setting.where.str(),
+                 (e.invalid ? "invalid: " : "skipped: ") + e.reason});
+  return t;
+}
+
+std::string summary_line(const Result& r) {
+  return fmt::format("{} runs ({} in the search) in {}; {} restart{} for postmaster-context knobs",
+                     r.total_runs, r.search_runs, seconds_text(r.wall_seconds), r.restarts,
+                     r.restarts == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string Candidate::describe() const {
+  std::string from = good_value ? *good_value : "(server value)";
+  std::string to =
+      back_to_server_value ? fmt::format("(server value {})", change.value) : change.value;
+  return fmt::format("{}: {} -> {}{}", change.name, from, to, needs_restart ? " [restart]" : "");
+}
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::kGood:
+      return "fast";
+    case Verdict::kBad:
+      return "slow";
+    case Verdict::kUncertain:
+      return "uncertain";
+  }
+  return "?";
+}
+
+void render_console(const Result& r, std::ostream& out) {
+  out << "bisect: " << r.conclusion << "\n\n";
+  if (!r.runs.empty()) {
+    out << fmt::format("  good {} TPS, bad {} TPS ({} good); noise ±{:.1f}% per run",
+                       tps_text(r.good_tps), tps_text(r.bad_tps),
+                       ratio_text(r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
+    if (r.clearly_different) out << fmt::format("; threshold {} TPS", tps_text(r.threshold_tps));
+    out << "\n";
+    if (r.remaining_tps)
+      out << fmt::format("  bad without the culprits: {} TPS ({} good)\n",
+                         tps_text(*r.remaining_tps), ratio_text(*r.remaining_ratio));
+    out << "\n";
+  }
+  if (!r.culprits.empty()) {
+    out << "Culprits\n";
+    print_table(out, culprit_table(r));
+    out << "\n";
+  }
+  if (!r.isolated.empty()) {
+    out << "Each change alone (--isolate), slowest first\n";
+    print_table(out, isolate_table(r));
+    out << "\n";
+  }
+  if (!r.runs.empty()) {
+    out << "Runs (* = restart needed)\n";
+    print_table(out, run_table(r));
+    out << "\n";
+  }
+  if (!r.excluded.empty()) {
+    out << "Not bisected\n";
+    print_table(out, excluded_table(r));
+    out << "\n";
+  }
+  out << summary_line(r) << "\n";
+}
+
+void render_markdown(const Result& r, std::ostream& out) {
+  out << "# pgslow bisect\n\n" << r.conclusion << "\n\n";
+  if (!r.runs.empty()) {
+    out << fmt::format("- good: {} TPS\n- bad: {} TPS ({} good)\n- noise: ±{:.1f}% per run\n",
+                       tps_text(r.good_tps), tps_text(r.bad_tps),
+                       ratio_text(r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
+    if (r.clearly_different) out << "- threshold: " << tps_text(r.threshold_tps) << " TPS\n";
+    if (r.remaining_tps)
+      out << fmt::format("- bad without the culprits: {} TPS ({} good)\n",
+                         tps_text(*r.remaining_tps), ratio_text(*r.remaining_ratio));
+    out << "- " << summary_line(r) << "\n\n";
+  }
+  if (!r.culprits.empty()) {
+    out << "## Culprits\n\n";
+    print_markdown_table(out, culprit_table(r));
+    out << "\n";
+  }
+  if (!r.isolated.empty()) {
+    out << "## Each change alone\n\n";
+    print_markdown_table(out, isolate_table(r));
+    out << "\n";
+  }
+  if (!r.runs.empty()) {
+    out << "## Runs\n\n";
+    print_markdown_table(out, run_table(r));
+    out << "\n";
+  }
+  if (!r.excluded.empty()) {
+    out << "## Not bisected\n\n";
+    print_markdown_table(out, excluded_table(r));
+    out << "\n";
+  }
+}
+
+nlohmann::json to_json(const Result& r) {
+  using nlohmann::json;
+  json j;
+  j["conclusion"] = r.conclusion;
+  j["good_tps"] = r.good_tps;
+  j["bad_tps"] = r.bad_tps;
+  j["noise"] = r.noise;
+  j["threshold_tps"] = r.threshold_tps;
+  j["clearly_different"] = r.clearly_different;
+  j["uncertain"] = r.uncertain;
+  j["total_runs"] = r.total_runs;
+  j["search_runs"] = r.search_runs;
+  j["restarts"] = r.restarts;
+  j["wall_seconds"] = r.wall_seconds;
+  j["remaining_tps"] = r.remaining_tps ? json(*r.remaining_tps) : json(nullptr);
+  j["candidates"] = json::array();
+  for (const auto& c : r.candidates)
+    j["candidates"].push_back({{"name", c.change.name},
+                               {"good_value", c.good_value ? json(*c.good_value) : json(nullptr)},
+                               {"bad_value", c.change.value},
+                               {"back_to_server_value", c.back_to_server_value},
+                               {"needs_restart", c.needs_restart},
+                               {"where", c.change.where.str()}});
+  j["excluded"] = json::array();
+  for (const auto& e : r.excluded)
+    j["excluded"].push_back({{"name", e.setting.name},
+                             {"value", e.setting.value},
+                             {"where", e.setting.where.str()},
+                             {"reason", e.reason},
+                             {"invalid", e.invalid}});
+  j["culprits"] = json::array();
+  for (const auto& g : r.culprits) {
+    json solo = json::array();
+    for (const auto& s : g.solo)
+      solo.push_back({{"knob", s.knob},
+                      {"tps", s.tps},
+                      {"ratio", s.ratio},
+                      {"verdict", to_string(s.verdict)}});
+    j["culprits"].push_back({{"round", g.round},
+                             {"knobs", g.knobs},
+                             {"changes", g.changes},
+                             {"tps", g.tps},
+                             {"ratio", g.ratio},
+                             {"threshold_tps", g.threshold_tps},
+                             {"interaction", g.interaction},
+                             {"certain", g.certain},
+                             {"solo", solo}});
+  }
+  j["isolated"] = json::array();
+  for (const auto& e : r.isolated)
+    j["isolated"].push_back({{"knob", e.knob},
+                             {"change", e.change},
+                             {"tps", e.tps},
+                             {"ratio", e.ratio},
+                             {"verdict", to_string(e.verdict)}});
+  j["runs"] = json::array();
+  for (const auto& run : r.runs)
+    j["runs"].push_back({{"number", run.number},
+                         {"purpose", run.purpose},
+                         {"round", run.round},
+                         {"knobs", run.knobs},
+                         {"tps", run.tps},
+                         {"new_runs", run.new_runs},
+                         {"tps_level", run.tps_level},
+                         {"verdict", to_string(run.verdict)},
+                         {"seconds", run.seconds},
+                         {"restart", run.restart}});
+  return j;
+}
+
+}  // namespace pgslow::bisect

@@ -1,0 +1,61 @@
+#pragma once
+// A deterministic performance model behind the Measurer seam, for tests and the run-count
+// benchmark: it replaces apply + data reset + workload together (no server, no SQL). Each knob
+// multiplies throughput by a factor, some pairs multiply it again only when both are present
+// (an interaction), and every run has seeded log-normal noise.
+
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bisect/measurer.h"
+#include "bisect/result.h"
+
+namespace pgslow::bisect {
+
+struct SimulatedKnob {
+  std::string name;
+  double factor = 1.0;  // throughput multiplier when this knob is changed (0.1: 10x slower)
+  bool needs_restart = false;
+};
+
+struct SimulatedInteraction {
+  std::string a;
+  std::string b;
+  double factor = 1.0;  // applies only when both a and b are changed
+};
+
+struct SimulatedModel {
+  double base_tps = 1000;
+  std::vector<SimulatedKnob> knobs;
+  std::vector<SimulatedInteraction> interactions;
+  double noise = 0.01;  // standard deviation of log(TPS) per run
+  std::uint64_t seed = 1;
+};
+
+class SimulatedServer final : public Measurer {
+ public:
+  explicit SimulatedServer(SimulatedModel model);
+  std::vector<double> measure(const std::vector<Setting>& changes, int repeats) override;
+
+  // The noise-free throughput of good plus `changes`.
+  double expected_tps(const std::set<std::string>& changed) const;
+  // The candidates a bisect of this model starts from: every knob, good "a" -> bad "b".
+  std::vector<Candidate> candidates() const;
+
+  int calls() const { return calls_; }
+  int runs() const { return runs_; }
+
+ private:
+  SimulatedModel model_;
+  std::mt19937_64 rng_;
+  int calls_ = 0;
+  int runs_ = 0;
+};
+
+// `n` harmless knobs named k00, k01, ... (factors within ±1%), for tests to plant culprits in.
+SimulatedModel harmless_model(int n, std::uint64_t seed = 1);
+
+}  // namespace pgslow::bisect
