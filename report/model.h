@@ -19,6 +19,8 @@ struct LatencySummary {
   double p99_us = 0;
   double p999_us = 0;
   double max_us = 0;
+
+  bool operator==(const LatencySummary&) const = default;
 };
 
 // One transaction type of a measurement (New-Order, Payment, ...).
@@ -29,6 +31,8 @@ struct TxTypeResult {
   std::uint64_t failed = 0;
   std::uint64_t retries = 0;
   LatencySummary latency;
+
+  bool operator==(const TxTypeResult&) const = default;
 };
 
 // One measured run (warm-up excluded). Outcome totals, defined once (pgbench's rule):
@@ -40,16 +44,18 @@ struct Measurement {
   std::uint64_t failed = 0;
   std::uint64_t retries = 0;
   std::uint64_t reconnects = 0;
-  double tps = 0;               // committed + rolled_back per second (pgbench counts both)
+  double tps = 0;                 // committed + rolled_back per second (pgbench counts both)
   double new_orders_per_min = 0;  // TPC-C NOPM; 0 for other workloads
-  LatencySummary latency;       // from the scheduled start in fixed-rate mode
-  LatencySummary schedule_lag;  // fixed-rate mode only
-  LatencySummary pool_wait;     // pool mode only: time waiting for a pooled connection
+  LatencySummary latency;         // from the scheduled start in fixed-rate mode
+  LatencySummary schedule_lag;    // fixed-rate mode only
+  LatencySummary pool_wait;       // pool mode only: time waiting for a pooled connection
   std::vector<TxTypeResult> by_type;
   std::map<std::string, std::uint64_t> failures_by_class;  // "serialization failure" -> n
   int clients_requested = 0;
-  int clients_connected = 0;  // fewer than requested: refused connections (53300)
+  int clients_connected = 0;           // fewer than requested: refused connections (53300)
   std::vector<double> tps_per_second;  // the progress series, one value per second
+
+  bool operator==(const Measurement&) const = default;
 };
 
 // One knob a stage changes, as validated against the live server.
@@ -57,7 +63,9 @@ struct KnobChange {
   std::string name;
   std::string old_value;  // the server's value before the stage
   std::string new_value;
-  std::string apply_by;   // "reload" or "restart"
+  std::string apply_by;  // "reload" or "restart"
+
+  bool operator==(const KnobChange&) const = default;
 };
 
 // A knob the server lacks or cannot take, with the reason ("needs PostgreSQL 17").
@@ -65,15 +73,19 @@ struct SkippedKnob {
   std::string name;
   std::string value;
   std::string reason;
+
+  bool operator==(const SkippedKnob&) const = default;
 };
 
 // Load-side knobs of a stage (the driver's settings).
 struct LoadSettings {
   int clients = 0;
-  int pool_size = 0;          // 0: one connection per client
+  int pool_size = 0;  // 0: one connection per client
   bool connect_per_transaction = false;
-  double rate = 0;            // transactions per second, 0: closed loop
-  int workers = 0;            // driver threads
+  double rate = 0;  // transactions per second, 0: closed loop
+  int workers = 0;  // driver threads
+
+  bool operator==(const LoadSettings&) const = default;
 };
 
 // One stage: its configuration, its measurements (one per repeat) and the server-side
@@ -91,6 +103,11 @@ struct StageResult {
   double reset_seconds = 0;                // data reset (template clone) before the stage
   std::string log_excerpt;                 // the server log lines written during the stage
   std::string error;                       // the stage could not run: why (empty when it ran)
+  // Seconds the evidence window covered (snapshot to snapshot); 0: the median repeat's
+  // duration_s. Counters are normalised per second or per transaction over this window.
+  double evidence_seconds = 0;
+
+  bool operator==(const StageResult&) const = default;
 };
 
 struct Machine {
@@ -98,12 +115,16 @@ struct Machine {
   std::uint64_t memory_bytes = 0;
   std::string kernel;
   std::string hostname;
+
+  bool operator==(const Machine&) const = default;
 };
 
 struct Expectation {
-  std::string text;    // as written: "planner at least 100x slower than baseline"
+  std::string text;  // as written: "planner at least 100x slower than baseline"
   bool passed = false;
   std::string detail;  // the measured figure
+
+  bool operator==(const Expectation&) const = default;
 };
 
 struct Run {
@@ -126,6 +147,8 @@ struct Run {
   Machine machine;
   std::vector<StageResult> stages;  // the first is the baseline
   std::vector<Expectation> expectations;
+
+  bool operator==(const Run&) const = default;
 };
 
 }  // namespace pgslow::report

@@ -1,0 +1,87 @@
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "report/reporter.h"
+#include "report/stats.h"
+#include "report/summary.h"
+#include "report/text.h"
+
+namespace pgslow::report {
+
+namespace {
+
+std::string tps_cell(const StageSummary& s) {
+  if (!s.ran) return "failed";
+  return s.note.empty() ? s.tps_text : s.tps_text + " (" + s.note + ")";
+}
+
+// Splits lines; the last empty piece after a trailing newline is dropped.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) {
+      out.push_back(text.substr(start));
+      break;
+    }
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void ConsoleReporter::report(const Run& run, std::ostream& out) const {
+  out << "pgslow report: " << (run.scenario.empty() ? "(unnamed scenario)" : run.scenario) << "\n";
+  std::size_t label_width = 0;
+  const auto facts = run_facts(run);
+  for (const auto& [label, value] : facts) label_width = std::max(label_width, label.size());
+  for (const auto& [label, value] : facts) {
+    out << "  " << pad_right(label, label_width) << "  " << value << "\n";
+  }
+  out << "\n";
+
+  const auto summaries = summarize(run);
+  TextTable table;
+  table.header = {"stage", "TPS", "vs previous", "vs baseline", "p99"};
+  table.right = {false, true, true, true, true};
+  for (const auto& s : summaries) {
+    const StageResult& stage = run.stages[s.index];
+    table.rows.push_back({stage.name, tps_cell(s), s.vs_previous ? s.vs_previous->text : "—",
+                          s.vs_baseline ? s.vs_baseline->text : "—",
+                          s.ran ? format_latency_us(s.p99_us) : "—"});
+  }
+  const auto rendered = lines_of(table.render("  "));
+  out << rendered[0] << "\n";
+  // Each stage row is followed by its details, indented under the stage name.
+  for (std::size_t i = 0; i < summaries.size(); ++i) {
+    out << rendered[i + 1] << "\n";
+    const StageSummary& s = summaries[i];
+    const StageResult& stage = run.stages[s.index];
+    auto detail = [&](const char* label, const std::string& text) {
+      out << "    " << pad_right(label, 9) << " " << text << "\n";
+    };
+    for (const auto& change : stage.changes) detail("knob", describe_change(change));
+    for (const auto& knob : stage.skipped) detail("skipped", describe_skipped(knob));
+    if (!s.movers.empty()) {
+      std::string text;
+      for (const auto& m : s.movers) text += (text.empty() ? "" : "; ") + m.text;
+      detail("evidence", text);
+    }
+    for (const auto& w : stage.warnings) detail("warning", w);
+    if (!stage.error.empty()) detail("error", stage.error);
+  }
+  if (!run.expectations.empty()) {
+    out << "\n  expectations\n";
+    for (const auto& e : run.expectations) {
+      out << "    " << (e.passed ? "pass" : "FAIL") << "  " << e.text;
+      if (!e.detail.empty()) out << " (" << e.detail << ")";
+      out << "\n";
+    }
+  }
+}
+
+}  // namespace pgslow::report

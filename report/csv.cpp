@@ -1,0 +1,101 @@
+#include <fmt/format.h>
+
+#include <cmath>
+#include <ostream>
+
+#include "report/evidence_info.h"
+#include "report/reporter.h"
+#include "report/summary.h"
+
+namespace pgslow::report {
+
+namespace {
+
+// RFC 4180: quote a field holding a comma, quote or line break; double inner quotes.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Plain numbers for spreadsheets: no thousands separators, full precision.
+std::string csv_number(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : "";
+}
+
+}  // namespace
+
+void CsvReporter::report(const Run& run, std::ostream& out) const {
+  std::map<std::string, double> all_keys;
+  for (const auto& stage : run.stages) {
+    for (const auto& [key, v] : stage.evidence) all_keys[key] = v;
+  }
+  const auto keys = ordered_keys(all_keys);
+  std::vector<std::string> header = {"stage",
+                                     "status",
+                                     "knobs_changed",
+                                     "skipped_knobs",
+                                     "tps_median",
+                                     "tps_min",
+                                     "tps_max",
+                                     "repeats",
+                                     "transactions",
+                                     "vs_previous_ratio",
+                                     "vs_baseline_ratio",
+                                     "effect_vs_previous",
+                                     "effect_vs_baseline",
+                                     "p50_ms",
+                                     "p99_ms",
+                                     "failed",
+                                     "retries",
+                                     "clients",
+                                     "evidence_seconds"};
+  for (const auto& k : keys) header.push_back(k);
+  header.push_back("error");
+  for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
+  out << "\n";
+
+  for (const auto& s : summarize(run)) {
+    const StageResult& stage = run.stages[s.index];
+    const Measurement* m = median_repeat(stage);
+    std::string knobs;
+    for (const auto& c : stage.changes) knobs += (knobs.empty() ? "" : "; ") + describe_change(c);
+    std::string skipped;
+    for (const auto& k : stage.skipped)
+      skipped += (skipped.empty() ? "" : "; ") + describe_skipped(k);
+    std::vector<std::string> row = {
+        stage.name,
+        s.ran ? "ok" : "failed",
+        knobs,
+        skipped,
+        s.ran ? csv_number(s.tps) : "",
+        s.ran ? csv_number(s.tps_min) : "",
+        s.ran ? csv_number(s.tps_max) : "",
+        std::to_string(s.repeats),
+        s.ran ? std::to_string(s.transactions) : "",
+        s.vs_previous ? csv_number(s.vs_previous->ratio) : "",
+        s.vs_baseline ? csv_number(s.vs_baseline->ratio) : "",
+        s.vs_previous ? s.vs_previous->text : "",
+        s.vs_baseline ? s.vs_baseline->text : "",
+        m != nullptr ? csv_number(m->latency.p50_us / 1000) : "",
+        m != nullptr ? csv_number(m->latency.p99_us / 1000) : "",
+        m != nullptr ? std::to_string(m->failed) : "",
+        m != nullptr ? std::to_string(m->retries) : "",
+        std::to_string(stage.load.clients),
+        s.ran ? csv_number(s.window_seconds) : "",
+    };
+    for (const auto& k : keys) {
+      const auto it = stage.evidence.find(k);
+      row.push_back(it != stage.evidence.end() ? csv_number(it->second) : "");
+    }
+    row.push_back(stage.error);
+    for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << csv_field(row[i]);
+    out << "\n";
+  }
+}
+
+}  // namespace pgslow::report

@@ -1,0 +1,371 @@
+#include "report/json.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "report/reporter.h"
+
+namespace pgslow::report {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// Non-finite numbers have no JSON form; they are written as null and read back as absent.
+Json number(double v) {
+  return std::isfinite(v) ? Json(v) : Json(nullptr);
+}
+
+Json latency_json(const LatencySummary& l) {
+  return Json{{"mean_us", number(l.mean_us)}, {"p50_us", number(l.p50_us)},
+              {"p95_us", number(l.p95_us)},   {"p99_us", number(l.p99_us)},
+              {"p999_us", number(l.p999_us)}, {"max_us", number(l.max_us)}};
+}
+
+Json measurement_json(const Measurement& m) {
+  Json by_type = Json::array();
+  for (const auto& t : m.by_type) {
+    by_type.push_back(Json{{"name", t.name},
+                           {"committed", t.committed},
+                           {"rolled_back", t.rolled_back},
+                           {"failed", t.failed},
+                           {"retries", t.retries},
+                           {"latency", latency_json(t.latency)}});
+  }
+  Json failures = Json::object();
+  for (const auto& [cls, n] : m.failures_by_class) failures[cls] = n;
+  Json series = Json::array();
+  for (double v : m.tps_per_second) series.push_back(number(v));
+  return Json{{"duration_s", number(m.duration_s)},
+              {"committed", m.committed},
+              {"rolled_back", m.rolled_back},
+              {"failed", m.failed},
+              {"retries", m.retries},
+              {"reconnects", m.reconnects},
+              {"tps", number(m.tps)},
+              {"new_orders_per_min", number(m.new_orders_per_min)},
+              {"latency", latency_json(m.latency)},
+              {"schedule_lag", latency_json(m.schedule_lag)},
+              {"pool_wait", latency_json(m.pool_wait)},
+              {"by_type", by_type},
+              {"failures_by_class", failures},
+              {"clients_requested", m.clients_requested},
+              {"clients_connected", m.clients_connected},
+              {"tps_per_second", series}};
+}
+
+Json stage_json(const StageResult& s) {
+  Json changes = Json::array();
+  for (const auto& c : s.changes) {
+    changes.push_back(Json{{"name", c.name},
+                           {"old_value", c.old_value},
+                           {"new_value", c.new_value},
+                           {"apply_by", c.apply_by}});
+  }
+  Json skipped = Json::array();
+  for (const auto& k : s.skipped) {
+    skipped.push_back(Json{{"name", k.name}, {"value", k.value}, {"reason", k.reason}});
+  }
+  Json repeats = Json::array();
+  for (const auto& m : s.repeats) repeats.push_back(measurement_json(m));
+  Json evidence = Json::object();
+  for (const auto& [key, v] : s.evidence) {
+    if (std::isfinite(v)) evidence[key] = v;
+  }
+  return Json{{"name", s.name},
+              {"description", s.description},
+              {"changes", changes},
+              {"skipped", skipped},
+              {"warnings", s.warnings},
+              {"load",
+               {{"clients", s.load.clients},
+                {"pool_size", s.load.pool_size},
+                {"connect_per_transaction", s.load.connect_per_transaction},
+                {"rate", number(s.load.rate)},
+                {"workers", s.load.workers}}},
+              {"repeats", repeats},
+              {"evidence", evidence},
+              {"evidence_seconds", number(s.evidence_seconds)},
+              {"reset_seconds", number(s.reset_seconds)},
+              {"log_excerpt", s.log_excerpt},
+              {"error", s.error}};
+}
+
+// Reads one JSON object field by field, naming the path of anything malformed. Missing
+// fields keep their defaults (a report from an older pgslow of the same schema version).
+class Reader {
+ public:
+  Reader(const Json& j, std::string path, const std::string& source)
+      : j_(j), path_(std::move(path)), source_(source) {
+    if (!j_.is_object()) fail(path_, "an object");
+  }
+
+  template <typename T>
+  void number(const char* name, T& out) const {
+    const Json* v = find(name);
+    if (v == nullptr || v->is_null()) return;
+    if (!v->is_number()) fail(sub(name), "a number");
+    if constexpr (std::is_unsigned_v<T>) {
+      if (v->is_number_integer() && v->get<std::int64_t>() < 0) fail(sub(name), "a count >= 0");
+    }
+    if constexpr (std::is_integral_v<T>) {
+      if (!v->is_number_integer()) fail(sub(name), "a whole number");
+    }
+    out = v->get<T>();
+  }
+  void string(const char* name, std::string& out) const {
+    const Json* v = find(name);
+    if (v == nullptr || v->is_null()) return;
+    if (!v->is_string()) fail(sub(name), "a string");
+    out = v->get<std::string>();
+  }
+  void boolean(const char* name, bool& out) const {
+    const Json* v = find(name);
+    if (v == nullptr || v->is_null()) return;
+    if (!v->is_boolean()) fail(sub(name), "true or false");
+    out = v->get<bool>();
+  }
+  // Calls body(Reader-or-json, path) for each element of an array field.
+  template <typename F>
+  void array(const char* name, F&& body) const {
+    const Json* v = find(name);
+    if (v == nullptr || v->is_null()) return;
+    if (!v->is_array()) fail(sub(name), "an array");
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      body((*v)[i], fmt::format("{}[{}]", sub(name), i));
+    }
+  }
+  template <typename F>
+  void object(const char* name, F&& body) const {
+    const Json* v = find(name);
+    if (v == nullptr || v->is_null()) return;
+    if (!v->is_object()) fail(sub(name), "an object");
+    for (auto it = v->begin(); it != v->end(); ++it) {
+      body(it.key(), it.value(), fmt::format("{}.{}", sub(name), it.key()));
+    }
+  }
+  Reader child(const char* name) const {
+    const Json* v = find(name);
+    static const Json empty = Json::object();
+    return Reader(v == nullptr || v->is_null() ? empty : *v, sub(name), source_);
+  }
+  [[noreturn]] void fail(const std::string& path, const char* expected) const {
+    throw ReadError(
+        fmt::format("{}: {}: expected {}", source_, path.empty() ? "(top level)" : path, expected));
+  }
+
+ private:
+  const Json* find(const char* name) const {
+    const auto it = j_.find(name);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  std::string sub(const char* name) const {
+    return path_.empty() ? std::string(name) : path_ + "." + name;
+  }
+  const Json& j_;
+  std::string path_;
+  const std::string& source_;
+};
+
+double read_number(const Json& v, const std::string& path, const std::string& source) {
+  if (v.is_null()) return NAN;
+  if (!v.is_number()) throw ReadError(fmt::format("{}: {}: expected a number", source, path));
+  return v.get<double>();
+}
+
+LatencySummary read_latency(const Reader& r) {
+  LatencySummary l;
+  r.number("mean_us", l.mean_us);
+  r.number("p50_us", l.p50_us);
+  r.number("p95_us", l.p95_us);
+  r.number("p99_us", l.p99_us);
+  r.number("p999_us", l.p999_us);
+  r.number("max_us", l.max_us);
+  return l;
+}
+
+Measurement read_measurement(const Reader& r, const std::string& source) {
+  Measurement m;
+  r.number("duration_s", m.duration_s);
+  r.number("committed", m.committed);
+  r.number("rolled_back", m.rolled_back);
+  r.number("failed", m.failed);
+  r.number("retries", m.retries);
+  r.number("reconnects", m.reconnects);
+  r.number("tps", m.tps);
+  r.number("new_orders_per_min", m.new_orders_per_min);
+  m.latency = read_latency(r.child("latency"));
+  m.schedule_lag = read_latency(r.child("schedule_lag"));
+  m.pool_wait = read_latency(r.child("pool_wait"));
+  r.array("by_type", [&](const Json& j, const std::string& path) {
+    Reader t(j, path, source);
+    TxTypeResult tx;
+    t.string("name", tx.name);
+    t.number("committed", tx.committed);
+    t.number("rolled_back", tx.rolled_back);
+    t.number("failed", tx.failed);
+    t.number("retries", tx.retries);
+    tx.latency = read_latency(t.child("latency"));
+    m.by_type.push_back(std::move(tx));
+  });
+  r.object("failures_by_class",
+           [&](const std::string& key, const Json& j, const std::string& path) {
+             if (!j.is_number_unsigned())
+               throw ReadError(fmt::format("{}: {}: expected a count", source, path));
+             m.failures_by_class[key] = j.get<std::uint64_t>();
+           });
+  r.number("clients_requested", m.clients_requested);
+  r.number("clients_connected", m.clients_connected);
+  r.array("tps_per_second", [&](const Json& j, const std::string& path) {
+    m.tps_per_second.push_back(read_number(j, path, source));
+  });
+  return m;
+}
+
+StageResult read_stage(const Reader& r, const std::string& source) {
+  StageResult s;
+  r.string("name", s.name);
+  r.string("description", s.description);
+  r.array("changes", [&](const Json& j, const std::string& path) {
+    Reader c(j, path, source);
+    KnobChange k;
+    c.string("name", k.name);
+    c.string("old_value", k.old_value);
+    c.string("new_value", k.new_value);
+    c.string("apply_by", k.apply_by);
+    s.changes.push_back(std::move(k));
+  });
+  r.array("skipped", [&](const Json& j, const std::string& path) {
+    Reader c(j, path, source);
+    SkippedKnob k;
+    c.string("name", k.name);
+    c.string("value", k.value);
+    c.string("reason", k.reason);
+    s.skipped.push_back(std::move(k));
+  });
+  r.array("warnings", [&](const Json& j, const std::string& path) {
+    if (!j.is_string()) throw ReadError(fmt::format("{}: {}: expected a string", source, path));
+    s.warnings.push_back(j.get<std::string>());
+  });
+  const Reader load = r.child("load");
+  load.number("clients", s.load.clients);
+  load.number("pool_size", s.load.pool_size);
+  load.boolean("connect_per_transaction", s.load.connect_per_transaction);
+  load.number("rate", s.load.rate);
+  load.number("workers", s.load.workers);
+  r.array("repeats", [&](const Json& j, const std::string& path) {
+    s.repeats.push_back(read_measurement(Reader(j, path, source), source));
+  });
+  r.object("evidence", [&](const std::string& key, const Json& j, const std::string& path) {
+    const double v = read_number(j, path, source);
+    if (std::isfinite(v)) s.evidence[key] = v;
+  });
+  r.number("evidence_seconds", s.evidence_seconds);
+  r.number("reset_seconds", s.reset_seconds);
+  r.string("log_excerpt", s.log_excerpt);
+  r.string("error", s.error);
+  return s;
+}
+
+}  // namespace
+
+std::string to_json(const Run& run) {
+  Json stages = Json::array();
+  for (const auto& s : run.stages) stages.push_back(stage_json(s));
+  Json expectations = Json::array();
+  for (const auto& e : run.expectations) {
+    expectations.push_back(Json{{"text", e.text}, {"passed", e.passed}, {"detail", e.detail}});
+  }
+  const Json doc{{"schema", "pgslow-report"},
+                 {"schema_version", kSchemaVersion},
+                 {"pgslow_version", run.pgslow_version},
+                 {"scenario", run.scenario},
+                 {"description", run.description},
+                 {"started_at", run.started_at},
+                 {"wall_seconds", number(run.wall_seconds)},
+                 {"server_version", run.server_version},
+                 {"server_major", run.server_major},
+                 {"target", run.target},
+                 {"workload", run.workload},
+                 {"scale", run.scale},
+                 {"data_bytes", run.data_bytes},
+                 {"warmup_s", number(run.warmup_s)},
+                 {"duration_s", number(run.duration_s)},
+                 {"repeats", run.repeats},
+                 {"mode", run.mode},
+                 {"machine",
+                  {{"cores", run.machine.cores},
+                   {"memory_bytes", run.machine.memory_bytes},
+                   {"kernel", run.machine.kernel},
+                   {"hostname", run.machine.hostname}}},
+                 {"stages", stages},
+                 {"expectations", expectations}};
+  // Invalid UTF-8 in a log excerpt must not make the whole report unwritable.
+  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+Run read_json(const std::string& text, const std::string& source) {
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    // nlohmann's message carries the line and column of the syntax error.
+    throw ReadError(fmt::format("{}: not valid JSON: {}", source, e.what()));
+  }
+  const Reader r(doc, "", source);
+  std::string schema;
+  r.string("schema", schema);
+  if (schema != "pgslow-report") {
+    throw ReadError(
+        fmt::format("{}: not a pgslow report (expected \"schema\": \"pgslow-report\")", source));
+  }
+  Run run;
+  r.number("schema_version", run.schema_version);
+  if (run.schema_version < 1 || run.schema_version > kSchemaVersion) {
+    throw ReadError(
+        fmt::format("{}: schema_version {} is not supported (this pgslow reads 1 to {}); "
+                    "re-render it with the pgslow that wrote it",
+                    source, run.schema_version, kSchemaVersion));
+  }
+  r.string("pgslow_version", run.pgslow_version);
+  r.string("scenario", run.scenario);
+  r.string("description", run.description);
+  r.string("started_at", run.started_at);
+  r.number("wall_seconds", run.wall_seconds);
+  r.string("server_version", run.server_version);
+  r.number("server_major", run.server_major);
+  r.string("target", run.target);
+  r.string("workload", run.workload);
+  r.number("scale", run.scale);
+  r.number("data_bytes", run.data_bytes);
+  r.number("warmup_s", run.warmup_s);
+  r.number("duration_s", run.duration_s);
+  r.number("repeats", run.repeats);
+  r.string("mode", run.mode);
+  const Reader machine = r.child("machine");
+  machine.number("cores", run.machine.cores);
+  machine.number("memory_bytes", run.machine.memory_bytes);
+  machine.string("kernel", run.machine.kernel);
+  machine.string("hostname", run.machine.hostname);
+  r.array("stages", [&](const Json& j, const std::string& path) {
+    run.stages.push_back(read_stage(Reader(j, path, source), source));
+  });
+  r.array("expectations", [&](const Json& j, const std::string& path) {
+    Reader e(j, path, source);
+    Expectation x;
+    e.string("text", x.text);
+    e.boolean("passed", x.passed);
+    e.string("detail", x.detail);
+    run.expectations.push_back(std::move(x));
+  });
+  return run;
+}
+
+void JsonReporter::report(const Run& run, std::ostream& out) const {
+  out << to_json(run);
+}
+
+}  // namespace pgslow::report

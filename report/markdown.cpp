@@ -1,0 +1,119 @@
+#include <fmt/format.h>
+
+#include <ostream>
+#include <set>
+
+#include "report/evidence_info.h"
+#include "report/reporter.h"
+#include "report/stats.h"
+#include "report/summary.h"
+#include "report/text.h"
+
+namespace pgslow::report {
+
+namespace {
+
+std::string knobs_cell(const StageResult& stage) {
+  if (stage.changes.empty()) return "—";
+  std::string text;
+  for (const auto& c : stage.changes)
+    text += (text.empty() ? "" : "<br>") + markdown_cell(describe_change(c));
+  return text;
+}
+
+}  // namespace
+
+void MarkdownReporter::report(const Run& run, std::ostream& out) const {
+  out << "# pgslow report: " << markdown_cell(run.scenario.empty() ? "(unnamed)" : run.scenario)
+      << "\n\n";
+  if (!run.description.empty()) out << run.description << "\n\n";
+  out << "| | |\n|---|---|\n";
+  for (const auto& [label, value] : run_facts(run)) {
+    out << "| " << label << " | " << markdown_cell(value) << " |\n";
+  }
+
+  const auto summaries = summarize(run);
+  out << "\n## Stages\n\n"
+      << "| Stage | Knobs changed | TPS | vs previous | vs baseline | p99 | Evidence that moved "
+         "most |\n"
+      << "|---|---|--:|--:|--:|--:|---|\n";
+  for (const auto& s : summaries) {
+    const StageResult& stage = run.stages[s.index];
+    std::string tps = s.ran ? s.tps_text : "**failed**";
+    if (!s.note.empty()) tps += "<br>(" + s.note + ")";
+    std::string evidence;
+    for (const auto& m : s.movers)
+      evidence += (evidence.empty() ? "" : "<br>") + markdown_cell(m.text);
+    out << "| " << markdown_cell(stage.name) << " | " << knobs_cell(stage) << " | " << tps << " | "
+        << (s.vs_previous ? s.vs_previous->text : "—") << " | "
+        << (s.vs_baseline ? s.vs_baseline->text : "—") << " | "
+        << (s.ran ? format_latency_us(s.p99_us) : "—") << " | "
+        << (evidence.empty() ? "—" : evidence) << " |\n";
+  }
+
+  bool any_skipped = false;
+  for (const auto& stage : run.stages) any_skipped = any_skipped || !stage.skipped.empty();
+  if (any_skipped) {
+    out << "\n## Skipped knobs\n\n| Stage | Knob | Value | Reason |\n|---|---|---|---|\n";
+    for (const auto& stage : run.stages) {
+      for (const auto& k : stage.skipped) {
+        out << "| " << markdown_cell(stage.name) << " | " << markdown_cell(k.name) << " | "
+            << markdown_cell(k.value) << " | " << markdown_cell(k.reason) << " |\n";
+      }
+    }
+  }
+  bool any_warning = false;
+  for (const auto& stage : run.stages) any_warning = any_warning || !stage.warnings.empty();
+  if (any_warning) {
+    out << "\n## Warnings\n\n";
+    for (const auto& stage : run.stages) {
+      for (const auto& w : stage.warnings)
+        out << "- **" << markdown_cell(stage.name) << "**: " << w << "\n";
+    }
+  }
+  bool any_error = false;
+  for (const auto& stage : run.stages) any_error = any_error || !stage.error.empty();
+  if (any_error) {
+    out << "\n## Failed stages\n\n";
+    for (const auto& stage : run.stages) {
+      if (!stage.error.empty())
+        out << "- **" << markdown_cell(stage.name) << "**: " << stage.error << "\n";
+    }
+  }
+  if (!run.expectations.empty()) {
+    out << "\n## Expectations\n\n";
+    for (const auto& e : run.expectations) {
+      out << "- " << (e.passed ? "pass" : "**FAIL**") << ": " << e.text;
+      if (!e.detail.empty()) out << " (" << e.detail << ")";
+      out << "\n";
+    }
+  }
+
+  // Every evidence key any stage has, normalised so stages of different lengths compare.
+  std::map<std::string, double> all_keys;
+  for (const auto& stage : run.stages) {
+    for (const auto& [key, v] : stage.evidence) {
+      if (evidence_info(key).scale != EvidenceScale::kDriver) all_keys[key] = v;
+    }
+  }
+  if (!all_keys.empty()) {
+    out << "\n## Evidence\n\nPer transaction (/tx), per minute (/min), or over the whole window "
+           "(ratios and levels); see docs/evidence.md.\n\n| Evidence |";
+    std::string align = "|---|";
+    for (const auto& stage : run.stages) {
+      out << " " << markdown_cell(stage.name) << " |";
+      align += "--:|";
+    }
+    out << "\n" << align << "\n";
+    for (const auto& key : ordered_keys(all_keys)) {
+      out << "| " << markdown_cell(evidence_label(key)) << " |";
+      for (const auto& stage : run.stages) {
+        const auto v = normalised_evidence(stage, key);
+        out << " " << (v ? format_evidence_value(key, *v) : "—") << " |";
+      }
+      out << "\n";
+    }
+  }
+}
+
+}  // namespace pgslow::report

@@ -1,0 +1,304 @@
+#include "report/summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "report/evidence_info.h"
+#include "report/stats.h"
+
+namespace pgslow::report {
+
+namespace {
+
+std::vector<double> repeat_tps(const StageResult& stage) {
+  std::vector<double> out;
+  for (const auto& m : stage.repeats) out.push_back(m.tps);
+  return out;
+}
+
+bool stage_ran(const StageResult& stage) {
+  return stage.error.empty() && !stage.repeats.empty();
+}
+
+double window_seconds(const StageResult& stage) {
+  if (stage.evidence_seconds > 0) return stage.evidence_seconds;
+  const Measurement* m = median_repeat(stage);
+  return m != nullptr ? m->duration_s : 0;
+}
+
+// A move smaller than this (20%) is not worth a reader's attention.
+const double kMinScore = std::log(1.2);
+
+}  // namespace
+
+const Measurement* median_repeat(const StageResult& stage) {
+  if (stage.repeats.empty()) return nullptr;
+  std::vector<const Measurement*> sorted;
+  for (const auto& m : stage.repeats) sorted.push_back(&m);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Measurement* a, const Measurement* b) { return a->tps < b->tps; });
+  return sorted[(sorted.size() - 1) / 2];
+}
+
+Change compare_stages(const StageResult& stage, const StageResult& reference) {
+  Change c;
+  const double ref = median(repeat_tps(reference));
+  const double now = median(repeat_tps(stage));
+  c.ratio = ref > 0 ? now / ref : (now > 0 ? INFINITY : 1);
+  if (stage.repeats.size() > 1 || reference.repeats.size() > 1) {
+    c.noise_band = std::max({relative_spread(repeat_tps(stage)),
+                             relative_spread(repeat_tps(reference)), kMinNoiseBand});
+  } else {
+    c.noise_band = kDefaultNoiseBand;
+  }
+  c.measurable = std::fabs(c.ratio - 1) > c.noise_band;
+  c.text = c.measurable ? format_change(c.ratio) : "no measurable effect";
+  return c;
+}
+
+namespace {
+
+// What one raw unit of `key` is worth after normalisation in `stage` (1 / transactions,
+// 60 / seconds, or 1 for ratios and levels); nullopt when the divisor is unknown.
+std::optional<double> unit_weight(const StageResult& stage, const std::string& key) {
+  const double seconds = window_seconds(stage);
+  const Measurement* m = median_repeat(stage);
+  switch (evidence_info(key).scale) {
+    case EvidenceScale::kRatio:
+    case EvidenceScale::kLevel:
+    case EvidenceScale::kDriver:
+      return 1.0;
+    case EvidenceScale::kPerMinute:
+      if (seconds <= 0) return std::nullopt;
+      return 60 / seconds;
+    case EvidenceScale::kPerTransaction: {
+      // Transactions in the evidence window, which may be longer than the measured run.
+      const double tx = m != nullptr ? m->tps * seconds : 0;
+      if (tx <= 0) return std::nullopt;
+      return 1 / tx;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> normalised_evidence(const StageResult& stage, const std::string& key) {
+  const auto it = stage.evidence.find(key);
+  if (it == stage.evidence.end() || !std::isfinite(it->second)) return std::nullopt;
+  const auto weight = unit_weight(stage, key);
+  if (!weight) return std::nullopt;
+  return it->second * *weight;
+}
+
+std::string evidence_label(const std::string& key) {
+  const EvidenceInfo info = evidence_info(key);
+  std::string label(info.label);
+  switch (info.scale) {
+    case EvidenceScale::kPerTransaction:
+      return label + "/tx";
+    case EvidenceScale::kPerMinute:
+      return label + "/min";
+    default:
+      return label;
+  }
+}
+
+std::string format_evidence_value(const std::string& key, double normalised) {
+  const EvidenceInfo info = evidence_info(key);
+  if (info.scale == EvidenceScale::kRatio) return format_percent(normalised);
+  if (info.bytes) return format_size(normalised);
+  return format_number(normalised);
+}
+
+std::vector<EvidenceMove> evidence_moves(const StageResult& stage, const StageResult& baseline) {
+  std::vector<EvidenceMove> moves;
+  for (const auto& [key, raw] : stage.evidence) {
+    const EvidenceInfo info = evidence_info(key);
+    if (info.scale == EvidenceScale::kDriver) continue;
+    const auto base_raw = baseline.evidence.find(key);
+    if (base_raw == baseline.evidence.end()) continue;
+    const auto s = normalised_evidence(stage, key);
+    const auto b = normalised_evidence(baseline, key);
+    if (!s || !b) continue;
+    double score = 0;
+    if (info.scale == EvidenceScale::kRatio) {
+      // A hit ratio moving 99.9% -> 70.5% is a miss ratio moving 0.1% -> 29.5%: 300x.
+      const double ms = std::clamp(1 - *s, 0.0, 1.0);
+      const double mb = std::clamp(1 - *b, 0.0, 1.0);
+      const double eps = 1e-4;
+      score = std::fabs(std::log((ms + eps) / (mb + eps)));
+    } else {
+      if (std::max(raw, base_raw->second) < kMinEvidenceCount) continue;
+      // Each side is smoothed by what one event weighs there, so 0 -> 41 has a finite score
+      // and a count resting on a handful of transactions cannot outrank a real move.
+      const double eps_s = *unit_weight(stage, key);
+      const double eps_b = *unit_weight(baseline, key);
+      score = std::fabs(std::log((std::fabs(*s) + eps_s) / (std::fabs(*b) + eps_b)));
+    }
+    if (score < kMinScore) continue;
+    EvidenceMove move;
+    move.key = key;
+    move.label = evidence_label(key);
+    move.baseline = *b;
+    move.stage = *s;
+    move.score = score;
+    move.text = fmt::format("{} {} → {}", move.label, format_evidence_value(key, *b),
+                            format_evidence_value(key, *s));
+    moves.push_back(std::move(move));
+  }
+  std::stable_sort(moves.begin(), moves.end(),
+                   [](const EvidenceMove& x, const EvidenceMove& y) { return x.score > y.score; });
+  return moves;
+}
+
+std::vector<EvidenceMove> top_movers(const std::vector<EvidenceMove>& moves, std::size_t n) {
+  // Families in order of their largest move; each shown by its headline key when it moved.
+  std::vector<std::string> families;
+  for (const auto& m : moves) {
+    const std::string family(evidence_info(m.key).family);
+    if (std::find(families.begin(), families.end(), family) == families.end()) {
+      families.push_back(family);
+    }
+  }
+  std::vector<EvidenceMove> out;
+  for (const auto& family : families) {
+    if (out.size() == n) break;
+    // `moves` is sorted, so the family's first entry is its largest move.
+    const EvidenceMove* top = nullptr;
+    for (const auto& m : moves) {
+      if (top == nullptr && evidence_info(m.key).family == family) top = &m;
+    }
+    // The headline (first in catalog order) reads best ("hit ratio" over "blocks read/tx");
+    // it stands for the family unless it moved less than half as far as the top key.
+    const EvidenceMove* pick = top;
+    for (const auto& info : evidence_catalog()) {
+      if (info.family != family) continue;
+      for (const auto& m : moves) {
+        if (m.key == info.key && m.score >= top->score / 2) pick = &m;
+      }
+      break;
+    }
+    out.push_back(*pick);
+  }
+  return out;
+}
+
+std::vector<StageSummary> summarize(const Run& run) {
+  std::vector<StageSummary> out;
+  const StageResult* baseline =
+      !run.stages.empty() && stage_ran(run.stages.front()) ? &run.stages.front() : nullptr;
+  const StageResult* previous = nullptr;
+  for (std::size_t i = 0; i < run.stages.size(); ++i) {
+    const StageResult& stage = run.stages[i];
+    StageSummary s;
+    s.index = i;
+    s.ran = stage_ran(stage);
+    s.repeats = stage.repeats.size();
+    if (s.ran) {
+      const auto tps = repeat_tps(stage);
+      s.tps = median(tps);
+      s.tps_min = min_of(tps);
+      s.tps_max = max_of(tps);
+      const Measurement* m = median_repeat(stage);
+      s.transactions = m->committed + m->rolled_back;
+      s.few_transactions = s.transactions < kFewTransactions;
+      s.p99_us = m->latency.p99_us;
+      s.window_seconds = window_seconds(stage);
+      s.tps_text = format_number(s.tps);
+      if (s.repeats > 1) {
+        s.tps_text += fmt::format(" ({}-{})", format_number(s.tps_min), format_number(s.tps_max));
+      }
+      if (s.few_transactions) {
+        s.note =
+            s.transactions == 1 ? "1 transaction" : fmt::format("{} transactions", s.transactions);
+      }
+      if (previous != nullptr) s.vs_previous = compare_stages(stage, *previous);
+      if (baseline != nullptr && i > 0) s.vs_baseline = compare_stages(stage, *baseline);
+      // The evidence is compared with what the stage's knobs changed: the previous stage in
+      // a cumulative run (else every later stage repeats the first stage's story), the
+      // baseline in an isolated one.
+      const StageResult* reference = run.mode == "isolated" ? baseline : previous;
+      if (reference != nullptr && i > 0)
+        s.movers = top_movers(evidence_moves(stage, *reference), 2);
+      previous = &stage;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::string describe_workload(const Run& run) {
+  std::string text = run.workload.empty() ? "unknown workload" : run.workload;
+  if (run.scale > 0) text += fmt::format(", scale {}", run.scale);
+  if (run.data_bytes > 0)
+    text += fmt::format(" ({})", format_size(static_cast<double>(run.data_bytes)));
+  return text;
+}
+
+std::string describe_machine(const Machine& machine) {
+  std::vector<std::string> parts;
+  if (machine.cores > 0) parts.push_back(fmt::format("{} cores", machine.cores));
+  if (machine.memory_bytes > 0) {
+    parts.push_back(format_size(static_cast<double>(machine.memory_bytes)) + " memory");
+  }
+  if (!machine.kernel.empty()) parts.push_back(machine.kernel);
+  if (parts.empty()) return "unknown machine";
+  std::string text;
+  for (const auto& p : parts) text += (text.empty() ? "" : ", ") + p;
+  return text;
+}
+
+std::string describe_measure(const Run& run) {
+  std::string text = format_seconds(run.duration_s) + " measured";
+  if (run.warmup_s > 0) text += " after " + format_seconds(run.warmup_s) + " warm-up";
+  if (run.repeats > 1) text += fmt::format(", {} repeats (median shown)", run.repeats);
+  if (!run.mode.empty()) text += ", " + run.mode + " stages";
+  return text;
+}
+
+std::string describe_clients(const Run& run) {
+  std::set<int> clients;
+  for (const auto& stage : run.stages) {
+    if (stage.load.clients > 0) clients.insert(stage.load.clients);
+  }
+  if (clients.empty()) return "clients unknown";
+  if (clients.size() == 1) {
+    return fmt::format("{} client{}", *clients.begin(), *clients.begin() == 1 ? "" : "s");
+  }
+  return fmt::format("{}-{} clients", *clients.begin(), *clients.rbegin());
+}
+
+std::string describe_change(const KnobChange& change) {
+  std::string text =
+      fmt::format("{} {} → {}", change.name,
+                  change.old_value.empty() ? "(default)" : change.old_value, change.new_value);
+  if (change.apply_by == "restart") text += " (restart)";
+  return text;
+}
+
+std::vector<std::pair<std::string, std::string>> run_facts(const Run& run) {
+  std::vector<std::pair<std::string, std::string>> facts;
+  std::string server = run.server_version.empty() ? "unknown server" : run.server_version;
+  if (!run.target.empty()) server += " (" + run.target + ")";
+  facts.emplace_back("server", server);
+  facts.emplace_back("workload", describe_workload(run) + ", " + describe_clients(run));
+  facts.emplace_back("measure", describe_measure(run));
+  facts.emplace_back("machine", describe_machine(run.machine));
+  std::string when = run.started_at.empty() ? "unknown start" : run.started_at;
+  if (run.wall_seconds > 0) when += ", took " + format_seconds(run.wall_seconds);
+  if (!run.pgslow_version.empty()) when += ", pgslow " + run.pgslow_version;
+  facts.emplace_back("run", when);
+  return facts;
+}
+
+std::string describe_skipped(const SkippedKnob& knob) {
+  std::string text = knob.name;
+  if (!knob.value.empty()) text += " = " + knob.value;
+  return text + ": " + (knob.reason.empty() ? "skipped" : knob.reason);
+}
+
+}  // namespace pgslow::report

@@ -1,0 +1,72 @@
+#include "report/text.h"
+
+#include <algorithm>
+
+namespace pgslow::report {
+
+std::size_t display_width(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) != 0x80) ++n;  // count lead bytes, not continuation bytes
+  }
+  return n;
+}
+
+std::string pad_right(const std::string& s, std::size_t width) {
+  const std::size_t w = display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+std::string pad_left(const std::string& s, std::size_t width) {
+  const std::size_t w = display_width(s);
+  return w >= width ? s : std::string(width - w, ' ') + s;
+}
+
+std::vector<std::size_t> TextTable::widths() const {
+  std::vector<std::size_t> w(header.size(), 0);
+  for (std::size_t c = 0; c < header.size(); ++c) w[c] = display_width(header[c]);
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size() && c < w.size(); ++c) {
+      w[c] = std::max(w[c], display_width(row[c]));
+    }
+  }
+  return w;
+}
+
+std::string TextTable::render(const std::string& indent) const {
+  const auto w = widths();
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out = indent;
+    for (std::size_t c = 0; c < w.size(); ++c) {
+      const std::string cell = c < cells.size() ? cells[c] : "";
+      const bool is_last = c + 1 == w.size();
+      if (c < right.size() && right[c]) {
+        out += pad_left(cell, w[c]);
+      } else {
+        out += is_last ? cell : pad_right(cell, w[c]);
+      }
+      if (!is_last) out += "  ";
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(header);
+  for (const auto& row : rows) out += line(row);
+  return out;
+}
+
+std::string markdown_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += "<br>";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace pgslow::report

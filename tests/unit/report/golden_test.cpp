@@ -1,0 +1,79 @@
+// Golden-file tests: each renderer's output for the sample run, byte for byte.
+// Regenerate after an intended change with PGSLOW_UPDATE_GOLDEN=1 and review the diff.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "report/reporter.h"
+#include "tests/unit/report/sample_run.h"
+
+namespace pgslow::report {
+namespace {
+
+const std::filesystem::path kGoldenDir =
+    std::filesystem::path(PGSLOW_SOURCE_DIR) / "tests/unit/report/golden";
+
+void check_golden(const std::string& file, const std::string& actual) {
+  const auto path = kGoldenDir / file;
+  const char* update = std::getenv("PGSLOW_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << actual;
+    GTEST_SKIP() << "updated " << path;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << path << " is missing; run with PGSLOW_UPDATE_GOLDEN=1 to create it";
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str())
+      << "output differs from " << path << "; if intended, rerun with PGSLOW_UPDATE_GOLDEN=1";
+}
+
+std::string render(std::string_view format, const Run& run) {
+  std::ostringstream out;
+  make_reporter(format)->report(run, out);
+  return out.str();
+}
+
+TEST(Golden, Console) {
+  check_golden("sample.txt", render("console", testing::sample_run()));
+}
+TEST(Golden, Markdown) {
+  check_golden("sample.md", render("md", testing::sample_run()));
+}
+TEST(Golden, Csv) {
+  check_golden("sample.csv", render("csv", testing::sample_run()));
+}
+TEST(Golden, Json) {
+  check_golden("sample.json", render("json", testing::sample_run()));
+}
+
+TEST(Golden, Comparison) {
+  report::Run other = testing::sample_run();
+  other.server_version = "PostgreSQL 17.2";
+  other.server_major = 17;
+  other.stages[1].repeats = {testing::measurement(2104, 60, 15)};
+  std::ostringstream out;
+  render_comparison(testing::sample_run(), other, "pg15.json", "pg17.json", false, out);
+  check_golden("compare.txt", out.str());
+}
+
+TEST(Console, FitsOneHundredColumns) {
+  std::istringstream in(render("console", testing::sample_run()));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::size_t columns = 0;
+    for (unsigned char c : line) columns += (c & 0xC0) != 0x80 ? 1 : 0;
+    EXPECT_LE(columns, 100u) << line;
+  }
+}
+
+TEST(Reporters, UnknownFormatIsNull) {
+  EXPECT_EQ(make_reporter("pdf"), nullptr);
+}
+
+}  // namespace
+}  // namespace pgslow::report
