@@ -1,10 +1,118 @@
+// pgslow server start | status | stop | destroy | conninfo: the managed cluster in the workdir.
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
 #include "cli/commands.h"
+#include "common/errors.h"
+#include "common/strings.h"
+#include "server/managed_cluster.h"
 
 namespace pgslow::cli {
 
+namespace {
+
+server::ManagedCluster open_cluster(const Context& ctx, int port = 0) {
+  server::ManagedOptions options;
+  options.workdir = ctx.workdir;
+  options.pg_bin = ctx.pg_bin;
+  options.port = port;
+  return server::ManagedCluster(std::move(options));
+}
+
+// "3 h 05 min", "12 min 04 s", "9 s": an uptime reads better in clock units.
+std::string format_uptime(std::chrono::seconds s) {
+  auto total = s.count();
+  auto days = total / 86400, hours = total / 3600 % 24, minutes = total / 60 % 60,
+       seconds = total % 60;
+  if (days > 0) return fmt::format("{} d {} h {:02} min", days, hours, minutes);
+  if (hours > 0) return fmt::format("{} h {:02} min", hours, minutes);
+  if (minutes > 0) return fmt::format("{} min {:02} s", minutes, seconds);
+  return fmt::format("{} s", seconds);
+}
+
+void print_status(const server::ManagedCluster& cluster) {
+  server::ClusterStatus s = cluster.status();
+  std::vector<std::pair<std::string, std::string>> rows;
+  if (!s.initialized) {
+    rows.emplace_back("state", "not created (`pgslow server start` creates it)");
+  } else if (s.running) {
+    rows.emplace_back("state", fmt::format("running (pid {})", s.pid.value_or(0)));
+  } else {
+    rows.emplace_back("state", "stopped (`pgslow server start` starts it)");
+  }
+  rows.emplace_back("version", s.version.empty() ? "unknown" : "PostgreSQL " + s.version);
+  rows.emplace_back("port", s.port != 0 ? std::to_string(s.port) : "not chosen yet");
+  rows.emplace_back("socket dir", s.socket_dir.string());
+  rows.emplace_back("data dir", s.data_dir.string());
+  rows.emplace_back("size", s.initialized ? format_bytes(static_cast<double>(s.size_bytes)) : "-");
+  rows.emplace_back("uptime", s.uptime ? format_uptime(*s.uptime) : "-");
+  rows.emplace_back("log file", s.log_file.string());
+  if (!s.pg_bin.empty()) rows.emplace_back("binaries", s.pg_bin.string());
+  if (s.initialized && s.port != 0) rows.emplace_back("conninfo", cluster.conninfo());
+  std::size_t width = 0;
+  for (const auto& [name, value] : rows) width = std::max(width, name.size());
+  for (const auto& [name, value] : rows) fmt::print("{:<{}}  {}\n", name, width, value);
+}
+
+}  // namespace
+
 void add_server_commands(CLI::App& app, Context& ctx) {
-  (void)app;
-  (void)ctx;
+  CLI::App* server = app.add_subcommand("server", "the managed PostgreSQL cluster in the workdir");
+  server->require_subcommand(1);
+
+  CLI::App* start = server->add_subcommand(
+      "start", "create the cluster (initdb, first time only) and start it; a no-op when running");
+  auto port = std::make_shared<int>(0);
+  auto timeout = std::make_shared<int>(60);
+  start->add_option("--port", *port, "listen on this port (default: a free one, remembered)")
+      ->check(CLI::Range(1, 65535));
+  start->add_option("--timeout", *timeout, "seconds to wait for the server to accept queries")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  start->callback([&ctx, port, timeout] {
+    before_command(ctx, "server start");
+    auto cluster = open_cluster(ctx, *port);
+    cluster.start(std::chrono::seconds(*timeout));
+    fmt::print("{}\n", cluster.conninfo());
+  });
+
+  server->add_subcommand("status", "version, port, socket and data folders, size, uptime")
+      ->callback([&ctx] {
+        before_command(ctx, "server status");
+        print_status(open_cluster(ctx));
+      });
+
+  server->add_subcommand("stop", "stop the cluster (fast shutdown); its data stays")
+      ->callback([&ctx] {
+        before_command(ctx, "server stop");
+        open_cluster(ctx).stop();
+      });
+
+  server->add_subcommand("destroy", "stop the cluster and remove it with all its data")
+      ->callback([&ctx] {
+        before_command(ctx, "server destroy");
+        open_cluster(ctx).destroy();
+      });
+
+  server
+      ->add_subcommand("conninfo",
+                       "print the libpq connection string: psql \"$(pgslow server conninfo)\"")
+      ->callback([&ctx] {
+        before_command(ctx, "server conninfo");
+        auto cluster = open_cluster(ctx);
+        if (!cluster.is_initialized() || cluster.port() == 0) {
+          throw RuntimeError(
+              fmt::format("there is no managed cluster in {} yet: run `pgslow server start` first",
+                          ctx.workdir.string()));
+        }
+        if (!cluster.is_running()) {
+          spdlog::warn("the managed cluster is stopped: `pgslow server start` starts it");
+        }
+        fmt::print("{}\n", cluster.conninfo());
+      });
 }
 
 }  // namespace pgslow::cli
