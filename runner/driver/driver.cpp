@@ -631,10 +631,15 @@ report::Measurement run_workload(const workload::Workload& workload,
   std::int64_t next_tick = t0 + 1'000'000;
   const std::int64_t window_end_planned =
       measure_start + static_cast<std::int64_t>(o.duration_s * 1e6);
+  bool measure_started = false;
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     std::int64_t now = now_us();
     bool stop_now = stop && stop->load();
+    if (!measure_started && now >= measure_start) {
+      measure_started = true;
+      if (o.on_measure_start) o.on_measure_start();
+    }
     if (now >= next_tick || stop_now) {
       second.clear();
       for (auto& w : ws) {
@@ -656,6 +661,7 @@ report::Measurement run_workload(const workload::Workload& workload,
     // Threads finish shortly after the window ends (or after the stop flag).
     if (now >= window_end_planned || stop_now) break;
   }
+  if (measure_started && o.on_measure_end) o.on_measure_end();
   for (auto& t : threads) t.join();
 
   std::exception_ptr fatal;
