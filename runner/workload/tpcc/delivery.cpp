@@ -68,12 +68,12 @@ Task<TxStatus> run_delivery(Session& s, const DeliveryInput& in) {
     const pg::Result amount = co_await s.execute(
         "del_update_order_lines",
         DelUpdateOrderLines{.w_id = in.w_id, .d_id = d_id, .o_id = o_id}.params());
-    co_await s.execute("del_update_customer",
-                       DelUpdateCustomer{.w_id = in.w_id,
-                                         .d_id = d_id,
-                                         .c_id = order.get_int64(0, 0),
-                                         .amount = std::string(amount.get(0, 0))}
-                           .params());
+    // Named before the co_await: GCC 12 destroys a string-holding temporary in it twice.
+    const DelUpdateCustomer update_customer{.w_id = in.w_id,
+                                            .d_id = d_id,
+                                            .c_id = order.get_int64(0, 0),
+                                            .amount = std::string(amount.get(0, 0))};
+    co_await s.execute("del_update_customer", update_customer.params());
   }
   co_await s.query("COMMIT");
   co_return TxStatus::kCommitted;

@@ -133,8 +133,9 @@ Task<TxStatus> run_new_order(Session& s, const NewOrderInput& in) {
   co_await s.execute("no_insert_new_order",
                      NoInsertNewOrder{.w_id = in.w_id, .d_id = in.d_id, .o_id = o_id}.params());
 
-  const pg::Result items =
-      co_await s.execute("no_get_items", NoGetItems{.item_ids = item_ids}.params());
+  // Named, not a temporary inside co_await: GCC 12 destroys such temporaries twice.
+  const NoGetItems get_items{.item_ids = std::move(item_ids)};
+  const pg::Result items = co_await s.execute("no_get_items", get_items.params());
   // 2.4.2.3: an unused item id rolls the whole order back; that is the expected outcome.
   if (items.rows() < ol_cnt) {
     co_await s.query("ROLLBACK");

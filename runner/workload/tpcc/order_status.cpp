@@ -50,10 +50,10 @@ Task<TxStatus> run_order_status(Session& s, const OrderStatusInput& in) {
   co_await s.query("BEGIN");
   std::int64_t c_id = in.customer.c_id;
   if (c_id == 0) {
-    const pg::Result found = co_await s.execute(
-        "os_get_customers_by_name",
-        OsGetCustomersByName{.w_id = in.w_id, .d_id = in.d_id, .last_name = in.customer.c_last}
-            .params());
+    // Named before the co_await: GCC 12 destroys a string-holding temporary in it twice.
+    const OsGetCustomersByName by_name{
+        .w_id = in.w_id, .d_id = in.d_id, .last_name = in.customer.c_last};
+    const pg::Result found = co_await s.execute("os_get_customers_by_name", by_name.params());
     // 2.6.2.2: position n/2 rounded up in C_FIRST order.
     c_id = found.get_int64((found.rows() + 1) / 2 - 1, 0);
   } else {

@@ -74,6 +74,8 @@ PaymentInput draw_payment(Rng& rng, const Terminal& t) {
 }
 
 Task<TxStatus> run_payment(Session& s, const PaymentInput& in) {
+  // Structs with strings are named before the co_await that uses them, never temporaries
+  // inside it: GCC 12 destroys such temporaries twice.
   co_await s.query("BEGIN");
   const pg::Result warehouse = co_await s.execute(
       "pay_update_warehouse",
@@ -85,35 +87,32 @@ Task<TxStatus> run_payment(Session& s, const PaymentInput& in) {
 
   std::int64_t c_id = in.customer.c_id;
   if (c_id == 0) {
-    const pg::Result found = co_await s.execute(
-        "pay_get_customers_by_name",
-        PayGetCustomersByName{.w_id = in.c_w_id, .d_id = in.c_d_id, .last_name = in.customer.c_last}
-            .params());
+    const PayGetCustomersByName by_name{
+        .w_id = in.c_w_id, .d_id = in.c_d_id, .last_name = in.customer.c_last};
+    const pg::Result found = co_await s.execute("pay_get_customers_by_name", by_name.params());
     // Every district holds all 1,000 last names (4.3.3.1), so `found` is never empty.
     // 2.5.2.2: the customer at position n/2 rounded up, counting from 1.
     c_id = found.get_int64((found.rows() + 1) / 2 - 1, 0);
   }
-  const std::string bad_credit_data = std::to_string(c_id) + " " + std::to_string(in.c_d_id) + " " +
-                                      std::to_string(in.c_w_id) + " " + std::to_string(in.d_id) +
-                                      " " + std::to_string(in.w_id) + " " + cents(in.amount_cents) +
-                                      " | ";
-  co_await s.execute("pay_update_customer", PayUpdateCustomer{.w_id = in.c_w_id,
-                                                              .d_id = in.c_d_id,
-                                                              .c_id = c_id,
-                                                              .amount_cents = in.amount_cents,
-                                                              .bad_credit_data = bad_credit_data}
-                                                .params());
+  const PayUpdateCustomer update_customer{
+      .w_id = in.c_w_id,
+      .d_id = in.c_d_id,
+      .c_id = c_id,
+      .amount_cents = in.amount_cents,
+      .bad_credit_data = std::to_string(c_id) + " " + std::to_string(in.c_d_id) + " " +
+                         std::to_string(in.c_w_id) + " " + std::to_string(in.d_id) + " " +
+                         std::to_string(in.w_id) + " " + cents(in.amount_cents) + " | "};
+  co_await s.execute("pay_update_customer", update_customer.params());
   // 2.5.2.2: H_DATA is W_NAME and D_NAME separated by four spaces.
-  co_await s.execute("pay_insert_history",
-                     PayInsertHistory{.c_id = c_id,
-                                      .c_d_id = in.c_d_id,
-                                      .c_w_id = in.c_w_id,
-                                      .d_id = in.d_id,
-                                      .w_id = in.w_id,
-                                      .amount_cents = in.amount_cents,
-                                      .data = std::string(warehouse.get(0, 0)) + "    " +
-                                              std::string(district.get(0, 0))}
-                         .params());
+  const PayInsertHistory history{
+      .c_id = c_id,
+      .c_d_id = in.c_d_id,
+      .c_w_id = in.c_w_id,
+      .d_id = in.d_id,
+      .w_id = in.w_id,
+      .amount_cents = in.amount_cents,
+      .data = std::string(warehouse.get(0, 0)) + "    " + std::string(district.get(0, 0))};
+  co_await s.execute("pay_insert_history", history.params());
   co_await s.query("COMMIT");
   co_return TxStatus::kCommitted;
 }

@@ -1,0 +1,196 @@
+// TPC-C-lite against a real server: one warehouse is loaded once into a template, and every
+// test works on its own clone of it.
+
+#include "workload/tpcc/tpcc.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <iostream>
+
+#include "common/clock.h"
+#include "common/progress.h"
+#include "tests/support/cluster_fixture.h"
+#include "workload/tpcc/checks.h"
+#include "workload/tpcc/constants.h"
+#include "workload/tpcc/generate.h"
+#include "workload/tpcc/mix.h"
+#include "workload/tpcc/transactions.h"
+
+namespace pgslow::workload::tpcc {
+namespace {
+
+constexpr const char* kTemplate = "tpcc_template";
+
+class TpccTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (loaded_) return;
+    pg::Connection admin = pg::Connection::open(pgslow::testing::conninfo());
+    admin.exec(std::string("CREATE DATABASE ") + kTemplate);
+    const auto start = now_us();
+    SilentProgress progress;
+    WorkloadParams params;
+    workload().load(pgslow::testing::conninfo(kTemplate), params, progress);
+    std::cout << "loaded 1 warehouse in " << static_cast<double>(now_us() - start) / 1e6 << " s\n";
+    loaded_ = true;
+  }
+
+  static const Workload& workload() {
+    static const auto w = make_tpcc_lite();
+    return *w;
+  }
+
+  // A connection to a fresh clone, with every statement prepared.
+  static pg::Connection clone() {
+    pg::Connection conn = pg::Connection::open(pgslow::testing::clone_database(kTemplate));
+    for (const auto& st : workload().statements()) conn.prepare(st.name, st.sql);
+    return conn;
+  }
+
+  static void expect_checks_pass(pg::Connection& conn) {
+    const auto results = run_checks(conn);
+    EXPECT_EQ(results.size(), checks().size());
+    for (const auto& r : results) EXPECT_TRUE(r.passed) << r.clause << " " << r.detail;
+  }
+
+  static std::int64_t count(pg::Connection& conn, const std::string& sql) {
+    return std::stoll(conn.query_value(sql).value_or("-1"));
+  }
+
+  static inline bool loaded_ = false;
+};
+
+TEST_F(TpccTest, RowCountsFollowTheSpecAndChecksPassAfterLoad) {
+  pg::Connection conn = clone();
+  for (const auto& info : table_infos()) {
+    const std::int64_t n = count(conn, "SELECT count(*) FROM " + std::string(info.name));
+    const std::int64_t expected = expected_rows(info.table, 1);
+    if (expected >= 0) {
+      EXPECT_EQ(n, expected) << info.name;
+    } else {  // ORDER-LINE: 5 to 15 lines for each of 30,000 orders, 10 on average
+      EXPECT_GE(n, 30'000 * kMinOrderLines);
+      EXPECT_LE(n, 30'000 * kMaxOrderLines);
+      EXPECT_NEAR(static_cast<double>(n), 300'000, 10'000);
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(count(conn,
+                                        "SELECT count(*) FROM item WHERE i_data LIKE "
+                                        "'%ORIGINAL%'")),
+              10'000, 500);
+  // Keys and indexes exist.
+  EXPECT_EQ(
+      count(conn,
+            "SELECT count(*) FROM pg_constraint WHERE contype = 'p' AND conrelid::regclass::text "
+            "IN ('warehouse','district','customer','new_order','orders','order_line',"
+            "'item','stock')"),
+      8);
+  EXPECT_EQ(count(conn,
+                  "SELECT count(*) FROM pg_indexes WHERE indexname IN "
+                  "('customer_by_name', 'orders_by_customer')"),
+            2);
+  expect_checks_pass(conn);
+}
+
+TEST_F(TpccTest, ChecksReportTheOffendingDistrict) {
+  pg::Connection conn = clone();
+  conn.exec("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 7");
+  const auto results = run_checks(conn);
+  for (const auto& r : results) {
+    if (r.clause == "3.3.2.1" || r.clause == "3.3.2.9") {
+      EXPECT_FALSE(r.passed) << r.clause;
+      EXPECT_NE(r.detail.find("warehouse 1"), std::string::npos) << r.detail;
+    } else {
+      EXPECT_TRUE(r.passed) << r.clause << " " << r.detail;
+    }
+  }
+  const auto& r9 = results[8];
+  ASSERT_EQ(r9.clause, "3.3.2.9");
+  EXPECT_NE(r9.detail.find("district 7: D_YTD 30001.00"), std::string::npos) << r9.detail;
+}
+
+TEST_F(TpccTest, EachTransactionTypeKeepsTheDatabaseConsistent) {
+  pg::Connection conn = clone();
+  BlockingSession session(conn);
+  const Terminal t{.warehouses = 1, .w_id = 1, .d_id = 3, .constants = run_constants(7)};
+  Rng rng(7);
+  constexpr int kEach = 25;
+  int committed = 0, rolled_back = 0;
+  auto tally = [&](TxStatus s) { (s == TxStatus::kCommitted ? committed : rolled_back)++; };
+  const std::int64_t orders_before = count(conn, "SELECT count(*) FROM orders");
+  const std::int64_t new_orders_before = count(conn, "SELECT count(*) FROM new_order");
+  for (int i = 0; i < kEach; ++i) {
+    NewOrderInput no = draw_new_order(rng, t);
+    no.rollback = false;
+    if (no.lines.back().i_id > kItems) no.lines.back().i_id = 1;  // keep it committing
+    tally(run_synchronously(run_new_order(session, no)));
+    tally(run_synchronously(run_payment(session, draw_payment(rng, t))));
+    tally(run_synchronously(run_order_status(session, draw_order_status(rng, t))));
+    tally(run_synchronously(run_stock_level(session, draw_stock_level(rng, t))));
+  }
+  for (int i = 0; i < 3; ++i)
+    tally(run_synchronously(run_delivery(session, draw_delivery(rng, t))));
+  EXPECT_EQ(committed, 4 * kEach + 3);
+  EXPECT_EQ(rolled_back, 0);
+  EXPECT_EQ(count(conn, "SELECT count(*) FROM orders"), orders_before + kEach);
+  // Each delivery takes one new order from each of the ten districts.
+  EXPECT_EQ(count(conn, "SELECT count(*) FROM new_order"), new_orders_before + kEach - 30);
+  EXPECT_EQ(count(conn, "SELECT count(*) FROM history"), 30'000 + kEach);
+  EXPECT_EQ(count(conn, "SELECT count(*) FROM orders WHERE o_carrier_id IS NULL"),
+            new_orders_before + kEach - 30);
+  expect_checks_pass(conn);
+}
+
+TEST_F(TpccTest, NewOrderRollbackLeavesNoTrace) {
+  pg::Connection conn = clone();
+  BlockingSession session(conn);
+  const Terminal t{.warehouses = 1, .w_id = 1, .d_id = 1, .constants = run_constants(3)};
+  Rng rng(3);
+  NewOrderInput in;
+  do {
+    in = draw_new_order(rng, t);
+  } while (!in.rollback);
+  const std::string snapshot =
+      "SELECT (SELECT count(*) FROM orders) || '/' || (SELECT count(*) FROM new_order) || '/' || "
+      "(SELECT count(*) FROM order_line) || '/' || (SELECT sum(d_next_o_id) FROM district) || "
+      "'/' || (SELECT sum(s_quantity) + sum(s_order_cnt) FROM stock)";
+  const auto before = conn.query_value(snapshot);
+  EXPECT_EQ(run_synchronously(run_new_order(session, in)), TxStatus::kRolledBack);
+  EXPECT_EQ(conn.query_value("SELECT 1"), "1");  // the connection is usable, not in a failed tx
+  EXPECT_EQ(conn.query_value(snapshot), before);
+  expect_checks_pass(conn);
+}
+
+TEST_F(TpccTest, ClientsRunTheMixAndCanRetryTheSameInputs) {
+  pg::Connection conn = clone();
+  BlockingSession session(conn);
+  WorkloadParams params;
+  params.seed = 5;
+  ASSERT_TRUE(workload().validate(params).empty());
+  auto client = workload().make_client(params, 0);
+  std::array<int, 5> started{}, committed{}, rolled_back{};
+  for (int i = 0; i < 300; ++i) {
+    const std::size_t type = client->choose();
+    ++started[type];
+    const TxStatus s = run_synchronously(client->execute(session));
+    (s == TxStatus::kCommitted ? committed : rolled_back)[type]++;
+  }
+  // Running the last choice again (a driver retry) works on the same inputs.
+  const TxStatus first = run_synchronously(client->execute(session));
+  EXPECT_EQ(run_synchronously(client->execute(session)), first);
+  const auto types = workload().transaction_types();
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    std::cout << types[i] << ": " << started[i] << " started, " << committed[i] << " committed, "
+              << rolled_back[i] << " rolled back\n";
+    EXPECT_EQ(started[i], committed[i] + rolled_back[i]);
+    if (i != 0) {
+      EXPECT_EQ(rolled_back[i], 0) << types[i];
+    }
+  }
+  EXPECT_GT(started[0], 100);
+  EXPECT_GT(started[1], 100);
+  expect_checks_pass(conn);
+}
+
+}  // namespace
+}  // namespace pgslow::workload::tpcc
