@@ -84,6 +84,7 @@ table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); vertical-align: top; text-align: left; }
 th { background: var(--panel); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.stage { white-space: nowrap; font-weight: 600; }
 td.knobs { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 .slower { color: var(--bad); } .faster { color: var(--good); } .muted { color: var(--muted); }
 .failed { color: var(--bad); font-weight: 600; }
@@ -117,6 +118,7 @@ const char* const kScript = R"JS(
     var d = Math.max(0, 2 - Math.floor(Math.log10(a)));
     return v.toFixed(d);
   }
+  function tick(v) { return v >= 1000 ? v.toLocaleString('en-US') : String(+v.toPrecision(3)); }
   // Ticks: powers of ten on a log axis, 5 even steps on a linear one.
   function scale(lo, hi, log, size) {
     if (log) {
@@ -146,7 +148,7 @@ const char* const kScript = R"JS(
       var x = left + sc.map(t);
       svg.appendChild(el('line', { x1: x, x2: x, y1: top - 4, y2: H - 10, stroke: '#d9dee5' }));
       svg.appendChild(el('text', { x: x, y: top - 8, 'font-size': 11, fill: '#5b6675',
-                                   'text-anchor': 'middle' }, fmt(t)));
+                                   'text-anchor': 'middle' }, tick(t)));
     });
     var n = 0;
     data.stages.forEach(function (s, i) {
@@ -193,7 +195,7 @@ const char* const kScript = R"JS(
       var y = H - bottom - sy.map(t);
       svg.appendChild(el('line', { x1: left, x2: W - right, y1: y, y2: y, stroke: '#d9dee5' }));
       svg.appendChild(el('text', { x: left - 8, y: y + 4, 'font-size': 11, 'text-anchor': 'end',
-                                   fill: '#5b6675' }, fmt(t)));
+                                   fill: '#5b6675' }, tick(t)));
     });
     for (var t = 0; t < len; t += Math.max(1, Math.ceil(len / 10))) {
       svg.appendChild(el('text', { x: sx(t), y: H - bottom + 16, 'font-size': 11,
@@ -290,7 +292,7 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
     for (const auto& m : s.movers) evidence += (evidence.empty() ? "" : "<br>") + escape(m.text);
     if (!stage.error.empty())
       evidence = "<span class=\"failed\">" + escape(stage.error) + "</span>";
-    out << "<tr><td>" << escape(stage.name) << "</td><td class=\"knobs\">"
+    out << "<tr><td class=\"stage\">" << escape(stage.name) << "</td><td class=\"knobs\">"
         << (knobs.empty() ? "—" : knobs) << "</td><td class=\"num\">" << tps << "</td>"
         << change_cell(s.vs_previous) << change_cell(s.vs_baseline) << "<td class=\"num\">"
         << (s.ran ? escape(format_latency_us(s.p99_us)) : "—") << "</td><td>"

@@ -1,0 +1,341 @@
+#include "evidence/evidence.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "common/clock.h"
+
+namespace pgslow::evidence {
+
+namespace {
+
+// Sources whose counters restart together; their epochs guard the subtraction.
+constexpr const char* kDatabase = "pg_stat_database";
+constexpr const char* kTables = "pg_stat_user_tables";
+constexpr const char* kBgwriter = "pg_stat_bgwriter";
+constexpr const char* kCheckpointer = "pg_stat_checkpointer";
+constexpr const char* kIo = "pg_stat_io";
+constexpr const char* kWal = "pg_stat_wal";
+constexpr const char* kProc = "/proc";
+constexpr const char* kLog = "log";
+constexpr const char* kSampler = "lock sampler";
+
+void put(Snapshot& s, const std::string& key, const pg::Result& r, int col, const char* source) {
+  s.counters[key] = Counter{r.get_double(0, col), source};
+}
+
+std::string text(const pg::Result& r, int col) {
+  return r.is_null(0, col) ? std::string() : std::string(r.get(0, col));
+}
+
+void read_database(pg::Connection& conn, const std::string& db, const std::string& start,
+                   Snapshot& s) {
+  const pg::Result r = conn.exec_params(
+      "SELECT blks_read, blks_hit, temp_files, temp_bytes, deadlocks, xact_rollback, "
+      "stats_reset::text FROM pg_stat_database WHERE datname = $1",
+      {db});
+  if (r.rows() == 0) return;
+  put(s, "blocks_read", r, 0, kDatabase);
+  put(s, "blocks_hit", r, 1, kDatabase);
+  put(s, "temp_files", r, 2, kDatabase);
+  put(s, "temp_bytes", r, 3, kDatabase);
+  put(s, "deadlocks", r, 4, kDatabase);
+  put(s, "rollbacks", r, 5, kDatabase);
+  s.epochs[kDatabase] = start + "|" + text(r, 6);
+  // pg_stat_reset() in the database resets its table counters too.
+  s.epochs[kTables] = s.epochs[kDatabase];
+}
+
+void read_tables(pg::Connection& conn, Snapshot& s) {
+  // Summed over the stage's database: the workload's tables are the user tables of the clone.
+  const pg::Result r = conn.exec(
+      "SELECT coalesce(sum(seq_scan), 0), coalesce(sum(idx_scan), 0), "
+      "coalesce(sum(seq_tup_read), 0), coalesce(sum(idx_tup_fetch), 0), "
+      "coalesce(sum(autovacuum_count), 0), coalesce(sum(autoanalyze_count), 0), "
+      "coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables");
+  put(s, "seq_scans", r, 0, kTables);
+  put(s, "index_scans", r, 1, kTables);
+  put(s, "seq_tup_read", r, 2, kTables);
+  put(s, "idx_tup_fetch", r, 3, kTables);
+  put(s, "autovacuum_runs", r, 4, kTables);
+  put(s, "autoanalyze_runs", r, 5, kTables);
+  s.levels["dead_tuples"] = Counter{r.get_double(0, 6), kTables};
+}
+
+void read_checkpoints(pg::Connection& conn, int major, const std::string& start, Snapshot& s) {
+  if (major <= 16) {
+    const pg::Result r = conn.exec(
+        "SELECT checkpoints_timed, checkpoints_req, buffers_checkpoint, buffers_clean, "
+        "maxwritten_clean, buffers_backend, buffers_backend_fsync, stats_reset::text "
+        "FROM pg_stat_bgwriter");
+    put(s, "checkpoints_timed", r, 0, kBgwriter);
+    put(s, "checkpoints_requested", r, 1, kBgwriter);
+    put(s, "buffers_checkpoint", r, 2, kBgwriter);
+    put(s, "buffers_bgwriter", r, 3, kBgwriter);
+    put(s, "maxwritten_clean", r, 4, kBgwriter);
+    put(s, "buffers_backend", r, 5, kBgwriter);
+    put(s, "buffers_backend_fsync", r, 6, kBgwriter);
+    s.epochs[kBgwriter] = start + "|" + text(r, 7);
+    return;
+  }
+  // 17 moved the checkpoint counters to pg_stat_checkpointer and dropped the backend write
+  // counters from pg_stat_bgwriter; pg_stat_io has them per backend type.
+  const pg::Result c = conn.exec(
+      "SELECT num_timed, num_requested, buffers_written, stats_reset::text "
+      "FROM pg_stat_checkpointer");
+  put(s, "checkpoints_timed", c, 0, kCheckpointer);
+  put(s, "checkpoints_requested", c, 1, kCheckpointer);
+  put(s, "buffers_checkpoint", c, 2, kCheckpointer);
+  s.epochs[kCheckpointer] = start + "|" + text(c, 3);
+  const pg::Result b =
+      conn.exec("SELECT buffers_clean, maxwritten_clean, stats_reset::text FROM pg_stat_bgwriter");
+  put(s, "buffers_bgwriter", b, 0, kBgwriter);
+  put(s, "maxwritten_clean", b, 1, kBgwriter);
+  s.epochs[kBgwriter] = start + "|" + text(b, 2);
+  const pg::Result io = conn.exec(
+      "SELECT coalesce(sum(writes), 0), coalesce(sum(fsyncs), 0), max(stats_reset)::text "
+      "FROM pg_stat_io WHERE object = 'relation' "
+      "AND backend_type NOT IN ('checkpointer', 'background writer')");
+  put(s, "buffers_backend", io, 0, kIo);
+  put(s, "buffers_backend_fsync", io, 1, kIo);
+  s.epochs[kIo] = start + "|" + text(io, 2);
+}
+
+void read_wal(pg::Connection& conn, int major, const std::string& start, Snapshot& s) {
+  if (major < 14) return;  // pg_stat_wal appeared in 14
+  if (major <= 17) {
+    const pg::Result r = conn.exec(
+        "SELECT wal_records, wal_fpi, wal_bytes, wal_buffers_full, wal_write, wal_sync, "
+        "stats_reset::text FROM pg_stat_wal");
+    put(s, "wal_records", r, 0, kWal);
+    put(s, "wal_fpi", r, 1, kWal);
+    put(s, "wal_bytes", r, 2, kWal);
+    put(s, "wal_buffers_full", r, 3, kWal);
+    put(s, "wal_write", r, 4, kWal);
+    put(s, "wal_sync", r, 5, kWal);
+    s.epochs[kWal] = start + "|" + text(r, 6);
+    return;
+  }
+  // 18 moved wal_write and wal_sync to pg_stat_io (object 'wal': writes and fsyncs).
+  const pg::Result r = conn.exec(
+      "SELECT wal_records, wal_fpi, wal_bytes, wal_buffers_full, stats_reset::text "
+      "FROM pg_stat_wal");
+  put(s, "wal_records", r, 0, kWal);
+  put(s, "wal_fpi", r, 1, kWal);
+  put(s, "wal_bytes", r, 2, kWal);
+  put(s, "wal_buffers_full", r, 3, kWal);
+  s.epochs[kWal] = start + "|" + text(r, 4);
+  const pg::Result io = conn.exec(
+      "SELECT coalesce(sum(writes), 0), coalesce(sum(fsyncs), 0), max(stats_reset)::text "
+      "FROM pg_stat_io WHERE object = 'wal'");
+  s.counters["wal_write"] = Counter{io.get_double(0, 0), "pg_stat_io wal"};
+  s.counters["wal_sync"] = Counter{io.get_double(0, 1), "pg_stat_io wal"};
+  s.epochs["pg_stat_io wal"] = start + "|" + text(io, 2);
+}
+
+// The fields of /proc/PID/stat after the command name (which may hold spaces and parens).
+std::optional<std::vector<std::string>> stat_fields(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(line.substr(close + 1));
+  std::vector<std::string> fields;
+  for (std::string f; rest >> f;) fields.push_back(f);
+  return fields;  // fields[0] is the state (field 3), fields[1] the ppid (field 4)
+}
+
+// One process's io counters; nullopt when unreadable.
+std::optional<ProcIo> read_proc_io(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/io");
+  if (!in) return std::nullopt;
+  ProcIo io;
+  std::string key;
+  std::uint64_t value = 0;
+  bool any = false;
+  while (in >> key >> value) {
+    any = true;
+    if (key == "syscr:") io.syscr = value;
+    if (key == "syscw:") io.syscw = value;
+    if (key == "read_bytes:") io.read_bytes = value;
+    if (key == "write_bytes:") io.write_bytes = value;
+  }
+  if (!any) return std::nullopt;
+  io.processes = 1;
+  return io;
+}
+
+void read_proc(const SnapshotOptions& options, Snapshot& s) {
+  std::optional<int> pid = options.postmaster_pid;
+  if (!pid && options.data_dir) pid = postmaster_pid_of(*options.data_dir);
+  if (!pid) return;
+  const auto io = read_server_proc_io(*pid);
+  if (!io) return;
+  // The postmaster's start time (field 22) tells a restarted server with a reused pid apart.
+  const auto fields = stat_fields(*pid);
+  const std::string started = fields && fields->size() > 19 ? (*fields)[19] : "";
+  s.epochs[kProc] = std::to_string(*pid) + "|" + started;
+  s.counters["read_syscalls"] = Counter{static_cast<double>(io->syscr), kProc};
+  s.counters["write_syscalls"] = Counter{static_cast<double>(io->syscw), kProc};
+  s.counters["read_bytes"] = Counter{static_cast<double>(io->read_bytes), kProc};
+  s.counters["write_bytes"] = Counter{static_cast<double>(io->write_bytes), kProc};
+  s.proc_processes = io->processes;
+}
+
+void read_log(const SnapshotOptions& options, Snapshot& s) {
+  if (!options.log_file) return;
+  struct stat st {};
+  if (::stat(options.log_file->c_str(), &st) != 0) return;
+  // A rotated log is a new inode: the epoch changes and log_bytes is absent for the stage.
+  s.epochs[kLog] = options.log_file->string() + "|" + std::to_string(st.st_ino);
+  s.counters["log_bytes"] = Counter{static_cast<double>(st.st_size), kLog};
+  s.log_path = options.log_file->string();
+}
+
+}  // namespace
+
+std::optional<int> postmaster_pid_of(const std::filesystem::path& data_dir) {
+  std::ifstream in(data_dir / "postmaster.pid");
+  int pid = 0;
+  if (!in || !(in >> pid) || pid <= 0) return std::nullopt;
+  return pid;
+}
+
+std::optional<ProcIo> read_server_proc_io(int postmaster_pid) {
+  // The postmaster's own counters include those of every child it has reaped (the kernel adds
+  // a reaped child's io to its parent's signal struct, which /proc/PID/io reports), so backends
+  // that exited during the stage are counted too; the live children are added one by one.
+  auto total = read_proc_io(postmaster_pid);
+  if (!total) return std::nullopt;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    int pid = 0;
+    const auto [end, err] = std::from_chars(name.data(), name.data() + name.size(), pid);
+    if (err != std::errc() || end != name.data() + name.size() || pid == postmaster_pid) continue;
+    const auto fields = stat_fields(pid);
+    if (!fields || fields->size() < 2 || (*fields)[1] != std::to_string(postmaster_pid)) continue;
+    errno = 0;
+    const auto io = read_proc_io(pid);
+    if (!io) {
+      if (errno == EACCES) return std::nullopt;  // a partial sum would be wrong, not small
+      continue;                                  // exited while we looked: the parent has it
+    }
+    total->syscr += io->syscr;
+    total->syscw += io->syscw;
+    total->read_bytes += io->read_bytes;
+    total->write_bytes += io->write_bytes;
+    total->processes += 1;
+  }
+  if (ec) return std::nullopt;
+  return total;
+}
+
+Snapshot take_snapshot(pg::Connection& conn, const SnapshotOptions& options) {
+  Snapshot s;
+  s.server_major = options.server_major > 0 ? options.server_major : conn.major_version();
+  // A caller's open transaction would otherwise see the statistics cached at its first read.
+  conn.exec("SELECT pg_stat_clear_snapshot()");
+  const pg::Result who = conn.exec("SELECT current_database(), pg_postmaster_start_time()::text");
+  const std::string current(who.get(0, 0));
+  const std::string start(who.get(0, 1));
+  const std::string db = options.database.empty() ? current : options.database;
+  read_database(conn, db, start, s);
+  if (db == current) read_tables(conn, s);
+  read_checkpoints(conn, s.server_major, start, s);
+  read_wal(conn, s.server_major, start, s);
+  read_proc(options, s);
+  read_log(options, s);
+  if (options.lock_waits != nullptr) {
+    s.counters["lock_waits"] = Counter{options.lock_waits->backend_seconds(), kSampler};
+  }
+  s.taken_at_us = now_us();
+  return s;
+}
+
+std::map<std::string, double> delta(const Snapshot& before, const Snapshot& after) {
+  std::map<std::string, double> out;
+  auto same_epoch = [&](const std::string& source) {
+    const auto b = before.epochs.find(source);
+    const auto a = after.epochs.find(source);
+    const bool b_has = b != before.epochs.end();
+    const bool a_has = a != after.epochs.end();
+    return b_has == a_has && (!b_has || b->second == a->second);
+  };
+  for (const auto& [key, a] : after.counters) {
+    const auto b = before.counters.find(key);
+    if (b == before.counters.end() || b->second.source != a.source) continue;
+    if (!same_epoch(a.source)) continue;
+    if (a.value < b->second.value) continue;  // went backwards: a reset the epoch missed
+    out[key] = a.value - b->second.value;
+  }
+  for (const auto& [key, a] : after.levels) {
+    if (before.levels.count(key) != 0) out[key] = a.value;
+  }
+  const auto read = out.find("blocks_read");
+  const auto hit = out.find("blocks_hit");
+  if (read != out.end() && hit != out.end() && read->second + hit->second > 0) {
+    out["buffer_hit_ratio"] = hit->second / (read->second + hit->second);
+  }
+  return out;
+}
+
+double window_seconds(const Snapshot& before, const Snapshot& after) {
+  return static_cast<double>(after.taken_at_us - before.taken_at_us) / 1e6;
+}
+
+LockWaitSampler::LockWaitSampler(std::string conninfo, std::string database,
+                                 std::chrono::milliseconds interval)
+    : conninfo_(std::move(conninfo)), database_(std::move(database)), interval_(interval) {}
+
+LockWaitSampler::~LockWaitSampler() {
+  stop();
+}
+
+void LockWaitSampler::start() {
+  conn_ = pg::Connection::open(conninfo_);
+  conn_.prepare("pgslow_lock_waits",
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE wait_event_type = 'Lock' AND datname = $1");
+  stop_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void LockWaitSampler::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  conn_.close();
+}
+
+double LockWaitSampler::backend_seconds() const {
+  return static_cast<double>(waiting_samples_.load()) * static_cast<double>(interval_.count()) /
+         1000.0;
+}
+
+void LockWaitSampler::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stop_) {
+    lock.unlock();
+    try {
+      conn_.exec("SELECT pg_stat_clear_snapshot()");
+      const pg::Result r = conn_.exec_prepared("pgslow_lock_waits", {database_});
+      waiting_samples_ += static_cast<std::uint64_t>(r.get_int64(0, 0));
+      ++samples_;
+    } catch (const std::exception&) {
+      // The server went away (a restart): lock_waits under-counts; the stage reports the rest.
+    }
+    lock.lock();
+    wake_.wait_for(lock, interval_, [this] { return stop_.load(); });
+  }
+}
+
+}  // namespace pgslow::evidence

@@ -1,0 +1,114 @@
+#pragma once
+// Server-side evidence of one measured stage: counters snapshotted before and after the
+// stage and subtracted, so a figure always belongs to the stage (never a cumulative counter
+// since the server started). Version-aware: pg_stat_bgwriter up to 16, pg_stat_checkpointer
+// and pg_stat_io from 17, pg_stat_wal from 14 (its write/sync counters moved to pg_stat_io
+// in 18). docs/evidence.md describes each key, its source per version, and its limits.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "pg/connection.h"
+
+namespace pgslow::evidence {
+
+class LockWaitSampler;
+
+struct SnapshotOptions {
+  // The stage's database (the clone). Database-wide and table counters are read for it;
+  // empty: the connection's current database. Table counters (pg_stat_user_tables) need the
+  // connection to be connected to this database, else those keys are absent.
+  std::string database;
+  // A local server: its data directory (postmaster.pid names the postmaster) or the
+  // postmaster's pid directly. Neither: a remote server, and the /proc keys are absent.
+  std::optional<std::filesystem::path> data_dir;
+  std::optional<int> postmaster_pid;
+  // The server log file, when pgslow can read it (log_bytes); absent otherwise.
+  std::optional<std::filesystem::path> log_file;
+  // 0: ask the connection.
+  int server_major = 0;
+  // Lock waits sampled during the stage (lock_waits); nullptr: the key is absent.
+  const LockWaitSampler* lock_waits = nullptr;
+};
+
+// One counter as read, with the source it came from (a view or /proc).
+struct Counter {
+  double value = 0;
+  std::string source;  // "pg_stat_database", "pg_stat_bgwriter", "/proc", ...
+};
+
+struct Snapshot {
+  int server_major = 0;
+  std::int64_t taken_at_us = 0;  // monotonic, for the window's length
+  // When a source was last reset (stats_reset, postmaster start): a different epoch after the
+  // stage means the counters of that source restarted and cannot be subtracted.
+  std::map<std::string, std::string> epochs;  // source -> epoch text
+  std::map<std::string, Counter> counters;    // evidence key -> cumulative value
+  std::map<std::string, Counter> levels;      // evidence key -> value now (dead_tuples)
+  std::string log_path;                       // the log file measured for log_bytes
+  int proc_processes = 0;                     // server processes whose /proc/PID/io was read
+};
+
+// Reads every counter this server and this machine offer. Throws pg::Error when the server
+// fails; a source that is merely missing (remote /proc, no log file) leaves its keys absent.
+Snapshot take_snapshot(pg::Connection& conn, const SnapshotOptions& options);
+
+// The stage's values, keyed by the evidence keys (runner/knobs/evidence_keys.h): counter
+// deltas, buffer_hit_ratio over the delta window, levels at the end. A key is absent when
+// either snapshot lacks it, when its source was reset between the snapshots, or when it went
+// backwards (a reset the epochs did not show): never 0 for "unknown".
+std::map<std::string, double> delta(const Snapshot& before, const Snapshot& after);
+
+// Seconds between the two snapshots (the window the evidence covers).
+double window_seconds(const Snapshot& before, const Snapshot& after);
+
+// The sum of /proc/PID/io over the postmaster and its children, or nullopt when any part
+// cannot be read (no such process, permission). Exposed for tests.
+struct ProcIo {
+  std::uint64_t syscr = 0, syscw = 0, read_bytes = 0, write_bytes = 0;
+  int processes = 0;
+};
+std::optional<ProcIo> read_server_proc_io(int postmaster_pid);
+// The postmaster's pid from <data_dir>/postmaster.pid, nullopt when absent or unreadable.
+std::optional<int> postmaster_pid_of(const std::filesystem::path& data_dir);
+
+// Samples, in its own connection, how many backends of the database wait on a heavyweight
+// lock (pg_stat_activity.wait_event_type = 'Lock'), every `interval`. The running total is
+// backend-seconds of lock waiting, estimated: a wait shorter than the interval may be missed,
+// one longer is counted to within an interval. Honest but coarse; docs/evidence.md.
+class LockWaitSampler {
+ public:
+  LockWaitSampler(std::string conninfo, std::string database,
+                  std::chrono::milliseconds interval = std::chrono::milliseconds(100));
+  ~LockWaitSampler();
+  LockWaitSampler(const LockWaitSampler&) = delete;
+  LockWaitSampler& operator=(const LockWaitSampler&) = delete;
+
+  void start();                    // connects (throws pg::Error) and starts the sampling thread
+  void stop();                     // idempotent; the total stays readable
+  double backend_seconds() const;  // so far, cumulative
+  std::uint64_t samples() const { return samples_.load(); }
+
+ private:
+  void loop();
+  std::string conninfo_;
+  std::string database_;
+  std::chrono::milliseconds interval_;
+  pg::Connection conn_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;  // stop() wakes the sampler at once instead of after a tick
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> waiting_samples_{0};  // sum over samples of waiting backends
+  std::atomic<std::uint64_t> samples_{0};
+};
+
+}  // namespace pgslow::evidence

@@ -1,0 +1,90 @@
+// The delta and ratio logic over hand-made snapshots: no server.
+
+#include <gtest/gtest.h>
+
+#include "evidence/evidence.h"
+
+namespace pgslow::evidence {
+namespace {
+
+Snapshot snapshot(std::map<std::string, double> values, std::string db_epoch = "start|") {
+  Snapshot s;
+  s.server_major = 15;
+  s.epochs = {{"pg_stat_database", db_epoch}, {"pg_stat_bgwriter", "start|"}, {"/proc", "42|7"}};
+  for (const auto& [key, v] : values) {
+    std::string source = "pg_stat_database";
+    if (key.rfind("checkpoints", 0) == 0) source = "pg_stat_bgwriter";
+    if (key == "read_syscalls") source = "/proc";
+    s.counters[key] = Counter{v, source};
+  }
+  return s;
+}
+
+TEST(Delta, CountersAreDifferences) {
+  const auto d = delta(snapshot({{"temp_files", 10}, {"checkpoints_requested", 3}}),
+                       snapshot({{"temp_files", 14}, {"checkpoints_requested", 44}}));
+  EXPECT_DOUBLE_EQ(d.at("temp_files"), 4);
+  EXPECT_DOUBLE_EQ(d.at("checkpoints_requested"), 41);
+}
+
+TEST(Delta, HitRatioIsOverTheWindowNotSinceStart) {
+  // Since the start: 1,900 hits of 2,000 (95%). In the window: 900 of 1,000 (90%).
+  const auto d = delta(snapshot({{"blocks_hit", 1000}, {"blocks_read", 0}}),
+                       snapshot({{"blocks_hit", 1900}, {"blocks_read", 100}}));
+  EXPECT_DOUBLE_EQ(d.at("buffer_hit_ratio"), 0.9);
+  EXPECT_DOUBLE_EQ(d.at("blocks_read"), 100);
+}
+
+TEST(Delta, NoBlocksMeansNoRatio) {
+  const auto d = delta(snapshot({{"blocks_hit", 5}, {"blocks_read", 5}}),
+                       snapshot({{"blocks_hit", 5}, {"blocks_read", 5}}));
+  EXPECT_EQ(d.count("buffer_hit_ratio"), 0u);
+  EXPECT_DOUBLE_EQ(d.at("blocks_hit"), 0);
+}
+
+TEST(Delta, AResetSourceIsAbsentNotNegativeOrCumulative) {
+  // pg_stat_reset() between the snapshots: stats_reset changed for the database only.
+  const auto d = delta(snapshot({{"temp_files", 10}, {"checkpoints_requested", 3}}, "start|"),
+                       snapshot({{"temp_files", 2}, {"checkpoints_requested", 5}}, "start|reset"));
+  EXPECT_EQ(d.count("temp_files"), 0u);
+  EXPECT_DOUBLE_EQ(d.at("checkpoints_requested"), 2);
+}
+
+TEST(Delta, ACounterThatWentBackwardsIsAbsent) {
+  const auto d = delta(snapshot({{"read_syscalls", 5000}}), snapshot({{"read_syscalls", 100}}));
+  EXPECT_EQ(d.count("read_syscalls"), 0u);
+}
+
+TEST(Delta, AKeyMissingFromOneSnapshotIsAbsent) {
+  // A remote server: /proc unreadable in the first snapshot.
+  Snapshot before = snapshot({{"temp_files", 1}});
+  before.epochs.erase("/proc");
+  const auto d = delta(before, snapshot({{"temp_files", 1}, {"read_syscalls", 900}}));
+  EXPECT_EQ(d.count("read_syscalls"), 0u);
+  EXPECT_DOUBLE_EQ(d.at("temp_files"), 0);
+}
+
+TEST(Delta, ARestartedPostmasterIsAbsentForProc) {
+  Snapshot after = snapshot({{"read_syscalls", 9000}});
+  after.epochs["/proc"] = "77|1234";
+  const auto d = delta(snapshot({{"read_syscalls", 100}}), after);
+  EXPECT_EQ(d.count("read_syscalls"), 0u);
+}
+
+TEST(Delta, LevelsAreTheValueAtTheEnd) {
+  Snapshot before = snapshot({});
+  Snapshot after = snapshot({});
+  before.levels["dead_tuples"] = Counter{500, "pg_stat_user_tables"};
+  after.levels["dead_tuples"] = Counter{120, "pg_stat_user_tables"};
+  EXPECT_DOUBLE_EQ(delta(before, after).at("dead_tuples"), 120);
+}
+
+TEST(Delta, WindowSeconds) {
+  Snapshot before, after;
+  before.taken_at_us = 1'000'000;
+  after.taken_at_us = 61'500'000;
+  EXPECT_DOUBLE_EQ(window_seconds(before, after), 60.5);
+}
+
+}  // namespace
+}  // namespace pgslow::evidence
