@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <functional>
 #include <string>
 
 #include "common/progress.h"
@@ -32,6 +33,11 @@ struct DriverOptions {
   int max_tries = 1;           // attempts per transaction for retryable errors (1: no retry)
   bool allow_partial = false;  // go on with the clients that could connect
   std::uint64_t seed = 1;      // arrival schedule; the workload's inputs use params.seed
+  // Called from the controlling thread when the warm-up ends and when the measured window
+  // ends: the scenario runner snapshots server evidence there, so it covers exactly the
+  // measured window. Keep them short; they run outside the workers' hot path.
+  std::function<void()> on_measure_start;
+  std::function<void()> on_measure_end;
 };
 
 // Checks the options; problems name the option (--clients, --rate, ...).
