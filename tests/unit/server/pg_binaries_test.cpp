@@ -1,0 +1,170 @@
+// Finding the server programs, with fake installations in a temporary folder.
+
+#include "server/pg_binaries.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "common/errors.h"
+#include "server/managed_cluster.h"
+#include "server/target.h"
+
+namespace pgslow::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+class PgBinaries : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "pgslow-bin-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // A folder with executable stand-ins for the given programs.
+  fs::path fake_bin(const fs::path& dir,
+                    std::vector<std::string> programs = {"initdb", "pg_ctl", "postgres"}) {
+    fs::create_directories(dir);
+    for (const auto& p : programs) {
+      std::ofstream(dir / p) << "#!/bin/sh\necho 'postgres (PostgreSQL) 15.8'\n";
+      fs::permissions(dir / p, fs::perms::owner_all);
+    }
+    return dir;
+  }
+
+  PgBinSearch search_in_root() {
+    PgBinSearch s;
+    s.pg_config = "";  // the real one would find the machine's installation
+    s.versions_root = root_ / "usr/lib/postgresql";
+    s.path_env = "";
+    return s;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(PgBinaries, ExplicitDirectoryWinsAndMustBeComplete) {
+  fake_bin(root_ / "usr/lib/postgresql/16/bin");
+  auto s = search_in_root();
+  s.explicit_dir = fake_bin(root_ / "custom");
+  EXPECT_EQ(find_pg_bin(s), root_ / "custom");
+
+  s.explicit_dir = fake_bin(root_ / "partial", {"initdb", "pg_ctl"});
+  try {
+    find_pg_bin(s);
+    FAIL() << "a folder without postgres is not a server installation";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("--pg-bin"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("partial"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(PgBinaries, NewestVersionedInstallationByNumberNotByName) {
+  fake_bin(root_ / "usr/lib/postgresql/9.6/bin");
+  fake_bin(root_ / "usr/lib/postgresql/15/bin");
+  fake_bin(root_ / "usr/lib/postgresql/16/bin", {"initdb"});  // incomplete: skipped
+  fake_bin(root_ / "usr/lib/postgresql/13/bin");
+  EXPECT_EQ(find_pg_bin(search_in_root()), root_ / "usr/lib/postgresql/15/bin");
+}
+
+TEST_F(PgBinaries, PgConfigComesBeforeVersionedFolders) {
+  fake_bin(root_ / "usr/lib/postgresql/17/bin");
+  fs::path bin = fake_bin(root_ / "opt/pg/bin");
+  fs::path pg_config = root_ / "pg_config";
+  std::ofstream(pg_config) << "#!/bin/sh\necho '" << bin.string() << "'\n";
+  fs::permissions(pg_config, fs::perms::owner_all);
+  auto s = search_in_root();
+  s.pg_config = pg_config.string();
+  EXPECT_EQ(find_pg_bin(s), bin);
+}
+
+TEST_F(PgBinaries, PathIsTheLastResortAndSymlinksLeadToTheRealFolder) {
+  fs::path real = fake_bin(root_ / "real/bin");
+  fs::create_directories(root_ / "links");
+  fs::create_symlink(real / "initdb", root_ / "links/initdb");
+  auto s = search_in_root();
+  s.path_env = (root_ / "empty").string() + ":" + (root_ / "links").string();
+  EXPECT_EQ(find_pg_bin(s), real);
+}
+
+TEST_F(PgBinaries, NothingFoundSaysWhatWasTriedAndHowToFixIt) {
+  auto s = search_in_root();
+  s.pg_config = (root_ / "no-pg_config").string();
+  try {
+    find_pg_bin(s);
+    FAIL() << "nothing is installed in the fake root";
+  } catch (const RuntimeError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("no-pg_config"), std::string::npos) << m;
+    EXPECT_NE(m.find("usr/lib/postgresql/*/bin"), std::string::npos) << m;
+    EXPECT_NE(m.find("PATH"), std::string::npos) << m;
+    EXPECT_NE(m.find("apt-get install postgresql-15"), std::string::npos) << m;
+    EXPECT_NE(m.find("--pg-bin"), std::string::npos) << m;
+  }
+}
+
+TEST_F(PgBinaries, VersionFromThePostgresProgram) {
+  EXPECT_EQ(server_program_version(fake_bin(root_ / "v/bin")), "15.8");
+  EXPECT_EQ(server_program_version(root_ / "missing"), "");
+}
+
+TEST(ManagedClusterLayout, PathsConninfoAndDefaults) {
+  ManagedOptions o;
+  o.workdir = "/srv/pgslow work";
+  ManagedCluster c(o);
+  EXPECT_EQ(*c.data_dir(), fs::path("/srv/pgslow work/cluster/data"));
+  EXPECT_EQ(c.socket_dir(), fs::path("/srv/pgslow work/cluster/socket"));
+  EXPECT_EQ(*c.log_file(), fs::path("/srv/pgslow work/cluster/server.log"));
+  EXPECT_TRUE(c.allows_changes());
+  EXPECT_EQ(c.kind(), TargetKind::kManaged);
+  EXPECT_FALSE(c.is_initialized());
+  EXPECT_FALSE(c.is_running());
+  // The socket folder has a space: the value is quoted for libpq.
+  EXPECT_EQ(c.conninfo(),
+            "host='/srv/pgslow work/cluster/socket' port=0 user=postgres dbname=postgres");
+}
+
+TEST(ManagedClusterLayout, ADeepWorkdirMovesTheSocketToTmp) {
+  ManagedOptions o;
+  o.workdir = "/" + std::string(120, 'x');
+  ManagedCluster c(o);
+  EXPECT_EQ(c.socket_dir().parent_path(), fs::path("/tmp"));
+  EXPECT_LE((c.socket_dir() / ".s.PGSQL.65535").string().size(), 107u);
+}
+
+TEST(Ports, PickedPortIsFreeAndNot5432) {
+  int port = pick_free_port();
+  EXPECT_GT(port, 0);
+  EXPECT_NE(port, 5432);
+  EXPECT_FALSE(port_in_use(port));
+}
+
+TEST(Targets, KindNames) {
+  EXPECT_EQ(to_string(TargetKind::kManaged), "managed");
+  EXPECT_EQ(to_string(TargetKind::kPgctl), "pgctl");
+  EXPECT_EQ(to_string(TargetKind::kCommand), "command");
+}
+
+TEST(Targets, CommandTargetChecksItsSpecWithoutAServer) {
+  TargetSpec spec;
+  spec.kind = TargetKind::kCommand;
+  EXPECT_THROW(open_target(spec), InputError);  // no conninfo
+  spec.conninfo = "host=/nonexistent port=1";
+  auto target = open_target(spec);
+  EXPECT_FALSE(target->allows_changes());
+  EXPECT_FALSE(target->data_dir().has_value());
+  // No restart command: a restart-only setting cannot be applied, and it says so.
+  try {
+    target->restart(std::chrono::seconds(1));
+    FAIL() << "no restart command";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("restart_command"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace pgslow::server
