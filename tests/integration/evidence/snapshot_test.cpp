@@ -1,0 +1,159 @@
+// Snapshots on the real managed server: each test does one thing that must move one counter.
+
+#include <gtest/gtest.h>
+
+#include "evidence/evidence.h"
+#include "knobs/evidence_keys.h"
+#include "tests/support/cluster_fixture.h"
+
+namespace pgslow::evidence {
+namespace {
+
+// A database with a table of ~440 pages, cloned fresh per test so its blocks start outside
+// shared_buffers.
+class EvidenceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto admin = pg::Connection::open(pgslow::testing::conninfo());
+    admin.exec("DROP DATABASE IF EXISTS evidence_template");
+    admin.exec("CREATE DATABASE evidence_template");
+    auto tpl = pg::Connection::open(pgslow::testing::conninfo("evidence_template"));
+    tpl.exec(
+        "CREATE TABLE items AS SELECT g AS id, md5(g::text) AS payload "
+        "FROM generate_series(1, 50000) g");
+    tpl.exec("CREATE INDEX ON items (id)");
+  }
+
+  void SetUp() override {
+    conninfo_ = pgslow::testing::clone_database("evidence_template");
+    conn_ = pg::Connection::open(conninfo_);
+    database_ = *conn_.query_value("SELECT current_database()");
+    options_.database = database_;
+    options_.data_dir = pgslow::testing::cluster().data_dir();
+    options_.log_file = pgslow::testing::cluster().log_file();
+  }
+
+  // Runs `sql` in a connection of its own that then exits: a backend flushes its statistics
+  // when it exits, so the next snapshot sees them.
+  void in_own_backend(const std::vector<std::string>& sql) {
+    auto worker = pg::Connection::open(conninfo_);
+    for (const auto& s : sql) worker.exec(s);
+    worker.close();
+    // The postmaster reaps the backend asynchronously; wait until it is gone from the view.
+    for (int i = 0; i < 500; ++i) {
+      if (*conn_.query_value("SELECT count(*) FROM pg_stat_activity WHERE datname = " +
+                             conn_.quote_literal(database_) + " AND pid <> pg_backend_pid()") ==
+          "0") {
+        return;
+      }
+      conn_.exec("SELECT pg_sleep(0.01)");
+    }
+  }
+
+  std::map<std::string, double> around(const std::vector<std::string>& sql) {
+    const Snapshot before = take_snapshot(conn_, options_);
+    in_own_backend(sql);
+    const Snapshot after = take_snapshot(conn_, options_);
+    return delta(before, after);
+  }
+
+  std::string conninfo_;
+  std::string database_;
+  pg::Connection conn_;
+  SnapshotOptions options_;
+};
+
+TEST_F(EvidenceTest, EveryKeyIsAnEvidenceKeyAndTheLocalOnesArePresent) {
+  const auto d = around({"SELECT count(*) FROM items"});
+  for (const auto& [key, value] : d) {
+    EXPECT_TRUE(knobs::is_evidence_key(key)) << key;
+    EXPECT_GE(value, 0) << key;
+  }
+  for (const char* key : {"blocks_read", "blocks_hit", "buffer_hit_ratio", "checkpoints_requested",
+                          "buffers_backend", "wal_bytes", "wal_fpi", "temp_files", "seq_scans",
+                          "dead_tuples", "read_syscalls", "write_bytes", "log_bytes"}) {
+    EXPECT_EQ(d.count(key), 1u) << key;
+  }
+}
+
+TEST_F(EvidenceTest, ReadingAColdTableMovesBlocksReadAndReadSyscalls) {
+  const auto d = around({"SELECT count(*) FROM items"});
+  // The clone's pages are not in shared_buffers yet: the scan reads them (~440 pages).
+  EXPECT_GE(d.at("blocks_read"), 300);
+  EXPECT_LT(d.at("buffer_hit_ratio"), 0.9);
+  EXPECT_GE(d.at("seq_scans"), 1);
+  EXPECT_GE(d.at("seq_tup_read"), 50000);
+  // Each block read is a read syscall of that backend, which exited before the second
+  // snapshot: its counters reached the sum through the postmaster, which reaped it.
+  EXPECT_GE(d.at("read_syscalls"), d.at("blocks_read") * 0.9);
+}
+
+TEST_F(EvidenceTest, CheckpointMovesCheckpointsRequested) {
+  const auto d = around({"CHECKPOINT"});
+  EXPECT_GE(d.at("checkpoints_requested"), 1);
+}
+
+TEST_F(EvidenceTest, SortWithTinyWorkMemMovesTempFiles) {
+  const auto d =
+      around({"SET work_mem = '64kB'", "SELECT payload FROM items ORDER BY payload OFFSET 49999"});
+  EXPECT_GE(d.at("temp_files"), 1);
+  EXPECT_GT(d.at("temp_bytes"), 1e6);
+}
+
+TEST_F(EvidenceTest, WritesMoveWalAndDeadTuples) {
+  const auto d = around({"UPDATE items SET payload = 'x' WHERE id <= 1000"});
+  EXPECT_GE(d.at("wal_records"), 1000);
+  EXPECT_GT(d.at("wal_bytes"), 0);
+  EXPECT_GE(d.at("dead_tuples"), 1000);
+}
+
+TEST_F(EvidenceTest, RollbacksAndLogGrowth) {
+  const auto d = around({"BEGIN", "SELECT 1", "ROLLBACK",
+                         "DO $$BEGIN RAISE LOG 'pgslow evidence test: log growth'; END$$"});
+  EXPECT_GE(d.at("rollbacks"), 1);
+  EXPECT_GT(d.at("log_bytes"), 30);
+}
+
+TEST_F(EvidenceTest, WithoutALocalServerTheProcKeysAreAbsentNotZero) {
+  options_.data_dir.reset();
+  options_.log_file.reset();
+  const auto d = around({"SELECT 1"});
+  EXPECT_EQ(d.count("read_syscalls"), 0u);
+  EXPECT_EQ(d.count("log_bytes"), 0u);
+  EXPECT_EQ(d.count("blocks_hit"), 1u);
+}
+
+TEST_F(EvidenceTest, StatsResetBetweenSnapshotsDropsTheDatabaseKeys) {
+  const Snapshot before = take_snapshot(conn_, options_);
+  in_own_backend({"SELECT count(*) FROM items", "SELECT pg_stat_reset()"});
+  const auto d = delta(before, take_snapshot(conn_, options_));
+  EXPECT_EQ(d.count("blocks_read"), 0u);
+  EXPECT_EQ(d.count("seq_scans"), 0u);
+  EXPECT_EQ(d.count("checkpoints_requested"), 1u);  // pg_stat_bgwriter was not reset
+}
+
+TEST_F(EvidenceTest, LockWaitSamplerCountsABlockedBackend) {
+  LockWaitSampler sampler(conninfo_, database_, std::chrono::milliseconds(20));
+  options_.lock_waits = &sampler;
+  sampler.start();
+  const Snapshot before = take_snapshot(conn_, options_);
+  auto holder = pg::Connection::open(conninfo_);
+  holder.exec("BEGIN");
+  holder.exec("LOCK TABLE items IN ACCESS EXCLUSIVE MODE");
+  auto waiter = pg::Connection::open(conninfo_);
+  waiter.send_query("SELECT count(*) FROM items");
+  // Wait (bounded) until the sampler has seen the waiter blocked several times.
+  for (int i = 0; i < 1000 && sampler.backend_seconds() < 0.1; ++i) {
+    conn_.exec("SELECT pg_sleep(0.01)");
+  }
+  holder.exec("COMMIT");
+  while (waiter.next_result()) {
+  }
+  sampler.stop();
+  const auto d = delta(before, take_snapshot(conn_, options_));
+  EXPECT_GE(d.at("lock_waits"), 0.1);
+  EXPECT_GT(sampler.samples(), 0u);
+}
+
+}  // namespace
+}  // namespace pgslow::evidence
