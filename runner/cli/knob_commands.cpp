@@ -1,10 +1,502 @@
+// pgslow knobs list|show|docs, pgslow presets list|show, pgslow check FILE.
+// Only the commands that show live values start the managed cluster; nothing here changes
+// the server's configuration.
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+
 #include "cli/commands.h"
+#include "common/errors.h"
+#include "common/paths.h"
+#include "common/strings.h"
+#include "common/yaml.h"
+#include "knobs/catalog.h"
+#include "knobs/docs.h"
+#include "knobs/validate.h"
+#include "knobs/value.h"
+#include "pg/connection.h"
+#include "server/managed_cluster.h"
+
+namespace fs = std::filesystem;
 
 namespace pgslow::cli {
 
-void add_knob_commands(CLI::App& app, Context& ctx) {
-  (void)app;
+namespace {
+
+using knobs::Catalog;
+using knobs::ServerSetting;
+using knobs::ServerSettings;
+using knobs::SettingVerdict;
+using knobs::Verdict;
+
+// An aligned text table: columns as wide as their widest cell, the last one unpadded.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::FILE* out = stdout) const {
+    std::vector<std::size_t> width;
+    for (const auto& r : rows_) {
+      if (width.size() < r.size()) width.resize(r.size(), 0);
+      for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    }
+    for (const auto& r : rows_) {
+      std::string line;
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        line += r[i];
+        if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      std::fprintf(out, "%s\n", line.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Where the server is: --conninfo, else the managed cluster (started when it is down).
+struct ServerOptions {
+  std::string conninfo;
+};
+
+ServerSettings read_server(Context& ctx, const ServerOptions& opts, std::string* described) {
+  std::string conninfo = opts.conninfo;
+  if (conninfo.empty()) {
+    server::ManagedOptions managed;
+    managed.workdir = ctx.workdir;
+    managed.pg_bin = ctx.pg_bin;
+    server::ManagedCluster cluster(managed);
+    cluster.start();
+    conninfo = cluster.conninfo();
+    if (described) *described = cluster.describe();
+  } else if (described) {
+    *described = pg::redact_conninfo(conninfo);
+  }
+  pg::Connection conn = pg::Connection::open(conninfo);
+  return ServerSettings::read(conn);
+}
+
+std::string live_value(const ServerSetting& s) {
+  const auto type = knobs::parse_vartype(s.vartype).value_or(knobs::VarType::kString);
+  if (type == knobs::VarType::kInteger) {
+    if (auto unit = knobs::parse_base_unit(s.unit)) {
+      return knobs::format_with_unit(std::strtod(s.setting.c_str(), nullptr), *unit);
+    }
+  }
+  if (type == knobs::VarType::kReal && !s.unit.empty()) return s.setting + s.unit;
+  if (type == knobs::VarType::kString && s.setting.empty()) return "''";
+  return s.setting;
+}
+
+std::string applies_by(const ServerSetting& s) {
+  if (s.context == "postmaster") return "restart";
+  if (s.context == "internal") return "fixed";
+  if (s.context == "backend" || s.context == "superuser-backend") return "reload+reconnect";
+  return "reload";
+}
+
+std::string availability(const knobs::Knob& k, int major) {
+  if (k.exists_in(major)) return "yes";
+  if (major < k.since) return fmt::format("no (needs {})", k.since);
+  return fmt::format("no (removed in {})", *k.until);
+}
+
+// Problems go to stderr (diagnostics), after what stdout already holds.
+void print_problems(const std::vector<ConfigError>& problems, std::FILE* out = stderr) {
+  std::fflush(stdout);
+  for (const auto& p : problems) std::fprintf(out, "%s\n", p.str().c_str());
+}
+
+// A value for a table cell: as written when it is plain, quoted and escaped otherwise.
+std::string cell_value(const std::string& value) {
+  const std::string shown = yaml::printable(value, 40);
+  const bool plain =
+      !value.empty() && shown.size() == value.size() + 2 && value.find(' ') == std::string::npos;
+  return plain ? value : shown;
+}
+
+std::string verdict_note(const SettingVerdict& v) {
+  std::string note = v.reason;
+  for (const auto& p : v.problems) {
+    if (p.severity == ConfigError::Severity::kWarning) {
+      note += (note.empty() ? "" : "; ") + std::string("warning: ") + p.message;
+      break;
+    }
+  }
+  return note;
+}
+
+void print_verdicts(const std::vector<SettingVerdict>& verdicts) {
+  Table t({"KNOB", "VALUE", "VERDICT", "NOTE"});
+  for (const auto& v : verdicts) {
+    t.add({v.setting.name, cell_value(v.setting.value), std::string(verdict_name(v.verdict)),
+           verdict_note(v)});
+  }
+  t.print();
+}
+
+std::string count_summary(const std::vector<ConfigError>& problems) {
+  std::size_t errors = 0;
+  std::size_t warnings = 0;
+  for (const auto& p : problems) {
+    (p.severity == ConfigError::Severity::kError ? errors : warnings) += 1;
+  }
+  return fmt::format("{} error{}, {} warning{}", errors, errors == 1 ? "" : "s", warnings,
+                     warnings == 1 ? "" : "s");
+}
+
+// ---- knobs --------------------------------------------------------------------------------
+
+void knobs_list(Context& ctx, const std::string& category, bool with_server,
+                const ServerOptions& opts) {
+  const Catalog catalog = Catalog::load_default();
+  if (!category.empty()) {
+    const auto cats = catalog.categories();
+    if (std::find(cats.begin(), cats.end(), category) == cats.end()) {
+      auto near = closest_match(category, cats);
+      throw InputError(fmt::format(
+          "unknown category '{}' ({})", category,
+          near ? fmt::format("did you mean '{}'?", *near) : "categories: " + join(cats, ", ")));
+    }
+  }
+  std::optional<ServerSettings> server;
+  std::string described;
+  if (with_server) server = read_server(ctx, opts, &described);
+
+  std::vector<std::string> header = {"KNOB", "CATEGORY", "SINCE", "HEALTHY", "SLOW"};
+  if (server) {
+    for (const char* h : {"LIVE", "AVAILABLE", "APPLIES BY"}) header.push_back(h);
+  }
+  Table t(header);
+  std::size_t shown = 0;
+  for (const auto& k : catalog.knobs()) {
+    if (!category.empty() && k.category != category) continue;
+    std::vector<std::string> row = {k.name, k.category, std::to_string(k.since), k.healthy,
+                                    join(k.slow, ", ")};
+    if (server) {
+      const ServerSetting* s = server->find(k.name);
+      row.push_back(s ? live_value(*s) : "-");
+      row.push_back(s ? "yes" : availability(k, server->major));
+      row.push_back(s ? applies_by(*s) : "-");
+    }
+    t.add(std::move(row));
+    ++shown;
+  }
+  t.print();
+  std::printf("\n%zu knob%s", shown, shown == 1 ? "" : "s");
+  if (server)
+    std::printf("; live values from PostgreSQL %d (%s)", server->major, described.c_str());
+  std::printf("\n");
+}
+
+void knobs_show(Context& ctx, const std::string& name, bool offline, const ServerOptions& opts) {
+  const Catalog catalog = Catalog::load_default();
+  const knobs::Knob* k = catalog.find(to_lower(name));
+  if (!k) {
+    auto near = closest_match(name, catalog.knob_names());
+    throw InputError(
+        fmt::format("'{}' is not in the knob catalog ({})", name,
+                    near ? fmt::format("did you mean '{}'?", *near) : "see `pgslow knobs list`"));
+  }
+  std::printf("%s  (%s; PostgreSQL %s)\n\n", k->name.c_str(), k->category.c_str(),
+              k->until ? fmt::format("{} to {}", k->since, *k->until - 1).c_str()
+                       : fmt::format("{} and later", k->since).c_str());
+  std::printf("%s\n\n", k->why.c_str());
+  Table t({"", ""});
+  t.add({"healthy", k->healthy});
+  t.add({"slow", join(k->slow, ", ") + "  (worst last)"});
+  t.add({"watch", join(k->watch, ", ")});
+  std::vector<std::string> mins;
+  for (const auto& [v, m] : k->min_by_version) mins.push_back(fmt::format("{}: {}", v, m));
+  if (!mins.empty()) t.add({"minimum", join(mins, ", ")});
+  t.add({"docs", k->refs});
+  t.print();
+  if (!k->pitfalls.empty()) {
+    std::printf("\npitfalls:\n");
+    for (const auto& p : k->pitfalls) std::printf("  - %s\n", p.c_str());
+  }
+  if (offline) return;
+  std::string described;
+  const ServerSettings server = read_server(ctx, opts, &described);
+  std::printf("\nlive (PostgreSQL %d, %s):\n", server.major, described.c_str());
+  const ServerSetting* s = server.find(k->name);
+  if (!s) {
+    std::printf("  not available on this server: %s\n", availability(*k, server.major).c_str());
+    return;
+  }
+  Table live({"", ""});
+  live.add({"current",
+            live_value(*s) +
+                (s->unit.empty() ? "" : fmt::format("  (setting {} x {})", s->setting, s->unit))});
+  if (!s->unit.empty()) live.add({"unit", s->unit});
+  if (!s->min_val.empty()) live.add({"min", s->min_val});
+  if (!s->max_val.empty()) live.add({"max", s->max_val});
+  if (!s->enumvals.empty()) live.add({"accepted", join(s->enumvals, ", ")});
+  live.add({"type", s->vartype});
+  live.add({"context", s->context + " (" + applies_by(*s) + ")"});
+  live.add({"source", s->source});
+  live.add({"default", s->boot_val});
+  live.add({"pending_restart", s->pending_restart ? "yes" : "no"});
+  live.print();
+}
+
+void knobs_docs(Context& ctx, const std::string& output) {
   (void)ctx;
+  const std::string md = knobs::render_markdown(Catalog::load_default());
+  if (output.empty() || output == "-") {
+    std::fwrite(md.data(), 1, md.size(), stdout);
+  } else {
+    write_file_durably(output, md);
+    std::fprintf(stderr, "wrote %s\n", output.c_str());
+  }
+}
+
+// ---- presets -------------------------------------------------------------------------------
+
+void presets_list(Context& ctx) {
+  (void)ctx;
+  const Catalog catalog = Catalog::load_default();
+  Table t({"PRESET", "KNOBS", "DESCRIPTION"});
+  for (const auto& p : catalog.presets()) {
+    std::string desc = p.description;
+    if (auto nl = desc.find('\n'); nl != std::string::npos) desc = desc.substr(0, nl);
+    t.add({p.name, std::to_string(catalog.expand(p).size()), desc});
+  }
+  t.print();
+}
+
+void presets_show(Context& ctx, const std::string& name, bool offline, const ServerOptions& opts) {
+  const Catalog catalog = Catalog::load_default();
+  const knobs::Preset* p = catalog.find_preset(name);
+  if (!p) {
+    std::vector<std::string> names;
+    for (const auto& q : catalog.presets()) names.push_back(q.name);
+    auto near = closest_match(name, names);
+    throw InputError(fmt::format(
+        "unknown preset '{}' ({})", name,
+        near ? fmt::format("did you mean '{}'?", *near) : "presets: " + join(names, ", ")));
+  }
+  std::printf("%s: %s\n", p->name.c_str(), p->description.c_str());
+  if (!p->includes.empty()) std::printf("includes: %s\n", join(p->includes, ", ").c_str());
+  const auto settings = catalog.expand(*p);
+  std::printf("\n");
+  if (offline) {
+    Table t({"KNOB", "VALUE", "CATEGORY", "SINCE"});
+    for (const auto& s : settings) {
+      const knobs::Knob* k = catalog.find(s.name);
+      t.add({s.name, s.value, k ? k->category : "", k ? std::to_string(k->since) : ""});
+    }
+    t.print();
+    return;
+  }
+  std::string described;
+  const ServerSettings server = read_server(ctx, opts, &described);
+  const auto verdicts = knobs::validate(settings, catalog, server);
+  print_verdicts(verdicts);
+  const auto problems = knobs::all_problems(verdicts);
+  std::printf("\nagainst PostgreSQL %d (%s): %s\n", server.major, described.c_str(),
+              count_summary(problems).c_str());
+  // Here the problems are the answer, not diagnostics.
+  print_problems(problems, stdout);
+}
+
+// ---- check ---------------------------------------------------------------------------------
+
+// The seam for scenario files (a top-level `stages:` key): the scenario parser replaces this
+// body with its own check and returns the problems it found. Until then a scenario file is
+// reported as not checkable rather than misread as a settings file.
+std::vector<ConfigError> check_scenario_file(Context& ctx, const fs::path& path) {
+  (void)ctx;
+  return {ConfigError{SourceLocation{path.string()},
+                      "this is a scenario file (it has 'stages:'); scenario checking is not "
+                      "available in this build yet",
+                      "`pgslow check` currently validates preset and settings files",
+                      ConfigError::Severity::kError}};
+}
+
+// What kind of file `root` is, from its top-level keys.
+enum class FileKind { kSettings, kScenario, kCatalog, kPresets };
+FileKind kind_of(const YAML::Node& root) {
+  if (!root.IsMap()) return FileKind::kSettings;
+  if (root["stages"].IsDefined()) return FileKind::kScenario;
+  if (root["knobs"].IsDefined()) return FileKind::kCatalog;
+  if (root["presets"].IsDefined()) return FileKind::kPresets;
+  return FileKind::kSettings;
+}
+
+void check_file(Context& ctx, const fs::path& path, bool offline, const ServerOptions& opts) {
+  std::vector<ConfigError> problems;
+  yaml::Reader reader(path.string());
+  auto root = reader.load_file(path);
+  if (!root) {
+    problems = reader.take_problems();
+    print_problems(problems);
+    throw InputError(fmt::format("{}: {}", path.string(), count_summary(problems)));
+  }
+  const FileKind kind = kind_of(*root);
+  if (kind == FileKind::kScenario) {
+    problems = check_scenario_file(ctx, path);
+    print_problems(problems);
+    if (has_errors(problems)) {
+      throw InputError(fmt::format("{}: {}", path.string(), count_summary(problems)));
+    }
+    std::printf("%s: scenario ok (%s)\n", path.string().c_str(), count_summary(problems).c_str());
+    return;
+  }
+
+  const Catalog catalog = Catalog::load_default();
+  std::vector<std::vector<knobs::Setting>> groups;  // validated one group at a time
+  std::vector<std::string> group_names;
+  const std::string text = read_file(path);
+  if (kind == FileKind::kCatalog) {
+    // Every healthy and slow value of every knob, each on its own.
+    for (const auto& k : knobs::parse_category(text, path.string(), problems)) {
+      for (const auto& v : k.slow) {
+        groups.push_back({knobs::Setting{k.name, v, k.where}});
+        group_names.push_back(fmt::format("{} (slow)", k.name));
+      }
+      groups.push_back({knobs::Setting{k.name, k.healthy, k.where}});
+      group_names.push_back(fmt::format("{} (healthy)", k.name));
+    }
+  } else if (kind == FileKind::kPresets) {
+    const auto presets = knobs::parse_presets(text, path.string(), problems);
+    // The file's presets may include each other and the catalog's.
+    knobs::Catalog with_file = catalog;
+    for (const auto& p : presets) {
+      if (!catalog.find_preset(p.name)) with_file.add_preset(p);
+    }
+    for (const auto& p : presets) {
+      try {
+        groups.push_back(with_file.expand(p));
+        group_names.push_back(p.name);
+      } catch (const InputError& e) {
+        problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+      }
+    }
+  } else {
+    auto file = knobs::parse_settings(text, path.string(), problems);
+    if (!has_errors(problems)) {
+      try {
+        groups.push_back(knobs::resolve_settings(file, catalog));
+        group_names.push_back(file.name.empty() ? path.filename().string() : file.name);
+      } catch (const InputError& e) {
+        problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+      }
+    }
+  }
+
+  std::size_t checked = 0;
+  if (offline) {
+    for (const auto& g : groups) {
+      auto found = knobs::check_offline(g, catalog);
+      problems.insert(problems.end(), found.begin(), found.end());
+      checked += g.size();
+    }
+  } else if (!groups.empty()) {
+    std::string described;
+    const ServerSettings server = read_server(ctx, opts, &described);
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const auto verdicts = knobs::validate(groups[i], catalog, server);
+      if (kind != FileKind::kCatalog) {
+        if (groups.size() > 1) std::printf("%s:\n", group_names[i].c_str());
+        print_verdicts(verdicts);
+        if (groups.size() > 1) std::printf("\n");
+      }
+      auto found = knobs::all_problems(verdicts);
+      problems.insert(problems.end(), found.begin(), found.end());
+      checked += groups[i].size();
+    }
+    std::printf("checked %zu setting%s against PostgreSQL %d (%s)\n", checked,
+                checked == 1 ? "" : "s", server.major, described.c_str());
+  }
+  print_problems(problems);
+  if (has_errors(problems)) {
+    throw InputError(fmt::format("{}: {}", path.string(), count_summary(problems)));
+  }
+  std::printf("%s: ok (%s)\n", path.string().c_str(), count_summary(problems).c_str());
+}
+
+}  // namespace
+
+void add_knob_commands(CLI::App& app, Context& ctx) {
+  // Shared by the commands that read the live server; heap-held because CLI11 binds options
+  // by reference and the callbacks run after this function returns.
+  auto opts = std::make_shared<ServerOptions>();
+  const auto add_conninfo = [&](CLI::App* cmd) {
+    cmd->add_option("--conninfo", opts->conninfo,
+                    "read pg_settings from this server instead of the managed cluster");
+  };
+
+  auto* knobs_cmd = app.add_subcommand("knobs", "the knob catalog: list, show, docs");
+  knobs_cmd->require_subcommand(1);
+
+  auto category = std::make_shared<std::string>();
+  auto with_server = std::make_shared<bool>(false);
+  auto* list = knobs_cmd->add_subcommand("list", "a table of the knobs in the catalog");
+  list->add_option("--category", *category, "only this category (cache, wal, ...)");
+  list->add_flag("--server", *with_server,
+                 "add the live server's value, availability and reload/restart");
+  add_conninfo(list);
+  list->callback([&ctx, category, with_server, opts] {
+    before_command(ctx, "knobs list");
+    knobs_list(ctx, *category, *with_server, *opts);
+  });
+
+  auto name = std::make_shared<std::string>();
+  auto offline = std::make_shared<bool>(false);
+  auto* show =
+      knobs_cmd->add_subcommand("show", "explain one knob and show its live pg_settings row");
+  show->add_option("NAME", *name, "the parameter, e.g. shared_buffers")->required();
+  show->add_flag("--offline", *offline, "only the catalog entry; do not start or reach a server");
+  add_conninfo(show);
+  show->callback([&ctx, name, offline, opts] {
+    before_command(ctx, "knobs show");
+    knobs_show(ctx, *name, *offline, *opts);
+  });
+
+  auto output = std::make_shared<std::string>();
+  auto* docs = knobs_cmd->add_subcommand("docs", "print docs/knobs.md, generated from the catalog");
+  docs->add_option("-o,--output", *output, "write to this file instead of stdout");
+  docs->callback([&ctx, output] {
+    before_command(ctx, "knobs docs");
+    knobs_docs(ctx, *output);
+  });
+
+  auto* presets_cmd = app.add_subcommand("presets", "named bundles of knobs: list, show");
+  presets_cmd->require_subcommand(1);
+  presets_cmd->add_subcommand("list", "the presets in the catalog")->callback([&ctx] {
+    before_command(ctx, "presets list");
+    presets_list(ctx);
+  });
+  auto preset_name = std::make_shared<std::string>();
+  auto preset_offline = std::make_shared<bool>(false);
+  auto* pshow = presets_cmd->add_subcommand(
+      "show", "the knobs of a preset and each one's verdict against the live server");
+  pshow->add_option("NAME", *preset_name, "the preset, e.g. the-42000x")->required();
+  pshow->add_flag("--offline", *preset_offline, "only the catalog; do not start or reach a server");
+  add_conninfo(pshow);
+  pshow->callback([&ctx, preset_name, preset_offline, opts] {
+    before_command(ctx, "presets show");
+    presets_show(ctx, *preset_name, *preset_offline, *opts);
+  });
+
+  auto file = std::make_shared<std::string>();
+  auto check_offline = std::make_shared<bool>(false);
+  auto* check = app.add_subcommand(
+      "check",
+      "validate a preset, settings or knob file against the live server's pg_settings "
+      "without changing its configuration (exit 2 on any error)");
+  check->add_option("FILE", *file, "the YAML file")->required();
+  check->add_flag("--offline", *check_offline,
+                  "check syntax and names against the catalog only; no server");
+  add_conninfo(check);
+  check->callback([&ctx, file, check_offline, opts] {
+    before_command(ctx, "check");
+    check_file(ctx, *file, *check_offline, *opts);
+  });
 }
 
 }  // namespace pgslow::cli

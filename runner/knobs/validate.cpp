@@ -66,8 +66,9 @@ std::string later_versions_hint(const Knob* knob, bool below_min, double value,
   return {};
 }
 
-// A pitfall applies to a value when its text starts with that value: "128kB: ..." or with a
-// comparison: "<=256kB: ...", ">100: ...". Other pitfalls are general advice, not warnings.
+// A pitfall names the value it warns about by starting with it, followed by a colon or a
+// parenthesis: "128kB: ...", "128kB (the minimum) ...", or with a comparison "<=256kB: ...".
+// Other pitfalls ("1s is the minimum.") are advice shown by `knobs show`, not warnings.
 bool pitfall_applies(const std::string& pitfall, const ParsedValue& value, VarType type,
                      const BaseUnit& unit, const std::vector<std::string>& enumvals,
                      const std::string& name) {
@@ -79,6 +80,9 @@ bool pitfall_applies(const std::string& pitfall, const ParsedValue& value, VarTy
   std::size_t end = i;
   while (end < pitfall.size() && pitfall[end] != ':' && pitfall[end] != ' ') ++end;
   if (end == i || end >= pitfall.size()) return false;
+  const bool colon = pitfall[end] == ':';
+  const bool paren = pitfall.compare(end, 2, " (") == 0;
+  if (!colon && !paren) return false;
   std::string token = pitfall.substr(i, end - i);
   if (token.size() >= 2 && (token.front() == '\'' || token.front() == '"') &&
       token.back() == token.front()) {
@@ -119,7 +123,7 @@ void validate_known(SettingVerdict& v, const ServerSetting& ss, const Knob* knob
   ParsedValue parsed = parse_value(s.value, type, unit, ss.enumvals, s.name);
   if (!parsed.ok()) {
     v.problems.push_back(problem(
-        s, fmt::format("{} = {}: {}", s.name, describe_value(s), *parsed.error), parsed.hint));
+        s, fmt::format("{} = {} {}", s.name, describe_value(s), *parsed.error), parsed.hint));
     return;
   }
   if (type == VarType::kInteger || type == VarType::kReal) {

@@ -34,8 +34,8 @@ constexpr UnitName kMemoryUnits[] = {{"TB", 1024.0 * 1024 * 1024 * 1024},
 constexpr UnitName kTimeUnits[] = {{"d", 86400e6}, {"h", 3600e6}, {"min", 60e6},
                                    {"s", 1e6},     {"ms", 1e3},   {"us", 1.0}};
 
-const char* kMemoryHint = "valid units are B, kB, MB, GB and TB (case matters)";
-const char* kTimeHint = "valid units are us, ms, s, min, h and d (case matters)";
+const char* kMemoryHint = "valid units are B, kB, MB, GB and TB; case matters";
+const char* kTimeHint = "valid units are us, ms, s, min, h and d; case matters";
 
 bool is_space(char c) {
   return std::isspace(static_cast<unsigned char>(c)) != 0;
@@ -97,18 +97,17 @@ ParsedValue parse_number(std::string_view value, const BaseUnit& unit, bool inte
     val = std::strtod(begin, &end);
   }
   if (end == begin || errno == ERANGE || std::isnan(val)) {
-    return fail(fmt::format("{} is not a number", yaml::printable(value)),
+    return fail("is not a number",
                 integer_first ? "a whole number, optionally with a unit" : "a number");
   }
   while (is_space(*end)) ++end;
   if (*end != '\0') {
     if (unit.kind == BaseUnit::Kind::kNone) {
-      return fail(
-          fmt::format("{} is not a number (this parameter has no unit)", yaml::printable(value)));
+      return fail("is not a number (this parameter takes no unit)");
     }
     auto converted = convert_to_base_unit(val, end, unit);
     if (!converted) {
-      return fail(fmt::format("{} has an unknown unit", yaml::printable(value)),
+      return fail("has an unknown unit",
                   unit.kind == BaseUnit::Kind::kMemory ? kMemoryHint : kTimeHint);
     }
     val = *converted;
@@ -231,8 +230,7 @@ ParsedValue parse_bool(std::string_view value) {
     }
   }
   if (!b) {
-    return fail(fmt::format("{} is not a boolean", yaml::printable(value)),
-                "use on or off (also true/false, yes/no, 1/0)");
+    return fail("is not a boolean", "use on or off (also true/false, yes/no, 1/0)");
   }
   ParsedValue out;
   out.number = *b ? 1 : 0;
@@ -245,9 +243,8 @@ ParsedValue parse_int(std::string_view value, const BaseUnit& unit) {
   if (!out.ok()) return out;
   out.number = std::rint(out.number);
   if (out.number > INT_MAX || out.number < INT_MIN) {
-    return fail(
-        fmt::format("{} exceeds the integer range of the parameter", yaml::printable(value)),
-        fmt::format("at most {}", format_with_unit(INT_MAX, unit)));
+    return fail("is outside the integer range",
+                fmt::format("at most {}", format_with_unit(INT_MAX, unit)));
   }
   out.setting = std::to_string(static_cast<long long>(out.number));
   return out;
@@ -295,15 +292,13 @@ ParsedValue parse_enum(std::string_view value, const std::vector<std::string>& a
     out.setting = "replica";
     return out;
   }
-  return fail(fmt::format("{} is not one of the accepted values", yaml::printable(value)),
-              "accepted: " + join(accepted, ", "));
+  return fail("is not one of the accepted values", "accepted: " + join(accepted, ", "));
 }
 
 ParsedValue parse_value(std::string_view value, VarType type, const BaseUnit& unit,
                         const std::vector<std::string>& enumvals, std::string_view parameter) {
   if (auto bad = unsafe_value_problem(value)) {
-    return fail(fmt::format("the value {}", *bad),
-                "write the value on one line without control characters");
+    return fail(*bad, "write the value on one line without control characters");
   }
   switch (type) {
     case VarType::kBool:

@@ -37,9 +37,10 @@ std::optional<BaseUnit> parse_base_unit(std::string_view pg_unit);
 
 // A parsed value, or why it is not one.
 struct ParsedValue {
-  std::optional<std::string> error;  // set when the value is invalid
-  std::string hint;                  // what would be accepted
-  double number = 0;                 // numeric value in the base unit (bool: 0/1)
+  // Set when the value is invalid: what is wrong, to follow the value ("has an unknown unit").
+  std::optional<std::string> error;
+  std::string hint;   // what would be accepted
+  double number = 0;  // numeric value in the base unit (bool: 0/1)
   // What pg_settings.setting shows once the value is in effect: "on"/"off", the integer in
   // the base unit, the real as %g, the enum value in its canonical spelling, the string.
   std::string setting;
