@@ -359,12 +359,17 @@ Catalog Catalog::load(const fs::path& knobs_dir) {
       }
     }
   }
-  if (!has_errors(problems)) {
-    for (const auto& p : cat.presets_) {
-      try {
-        (void)cat.expand(p);
-      } catch (const InputError& e) {
-        problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+  // Cycles among includes; unknown includes were reported above, so only the cycles are new.
+  std::set<std::string> cycles;
+  for (const auto& p : cat.presets_) {
+    try {
+      (void)cat.expand(p);
+    } catch (const InputError& e) {
+      for (const auto& problem : e.problems()) {
+        if (problem.message.find("cycle") != std::string::npos &&
+            cycles.insert(problem.where.str()).second) {
+          problems.push_back(problem);
+        }
       }
     }
   }

@@ -105,6 +105,14 @@ bool pitfall_applies(const std::string& pitfall, const ParsedValue& value, VarTy
   return iequals(value.setting, trigger.setting);
 }
 
+// a < b, for a bound read from pg_settings: reals there are printed with %g (six significant
+// digits), so DBL_MAX reads as 1.79769e+308; a real only counts as outside when it is
+// beyond that rounding.
+bool below(double a, double b, VarType type) {
+  if (type != VarType::kReal) return a < b;
+  return a < b - 1e-5 * std::max(std::fabs(a), std::fabs(b));
+}
+
 // Validates one setting that the server knows.
 void validate_known(SettingVerdict& v, const ServerSetting& ss, const Knob* knob,
                     const ServerSettings& server) {
@@ -132,7 +140,7 @@ void validate_known(SettingVerdict& v, const ServerSetting& ss, const Knob* knob
                  ? fmt::format("{:g}", x)
                  : format_with_unit(x, unit);
     };
-    if (!ss.min_val.empty() && parsed.number < to_number(ss.min_val)) {
+    if (!ss.min_val.empty() && below(parsed.number, to_number(ss.min_val), type)) {
       const double min = to_number(ss.min_val);
       std::string later =
           later_versions_hint(knob, true, parsed.number, ss, unit, server.major, type);
@@ -143,7 +151,7 @@ void validate_known(SettingVerdict& v, const ServerSetting& ss, const Knob* knob
                   fmt::format("use at least {}", show(min))));
       return;
     }
-    if (!ss.max_val.empty() && parsed.number > to_number(ss.max_val)) {
+    if (!ss.max_val.empty() && below(to_number(ss.max_val), parsed.number, type)) {
       const double max = to_number(ss.max_val);
       std::string later =
           later_versions_hint(knob, false, parsed.number, ss, unit, server.major, type);
