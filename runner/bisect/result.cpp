@@ -128,7 +128,9 @@ std::string summary_line(const Result& r) {
 }  // namespace
 
 std::string Candidate::describe() const {
-  std::string from = good_value ? *good_value : "(server value)";
+  std::string from = good_value             ? *good_value
+                     : server_value.empty() ? "(server value)"
+                                            : fmt::format("(server value {})", server_value);
   std::string to =
       back_to_server_value ? fmt::format("(server value {})", change.value) : change.value;
   return fmt::format("{}: {} -> {}{}", change.name, from, to, needs_restart ? " [restart]" : "");
@@ -179,6 +181,8 @@ void render_console(const Result& r, std::ostream& out) {
     print_table(out, excluded_table(r));
     out << "\n";
   }
+  if (!r.identical.empty())
+    out << fmt::format("Same in good and bad (not candidates): {}\n\n", join(r.identical, ", "));
   out << summary_line(r) << "\n";
 }
 
@@ -214,6 +218,8 @@ void render_markdown(const Result& r, std::ostream& out) {
     print_markdown_table(out, excluded_table(r));
     out << "\n";
   }
+  if (!r.identical.empty())
+    out << "Same in good and bad (not candidates): " << join(r.identical, ", ") << "\n";
 }
 
 nlohmann::json to_json(const Result& r) {
@@ -238,7 +244,9 @@ nlohmann::json to_json(const Result& r) {
                                {"bad_value", c.change.value},
                                {"back_to_server_value", c.back_to_server_value},
                                {"needs_restart", c.needs_restart},
+                               {"server_value", c.server_value},
                                {"where", c.change.where.str()}});
+  j["identical"] = r.identical;
   j["excluded"] = json::array();
   for (const auto& e : r.excluded)
     j["excluded"].push_back({{"name", e.setting.name},

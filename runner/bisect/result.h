@@ -20,6 +20,7 @@ struct Candidate {
   // and change.value is that value as the live server reported it before any change.
   bool back_to_server_value = false;
   bool needs_restart = false;  // pg_settings.context = postmaster
+  std::string server_value;    // the live server's value before any change, when known
 
   // "shared_buffers: 128MB -> 8MB", "work_mem: 64MB -> (server value 4MB)".
   std::string describe() const;
@@ -82,6 +83,7 @@ struct IsolatedEffect {
 struct Result {
   std::vector<Candidate> candidates;
   std::vector<Excluded> excluded;
+  std::vector<std::string> identical;  // set in both, to the same value: not candidates
 
   double good_tps = 0;  // geometric means of the level runs
   double bad_tps = 0;
