@@ -80,6 +80,48 @@ bool is_blank_document(std::string_view text) {
   return true;
 }
 
+// yaml-cpp 0.7 loops forever (allocating) when a document's root node starts with ','
+// ("--- ,", ",x", "&a ,"): found by the fuzz target. Such text is never valid YAML, so it is
+// refused before yaml-cpp sees it. Returns the location of the ','.
+std::optional<SourceLocation> comma_at_document_root(std::string_view text) {
+  bool expect_root = true;
+  int line_no = 0;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    ++line_no;
+    std::size_t i = 0;
+    if (line.substr(0, 3) == "---" || line.substr(0, 3) == "...") {
+      expect_root = true;
+      i = 3;
+    } else if (expect_root && !line.empty() && line[0] == '%') {
+      i = line.size();  // a directive line
+    }
+    while (expect_root && i < line.size()) {
+      const char c = line[i];
+      if (c == ' ' || c == '\t' || c == '\r') {
+        ++i;
+      } else if (c == '#') {
+        break;
+      } else if (c == '!' || c == '&') {  // a tag or an anchor before the node
+        while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+      } else if (c == ',') {
+        SourceLocation loc;
+        loc.line = line_no;
+        loc.column = static_cast<int>(i) + 1;
+        return loc;
+      } else {
+        expect_root = false;
+      }
+    }
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> text_problem(std::string_view text, SourceLocation& where) {
@@ -239,6 +281,12 @@ std::optional<YAML::Node> Reader::load_string(std::string_view text, std::size_t
   }
   if (is_blank_document(text)) {
     add({loc, "file is empty", "a YAML map is expected here", ConfigError::Severity::kError});
+    return std::nullopt;
+  }
+  if (auto comma = comma_at_document_root(text)) {
+    comma->file = file_;
+    add({*comma, "malformed YAML: a document cannot start with ','",
+         "a ',' separates items inside [ ] or { }", ConfigError::Severity::kError});
     return std::nullopt;
   }
   YAML::Node root;
