@@ -1,10 +1,12 @@
 #include "apply/auto_conf.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "apply/bytes.h"
@@ -47,6 +49,20 @@ namespace {
   throw RuntimeError("cannot restore " + path.string() + ": " + what + ": " + std::strerror(err));
 }
 
+const std::string kTempPrefix = "postgresql.auto.conf.pgslow.";
+
+// Copies left by a pgslow killed while it wrote one (the rename never happened).
+void remove_stale_copies(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(kTempPrefix, 0) != 0) continue;
+    int pid = std::atoi(name.c_str() + kTempPrefix.size());
+    if (pid == ::getpid() || (pid > 0 && ::kill(pid, 0) == 0)) continue;
+    fs::remove(entry.path(), ec);
+  }
+}
+
 void fsync_dir(const fs::path& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) fail("open the data directory", dir, errno);
@@ -65,8 +81,9 @@ void write_auto_conf(const OriginalFile& original) {
     fsync_dir(dir);
     return;
   }
+  remove_stale_copies(dir);
   // Not postgresql.auto.conf.tmp: that name is the server's own, for ALTER SYSTEM.
-  fs::path tmp = dir / ("postgresql.auto.conf.pgslow." + std::to_string(::getpid()));
+  fs::path tmp = dir / (kTempPrefix + std::to_string(::getpid()));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) fail("create " + tmp.string(), path, errno);
   auto give_up = [&](const std::string& what) {

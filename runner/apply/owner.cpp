@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "common/process.h"
 #include "common/strings.h"
 
 namespace pgslow::apply {
@@ -74,6 +76,14 @@ bool is_alive(const ProcessIdentity& who) {
   if (!started) return false;
   // No recorded start time (an older journal): the pid alone has to do.
   return who.start_time == 0 || *started == who.start_time;
+}
+
+std::string this_command_line() {
+  std::vector<std::string> argv = split(read_small_file("/proc/self/cmdline"), '\0');
+  while (!argv.empty() && argv.back().empty()) argv.pop_back();
+  if (argv.empty()) return "pgslow";
+  argv[0] = std::filesystem::path(argv[0]).filename().string();
+  return shell_quote(argv);
 }
 
 }  // namespace pgslow::apply

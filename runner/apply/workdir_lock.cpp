@@ -179,6 +179,20 @@ void hold_workdir_lock_for_process(const fs::path& workdir, const std::string& c
                           std::make_unique<WorkdirLock>(WorkdirLock::acquire(workdir, command)));
 }
 
+bool try_hold_workdir_lock_for_process(const fs::path& workdir, const std::string& command,
+                                       std::optional<LockHolder>* holder) {
+  ProcessLocks& locks = process_locks();
+  std::lock_guard<std::mutex> guard(locks.mutex);
+  fs::path key = normalized(workdir);
+  for (const auto& entry : locks.held) {
+    if (entry.first == key) return true;
+  }
+  std::optional<WorkdirLock> lock = WorkdirLock::try_acquire(workdir, command, holder);
+  if (!lock) return false;
+  locks.held.emplace_back(key, std::make_unique<WorkdirLock>(std::move(*lock)));
+  return true;
+}
+
 bool process_holds_workdir_lock(const fs::path& workdir) {
   ProcessLocks& locks = process_locks();
   std::lock_guard<std::mutex> guard(locks.mutex);

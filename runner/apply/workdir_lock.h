@@ -58,6 +58,11 @@ std::optional<LockHolder> parse_lock_file(const std::string& text);
 // twice (a second flock on another descriptor of this process would refuse).
 void hold_workdir_lock_for_process(const std::filesystem::path& workdir,
                                    const std::string& command);
+// Same, but gives up (false, `holder` filled when known) instead of throwing when another
+// process holds it: for commands that only read.
+bool try_hold_workdir_lock_for_process(const std::filesystem::path& workdir,
+                                       const std::string& command,
+                                       std::optional<LockHolder>* holder = nullptr);
 // Whether this process holds the lock of `workdir`.
 bool process_holds_workdir_lock(const std::filesystem::path& workdir);
 

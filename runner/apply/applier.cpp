@@ -1,0 +1,376 @@
+#include "apply/applier.h"
+
+#include <fmt/format.h>
+
+#include "apply/auto_conf.h"
+#include "apply/interrupt.h"
+#include "apply/restore.h"
+#include "apply/server_state.h"
+#include "apply/sql.h"
+#include "common/clock.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/strings.h"
+#include "knobs/validate.h"
+#include "pg/connection.h"
+#include "pg/error.h"
+#include "server/managed_cluster.h"
+
+namespace pgslow::apply {
+
+namespace fs = std::filesystem;
+
+std::vector<report::KnobChange> ApplyResult::knob_changes() const {
+  std::vector<report::KnobChange> out;
+  for (const KnobApplied& k : applied)
+    out.push_back({k.name, k.original_value, k.new_value, k.apply_by});
+  return out;
+}
+
+bool ApplyResult::needs_reconnect() const {
+  for (const KnobApplied& k : applied) {
+    if (k.needs_reconnect) return true;
+  }
+  return false;
+}
+
+namespace {
+
+std::string kind_name(server::TargetKind kind) {
+  switch (kind) {
+    case server::TargetKind::kManaged:
+      return "managed";
+    case server::TargetKind::kPgctl:
+      return "pgctl";
+    case server::TargetKind::kCommand:
+      return "command";
+  }
+  return "managed";
+}
+
+bool same_server(const ServerRecord& a, const ServerRecord& b) {
+  if (a.kind != b.kind) return false;
+  if (a.data_dir || b.data_dir) return a.data_dir == b.data_dir;
+  return a.conninfo == b.conninfo;
+}
+
+}  // namespace
+
+void require_permission(const server::ServerControl& server) {
+  if (server.allows_changes()) return;
+  throw InputError(fmt::format(
+      "pgslow may not change the configuration of {}: only the managed cluster may be changed "
+      "without asking. Nothing was changed. If this server is yours to degrade, say so with "
+      "--allow-changes (or `allow_changes: true` in the scenario's target); pgslow then saves "
+      "the original configuration in its journal and puts it back afterwards",
+      server.describe()));
+}
+
+ServerRecord describe_server(const server::ServerControl& server,
+                             const std::optional<server::TargetSpec>& spec) {
+  ServerRecord r;
+  r.kind = kind_name(server.kind());
+  r.description = server.describe();
+  r.data_dir = server.data_dir();
+  r.conninfo = pg::redact_conninfo(server.conninfo());
+  // Enough to reopen it from another process; no secrets (a password in the conninfo is
+  // redacted: recovery then needs PGPASSWORD or ~/.pgpass).
+  std::map<std::string, std::string>& t = r.target;
+  t["kind"] = r.kind;
+  if (const auto* managed = dynamic_cast<const server::ManagedCluster*>(&server)) {
+    t["workdir"] = managed->cluster_dir().parent_path().string();
+    t["port"] = std::to_string(managed->port());
+    return r;
+  }
+  if (r.data_dir) t["data_dir"] = r.data_dir->string();
+  t["conninfo"] = r.conninfo;
+  if (std::optional<fs::path> log = server.log_file()) t["log_file"] = log->string();
+  if (spec) {
+    if (spec->pg_bin) t["pg_bin"] = spec->pg_bin->string();
+    if (!spec->reload_command.empty()) t["reload_command"] = spec->reload_command;
+    if (!spec->restart_command.empty()) t["restart_command"] = spec->restart_command;
+    if (!spec->log_file.empty()) t["log_file"] = spec->log_file.string();
+  }
+  return r;
+}
+
+server::TargetSpec recorded_target(const ServerRecord& record) {
+  auto get = [&](const char* key) {
+    auto it = record.target.find(key);
+    return it == record.target.end() ? std::string() : it->second;
+  };
+  server::TargetSpec spec;
+  std::string kind = get("kind").empty() ? record.kind : get("kind");
+  spec.kind = kind == "pgctl"     ? server::TargetKind::kPgctl
+              : kind == "command" ? server::TargetKind::kCommand
+                                  : server::TargetKind::kManaged;
+  spec.workdir = get("workdir");
+  if (!get("pg_bin").empty()) spec.pg_bin = get("pg_bin");
+  spec.data_dir =
+      get("data_dir").empty() && record.data_dir ? *record.data_dir : fs::path(get("data_dir"));
+  spec.conninfo = get("conninfo").empty() ? record.conninfo : get("conninfo");
+  spec.reload_command = get("reload_command");
+  spec.restart_command = get("restart_command");
+  spec.log_file = get("log_file");
+  // The journal exists because pgslow was allowed to change this server.
+  spec.allow_changes = true;
+  return spec;
+}
+
+Applier::Applier(server::ServerControl& server, fs::path workdir, const knobs::Catalog& catalog,
+                 std::optional<server::TargetSpec> spec)
+    : server_(server), workdir_(std::move(workdir)), catalog_(catalog), spec_(std::move(spec)) {}
+
+Applier::~Applier() {
+  if (!journal_ || journal_->state == JournalState::kKept) return;
+  try {
+    spdlog::warn("restoring the original configuration of {} (the run ended without it)",
+                 server_.describe());
+    restore();
+  } catch (const std::exception& e) {
+    spdlog::error(
+        "could not restore the original configuration: {}. The journal {} keeps it; "
+        "run `pgslow recover`",
+        e.what(), journal_path(workdir_).string());
+  }
+}
+
+namespace {
+
+// Adds the original state of every name not yet in the journal.
+void record_originals(Journal& j, const std::vector<std::string>& names,
+                      const knobs::ServerSettings& current, pg::Connection& conn) {
+  std::optional<std::optional<std::map<std::string, std::string>>> entries;
+  for (const std::string& name : names) {
+    if (j.find_touched(name)) continue;
+    if (!entries) entries = auto_conf_entries(conn);
+    const knobs::ServerSetting* s = current.find(name);
+    OriginalParameter p;
+    p.name = name;
+    // Not yet touched by pgslow, so what runs now is the original (settings_before has it
+    // from the first change, which is the same unless someone else changed it meanwhile).
+    auto before = j.settings_before.find(name);
+    p.setting = before != j.settings_before.end() ? before->second : s->setting;
+    p.unit = s->unit;
+    p.source = s->source;
+    p.context = s->context;
+    if (*entries) {
+      p.auto_conf_known = true;
+      auto it = (*entries)->find(name);
+      if (it != (*entries)->end()) p.auto_conf_value = it->second;
+    }
+    j.touched.push_back(std::move(p));
+  }
+}
+
+std::string original_display(const Journal& j, const knobs::ServerSetting& s) {
+  const OriginalParameter* p = j.find_touched(s.name);
+  return display_value(s, p ? p->setting : s.setting);
+}
+
+}  // namespace
+
+ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operation op,
+                           const ApplyLabel& label) {
+  const std::int64_t started = now_us();
+  require_permission(server_);
+  pg::Connection conn = pg::Connection::open(server_.conninfo());
+  knobs::ServerSettings current = knobs::ServerSettings::read(conn);
+
+  // Everything before the first change is validation: any error changes nothing.
+  std::vector<knobs::SettingVerdict> verdicts = knobs::validate(settings, catalog_, current);
+  std::vector<ConfigError> problems = knobs::all_problems(verdicts);
+  if (has_errors(problems)) throw InputError(problems);
+
+  ApplyResult result;
+  for (const ConfigError& p : problems) result.warnings.push_back(p.message);
+  struct Change {
+    const knobs::SettingVerdict* verdict;
+    const knobs::ServerSetting* before;
+  };
+  std::vector<Change> changes;
+  std::vector<std::string> names;
+  for (const knobs::SettingVerdict& v : verdicts) {
+    if (v.verdict == knobs::Verdict::kSkipped) {
+      result.skipped.push_back({v.setting.name, v.setting.value, v.reason});
+      continue;
+    }
+    const knobs::ServerSetting* s = current.find(v.setting.name);
+    // The identifier that goes into SQL is the server's own name for it, and must look like one.
+    if (s == nullptr || !is_valid_parameter_name(s->name))
+      throw InputError(v.setting.where.str() + ": \"" + v.setting.name +
+                       "\" is not a parameter of this server");
+    changes.push_back({&v, s});
+    names.push_back(s->name);
+  }
+  InterruptGuard::throw_if_interrupted();
+
+  // The journal, durably, before the first change.
+  ServerRecord record = describe_server(server_, spec_);
+  if (!journal_) {
+    std::optional<Journal> existing = load_journal(workdir_);
+    if (existing) {
+      if (!same_server(existing->server, record)) {
+        throw RuntimeError(fmt::format(
+            "the journal {} belongs to another server ({}), not {}: run `pgslow recover` or "
+            "`pgslow restore` on it first, or use another --workdir",
+            journal_path(workdir_).string(), existing->server.description, record.description));
+      }
+      if (existing->state != JournalState::kKept) {
+        throw RuntimeError(
+            fmt::format("the journal {} records an unfinished change by pid {} (`{}`): run `pgslow "
+                        "recover` first",
+                        journal_path(workdir_).string(), existing->owner.pid, existing->command));
+      }
+      if (op == Operation::kRun) {
+        throw RuntimeError(fmt::format(
+            "{} carries a kept degradation from `{}` ({}); a run must start from the original "
+            "configuration: run `pgslow restore` first",
+            record.description, existing->command, existing->settings_summary()));
+      }
+      // A second `pgslow apply` over a kept one: same original, new settings.
+      journal_ = std::move(existing);
+    } else {
+      Journal j;
+      j.server = record;
+      if (std::optional<fs::path> data_dir = server_.data_dir())
+        j.auto_conf = read_auto_conf(*data_dir);
+      j.settings_before = server_wide_settings(current);
+      j.pending_restart_before = pending_restart(current, {});
+      if (!j.pending_restart_before.empty()) {
+        result.warnings.push_back(fmt::format(
+            "the server already had a change waiting for a restart ({}); a restart by pgslow "
+            "puts it in effect",
+            join(j.pending_restart_before, ", ")));
+      }
+      journal_ = std::move(j);
+    }
+  }
+  Journal& j = *journal_;
+  j.owner = current_process();
+  j.command = label.command.empty() ? this_command_line() : label.command;
+  j.operation = op;
+  j.state = JournalState::kChanging;
+  j.stage = label.stage;
+  j.presets = label.presets;
+  j.settings.clear();
+  for (const Change& c : changes) j.settings.push_back({c.before->name, c.verdict->setting.value});
+  record_originals(j, names, current, conn);
+  save_journal(workdir_, j);
+  crash_point(phase::kJournalWritten);
+
+  try {
+    // Every stage starts from the original files, so the previous stage's knobs are gone.
+    reset_to_original_files(&conn, j);
+    for (std::size_t i = 0; i < changes.size(); ++i) {
+      const Change& c = changes[i];
+      // ALTER SYSTEM validates the value and rewrites postgresql.auto.conf atomically; it cannot
+      // run in a transaction block, hence one statement each.
+      conn.exec(alter_system_set(c.before->name, conn.quote_literal(c.verdict->setting.value)));
+      if (i + 1 == (changes.size() + 1) / 2) crash_point(phase::kHalfApplied);
+      InterruptGuard::throw_if_interrupted();
+    }
+
+    reload_and_wait(server_, conn);
+    result.reloaded = true;
+    knobs::ServerSettings after = knobs::ServerSettings::read(conn);
+    std::vector<std::string> pending = pending_restart(after, j.pending_restart_before);
+    if (!pending.empty()) {
+      spdlog::info("restarting {} for {}", server_.describe(), join(pending, ", "));
+      crash_point(phase::kRestarting);
+      try {
+        server_.restart(restart_timeout);
+      } catch (const Error& e) {
+        // The server does not come back with these settings: the original file goes back in
+        // the data directory and the server is started with it.
+        std::string cause = e.what();
+        spdlog::error("the server did not come back; putting the original configuration back");
+        try {
+          restore_original(server_, workdir_, j, restart_timeout);
+          journal_.reset();
+        } catch (const std::exception& again) {
+          throw RuntimeError(fmt::format(
+              "the server did not start with {}: {}\n\nPutting the original configuration "
+              "back failed too: {}",
+              j.settings_summary(), cause, again.what()));
+        }
+        throw RuntimeError(fmt::format(
+            "the server did not start with {}: {}\n\npgslow put the original configuration "
+            "back; the server runs with it again.",
+            j.settings_summary(), cause));
+      }
+      result.restarted = true;
+      conn = pg::Connection::open(server_.conninfo());
+      after = knobs::ServerSettings::read(conn);
+    }
+    InterruptGuard::throw_if_interrupted();
+
+    // Read every value back: a mismatch is an error, not a warning.
+    std::vector<std::string> mismatches;
+    for (const Change& c : changes) {
+      const knobs::ServerSetting* now = after.find(c.before->name);
+      if (now == nullptr) {
+        mismatches.push_back(c.before->name + " is gone from pg_settings");
+        continue;
+      }
+      if (!knobs::effective_value_matches(*now, *c.verdict) || now->pending_restart) {
+        mismatches.push_back(fmt::format("{}: set to {}, but the server shows {}{}", now->name,
+                                         c.verdict->setting.value, display_value(*now),
+                                         now->pending_restart ? " (pending restart)" : ""));
+        continue;
+      }
+      KnobApplied k;
+      k.name = now->name;
+      k.requested = c.verdict->setting.value;
+      k.original_value = original_display(j, *now);
+      k.previous_value = display_value(*c.before);
+      k.new_value = display_value(*now);
+      k.apply_by = c.verdict->verdict == knobs::Verdict::kRestart ? "restart" : "reload";
+      k.needs_reconnect = c.verdict->needs_reconnect;
+      result.applied.push_back(std::move(k));
+    }
+    // Knobs of an earlier stage that this one does not set are back at their original values.
+    for (const OriginalParameter& p : j.touched) {
+      bool in_stage = false;
+      for (const std::string& n : names) in_stage = in_stage || n == p.name;
+      const knobs::ServerSetting* now = after.find(p.name);
+      if (in_stage || now == nullptr || now->setting == p.setting) continue;
+      mismatches.push_back(fmt::format("{} should be back at {}, but the server shows {}", p.name,
+                                       display_value(*now, p.setting), display_value(*now)));
+    }
+    if (!mismatches.empty()) {
+      throw RuntimeError(
+          fmt::format("the server did not take the new settings:\n  {}", join(mismatches, "\n  ")));
+    }
+  } catch (...) {
+    if (journal_) {
+      try {
+        spdlog::warn("putting the original configuration of {} back", server_.describe());
+        restore_original(server_, workdir_, *journal_, restart_timeout);
+        journal_.reset();
+      } catch (const std::exception& e) {
+        spdlog::error(
+            "could not restore the original configuration: {}. The journal {} keeps "
+            "it; run `pgslow recover`",
+            e.what(), journal_path(workdir_).string());
+      }
+    }
+    throw;
+  }
+  result.seconds = static_cast<double>(now_us() - started) / 1e6;
+  return result;
+}
+
+void Applier::keep() {
+  if (!journal_) return;
+  journal_->state = JournalState::kKept;
+  save_journal(workdir_, *journal_);
+}
+
+void Applier::restore() {
+  if (!journal_) return;
+  restore_original(server_, workdir_, *journal_, restart_timeout);
+  journal_.reset();
+}
+
+}  // namespace pgslow::apply

@@ -1,0 +1,107 @@
+#pragma once
+// Apply, verify and always restore. The scenario runner and bisect call apply() once per
+// stage; each stage starts from the ORIGINAL configuration (the journal's bytes are written
+// back, then the stage's full settings are set with ALTER SYSTEM), so stages never leak into
+// each other, and the server restarts only when a postmaster-context value actually differs
+// from what is running (PostgreSQL's own pending_restart after a reload tells).
+//
+//   Applier applier(server, workdir, catalog);
+//   for (stage : plan) { auto r = applier.apply(stage.settings, Operation::kRun, {stage.name}); ...
+//   } applier.restore();   // also on error (the destructor restores a run left changed)
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apply/journal.h"
+#include "knobs/catalog.h"
+#include "report/model.h"
+#include "server/server_control.h"
+#include "server/target.h"
+
+namespace pgslow::apply {
+
+// One knob the apply changed.
+struct KnobApplied {
+  std::string name;              // the server's spelling
+  std::string requested;         // as written in the preset or scenario
+  std::string original_value;    // before pgslow's first change ("128MB")
+  std::string previous_value;    // before this apply (the previous stage's value)
+  std::string new_value;         // in effect now, read back from pg_settings
+  std::string apply_by;          // "reload" or "restart"
+  bool needs_reconnect = false;  // only new sessions see it (context backend)
+};
+
+struct ApplyResult {
+  std::vector<KnobApplied> applied;
+  std::vector<report::SkippedKnob> skipped;  // the server lacks the knob (version)
+  std::vector<std::string> warnings;         // legal but risky values (catalog pitfalls)
+  bool reloaded = false;
+  bool restarted = false;
+  double seconds = 0;  // wall time of the whole apply
+
+  // For report::StageResult::changes: old value = the original (baseline) value.
+  std::vector<report::KnobChange> knob_changes() const;
+  bool needs_reconnect() const;
+};
+
+// Labels for the journal and messages.
+struct ApplyLabel {
+  std::string stage;                 // "tiny-cache", "stage 3: planner"
+  std::vector<std::string> presets;  // the presets the settings came from
+  std::string command;               // the pgslow command line ("pgslow apply tiny-cache")
+};
+
+class Applier {
+ public:
+  // `spec`: how `server` was opened, recorded in the journal so that recovery can reopen a
+  // pgctl or command target from another process (the managed cluster needs none).
+  Applier(server::ServerControl& server, std::filesystem::path workdir,
+          const knobs::Catalog& catalog, std::optional<server::TargetSpec> spec = std::nullopt);
+  // A run (Operation::kRun) that is still applied is restored here, errors logged, so an
+  // exception anywhere in the runner cannot leave the server degraded. A kept apply stays.
+  ~Applier();
+  Applier(const Applier&) = delete;
+  Applier& operator=(const Applier&) = delete;
+
+  // Validates (any error: InputError listing every problem, nothing changed), journals the
+  // original configuration before the first change, applies, reloads or restarts, and reads
+  // every value back. On a failure after the first change the original configuration is put
+  // back before the error propagates; a server that does not come back after a restart is
+  // repaired from the data directory and the error quotes its log. Interrupted (SIGINT or
+  // SIGTERM, see InterruptGuard) between steps likewise restores, then propagates.
+  ApplyResult apply(const std::vector<knobs::Setting>& settings, Operation op,
+                    const ApplyLabel& label = {});
+  // A finished `pgslow apply`: the journal records a kept degradation (only restore undoes it).
+  void keep();
+  // Puts the original configuration back, verifies it and deletes the journal. A no-op when
+  // nothing was changed.
+  void restore();
+
+  // Whether a journal exists for this applier (the server is not at its original config).
+  bool has_changes() const { return journal_.has_value(); }
+  const std::optional<Journal>& journal() const { return journal_; }
+
+  std::chrono::seconds restart_timeout{120};
+
+ private:
+  server::ServerControl& server_;
+  std::filesystem::path workdir_;
+  const knobs::Catalog& catalog_;
+  std::optional<server::TargetSpec> spec_;
+  std::optional<Journal> journal_;
+};
+
+// Refuses (InputError, before anything is touched) to change a server pgslow was not allowed
+// to change: the managed cluster always may be; any other needs allow_changes.
+void require_permission(const server::ServerControl& server);
+
+// What the journal records about `server` (redacted conninfo, how to reopen it).
+ServerRecord describe_server(const server::ServerControl& server,
+                             const std::optional<server::TargetSpec>& spec = std::nullopt);
+// The TargetSpec a journal's record describes (the inverse, for recovery).
+server::TargetSpec recorded_target(const ServerRecord& record);
+
+}  // namespace pgslow::apply

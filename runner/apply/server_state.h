@@ -1,0 +1,45 @@
+#pragma once
+// What apply and restore read from the live server: pg_settings (through
+// knobs::ServerSettings), postgresql.auto.conf's entries as the server sees them, and whether a
+// reload has reached this session.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "knobs/validate.h"
+#include "pg/connection.h"
+#include "server/server_control.h"
+
+namespace pgslow::apply {
+
+// Whether the server accepts a connection now.
+bool server_accepts_connections(const server::ServerControl& server);
+
+// Asks the server to reload (the ServerControl's way) and waits until `conn`'s session has
+// re-read the configuration (pg_conf_load_time changes), so pg_settings and pending_restart
+// read through `conn` afterwards are current. Throws RuntimeError after `timeout`.
+void reload_and_wait(server::ServerControl& server, pg::Connection& conn,
+                     std::chrono::seconds timeout = std::chrono::seconds(30));
+
+// Parameters whose new value in the configuration files waits for a restart, less `ignore`
+// (those already pending before pgslow came).
+std::vector<std::string> pending_restart(const knobs::ServerSettings& settings,
+                                         const std::vector<std::string>& ignore);
+
+// name -> setting of every parameter whose value is the server's (not one this session set:
+// sources "client", "session", "interactive"), to compare before and after.
+std::map<std::string, std::string> server_wide_settings(const knobs::ServerSettings& settings);
+
+// The entries of postgresql.auto.conf (name -> value as written), from pg_file_settings;
+// nullopt when this role may not read it.
+std::optional<std::map<std::string, std::string>> auto_conf_entries(pg::Connection& conn);
+
+// A setting as a person reads it: "128MB" for shared_buffers = 16384 (8kB units), "on", "5s".
+std::string display_value(const knobs::ServerSetting& setting);
+// Same for a raw setting text in that parameter's unit.
+std::string display_value(const knobs::ServerSetting& like, const std::string& setting);
+
+}  // namespace pgslow::apply
