@@ -14,7 +14,6 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <thread>
 
 #include "common/clock.h"
@@ -24,6 +23,7 @@
 #include "common/strings.h"
 #include "pg/connection.h"
 #include "server/pg_binaries.h"
+#include "server/server_log.h"
 
 namespace pgslow::server {
 
@@ -102,21 +102,6 @@ std::uint64_t directory_size(const fs::path& dir) {
     }
   }
   return total;
-}
-
-std::string read_from(const fs::path& path, std::uintmax_t offset) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  in.seekg(static_cast<std::streamoff>(offset));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::uintmax_t file_size_or_zero(const fs::path& path) {
-  std::error_code ec;
-  auto s = fs::file_size(path, ec);
-  return ec ? 0 : s;
 }
 
 }  // namespace
@@ -228,10 +213,6 @@ bool ManagedCluster::is_running() const {
 bool ManagedCluster::is_initialized() const {
   std::error_code ec;
   return fs::exists(data_dir_ / "PG_VERSION", ec);
-}
-
-std::string ManagedCluster::log_tail(std::size_t lines) const {
-  return last_lines(read_from(log_file_, 0), lines);
 }
 
 void ManagedCluster::prepare_workdir() {
@@ -415,7 +396,7 @@ void ManagedCluster::start_server(std::chrono::seconds timeout) {
     choose_port();
     write_settings();
     save_state();
-    std::uintmax_t log_offset = file_size_or_zero(log_file_);
+    std::uintmax_t log_offset = log_size(log_file_);
     auto left = std::chrono::seconds(std::max<std::int64_t>(1, (deadline - now_us()) / 1000000));
     std::vector<std::string> argv = {
         (bin() / "pg_ctl").string(), "start", "-D", data_dir_.string(),          "-l",
@@ -428,7 +409,7 @@ void ManagedCluster::start_server(std::chrono::seconds timeout) {
       spdlog::debug("started: {}", trim(r.output));
       break;
     }
-    std::string log = read_from(log_file_, log_offset);
+    std::string log = read_log_since(log_file_, log_offset);
     bool port_race = options_.port == 0 && log.find("could not bind") != std::string::npos;
     // Right after a kill -9 of the postmaster its children may still hold the old shared
     // memory for a moment; they exit as soon as they notice the postmaster is gone.

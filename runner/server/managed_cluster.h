@@ -89,7 +89,6 @@ class ManagedCluster : public ServerControl {
   void save_state() const;
   std::filesystem::path bin() const;
   std::optional<std::string> server_user() const;  // "postgres" when we are root
-  std::string log_tail(std::size_t lines = 20) const;
   std::optional<int> running_pid() const;
 
   ManagedOptions options_;

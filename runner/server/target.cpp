@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "common/clock.h"
@@ -18,27 +17,13 @@
 #include "pg/error.h"
 #include "server/managed_cluster.h"
 #include "server/pg_binaries.h"
+#include "server/server_log.h"
 
 namespace pgslow::server {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_text(const fs::path& path, std::uintmax_t offset = 0) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  in.seekg(static_cast<std::streamoff>(offset));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::uintmax_t size_or_zero(const fs::path& path) {
-  std::error_code ec;
-  auto s = fs::file_size(path, ec);
-  return ec ? 0 : s;
-}
 
 std::optional<std::string> postmaster_start_time(const std::string& conninfo) {
   try {
@@ -176,7 +161,7 @@ void PgctlServer::reload() {
 }
 
 void PgctlServer::restart(std::chrono::seconds timeout) {
-  auto log_offset = size_or_zero(spec_.log_file);
+  auto log_offset = log_size(spec_.log_file);
   // pg_ctl restart reuses the server's options (postmaster.opts) and also starts a server
   // that is down.
   std::vector<std::string> argv = {(pg_bin_ / "pg_ctl").string(),
@@ -195,7 +180,7 @@ void PgctlServer::restart(std::chrono::seconds timeout) {
   o.timeout = timeout + std::chrono::seconds(10);
   auto r = run_process(argv, o);
   if (!r.ok()) {
-    std::string log = read_text(spec_.log_file, log_offset);
+    std::string log = read_log_since(spec_.log_file, log_offset);
     throw RuntimeError(
         fmt::format("the server in {} did not come back after a restart ({}). "
                     "Last lines of {}:\n{}",
