@@ -262,7 +262,8 @@ void presets_list(Context& ctx) {
   Table t({"PRESET", "KNOBS", "DESCRIPTION"});
   for (const auto& p : catalog.presets()) {
     std::string desc = p.description;
-    if (auto nl = desc.find('\n'); nl != std::string::npos) desc = desc.substr(0, nl);
+    // The first sentence: the table stays one line per preset; `presets show` has the rest.
+    if (auto end = desc.find(". "); end != std::string::npos) desc = desc.substr(0, end + 1);
     t.add({p.name, std::to_string(catalog.expand(p).size()), desc});
   }
   t.print();
