@@ -1,0 +1,276 @@
+#include "scenario/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/strings.h"
+#include "knobs/value.h"
+
+namespace pgslow::scenario {
+
+std::vector<knobs::Setting> overlay(std::vector<knobs::Setting> base,
+                                    const std::vector<knobs::Setting>& top) {
+  for (const auto& s : top) {
+    auto it = std::find_if(base.begin(), base.end(),
+                           [&](const knobs::Setting& b) { return iequals(b.name, s.name); });
+    if (it != base.end()) {
+      *it = s;
+    } else {
+      base.push_back(s);
+    }
+  }
+  return base;
+}
+
+std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>& presets,
+                                                   const std::vector<knobs::Setting>& settings,
+                                                   const knobs::Catalog& catalog,
+                                                   std::vector<ConfigError>& problems) {
+  std::vector<knobs::Setting> out;
+  std::vector<std::string> names;
+  for (const auto& p : catalog.presets()) names.push_back(p.name);
+  for (const auto& ref : presets) {
+    const knobs::Preset* preset = catalog.find_preset(ref.name);
+    if (preset == nullptr) {
+      auto suggestion = closest_match(ref.name, names);
+      problems.push_back(ConfigError{
+          ref.where, fmt::format("unknown preset '{}'", ref.name),
+          suggestion ? fmt::format("did you mean '{}'? (`pgslow presets list` shows them all)", *suggestion)
+                     : "`pgslow presets list` shows the presets"});
+      continue;
+    }
+    try {
+      out = overlay(std::move(out), catalog.expand(*preset));
+    } catch (const InputError& e) {
+      problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+    }
+  }
+  return overlay(std::move(out), settings);
+}
+
+std::string current_value(const knobs::ServerSettings& server, const std::string& name) {
+  const knobs::ServerSetting* s = server.find(name);
+  if (s == nullptr) return "(absent)";
+  if (s->vartype == "integer" || s->vartype == "real") {
+    auto unit = knobs::parse_base_unit(s->unit);
+    if (unit && unit->kind != knobs::BaseUnit::Kind::kNone) {
+      try {
+        return knobs::format_with_unit(std::stod(s->setting), *unit);
+      } catch (...) {
+      }
+    }
+  }
+  return s->setting;
+}
+
+namespace {
+
+// The value a stage runs with, for comparing stages: the stage's setting, else the server's.
+std::string value_in(const std::vector<knobs::Setting>& settings, const knobs::ServerSettings& server,
+                     const std::string& name) {
+  for (const auto& s : settings) {
+    if (iequals(s.name, name)) return s.value;
+  }
+  return current_value(server, name);
+}
+
+const knobs::SettingVerdict* verdict_for(const std::vector<knobs::SettingVerdict>& verdicts,
+                                         const std::string& name) {
+  for (const auto& v : verdicts) {
+    if (iequals(v.setting.name, name)) return &v;
+  }
+  return nullptr;
+}
+
+struct StageDraft {
+  std::string name;
+  std::string description;
+  std::vector<knobs::Setting> requested;  // the whole configuration asked for
+  std::vector<knobs::Setting> own;        // what this stage itself adds (for skipped/warnings)
+  report::LoadSettings load;
+};
+
+report::LoadSettings apply_load(report::LoadSettings load, const LoadKnobs& knobs) {
+  if (knobs.clients) load.clients = *knobs.clients;
+  if (knobs.pool_size) load.pool_size = *knobs.pool_size;
+  if (knobs.connect_per_transaction) load.connect_per_transaction = *knobs.connect_per_transaction;
+  if (knobs.rate) load.rate = *knobs.rate;
+  return load;
+}
+
+bool same_settings(const std::vector<knobs::Setting>& a, const std::vector<knobs::Setting>& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& s : a) {
+    auto it = std::find_if(b.begin(), b.end(), [&](const knobs::Setting& t) {
+      return iequals(t.name, s.name) && t.value == s.value;
+    });
+    if (it == b.end()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
+               const knobs::ServerSettings& server) {
+  std::vector<ConfigError> problems;
+  Plan plan;
+  plan.scenario = scenario;
+  plan.server_major = server.major;
+  plan.server_version = fmt::format("{}.{}", server.version_num / 10000, server.version_num % 10000);
+
+  report::LoadSettings base_load;
+  base_load.clients = scenario.workload.clients;
+
+  // Drafts: the baseline, then the stages in the scenario's mode.
+  std::vector<StageDraft> drafts;
+  drafts.push_back(StageDraft{"baseline", "the server as found", scenario.baseline, scenario.baseline, base_load});
+  std::vector<std::vector<knobs::Setting>> own_settings;
+  for (const auto& st : scenario.stages) {
+    own_settings.push_back(resolve_stage_settings(st.presets, st.settings, catalog, problems));
+  }
+  if (scenario.mode == Mode::kCumulative || scenario.mode == Mode::kBoth) {
+    std::vector<knobs::Setting> acc = scenario.baseline;
+    report::LoadSettings load = base_load;
+    for (std::size_t i = 0; i < scenario.stages.size(); ++i) {
+      acc = overlay(acc, own_settings[i]);
+      load = apply_load(load, scenario.stages[i].load);
+      drafts.push_back(StageDraft{scenario.stages[i].name, scenario.stages[i].description, acc,
+                                  own_settings[i], load});
+    }
+  }
+  if (scenario.mode == Mode::kIsolated || scenario.mode == Mode::kBoth) {
+    for (std::size_t i = 0; i < scenario.stages.size(); ++i) {
+      auto alone = overlay(scenario.baseline, own_settings[i]);
+      auto load = apply_load(base_load, scenario.stages[i].load);
+      std::string name = scenario.stages[i].name;
+      if (scenario.mode == Mode::kBoth) {
+        // The first cumulative stage already is the first stage alone.
+        if (i == 0) continue;
+        name += " (alone)";
+      }
+      drafts.push_back(StageDraft{name, scenario.stages[i].description, alone, own_settings[i], load});
+    }
+  }
+
+  // Validate every configuration; report each problem once (stages share settings).
+  std::set<std::string> seen;
+  auto add_problems = [&](const std::vector<ConfigError>& found) {
+    for (const auto& p : found) {
+      if (seen.insert(p.str()).second) problems.push_back(p);
+    }
+  };
+
+  std::vector<knobs::Setting> previous_applied;
+  report::LoadSettings previous_load = base_load;
+  for (std::size_t i = 0; i < drafts.size(); ++i) {
+    const StageDraft& d = drafts[i];
+    PlannedStage stage;
+    stage.name = d.name;
+    stage.description = d.description;
+    stage.is_baseline = i == 0;
+    stage.load = d.load;
+    stage.verdicts = knobs::validate(d.requested, catalog, server);
+    for (const auto& v : stage.verdicts) {
+      for (const auto& p : v.problems) {
+        if (p.severity == ConfigError::Severity::kError) add_problems({p});
+      }
+    }
+    for (const auto& v : stage.verdicts) {
+      const bool own = std::any_of(d.own.begin(), d.own.end(), [&](const knobs::Setting& s) {
+        return iequals(s.name, v.setting.name) && s.value == v.setting.value;
+      });
+      if (v.verdict == knobs::Verdict::kSkipped) {
+        if (own) stage.skipped.push_back(report::SkippedKnob{v.setting.name, v.setting.value, v.reason});
+        continue;
+      }
+      if (v.verdict == knobs::Verdict::kError) continue;
+      stage.settings.push_back(v.setting);
+      if (own) {
+        for (const auto& p : v.problems) {
+          if (p.severity == ConfigError::Severity::kWarning) {
+            stage.warnings.push_back(fmt::format("{} = {}: {}", v.setting.name, v.setting.value, p.message));
+          }
+        }
+      }
+    }
+    // Changes versus the stage measured before (the baseline compares with the server).
+    std::set<std::string> names;
+    for (const auto& s : stage.settings) names.insert(to_lower(s.name));
+    for (const auto& s : previous_applied) names.insert(to_lower(s.name));
+    for (const auto& name : names) {
+      std::string before = value_in(previous_applied, server, name);
+      std::string after = value_in(stage.settings, server, name);
+      if (before == after) continue;
+      const knobs::ServerSetting* row = server.find(name);
+      bool restart = row != nullptr && row->context == "postmaster";
+      const knobs::SettingVerdict* v = verdict_for(stage.verdicts, name);
+      if (v != nullptr) restart = v->verdict == knobs::Verdict::kRestart;
+      stage.changes.push_back(report::KnobChange{name, before, after, restart ? "restart" : "reload"});
+      stage.needs_restart = stage.needs_restart || restart;
+    }
+    previous_applied = stage.settings;
+    previous_load = stage.load;
+    plan.stages.push_back(std::move(stage));
+  }
+  (void)previous_load;
+
+  // Identical configurations measured twice are allowed (a repeat), but say so.
+  for (std::size_t i = 1; i < plan.stages.size(); ++i) {
+    if (same_settings(plan.stages[i].settings, plan.stages[i - 1].settings) &&
+        plan.stages[i].load.clients == plan.stages[i - 1].load.clients &&
+        plan.stages[i].load.pool_size == plan.stages[i - 1].load.pool_size &&
+        plan.stages[i].load.rate == plan.stages[i - 1].load.rate &&
+        plan.stages[i].load.connect_per_transaction == plan.stages[i - 1].load.connect_per_transaction) {
+      plan.stages[i].warnings.push_back(
+          "this stage runs the same configuration as the one before (every knob it sets was skipped or already set)");
+    }
+  }
+
+  if (has_errors(problems)) throw InputError(problems);
+
+  const double per_run = scenario.measure.warmup_s + scenario.measure.duration_s;
+  for (const auto& st : plan.stages) {
+    plan.estimated_seconds += scenario.measure.repeats * (per_run + 1.0) + (st.needs_restart ? 3.0 : 0.5);
+  }
+  return plan;
+}
+
+void print_plan(const Plan& plan, std::ostream& out) {
+  const Scenario& s = plan.scenario;
+  out << fmt::format("Scenario   {}  ({})\n", s.name, s.file.string());
+  if (!s.description.empty()) out << fmt::format("           {}\n", s.description);
+  out << fmt::format("Server     PostgreSQL {}\n", plan.server_version);
+  out << fmt::format("Workload   {}, scale {}, {} clients\n", s.workload.name, s.workload.scale, s.workload.clients);
+  out << fmt::format("Measure    warm-up {:g} s, {:g} s per run, {} repeat{}, mode {}\n", s.measure.warmup_s,
+                     s.measure.duration_s, s.measure.repeats, s.measure.repeats == 1 ? "" : "s",
+                     mode_name(s.mode));
+  out << "\n";
+  for (std::size_t i = 0; i < plan.stages.size(); ++i) {
+    const PlannedStage& st = plan.stages[i];
+    std::string load = fmt::format("{} clients", st.load.clients);
+    if (st.load.pool_size > 0) load += fmt::format(", pool of {}", st.load.pool_size);
+    if (st.load.connect_per_transaction) load += ", a new connection per transaction";
+    if (st.load.rate > 0) load += fmt::format(", {:g} tx/s fixed rate", st.load.rate);
+    out << fmt::format("{}. {}  [{}{}]\n", i, st.name, load, st.needs_restart ? ", restart" : "");
+    if (!st.description.empty() && !st.is_baseline) out << fmt::format("   {}\n", st.description);
+    std::size_t width = 0;
+    for (const auto& c : st.changes) width = std::max(width, c.name.size());
+    for (const auto& c : st.changes) {
+      out << fmt::format("   {:<{}}  {} -> {}  ({})\n", c.name, width, c.old_value, c.new_value, c.apply_by);
+    }
+    if (st.changes.empty() && !st.is_baseline) out << "   no configuration change\n";
+    for (const auto& k : st.skipped) {
+      out << fmt::format("   skipped {} = {}: {}\n", k.name, k.value, k.reason);
+    }
+    for (const auto& w : st.warnings) out << fmt::format("   warning: {}\n", w);
+  }
+  out << fmt::format("\nEstimated time: about {:.0f} s of measuring (plus loading the data once)\n",
+                     plan.estimated_seconds);
+  out << "Nothing was changed: `pgslow run` applies this plan and always restores the configuration.\n";
+}
+
+}  // namespace pgslow::scenario

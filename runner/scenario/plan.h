@@ -1,0 +1,64 @@
+#pragma once
+// A scenario checked against the knob catalog and the live server: for each stage, the full
+// configuration to apply, each knob's verdict (reload, restart, skipped with the reason), the
+// changes versus the stage before, and the load. Everything here is decided before the first
+// change to the server; a scenario with any error never gets a Plan.
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "knobs/catalog.h"
+#include "knobs/validate.h"
+#include "report/model.h"
+#include "scenario/scenario.h"
+
+namespace pgslow::scenario {
+
+struct PlannedStage {
+  std::string name;
+  std::string description;
+  bool is_baseline = false;
+  // The stage's whole configuration on top of the server's original one (skipped knobs
+  // left out): what the applier writes for this stage.
+  std::vector<knobs::Setting> settings;
+  std::vector<knobs::SettingVerdict> verdicts;  // of `settings`
+  std::vector<report::KnobChange> changes;      // versus the stage measured before it
+  std::vector<report::SkippedKnob> skipped;     // knobs this stage asked for that the server lacks
+  std::vector<std::string> warnings;            // pitfalls of the values used
+  bool needs_restart = false;                   // versus the stage before
+  report::LoadSettings load;
+};
+
+struct Plan {
+  Scenario scenario;
+  int server_major = 0;
+  std::string server_version;  // "15.18"
+  std::vector<PlannedStage> stages;  // stages[0] is the baseline
+  double estimated_seconds = 0;      // measuring and resets; loading the data comes on top
+};
+
+// Checks the scenario against the catalog (presets, knob names) and the live server (versions,
+// ranges, contexts, cross-parameter rules). Throws InputError carrying every problem.
+Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
+               const knobs::ServerSettings& server);
+
+// The settings of the named presets expanded in order, then `settings` on top; a later value
+// of the same knob wins. Unknown presets are problems (with a suggestion).
+std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>& presets,
+                                                   const std::vector<knobs::Setting>& settings,
+                                                   const knobs::Catalog& catalog,
+                                                   std::vector<ConfigError>& problems);
+
+// Later settings replace earlier ones of the same name (case-insensitive), keeping order.
+std::vector<knobs::Setting> overlay(std::vector<knobs::Setting> base,
+                                    const std::vector<knobs::Setting>& top);
+
+// The server's current value of a parameter as a person writes it ("128MB", "on").
+std::string current_value(const knobs::ServerSettings& server, const std::string& name);
+
+// `pgslow plan`: per stage the knobs with old and new values, reload or restart, skipped knobs
+// with reasons, the load, and the estimated duration.
+void print_plan(const Plan& plan, std::ostream& out);
+
+}  // namespace pgslow::scenario

@@ -1,0 +1,377 @@
+#include "scenario/scenario.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <set>
+
+#include "common/strings.h"
+#include "common/yaml.h"
+
+namespace pgslow::scenario {
+
+namespace fs = std::filesystem;
+
+std::string_view mode_name(Mode m) {
+  switch (m) {
+    case Mode::kCumulative: return "cumulative";
+    case Mode::kIsolated: return "isolated";
+    case Mode::kBoth: return "both";
+  }
+  return "cumulative";
+}
+
+std::optional<double> parse_duration(std::string_view text) {
+  std::string s = trim(text);
+  if (s.empty()) return std::nullopt;
+  std::size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  if (i == 0) return std::nullopt;
+  double number = 0;
+  try {
+    std::size_t used = 0;
+    number = std::stod(s.substr(0, i), &used);
+    if (used != i) return std::nullopt;
+  } catch (...) {
+    return std::nullopt;
+  }
+  std::string unit = to_lower(trim(s.substr(i)));
+  double factor = 0;
+  if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs" || unit == "seconds") {
+    factor = 1;
+  } else if (unit == "ms") {
+    factor = 0.001;
+  } else if (unit == "min" || unit == "m" || unit == "minutes") {
+    factor = 60;
+  } else if (unit == "h" || unit == "hours") {
+    factor = 3600;
+  } else {
+    return std::nullopt;
+  }
+  double seconds = number * factor;
+  if (!std::isfinite(seconds) || seconds < 0) return std::nullopt;
+  return seconds;
+}
+
+namespace {
+
+const std::vector<std::string> kTopFields = {"name",    "description", "target",
+                                             "workload", "measure",     "mode",
+                                             "baseline", "stages",      "expect",
+                                             "allow_changes"};
+
+// A duration field: a YAML number (seconds) or a string with a unit.
+std::optional<double> read_duration(yaml::Reader& r, const YAML::Node& node, std::string_view what) {
+  auto text = r.string(node, what);
+  if (!text) return std::nullopt;
+  auto seconds = parse_duration(*text);
+  if (!seconds) {
+    r.error(node, fmt::format("{} = {} is not a duration", what, yaml::printable(*text)),
+            "write e.g. 500ms, 10s, 2min or a number of seconds");
+  }
+  return seconds;
+}
+
+std::optional<int> read_positive_int(yaml::Reader& r, const YAML::Node& node, std::string_view what,
+                                     long long min_value, long long max_value) {
+  auto v = r.integer(node, what);
+  if (!v) return std::nullopt;
+  if (*v < min_value || *v > max_value) {
+    r.error(node, fmt::format("{} = {} is out of range", what, *v),
+            fmt::format("use a whole number from {} to {}", min_value, max_value));
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
+}
+
+void read_target(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
+  s.target.kind = server::TargetKind::kManaged;
+  if (!node.IsDefined() || node.IsNull()) return;
+  s.target_where = r.where(node);
+  if (node.IsScalar()) {
+    std::string kind = to_lower(node.Scalar());
+    if (kind == "managed") return;
+    r.error(node, fmt::format("target {} needs its details", yaml::printable(node.Scalar())),
+            "write `target: managed`, or a map with kind: pgctl|command (docs/scenario-format.md)");
+    return;
+  }
+  yaml::Fields f = r.fields(node, "target",
+                            {"kind", "data_dir", "conninfo", "reload", "restart", "allow_changes"});
+  auto kind = r.string(f.get("kind"), "target.kind", true, node);
+  if (kind) {
+    std::string k = to_lower(*kind);
+    if (k == "managed") {
+      s.target.kind = server::TargetKind::kManaged;
+    } else if (k == "pgctl") {
+      s.target.kind = server::TargetKind::kPgctl;
+    } else if (k == "command") {
+      s.target.kind = server::TargetKind::kCommand;
+    } else {
+      r.error(f.get("kind"), fmt::format("unknown target kind {}", yaml::printable(*kind)),
+              "use managed, pgctl or command");
+    }
+  }
+  if (auto v = r.string(f.get("data_dir"), "target.data_dir")) s.target.data_dir = *v;
+  if (auto v = r.string(f.get("conninfo"), "target.conninfo")) s.target.conninfo = *v;
+  if (auto v = r.string(f.get("reload"), "target.reload")) s.target.reload_command = *v;
+  if (auto v = r.string(f.get("restart"), "target.restart")) s.target.restart_command = *v;
+  if (auto v = r.boolean(f.get("allow_changes"), "target.allow_changes")) {
+    s.target.allow_changes = *v;
+  }
+  if (s.target.kind == server::TargetKind::kPgctl && s.target.data_dir.empty()) {
+    r.error(node, "a pgctl target needs data_dir", "the server's data directory, e.g. data_dir: /var/lib/postgresql/15/main");
+  }
+  if (s.target.kind == server::TargetKind::kCommand) {
+    if (s.target.conninfo.empty()) {
+      r.error(node, "a command target needs conninfo", "how to reach the server, e.g. conninfo: \"host=localhost port=5432 user=postgres\"");
+    }
+  }
+}
+
+void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
+  if (!node.IsDefined()) {
+    r.add(ConfigError{SourceLocation{r.file(), 1, 1}, "the scenario has no workload",
+                      "add e.g. workload: {name: tpcb-like, scale: 10, clients: 8}"});
+    return;
+  }
+  s.workload.where = r.where(node);
+  if (node.IsScalar()) {  // `workload: tpcb-like`
+    s.workload.name = node.Scalar();
+    return;
+  }
+  yaml::Fields f =
+      r.fields(node, "workload", {"name", "scale", "warehouses", "clients", "think_time", "seed", "options"});
+  if (auto v = r.string(f.get("name"), "workload.name", true, node)) s.workload.name = *v;
+  if (f.has("scale") && f.has("warehouses")) {
+    r.error(f.get("warehouses"), "workload.scale and workload.warehouses are the same setting",
+            "keep one of them");
+  }
+  YAML::Node scale = f.has("scale") ? f.get("scale") : f.get("warehouses");
+  if (auto v = read_positive_int(r, scale, "workload.scale", 1, 100000)) s.workload.scale = *v;
+  if (auto v = read_positive_int(r, f.get("clients"), "workload.clients", 1, 10000)) {
+    s.workload.clients = *v;
+  }
+  if (auto v = r.boolean(f.get("think_time"), "workload.think_time")) s.workload.think_time = *v;
+  if (auto v = r.integer(f.get("seed"), "workload.seed")) {
+    s.workload.seed = static_cast<std::uint64_t>(*v);
+  }
+  yaml::Fields options = r.fields(f.get("options"), "workload.options");
+  if (f.has("options")) {
+    for (const auto& [key, value] : options.entries()) {
+      if (auto v = r.string(value, "workload.options." + key)) s.workload.options[key] = *v;
+    }
+  }
+}
+
+void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
+  if (!node.IsDefined()) return;
+  yaml::Fields f = r.fields(node, "measure", {"warmup", "duration", "repeats"});
+  if (auto v = read_duration(r, f.get("warmup"), "measure.warmup")) s.measure.warmup_s = *v;
+  if (auto v = read_duration(r, f.get("duration"), "measure.duration")) {
+    if (*v < 1) {
+      r.error(f.get("duration"), "measure.duration must be at least 1s",
+              "shorter runs measure connection set-up, not the server");
+    } else {
+      s.measure.duration_s = *v;
+    }
+  }
+  if (auto v = read_positive_int(r, f.get("repeats"), "measure.repeats", 1, 100)) {
+    s.measure.repeats = *v;
+  }
+}
+
+LoadKnobs read_load(yaml::Reader& r, const YAML::Node& node, const std::string& what) {
+  LoadKnobs load;
+  if (!node.IsDefined()) return load;
+  yaml::Fields f = r.fields(node, what, {"clients", "pool_size", "connect_per_transaction", "rate"});
+  load.clients = read_positive_int(r, f.get("clients"), what + ".clients", 1, 10000);
+  load.pool_size = read_positive_int(r, f.get("pool_size"), what + ".pool_size", 0, 10000);
+  load.connect_per_transaction = r.boolean(f.get("connect_per_transaction"), what + ".connect_per_transaction");
+  if (auto v = r.number(f.get("rate"), what + ".rate")) {
+    if (*v < 0 || !std::isfinite(*v)) {
+      r.error(f.get("rate"), fmt::format("{}.rate must be 0 (closed loop) or a positive rate", what));
+    } else {
+      load.rate = *v;
+    }
+  }
+  return load;
+}
+
+void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
+  if (!node.IsDefined()) {
+    r.add(ConfigError{SourceLocation{r.file(), 1, 1}, "the scenario has no stages",
+                      "add a stages: list; each stage names presets and/or settings"});
+    return;
+  }
+  if (!r.is_sequence(node, "stages")) return;
+  std::set<std::string> names = {"baseline"};
+  for (const auto& item : node) {
+    StageSpec stage;
+    stage.where = r.where(item);
+    yaml::Fields f =
+        r.fields(item, "a stage", {"name", "description", "presets", "settings", "load"});
+    if (!item.IsMap()) continue;
+    auto name = r.string(f.get("name"), "stage name", true, item);
+    if (name) {
+      stage.name = *name;
+      if (!names.insert(to_lower(*name)).second) {
+        r.error(f.get("name"), fmt::format("stage name '{}' is used twice", *name),
+                *name == "baseline" ? "the baseline stage is implicit; name yours differently"
+                                    : "give each stage its own name");
+      }
+    }
+    const std::string what = name ? fmt::format("stage '{}'", *name) : "a stage";
+    if (auto v = r.string(f.get("description"), what + " description")) stage.description = *v;
+    if (f.has("presets")) {
+      YAML::Node presets = f.get("presets");
+      if (presets.IsScalar()) {
+        stage.presets.push_back(PresetRef{presets.Scalar(), r.where(presets)});
+      } else if (r.is_sequence(presets, what + " presets")) {
+        for (const auto& p : presets) {
+          if (auto v = r.string(p, what + " preset")) stage.presets.push_back(PresetRef{*v, r.where(p)});
+        }
+      }
+    }
+    if (f.has("settings")) stage.settings = knobs::read_settings(r, f.get("settings"), what + " settings");
+    stage.load = read_load(r, f.get("load"), what + " load");
+    if (stage.presets.empty() && stage.settings.empty() && stage.load.empty() && name) {
+      r.error(item, fmt::format("{} changes nothing", what),
+              "give it presets:, settings: or load: (the baseline is measured anyway)");
+    }
+    s.stages.push_back(std::move(stage));
+  }
+  if (s.stages.empty()) {
+    r.error(node, "the stages list is empty", "add at least one stage");
+  }
+}
+
+void read_expect(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
+  if (!node.IsDefined()) return;
+  if (!r.is_sequence(node, "expect")) return;
+  for (const auto& item : node) {
+    yaml::Fields f = r.fields(item, "an expectation", {"stage", "slower_than_baseline", "within_baseline"});
+    if (!item.IsMap()) continue;
+    Expectation e;
+    e.where = r.where(item);
+    auto stage = r.string(f.get("stage"), "expect.stage", true, item);
+    if (stage) e.stage = *stage;
+    bool slower = f.has("slower_than_baseline");
+    bool within = f.has("within_baseline");
+    if (slower == within) {
+      r.error(item, "an expectation needs exactly one of slower_than_baseline and within_baseline",
+              "e.g. slower_than_baseline: 10 (at least 10x slower) or within_baseline: 10%");
+      continue;
+    }
+    if (slower) {
+      e.kind = Expectation::Kind::kSlowerThanBaseline;
+      auto text = r.string(f.get("slower_than_baseline"), "slower_than_baseline");
+      if (!text) continue;
+      std::string t = trim(*text);
+      if (!t.empty() && (t.back() == 'x' || t.back() == 'X')) t.pop_back();
+      char* end = nullptr;
+      double v = std::strtod(t.c_str(), &end);
+      if (t.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v)) {
+        r.error(f.get("slower_than_baseline"), fmt::format("slower_than_baseline = {} is not a factor", yaml::printable(*text)),
+                "write a number such as 10 or 10x (at least 10 times slower)");
+        continue;
+      }
+      e.value = v;
+      e.text = fmt::format("{} at least {}x slower than baseline", e.stage, t);
+    } else {
+      e.kind = Expectation::Kind::kWithinBaseline;
+      auto text = r.string(f.get("within_baseline"), "within_baseline");
+      if (!text) continue;
+      std::string t = trim(*text);
+      bool percent = !t.empty() && t.back() == '%';
+      if (percent) t.pop_back();
+      char* end = nullptr;
+      double v = std::strtod(t.c_str(), &end);
+      if (t.empty() || *end != '\0' || v < 0 || !std::isfinite(v)) {
+        r.error(f.get("within_baseline"), fmt::format("within_baseline = {} is not a percentage", yaml::printable(*text)),
+                "write e.g. 10%");
+        continue;
+      }
+      e.value = percent || v >= 1 ? v / 100.0 : v;
+      e.text = fmt::format("{} within {}% of baseline", e.stage, e.value * 100);
+    }
+    s.expect.push_back(std::move(e));
+  }
+}
+
+Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s) {
+  yaml::Fields f = r.fields(root, "a scenario", kTopFields);
+  if (!root.IsMap()) return s;
+  if (auto v = r.string(f.get("name"), "name")) s.name = *v;
+  if (auto v = r.string(f.get("description"), "description")) s.description = *v;
+  read_target(r, f.get("target"), s);
+  if (auto v = r.boolean(f.get("allow_changes"), "allow_changes")) s.target.allow_changes = *v;
+  read_workload(r, f.get("workload"), s);
+  read_measure(r, f.get("measure"), s);
+  if (auto mode = r.string(f.get("mode"), "mode")) {
+    std::string m = to_lower(*mode);
+    if (m == "cumulative") {
+      s.mode = Mode::kCumulative;
+    } else if (m == "isolated") {
+      s.mode = Mode::kIsolated;
+    } else if (m == "both") {
+      s.mode = Mode::kBoth;
+    } else {
+      r.error(f.get("mode"), fmt::format("unknown mode {}", yaml::printable(*mode)),
+              "use cumulative, isolated or both");
+    }
+  }
+  if (f.has("baseline")) {
+    yaml::Fields b = r.fields(f.get("baseline"), "baseline", {"settings"});
+    if (b.has("settings")) s.baseline = knobs::read_settings(r, b.get("settings"), "baseline settings");
+  }
+  read_stages(r, f.get("stages"), s);
+  read_expect(r, f.get("expect"), s);
+  // Expectations must name a stage that exists.
+  std::vector<std::string> stage_names = {"baseline"};
+  for (const auto& st : s.stages) stage_names.push_back(st.name);
+  for (const auto& e : s.expect) {
+    bool found = false;
+    for (const auto& n : stage_names) found = found || iequals(n, e.stage);
+    if (!found && !e.stage.empty()) {
+      auto suggestion = closest_match(e.stage, stage_names);
+      r.add(ConfigError{e.where, fmt::format("expect names stage '{}', which the scenario does not have", e.stage),
+                        suggestion ? fmt::format("did you mean '{}'?", *suggestion)
+                                   : "stages: " + join(stage_names, ", ")});
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+Scenario parse_scenario(std::string_view text, const std::string& file,
+                        std::vector<ConfigError>& problems) {
+  yaml::Reader r(file);
+  Scenario s;
+  s.file = file;
+  s.name = fs::path(file).stem().string();
+  if (auto root = r.load_string(text)) s = parse_scenario_node(r, *root, std::move(s));
+  auto found = r.take_problems();
+  problems.insert(problems.end(), found.begin(), found.end());
+  return s;
+}
+
+Scenario load_scenario(const fs::path& path) {
+  yaml::Reader r(path.string());
+  Scenario s;
+  s.file = path;
+  s.name = path.stem().string();
+  if (auto root = r.load_file(path)) s = parse_scenario_node(r, *root, std::move(s));
+  r.throw_if_errors();
+  return s;
+}
+
+bool looks_like_scenario(const fs::path& path) {
+  yaml::Reader r(path.string());
+  auto root = r.load_file(path);
+  if (!root || !root->IsMap()) return false;
+  const YAML::Node& map = *root;
+  return map["stages"].IsDefined() || map["workload"].IsDefined();
+}
+
+}  // namespace pgslow::scenario

@@ -1,0 +1,94 @@
+#pragma once
+// A scenario file parsed into plain structs (docs/scenario-format.md). Parsing checks the
+// file's shape only; make_plan() (plan.h) checks it against the catalog and the live server.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/errors.h"
+#include "knobs/catalog.h"
+#include "server/target.h"
+
+namespace pgslow::scenario {
+
+enum class Mode { kCumulative, kIsolated, kBoth };
+std::string_view mode_name(Mode m);
+
+// Load-side knobs: the driver's settings for a stage. Unset fields keep the scenario's.
+struct LoadKnobs {
+  std::optional<int> clients;
+  std::optional<int> pool_size;
+  std::optional<bool> connect_per_transaction;
+  std::optional<double> rate;
+  bool empty() const { return !clients && !pool_size && !connect_per_transaction && !rate; }
+};
+
+struct WorkloadSpec {
+  std::string name;
+  int scale = 1;
+  int clients = 8;
+  bool think_time = false;
+  std::uint64_t seed = 1;
+  std::map<std::string, std::string> options;
+  SourceLocation where;
+};
+
+struct MeasureSpec {
+  double warmup_s = 5;
+  double duration_s = 30;
+  int repeats = 1;
+};
+
+struct PresetRef {
+  std::string name;
+  SourceLocation where;
+};
+
+struct StageSpec {
+  std::string name;
+  std::string description;
+  std::vector<PresetRef> presets;
+  std::vector<knobs::Setting> settings;  // override the presets
+  LoadKnobs load;
+  SourceLocation where;
+};
+
+struct Expectation {
+  enum class Kind { kSlowerThanBaseline, kWithinBaseline };
+  std::string stage;
+  Kind kind = Kind::kSlowerThanBaseline;
+  double value = 0;  // a factor (slower_than_baseline) or a fraction (within_baseline: 0.10)
+  std::string text;  // as the user wrote it, for the report
+  SourceLocation where;
+};
+
+struct Scenario {
+  std::filesystem::path file;
+  std::string name;
+  std::string description;
+  server::TargetSpec target;  // kind managed unless the file says otherwise
+  SourceLocation target_where;
+  WorkloadSpec workload;
+  MeasureSpec measure;
+  Mode mode = Mode::kCumulative;
+  std::vector<knobs::Setting> baseline;
+  std::vector<StageSpec> stages;
+  std::vector<Expectation> expect;
+};
+
+// Parses a scenario file; throws InputError carrying every problem, each with file:line:col.
+Scenario load_scenario(const std::filesystem::path& path);
+// Same from text, for tests and the fuzz target; problems are appended, never thrown.
+Scenario parse_scenario(std::string_view text, const std::string& file,
+                        std::vector<ConfigError>& problems);
+
+// Whether a YAML file looks like a scenario (a top-level `stages:` or `workload:` key), for
+// `pgslow check`, which accepts scenarios and preset files alike.
+bool looks_like_scenario(const std::filesystem::path& path);
+
+// "5s", "1min", "500ms", "2h", or a bare number of seconds; nullopt when not a duration.
+std::optional<double> parse_duration(std::string_view text);
+
+}  // namespace pgslow::scenario

@@ -1,0 +1,180 @@
+#include "scenario/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace pgslow::scenario {
+namespace {
+
+knobs::ServerSetting row(const std::string& name, const std::string& vartype, const std::string& unit,
+                         const std::string& context, const std::string& min, const std::string& max,
+                         const std::string& setting) {
+  knobs::ServerSetting s;
+  s.name = name;
+  s.vartype = vartype;
+  s.unit = unit;
+  s.context = context;
+  s.min_val = min;
+  s.max_val = max;
+  s.setting = setting;
+  s.boot_val = setting;
+  s.reset_val = setting;
+  s.source = "default";
+  return s;
+}
+
+knobs::ServerSettings server15() {
+  knobs::ServerSettings s;
+  s.version_num = 150018;
+  s.major = 15;
+  for (auto r : {row("shared_buffers", "integer", "8kB", "postmaster", "16", "1073741823", "16384"),
+                 row("work_mem", "integer", "kB", "user", "64", "2147483647", "4096"),
+                 row("random_page_cost", "real", "", "user", "0", "1.79769e+308", "4")}) {
+    s.by_name[r.name] = r;
+  }
+  return s;
+}
+
+knobs::Knob knob(const std::string& name, int since) {
+  knobs::Knob k;
+  k.name = name;
+  k.category = "test";
+  k.since = since;
+  return k;
+}
+
+knobs::Catalog catalog() {
+  knobs::Catalog c;
+  c.add_knob(knob("shared_buffers", 9));
+  c.add_knob(knob("work_mem", 9));
+  c.add_knob(knob("random_page_cost", 9));
+  c.add_knob(knob("summarize_wal", 17));
+  knobs::Preset tiny;
+  tiny.name = "tiny-cache";
+  tiny.settings = {{"shared_buffers", "8MB", {"presets.yaml", 3, 5}}};
+  c.add_preset(tiny);
+  knobs::Preset wal;
+  wal.name = "wal";
+  wal.settings = {{"summarize_wal", "on", {"presets.yaml", 8, 5}}};
+  c.add_preset(wal);
+  return c;
+}
+
+Scenario three_stages(Mode mode) {
+  Scenario s;
+  s.file = "t.yaml";
+  s.name = "t";
+  s.workload.name = "select-only";
+  s.workload.clients = 4;
+  s.mode = mode;
+  StageSpec cache;
+  cache.name = "cache";
+  cache.presets = {{"tiny-cache", {"t.yaml", 5, 15}}};
+  StageSpec wal;
+  wal.name = "wal";
+  wal.presets = {{"wal", {"t.yaml", 7, 15}}};
+  wal.settings = {{"work_mem", "64kB", {"t.yaml", 9, 7}}};
+  wal.load.clients = 16;
+  StageSpec planner;
+  planner.name = "planner";
+  planner.settings = {{"random_page_cost", "1e300", {"t.yaml", 12, 7}}};
+  s.stages.push_back(std::move(cache));
+  s.stages.push_back(std::move(wal));
+  s.stages.push_back(std::move(planner));
+  return s;
+}
+
+const report::KnobChange* change(const PlannedStage& st, const std::string& name) {
+  for (const auto& c : st.changes) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+TEST(MakePlan, CumulativeStagesAddUp) {
+  Plan plan = make_plan(three_stages(Mode::kCumulative), catalog(), server15());
+  ASSERT_EQ(plan.stages.size(), 4u);
+  EXPECT_TRUE(plan.stages[0].is_baseline);
+  EXPECT_TRUE(plan.stages[0].changes.empty());
+
+  const PlannedStage& cache = plan.stages[1];
+  const auto* sb = change(cache, "shared_buffers");
+  ASSERT_NE(sb, nullptr);
+  EXPECT_EQ(sb->old_value, "128MB");
+  EXPECT_EQ(sb->new_value, "8MB");
+  EXPECT_EQ(sb->apply_by, "restart");
+  EXPECT_TRUE(cache.needs_restart);
+
+  const PlannedStage& wal = plan.stages[2];
+  ASSERT_EQ(wal.skipped.size(), 1u);
+  EXPECT_EQ(wal.skipped[0].name, "summarize_wal");
+  EXPECT_NE(wal.skipped[0].reason.find("17"), std::string::npos) << wal.skipped[0].reason;
+  EXPECT_EQ(wal.settings.size(), 2u);  // shared_buffers carried over, work_mem added
+  EXPECT_FALSE(wal.needs_restart);
+  EXPECT_EQ(change(wal, "shared_buffers"), nullptr);
+  ASSERT_NE(change(wal, "work_mem"), nullptr);
+  EXPECT_EQ(change(wal, "work_mem")->apply_by, "reload");
+  EXPECT_EQ(wal.load.clients, 16);
+
+  const PlannedStage& planner = plan.stages[3];
+  EXPECT_EQ(planner.settings.size(), 3u);
+  EXPECT_EQ(planner.load.clients, 16);  // load knobs accumulate too
+  EXPECT_TRUE(planner.skipped.empty());  // the skip was reported where it was asked for
+}
+
+TEST(MakePlan, IsolatedStagesStartFromTheBaseline) {
+  Plan plan = make_plan(three_stages(Mode::kIsolated), catalog(), server15());
+  ASSERT_EQ(plan.stages.size(), 4u);
+  const PlannedStage& planner = plan.stages[3];
+  ASSERT_EQ(planner.settings.size(), 1u);
+  EXPECT_EQ(planner.settings[0].name, "random_page_cost");
+  EXPECT_EQ(planner.load.clients, 4);
+  // Versus the stage measured before it, work_mem goes back to the server's value.
+  ASSERT_NE(change(planner, "work_mem"), nullptr);
+  EXPECT_EQ(change(planner, "work_mem")->new_value, "4MB");
+}
+
+TEST(MakePlan, BothModesAddTheIsolatedStagesAfterTheCumulativeOnes) {
+  Plan plan = make_plan(three_stages(Mode::kBoth), catalog(), server15());
+  ASSERT_EQ(plan.stages.size(), 6u);
+  EXPECT_EQ(plan.stages[4].name, "wal (alone)");
+  EXPECT_EQ(plan.stages[5].name, "planner (alone)");
+}
+
+TEST(MakePlan, UnknownPresetAndOutOfRangeValueAreReportedTogether) {
+  Scenario s = three_stages(Mode::kCumulative);
+  s.stages[0].presets = {{"tiny-cahce", {"t.yaml", 5, 15}}};
+  s.stages[2].settings = {{"work_mem", "1kB", {"t.yaml", 12, 7}}};
+  try {
+    make_plan(s, catalog(), server15());
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    std::string text = e.what();
+    EXPECT_NE(text.find("t.yaml:5:15"), std::string::npos) << text;
+    EXPECT_NE(text.find("tiny-cache"), std::string::npos) << text;  // the suggestion
+    EXPECT_NE(text.find("t.yaml:12:7"), std::string::npos) << text;
+    EXPECT_NE(text.find("work_mem"), std::string::npos) << text;
+  }
+}
+
+TEST(MakePlan, PrintsWhatARunWouldDo) {
+  Plan plan = make_plan(three_stages(Mode::kCumulative), catalog(), server15());
+  std::ostringstream out;
+  print_plan(plan, out);
+  std::string text = out.str();
+  EXPECT_NE(text.find("shared_buffers"), std::string::npos);
+  EXPECT_NE(text.find("128MB -> 8MB"), std::string::npos) << text;
+  EXPECT_NE(text.find("skipped summarize_wal"), std::string::npos) << text;
+  EXPECT_NE(text.find("Nothing was changed"), std::string::npos);
+}
+
+TEST(Overlay, LaterWinsAndOrderIsKept) {
+  auto out = overlay({{"a", "1", {}}, {"b", "2", {}}}, {{"B", "3", {}}, {"c", "4", {}}});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[1].value, "3");
+  EXPECT_EQ(out[2].name, "c");
+}
+
+}  // namespace
+}  // namespace pgslow::scenario

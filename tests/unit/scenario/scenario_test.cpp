@@ -1,0 +1,200 @@
+#include "scenario/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/paths.h"
+
+namespace pgslow::scenario {
+namespace {
+
+Scenario parse(const std::string& text, std::vector<ConfigError>& problems) {
+  return parse_scenario(text, "s.yaml", problems);
+}
+
+std::string all(const std::vector<ConfigError>& problems) {
+  std::string out;
+  for (const auto& p : problems) out += p.str() + "\n";
+  return out;
+}
+
+TEST(ParseDuration, UnitsAndBareSeconds) {
+  EXPECT_DOUBLE_EQ(*parse_duration("5s"), 5);
+  EXPECT_DOUBLE_EQ(*parse_duration("500ms"), 0.5);
+  EXPECT_DOUBLE_EQ(*parse_duration("2min"), 120);
+  EXPECT_DOUBLE_EQ(*parse_duration("1h"), 3600);
+  EXPECT_DOUBLE_EQ(*parse_duration("12"), 12);
+  EXPECT_DOUBLE_EQ(*parse_duration(" 1.5 s "), 1.5);
+  EXPECT_FALSE(parse_duration("fast"));
+  EXPECT_FALSE(parse_duration("5 parsecs"));
+  EXPECT_FALSE(parse_duration("-3s"));
+  EXPECT_FALSE(parse_duration(""));
+}
+
+TEST(ParseScenario, FullExample) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse(R"(
+name: demo
+description: what to expect
+workload:
+  name: tpcb-like
+  scale: 10
+  clients: 8
+measure:
+  warmup: 3s
+  duration: 10s
+  repeats: 3
+mode: isolated
+baseline:
+  settings:
+    work_mem: 4MB
+stages:
+  - name: cache
+    presets: [tiny-cache]
+    settings:
+      shared_buffers: 2MB
+  - name: crowd
+    load:
+      clients: 50
+      pool_size: 5
+      connect_per_transaction: true
+      rate: 1000
+expect:
+  - stage: cache
+    slower_than_baseline: 2x
+  - stage: crowd
+    within_baseline: 10%
+)",
+                     problems);
+  ASSERT_TRUE(problems.empty()) << all(problems);
+  EXPECT_EQ(s.name, "demo");
+  EXPECT_EQ(s.workload.name, "tpcb-like");
+  EXPECT_EQ(s.workload.scale, 10);
+  EXPECT_EQ(s.workload.clients, 8);
+  EXPECT_DOUBLE_EQ(s.measure.warmup_s, 3);
+  EXPECT_DOUBLE_EQ(s.measure.duration_s, 10);
+  EXPECT_EQ(s.measure.repeats, 3);
+  EXPECT_EQ(s.mode, Mode::kIsolated);
+  ASSERT_EQ(s.baseline.size(), 1u);
+  EXPECT_EQ(s.baseline[0].name, "work_mem");
+  ASSERT_EQ(s.stages.size(), 2u);
+  EXPECT_EQ(s.stages[0].presets[0].name, "tiny-cache");
+  EXPECT_EQ(s.stages[0].settings[0].value, "2MB");
+  EXPECT_EQ(s.stages[0].settings[0].where.line, 20);
+  EXPECT_EQ(*s.stages[1].load.clients, 50);
+  EXPECT_EQ(*s.stages[1].load.pool_size, 5);
+  EXPECT_TRUE(*s.stages[1].load.connect_per_transaction);
+  EXPECT_DOUBLE_EQ(*s.stages[1].load.rate, 1000);
+  ASSERT_EQ(s.expect.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.expect[0].value, 2);
+  EXPECT_DOUBLE_EQ(s.expect[1].value, 0.10);
+  EXPECT_EQ(s.target.kind, server::TargetKind::kManaged);
+}
+
+TEST(ParseScenario, EveryProblemIsCollectedWithItsLine) {
+  std::vector<ConfigError> problems;
+  parse(R"(name: bad
+workload:
+  name: tpcb-like
+  scael: 10
+measure:
+  duration: forever
+stages:
+  - name: a
+    settings:
+      shared_buffers: 8MB
+  - name: a
+    presets: tiny-cache
+expect:
+  - stage: planner
+    slower_than_baseline: 10
+)",
+        problems);
+  std::string text = all(problems);
+  // The typo, with a suggestion and the line it is on.
+  EXPECT_NE(text.find("s.yaml:4:3"), std::string::npos) << text;
+  EXPECT_NE(text.find("scale"), std::string::npos) << text;
+  EXPECT_NE(text.find("not a duration"), std::string::npos) << text;
+  EXPECT_NE(text.find("s.yaml:6:"), std::string::npos) << text;
+  EXPECT_NE(text.find("used twice"), std::string::npos) << text;
+  EXPECT_NE(text.find("stage 'planner'"), std::string::npos) << text;
+  EXPECT_GE(problems.size(), 4u);
+}
+
+TEST(ParseScenario, MissingWorkloadAndStages) {
+  std::vector<ConfigError> problems;
+  parse("name: empty\n", problems);
+  std::string text = all(problems);
+  EXPECT_NE(text.find("no workload"), std::string::npos) << text;
+  EXPECT_NE(text.find("no stages"), std::string::npos) << text;
+}
+
+TEST(ParseScenario, ExpectNeedsExactlyOneAssertion) {
+  std::vector<ConfigError> problems;
+  parse(R"(workload: select-only
+stages:
+  - name: a
+    settings: {work_mem: 64kB}
+expect:
+  - stage: a
+  - stage: a
+    slower_than_baseline: fast
+)",
+        problems);
+  std::string text = all(problems);
+  EXPECT_NE(text.find("exactly one of"), std::string::npos) << text;
+  EXPECT_NE(text.find("not a factor"), std::string::npos) << text;
+}
+
+TEST(ParseScenario, CommandTargetNeedsItsFields) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse(R"(target:
+  kind: command
+  conninfo: "host=localhost port=5432"
+  allow_changes: true
+workload: select-only
+stages:
+  - name: a
+    settings: {work_mem: 64kB}
+)",
+                     problems);
+  EXPECT_EQ(s.target.kind, server::TargetKind::kCommand);
+  EXPECT_TRUE(s.target.allow_changes);
+  EXPECT_TRUE(problems.empty()) << all(problems);
+  EXPECT_EQ(s.target.conninfo, "host=localhost port=5432");
+}
+
+TEST(ParseScenario, StageThatChangesNothingIsAnError) {
+  std::vector<ConfigError> problems;
+  parse("workload: select-only\nstages:\n  - name: idle\n", problems);
+  EXPECT_NE(all(problems).find("changes nothing"), std::string::npos) << all(problems);
+}
+
+TEST(ParseScenario, NotYamlAtAll) {
+  std::vector<ConfigError> problems;
+  parse(std::string("\x00\x01\x02 binary", 10), problems);
+  ASSERT_FALSE(problems.empty());
+  problems.clear();
+  parse("stages: [a, b\n", problems);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems[0].str().find("s.yaml:"), std::string::npos);
+}
+
+// Every scenario in the library parses without problems.
+TEST(ScenarioLibrary, EveryFileParses) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(PGSLOW_SOURCE_DIR) / "scenarios";
+  int count = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().extension() != ".yaml") continue;
+    ++count;
+    std::vector<ConfigError> problems;
+    parse_scenario(read_file(e.path()), e.path().string(), problems);
+    EXPECT_FALSE(has_errors(problems)) << all(problems);
+  }
+  EXPECT_GE(count, 1);
+}
+
+}  // namespace
+}  // namespace pgslow::scenario
