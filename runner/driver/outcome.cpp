@@ -4,6 +4,11 @@
 
 namespace pgslow::driver {
 
+namespace {
+// Not a temporary inside co_await: GCC 12 can destroy such temporaries twice.
+const std::string kRollback = "ROLLBACK";
+}  // namespace
+
 Task<Outcome> run_with_retries(workload::Client& client, workload::Session& session,
                                int max_tries) {
   Outcome out;
@@ -28,7 +33,7 @@ Task<Outcome> run_with_retries(workload::Client& client, workload::Session& sess
     }
     bool rollback_failed = false;
     try {
-      co_await session.query("ROLLBACK");
+      co_await session.query(kRollback);
     } catch (const pg::Error&) {
       rollback_failed = true;  // the connection is gone: report the first error
     }

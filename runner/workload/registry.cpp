@@ -7,6 +7,7 @@
 #include "common/strings.h"
 #include "workload/patterns/patterns.h"
 #include "workload/pgbench/pgbench.h"
+#include "workload/tpcc/tpcc.h"
 
 namespace pgslow::workload {
 
@@ -14,6 +15,7 @@ namespace {
 const std::vector<std::unique_ptr<Workload>>& all() {
   static const std::vector<std::unique_ptr<Workload>> workloads = [] {
     std::vector<std::unique_ptr<Workload>> w;
+    w.push_back(tpcc::make_tpcc_lite());
     w.push_back(make_tpcb_like());
     w.push_back(make_select_only());
     w.push_back(make_insert());

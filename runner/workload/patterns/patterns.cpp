@@ -21,6 +21,9 @@ pg::Params args(const S&... values) {
 }
 
 constexpr int kSchemaVersion = 1;
+const std::string kInsertRow = "insert_row";
+const std::string kUpdateSpread = "update_spread";
+const std::string kUpdateHot = "update_hot";
 constexpr std::int64_t kSpreadRowsPerScale = 1000;
 
 std::vector<ConfigError> validate_common(const WorkloadParams& params, int max_scale) {
@@ -79,17 +82,22 @@ class SingleStatementClient final : public Client {
     return 0;
   }
   Task<TxStatus> execute(Session& s) override {
+    // Named objects, not temporaries inside co_await: GCC 12 can destroy those twice.
+    pg::Params params;
+    const std::string* statement = &kUpdateHot;
     switch (kind_) {
       case Kind::kInsert:
-        co_await s.execute("insert_row", args(client_, arg_));
+        params = args(client_, arg_);
+        statement = &kInsertRow;
         break;
       case Kind::kSpread:
-        co_await s.execute("update_spread", args(arg_));
+        params = args(arg_);
+        statement = &kUpdateSpread;
         break;
       case Kind::kHot:
-        co_await s.execute("update_hot", args());
         break;
     }
+    co_await s.execute(*statement, std::move(params));
     co_return TxStatus::kCommitted;
   }
 
@@ -107,7 +115,8 @@ class PatternWorkload : public Workload {
     return validate_common(params, 100000);
   }
   std::string data_fingerprint(const WorkloadParams& params) const override {
-    return fmt::format("{} rows={} schema={}", name(), rows(params), kSchemaVersion);
+    return fmt::format("{} scale={} rows={} schema={}", name(), params.scale, rows(params),
+                       kSchemaVersion);
   }
   std::unique_ptr<Client> make_client(const WorkloadParams& params,
                                       int client_index) const override {
@@ -151,7 +160,7 @@ class Insert final : public PatternWorkload {
   }
   std::vector<std::string> transaction_types() const override { return {"insert"}; }
   std::vector<StatementDef> statements() const override {
-    return {{"insert_row", "INSERT INTO pgslow_insert (client, payload) VALUES ($1, $2)"}};
+    return {{kInsertRow, "INSERT INTO pgslow_insert (client, payload) VALUES ($1, $2)"}};
   }
   void load(const std::string& conninfo, const WorkloadParams&, Progress& progress) const override {
     pg::Connection conn = pg::Connection::open(conninfo);
@@ -189,7 +198,7 @@ class UpdateSpread final : public PatternWorkload {
   }
   std::vector<std::string> transaction_types() const override { return {"update"}; }
   std::vector<StatementDef> statements() const override {
-    return {{"update_spread",
+    return {{kUpdateSpread,
              "UPDATE pgslow_spread SET counter = counter + 1, updated_at = now() WHERE id = $1"}};
   }
   void load(const std::string& conninfo, const WorkloadParams& params,
@@ -218,7 +227,7 @@ class UpdateHotRow final : public PatternWorkload {
   }
   std::vector<std::string> transaction_types() const override { return {"update"}; }
   std::vector<StatementDef> statements() const override {
-    return {{"update_hot",
+    return {{kUpdateHot,
              "UPDATE pgslow_hot SET counter = counter + 1, updated_at = now() WHERE id = 1"}};
   }
   void load(const std::string& conninfo, const WorkloadParams&, Progress& progress) const override {

@@ -20,6 +20,15 @@ pg::Params args(const S&... values) {
   return p;
 }
 
+const std::string kBegin = "BEGIN";
+const std::string kEnd = "END";
+const std::string kUpdateAccount = "tpcb_update_account";
+const std::string kSelectAccount = "tpcb_select_account";
+const std::string kUpdateTeller = "tpcb_update_teller";
+const std::string kUpdateBranch = "tpcb_update_branch";
+const std::string kInsertHistory = "tpcb_insert_history";
+const std::string kSelectOnly = "select_account";
+
 // pgbench's sizes per scale unit (naccounts, ntellers, nbranches).
 constexpr std::int64_t kAccountsPerScale = 100000;
 constexpr std::int64_t kTellersPerScale = 10;
@@ -147,13 +156,20 @@ class TpcbClient final : public Client {
     return 0;
   }
   Task<TxStatus> execute(Session& s) override {
-    co_await s.query("BEGIN");
-    co_await s.execute("tpcb_update_account", args(delta_, aid_));
-    co_await s.execute("tpcb_select_account", args(aid_));
-    co_await s.execute("tpcb_update_teller", args(delta_, tid_));
-    co_await s.execute("tpcb_update_branch", args(delta_, bid_));
-    co_await s.execute("tpcb_insert_history", args(tid_, bid_, aid_, delta_));
-    co_await s.query("END");
+    // Names and parameters are named objects, not temporaries inside co_await: GCC 12 can
+    // destroy such temporaries twice.
+    pg::Params update_account = args(delta_, aid_);
+    pg::Params select_account = args(aid_);
+    pg::Params update_teller = args(delta_, tid_);
+    pg::Params update_branch = args(delta_, bid_);
+    pg::Params insert_history = args(tid_, bid_, aid_, delta_);
+    co_await s.query(kBegin);
+    co_await s.execute(kUpdateAccount, std::move(update_account));
+    co_await s.execute(kSelectAccount, std::move(select_account));
+    co_await s.execute(kUpdateTeller, std::move(update_teller));
+    co_await s.execute(kUpdateBranch, std::move(update_branch));
+    co_await s.execute(kInsertHistory, std::move(insert_history));
+    co_await s.query(kEnd);
     co_return TxStatus::kCommitted;
   }
 
@@ -176,14 +192,11 @@ class TpcbLike final : public PgbenchWorkload {
   std::vector<StatementDef> statements() const override {
     // The SQL of pgbench's built-in script, parameters in the same order.
     return {
-        {"tpcb_update_account",
-         "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"},
-        {"tpcb_select_account", "SELECT abalance FROM pgbench_accounts WHERE aid = $1"},
-        {"tpcb_update_teller",
-         "UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2"},
-        {"tpcb_update_branch",
-         "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2"},
-        {"tpcb_insert_history",
+        {kUpdateAccount, "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"},
+        {kSelectAccount, "SELECT abalance FROM pgbench_accounts WHERE aid = $1"},
+        {kUpdateTeller, "UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2"},
+        {kUpdateBranch, "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2"},
+        {kInsertHistory,
          "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) "
          "VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)"},
     };
@@ -225,7 +238,8 @@ class SelectClient final : public Client {
     return 0;
   }
   Task<TxStatus> execute(Session& s) override {
-    co_await s.execute("select_account", args(aid_));
+    pg::Params select_account = args(aid_);
+    co_await s.execute(kSelectOnly, std::move(select_account));
     co_return TxStatus::kCommitted;
   }
 
@@ -245,7 +259,7 @@ class SelectOnly final : public PgbenchWorkload {
   }
   std::vector<std::string> transaction_types() const override { return {"select"}; }
   std::vector<StatementDef> statements() const override {
-    return {{"select_account", "SELECT abalance FROM pgbench_accounts WHERE aid = $1"}};
+    return {{kSelectOnly, "SELECT abalance FROM pgbench_accounts WHERE aid = $1"}};
   }
   std::unique_ptr<Client> make_client(const WorkloadParams& params,
                                       int client_index) const override {

@@ -1,0 +1,205 @@
+// Each workload runs briefly at a tiny scale on the shared test cluster; the driver's modes
+// (fixed rate, pool, connect per transaction, refused connections) on top.
+
+#include <gtest/gtest.h>
+
+#include "driver/driver.h"
+#include "tests/support/cluster_fixture.h"
+#include "workload/dataset.h"
+#include "workload/registry.h"
+
+namespace pgslow {
+namespace {
+
+using driver::DriverOptions;
+using driver::run_workload;
+
+std::uint64_t sum_by_type(const report::Measurement& m) {
+  std::uint64_t n = 0;
+  for (const auto& t : m.by_type) n += t.committed + t.rolled_back + t.failed;
+  return n;
+}
+
+// A fresh clone of the workload's template (loaded on first use) on `server`.
+std::string fresh(const std::string& server, const std::string& name, int scale = 1) {
+  SilentProgress quiet;
+  workload::WorkloadParams params;
+  params.scale = scale;
+  workload::Dataset ds(server, workload::find_workload(name), params);
+  ds.load(quiet);
+  return ds.reset().conninfo;
+}
+
+DriverOptions brief(int clients) {
+  DriverOptions o;
+  o.clients = clients;
+  o.workers = 2;
+  o.warmup_s = 0;
+  o.duration_s = 1.5;
+  return o;
+}
+
+class EachWorkload : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EachWorkload, RunsAndItsCountsAndChecksAddUp) {
+  const std::string name = GetParam();
+  const workload::Workload& w = workload::find_workload(name);
+  workload::WorkloadParams params;
+  std::string db = fresh(testing::conninfo(), name);
+  SilentProgress quiet;
+  DriverOptions o = brief(4);
+  report::Measurement m = run_workload(w, params, db, o, quiet);
+  EXPECT_GT(m.committed, 0u);
+  EXPECT_EQ(m.failed, 0u) << (m.failures_by_class.empty() ? ""
+                                                          : m.failures_by_class.begin()->first);
+  EXPECT_EQ(m.committed + m.rolled_back + m.failed, sum_by_type(m));
+  EXPECT_EQ(m.clients_connected, 4);
+  EXPECT_GT(m.tps, 0);
+  EXPECT_GT(m.latency.p50_us, 0);
+  EXPECT_LE(m.latency.p50_us, m.latency.p99_us);
+  EXPECT_LE(m.latency.p99_us, m.latency.max_us);
+  EXPECT_NEAR(m.duration_s, o.duration_s, 0.5);
+
+  pg::Connection conn = pg::Connection::open(db);
+  for (const auto& c : w.check(conn, params)) EXPECT_TRUE(c.passed) << c.clause << ": " << c.detail;
+  // Every counted transaction is in the data; at most one per client more (in flight at the
+  // end of the window, committed but not counted).
+  std::string table = name == "tpcb-like" ? "pgbench_history"
+                      : name == "insert"  ? "pgslow_insert"
+                                          : "";
+  if (!table.empty()) {
+    auto rows =
+        static_cast<std::uint64_t>(std::stoll(*conn.query_value("SELECT count(*) FROM " + table)));
+    EXPECT_GE(rows, m.committed);
+    EXPECT_LE(rows, m.committed + 4);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, EachWorkload,
+                         ::testing::Values("tpcb-like", "select-only", "insert", "update-spread",
+                                           "update-hot-row"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST(Dataset, LoadIsSkippedWhenTheFingerprintMatches) {
+  SilentProgress quiet;
+  workload::WorkloadParams params;
+  params.scale = 2;
+  workload::Dataset ds(testing::conninfo(), workload::find_workload("update-spread"), params);
+  ds.load(quiet);
+  EXPECT_TRUE(ds.template_ready());
+  EXPECT_FALSE(ds.load(quiet));       // up to date
+  EXPECT_TRUE(ds.load(quiet, true));  // forced
+  auto first = ds.reset();
+  EXPECT_GE(first.seconds, 0);
+  pg::Connection c = pg::Connection::open(first.conninfo);
+  c.exec("DELETE FROM pgslow_spread WHERE id <= 10");
+  c.close();
+  auto second = ds.reset();  // drops the old clone: the deleted rows are back
+  pg::Connection c2 = pg::Connection::open(second.conninfo);
+  EXPECT_EQ(*c2.query_value("SELECT count(*) FROM pgslow_spread"), "2000");
+  EXPECT_GT(ds.data_bytes(), 0u);
+}
+
+TEST(Dataset, ResetWithoutTemplateSaysToLoad) {
+  workload::WorkloadParams params;
+  params.scale = 77;
+  workload::Dataset ds(testing::conninfo(), workload::find_workload("update-hot-row"), params);
+  try {
+    ds.reset();
+    FAIL() << "no error";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("pgslow load --workload update-hot-row --scale 77"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Driver, FixedRateLatencyIncludesScheduleLag) {
+  std::string db = fresh(testing::conninfo(), "select-only");
+  SilentProgress quiet;
+  DriverOptions o = brief(4);
+  o.rate = 400;
+  report::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
+  EXPECT_GT(m.committed, 0u);
+  // Open loop: about rate x duration transactions, never far more.
+  EXPECT_LT(static_cast<double>(m.committed), o.rate * o.duration_s * 2);
+  EXPECT_GT(m.schedule_lag.max_us, 0);
+  // Latency runs from the scheduled start, so it is never below the lag.
+  EXPECT_GE(m.latency.mean_us, m.schedule_lag.mean_us);
+  EXPECT_GE(m.latency.max_us, m.schedule_lag.max_us);
+}
+
+TEST(Driver, PoolReportsAcquireWait) {
+  std::string db = fresh(testing::conninfo(), "update-hot-row");
+  SilentProgress quiet;
+  DriverOptions o = brief(8);
+  o.pool_size = 2;
+  report::Measurement m = run_workload(workload::find_workload("update-hot-row"), {}, db, o, quiet);
+  EXPECT_GT(m.committed, 0u);
+  EXPECT_EQ(m.failed, 0u);
+  EXPECT_EQ(m.clients_connected, 8);
+  // Eight clients on two connections: most wait for one; latency includes the wait.
+  EXPECT_GT(m.pool_wait.p50_us, 0);
+  EXPECT_GE(m.latency.max_us, m.pool_wait.max_us);
+}
+
+TEST(Driver, ConnectPerTransaction) {
+  std::string db = fresh(testing::conninfo(), "select-only");
+  SilentProgress quiet;
+  DriverOptions o = brief(2);
+  o.connect_per_transaction = true;
+  report::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
+  EXPECT_GT(m.committed, 0u);
+  EXPECT_EQ(m.failed, 0u);
+  pg::Connection c = pg::Connection::open(db);
+  // Every transaction opened its own session: nothing stays connected afterwards.
+  EXPECT_EQ(
+      *c.query_value("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                     "AND pid <> pg_backend_pid()"),
+      "0");
+}
+
+TEST(Driver, StopFlagEndsTheRunAtOnce) {
+  std::string db = fresh(testing::conninfo(), "select-only");
+  SilentProgress quiet;
+  DriverOptions o = brief(2);
+  o.duration_s = 600;
+  std::atomic<bool> stop{true};
+  report::Measurement m =
+      run_workload(workload::find_workload("select-only"), {}, db, o, quiet, &stop);
+  EXPECT_LT(m.duration_s, 5);
+  EXPECT_EQ(m.committed + m.rolled_back + m.failed, sum_by_type(m));
+}
+
+TEST(Driver, RefusedConnectionsAreReportedWithTheirCount) {
+  testing::TemporaryCluster small(
+      {{"max_connections", "4"}, {"superuser_reserved_connections", "0"}});
+  std::string db = fresh(small.get().conninfo(), "update-hot-row");
+  const workload::Workload& w = workload::find_workload("update-hot-row");
+  SilentProgress quiet;
+  DriverOptions o = brief(8);
+  o.duration_s = 1;
+  try {
+    run_workload(w, {}, db, o, quiet);
+    FAIL() << "8 clients on max_connections=4 ran";
+  } catch (const RuntimeError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("of 8 clients could not connect"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("max_connections"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--allow-partial"), std::string::npos) << msg;
+  }
+  o.allow_partial = true;
+  report::Measurement m = run_workload(w, {}, db, o, quiet);
+  EXPECT_EQ(m.clients_requested, 8);
+  EXPECT_GT(m.clients_connected, 0);
+  EXPECT_LT(m.clients_connected, 8);
+  EXPECT_GT(m.committed, 0u);
+}
+
+}  // namespace
+}  // namespace pgslow
