@@ -283,7 +283,8 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
       } catch (const Error& e) {
         // The server does not come back with these settings: the original file goes back in
         // the data directory and the server is started with it.
-        std::string cause = e.what();
+        const std::string cause = e.what();
+        const std::string summary = j.settings_summary();  // j goes with the journal below
         spdlog::error("the server did not come back; putting the original configuration back");
         try {
           restore_original(server_, workdir_, j, restart_timeout);
@@ -292,12 +293,12 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
           throw RuntimeError(fmt::format(
               "the server did not start with {}: {}\n\nPutting the original configuration "
               "back failed too: {}",
-              j.settings_summary(), cause, again.what()));
+              summary, cause, again.what()));
         }
         throw RuntimeError(fmt::format(
             "the server did not start with {}: {}\n\npgslow put the original configuration "
             "back; the server runs with it again.",
-            j.settings_summary(), cause));
+            summary, cause));
       }
       result.restarted = true;
       conn = pg::Connection::open(server_.conninfo());

@@ -1,19 +1,474 @@
+// pgslow apply | restore | recover | status, and before_command: the journal's commands.
+// docs/journal.md explains what pgslow promises and how these keep the promise.
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "apply/applier.h"
+#include "apply/interrupt.h"
+#include "apply/recovery.h"
+#include "apply/server_state.h"
+#include "apply/workdir_lock.h"
 #include "cli/commands.h"
+#include "common/clock.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/progress.h"
+#include "common/strings.h"
+#include "knobs/catalog.h"
+#include "knobs/validate.h"
+#include "knobs/value.h"
+#include "pg/connection.h"
+#include "server/managed_cluster.h"
+#include "server/target.h"
 
 namespace pgslow::cli {
 
-void add_apply_commands(CLI::App& app, Context& ctx) {
-  (void)app;
-  (void)ctx;
+namespace {
+
+namespace fs = std::filesystem;
+
+// Which server a command changes: the managed cluster unless told otherwise.
+struct TargetArgs {
+  std::string data_dir;
+  std::string conninfo;
+  std::string reload_command;
+  std::string restart_command;
+  bool allow_changes = false;
+};
+
+void add_target_options(CLI::App* cmd, TargetArgs& t) {
+  cmd->add_option("--data-dir", t.data_dir,
+                  "change an existing local server in this data directory (restarted with "
+                  "pg_ctl as its owner) instead of the managed cluster");
+  cmd->add_option("--conninfo", t.conninfo,
+                  "change a server reached by this connection string instead of the managed "
+                  "cluster");
+  cmd->add_option("--reload-command", t.reload_command,
+                  "shell command that reloads that server (default: pg_reload_conf())");
+  cmd->add_option("--restart-command", t.restart_command,
+                  "shell command that restarts that server (systemctl, docker compose, ...)");
+  cmd->add_flag("--allow-changes", t.allow_changes,
+                "allow pgslow to change a server that is not the managed cluster");
 }
 
-}  // namespace pgslow::cli
+server::TargetSpec make_spec(const Context& ctx, const TargetArgs& t) {
+  server::TargetSpec spec;
+  spec.workdir = ctx.workdir;
+  spec.pg_bin = ctx.pg_bin;
+  spec.allow_changes = t.allow_changes;
+  if (!t.reload_command.empty() || !t.restart_command.empty() ||
+      (!t.conninfo.empty() && t.data_dir.empty())) {
+    spec.kind = server::TargetKind::kCommand;
+  } else if (!t.data_dir.empty()) {
+    spec.kind = server::TargetKind::kPgctl;
+  }
+  spec.data_dir = t.data_dir;
+  spec.conninfo = t.conninfo;
+  spec.reload_command = t.reload_command;
+  spec.restart_command = t.restart_command;
+  return spec;
+}
 
-namespace pgslow::cli {
+// A preset name or a settings file, resolved to settings.
+struct Resolved {
+  std::vector<knobs::Setting> settings;
+  std::string label;
+  std::vector<std::string> presets;
+};
+
+Resolved resolve_settings_arg(const knobs::Catalog& catalog, const std::string& arg) {
+  Resolved r;
+  if (const knobs::Preset* preset = catalog.find_preset(arg)) {
+    r.settings = catalog.expand(*preset);
+    r.label = preset->name;
+    r.presets = {preset->name};
+    return r;
+  }
+  std::error_code ec;
+  if (fs::is_regular_file(arg, ec)) {
+    knobs::SettingsFile file = knobs::load_settings_file(arg);
+    r.settings = knobs::resolve_settings(file, catalog);
+    r.label = file.name.empty() ? arg : file.name;
+    r.presets = file.includes;
+    return r;
+  }
+  std::vector<std::string> names;
+  for (const knobs::Preset& p : catalog.presets()) names.push_back(p.name);
+  std::optional<std::string> near = closest_match(arg, names);
+  throw InputError(
+      fmt::format("no preset or settings file named '{}'{}; `pgslow presets list` "
+                  "shows the presets",
+                  arg, near ? fmt::format(" (did you mean '{}'?)", *near) : ""));
+}
+
+// Aligned rows, two spaces apart; the first row is the header.
+void print_table(const std::vector<std::vector<std::string>>& rows, const std::string& indent) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], row[i].size());
+    }
+  }
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], width[i]);
+    }
+    fmt::print("{}\n", line);
+  }
+}
+
+void print_apply_result(const std::string& label, const server::ServerControl& server,
+                        const apply::ApplyResult& r) {
+  std::string how = r.restarted ? "restarted" : "reloaded";
+  fmt::print("applied {} to {}: {} knob{}, {}, {:.1f} s\n", label, server.describe(),
+             r.applied.size(), r.applied.size() == 1 ? "" : "s", how, r.seconds);
+  if (!r.applied.empty()) {
+    std::vector<std::vector<std::string>> rows = {{"knob", "original", "now", "applied by"}};
+    for (const apply::KnobApplied& k : r.applied)
+      rows.push_back({k.name, k.original_value, k.new_value, k.apply_by});
+    print_table(rows, "  ");
+  }
+  for (const report::SkippedKnob& s : r.skipped)
+    fmt::print("  skipped {} = {}: {}\n", s.name, s.value, s.reason);
+  for (const std::string& w : r.warnings) fmt::print("  warning: {}\n", w);
+  if (r.needs_reconnect())
+    fmt::print("  note: some knobs reach only new sessions; reconnect to see them\n");
+}
+
+void print_restore(const std::string& what, const apply::RestoreOutcome& out,
+                   const std::string& server) {
+  std::vector<std::string> how;
+  if (out.started) how.push_back("started");
+  if (out.restarted) how.push_back("restarted");
+  if (!out.started && !out.restarted) how.push_back("reloaded");
+  fmt::print("{} {}: original configuration back and verified ({})\n", what, server,
+             join(how, ", "));
+  for (const std::string& c : out.changes) fmt::print("  {}\n", c);
+}
+
+// "30s", "5min", "500ms" or a bare number of seconds, parsed the way PostgreSQL parses a time
+// setting.
+double parse_hold(const std::string& text) {
+  knobs::ParsedValue v = knobs::parse_real(text, knobs::parse_base_unit("s").value());
+  if (!v.ok() || v.number <= 0)
+    throw InputError(fmt::format("--for {}: not a duration (e.g. 30s, 5min, 500ms)", text));
+  return v.number;
+}
+
+// Keeps a transient apply in place for `seconds` (or until Ctrl-C / SIGTERM), with a progress
+// line once a second.
+void hold(double seconds, const std::string& label) {
+  apply::crash_point(apply::phase::kWorkload);
+  ConsoleProgress progress;
+  const std::int64_t end = now_us() + static_cast<std::int64_t>(seconds * 1e6);
+  std::int64_t next_line = 0;
+  while (now_us() < end && !apply::InterruptGuard::interrupted()) {
+    if (now_us() >= next_line) {
+      double left = static_cast<double>(end - now_us()) / 1e6;
+      progress.update(fmt::format("{} in effect: {} left (Ctrl-C restores now)", label,
+                                  format_duration_us(left * 1e6)));
+      next_line = now_us() + 1000000;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+void apply_command(Context& ctx, const std::string& arg, const TargetArgs& targs,
+                   const std::string& hold_for) {
+  before_command(ctx, "apply");
+  const double hold_seconds = hold_for.empty() ? 0 : parse_hold(hold_for);
+  knobs::Catalog catalog = knobs::Catalog::load_default();
+  Resolved resolved = resolve_settings_arg(catalog, arg);
+  server::TargetSpec spec = make_spec(ctx, targs);
+  // open_target starts only the managed cluster; any other server is refused here, before
+  // anything is touched, unless changes were allowed.
+  std::unique_ptr<server::ServerControl> server = server::open_target(spec);
+  apply::require_permission(*server);
+  apply::InterruptGuard guard;
+  apply::Applier applier(*server, ctx.workdir, catalog, spec);
+  const apply::Operation op = hold_seconds > 0 ? apply::Operation::kRun : apply::Operation::kApply;
+  apply::ApplyResult result = applier.apply(
+      resolved.settings, op, {resolved.label, resolved.presets, apply::this_command_line()});
+  print_apply_result(resolved.label, *server, result);
+  std::fflush(stdout);  // a watcher (or a test) sees it while the settings are in effect
+  if (hold_seconds <= 0) {
+    if (apply::InterruptGuard::interrupted()) {
+      applier.restore();
+      apply::InterruptGuard::throw_if_interrupted();
+    }
+    applier.keep();
+    fmt::print(
+        "{} stays degraded: `pgslow status` shows it, `pgslow restore` puts the original "
+        "configuration back\n",
+        server->describe());
+    return;
+  }
+  hold(hold_seconds, resolved.label);
+  applier.restore();
+  fmt::print("restored {}: original configuration back and verified\n", server->describe());
+  apply::InterruptGuard::throw_if_interrupted();
+}
+
+void restore_command(Context& ctx) {
+  before_command(ctx, "restore");
+  apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
+  if (!wj.journal) {
+    fmt::print("nothing to restore: no journal in {}; pgslow left no change behind\n",
+               ctx.workdir.string());
+    return;
+  }
+  apply::InterruptGuard guard;  // a Ctrl-C must not cut a restore in half
+  apply::RestoreOutcome out = apply::restore_from_journal(ctx.workdir, *wj.journal, ctx.pg_bin);
+  print_restore("restored", out, wj.journal->server.description);
+  apply::InterruptGuard::throw_if_interrupted();
+}
+
+void recover_command(Context& ctx) {
+  before_command(ctx, "recover");
+  apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
+  switch (wj.condition) {
+    case apply::JournalCondition::kNone:
+      fmt::print("clean: no journal in {}; nothing to recover\n", ctx.workdir.string());
+      return;
+    case apply::JournalCondition::kKept:
+      fmt::print(
+          "nothing to recover: {} is degraded on purpose by {}; `pgslow restore` undoes "
+          "it\n",
+          wj.journal->server.description, apply::describe_journal(*wj.journal));
+      return;
+    case apply::JournalCondition::kInUse:
+      throw RuntimeError(fmt::format("the journal belongs to pid {}, which is still running ({})",
+                                     wj.journal->owner.pid, wj.journal->command));
+    case apply::JournalCondition::kInterrupted:
+      break;
+  }
+  fmt::print("found the journal of an interrupted {}; restoring\n",
+             apply::describe_journal(*wj.journal));
+  apply::InterruptGuard guard;
+  apply::RestoreOutcome out = apply::restore_from_journal(ctx.workdir, *wj.journal, ctx.pg_bin);
+  print_restore("recovered", out, wj.journal->server.description);
+  apply::InterruptGuard::throw_if_interrupted();
+}
+
+// The values a journal's settings have now, when the server answers.
+std::map<std::string, knobs::ServerSetting> current_values(const server::ServerControl& server) {
+  std::map<std::string, knobs::ServerSetting> out;
+  try {
+    pg::Connection conn = pg::Connection::open(server.conninfo());
+    for (auto& [name, s] : knobs::ServerSettings::read(conn).by_name) out[name] = s;
+  } catch (const std::exception& e) {
+    spdlog::debug("cannot read the server's settings: {}", e.what());
+  }
+  return out;
+}
+
+void status_command(Context& ctx) {
+  before_command(ctx, "status");
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"workdir", fs::absolute(ctx.workdir).lexically_normal().string()});
+  std::optional<apply::LockHolder> holder;
+  if (!apply::process_holds_workdir_lock(ctx.workdir)) holder = apply::lock_holder(ctx.workdir);
+  if (holder)
+    rows.push_back({"in use", fmt::format("by pid {} ({})", holder->who.pid, holder->command)});
+
+  apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
+  std::unique_ptr<server::ServerControl> server;
+  if (wj.journal) {
+    server = apply::open_recorded_server(wj.journal->server, ctx.pg_bin);
+  } else {
+    server::ManagedOptions options;
+    options.workdir = ctx.workdir;
+    options.pg_bin = ctx.pg_bin;
+    server = std::make_unique<server::ManagedCluster>(std::move(options));
+  }
+  if (auto* managed = dynamic_cast<server::ManagedCluster*>(server.get())) {
+    server::ClusterStatus s = managed->status();
+    std::string state = !s.initialized ? "not created (`pgslow server start` creates it)"
+                        : s.running    ? fmt::format("running (pid {})", s.pid.value_or(0))
+                                       : "stopped (`pgslow server start` starts it)";
+    rows.push_back({"server", fmt::format("{}: {}{}", server->describe(), state,
+                                          s.version.empty() ? "" : ", PostgreSQL " + s.version)});
+  } else {
+    rows.push_back({"server", fmt::format("{}: {}", server->describe(),
+                                          apply::server_accepts_connections(*server)
+                                              ? "accepts connections"
+                                              : "does not accept connections")});
+  }
+
+  const apply::Journal* j = wj.journal ? &*wj.journal : nullptr;
+  switch (wj.condition) {
+    case apply::JournalCondition::kNone:
+      rows.push_back({"config", "clean: no change by pgslow (no journal)"});
+      break;
+    case apply::JournalCondition::kKept:
+      rows.push_back(
+          {"config", fmt::format("DEGRADED on purpose by {}", apply::describe_journal(*j))});
+      break;
+    case apply::JournalCondition::kInUse:
+      rows.push_back({"config", fmt::format("being changed by a running pgslow: {}",
+                                            apply::describe_journal(*j))});
+      break;
+    case apply::JournalCondition::kInterrupted:  // before_command could not take the lock
+      rows.push_back({"config", fmt::format("left changed by an interrupted {}; `pgslow recover` "
+                                            "restores it",
+                                            apply::describe_journal(*j))});
+      break;
+  }
+  if (j) {
+    std::string original =
+        j->auto_conf ? fmt::format("original postgresql.auto.conf ({} bytes, sha256 {})",
+                                   j->auto_conf->bytes.size(), j->auto_conf->sha256.substr(0, 16))
+                     : fmt::format("original values of {} parameters", j->touched.size());
+    rows.push_back(
+        {"journal",
+         fmt::format("{}: {} {}, {}", apply::journal_path(ctx.workdir).string(),
+                     apply::to_string(j->operation), apply::to_string(j->state), original)});
+  }
+  print_table(rows, "");
+  if (j && !j->settings.empty()) {
+    std::map<std::string, knobs::ServerSetting> now = current_values(*server);
+    std::vector<std::vector<std::string>> knobs_rows = {{"knob", "original", "now"}};
+    for (const apply::JournalSetting& s : j->settings) {
+      const apply::OriginalParameter* p = j->find_touched(s.name);
+      auto it = now.find(s.name);
+      std::string original = p ? p->setting : "?";
+      if (p && it != now.end()) original = apply::display_value(it->second, p->setting);
+      knobs_rows.push_back(
+          {s.name, original,
+           it != now.end() ? apply::display_value(it->second) : s.value + " (set)"});
+    }
+    fmt::print("\n");
+    print_table(knobs_rows, "  ");
+  }
+  if (wj.condition == apply::JournalCondition::kKept)
+    fmt::print("\n`pgslow restore` puts the original configuration back.\n");
+}
+
+// Commands that only read: they neither wait for nor refuse because of another pgslow at
+// work, and do not create a workdir. They still repair an interrupted run when they can.
+bool is_read_only(const std::string& command) {
+  static const std::set<std::string> kReadOnly = {
+      "status",       "knobs list",   "knobs show",    "knobs docs",
+      "presets list", "presets show", "server status", "server conninfo",
+      "check",        "plan",         "report",        "compare"};
+  return kReadOnly.count(command) > 0;
+}
+
+bool is_command(const std::string& command, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (command == n) return true;
+  }
+  return false;
+}
+
+// Whether `journal` protects the managed cluster that lives in `workdir`.
+bool protects_managed_cluster_of(const apply::Journal& journal, const fs::path& workdir) {
+  if (journal.server.kind != "managed") return false;
+  auto it = journal.server.target.find("workdir");
+  std::error_code ec;
+  return it != journal.server.target.end() && fs::equivalent(it->second, workdir, ec);
+}
+
+}  // namespace
+
+void add_apply_commands(CLI::App& app, Context& ctx) {
+  {
+    CLI::App* cmd = app.add_subcommand(
+        "apply", "apply a preset or settings file and leave it in place (a kept degradation)");
+    auto arg = std::make_shared<std::string>();
+    auto targs = std::make_shared<TargetArgs>();
+    auto hold_for = std::make_shared<std::string>();
+    cmd->add_option("preset", *arg, "a preset name (`pgslow presets list`) or a settings file")
+        ->required();
+    add_target_options(cmd, *targs);
+    cmd->add_option("--for", *hold_for,
+                    "keep the settings only this long (30s, 5min), then restore; Ctrl-C "
+                    "restores early");
+    cmd->callback([&ctx, arg, targs, hold_for] { apply_command(ctx, *arg, *targs, *hold_for); });
+  }
+  app.add_subcommand("restore", "put the original configuration back (undoes `pgslow apply`)")
+      ->callback([&ctx] { restore_command(ctx); });
+  app.add_subcommand("recover",
+                     "repair a server left changed by an interrupted run; safe at any time")
+      ->callback([&ctx] { recover_command(ctx); });
+  app.add_subcommand("status",
+                     "the workdir's server: clean or degraded, and what the journal holds")
+      ->callback([&ctx] { status_command(ctx); });
+}
 
 void before_command(Context& ctx, const std::string& command) {
-  (void)ctx;
-  (void)command;
+  const bool read_only = is_read_only(command);
+  std::error_code ec;
+  if (read_only && !fs::exists(ctx.workdir, ec)) return;  // nothing there to repair
+  const std::string line = apply::this_command_line();
+  if (read_only) {
+    std::optional<apply::LockHolder> holder;
+    if (!apply::try_hold_workdir_lock_for_process(ctx.workdir, line, &holder)) {
+      // Another pgslow works here; it repairs its own server. Reading goes on.
+      spdlog::debug("the workdir is in use by pid {}", holder ? holder->who.pid : 0);
+      return;
+    }
+  } else {
+    apply::hold_workdir_lock_for_process(ctx.workdir, line);
+  }
+
+  apply::WorkdirJournal wj;
+  try {
+    wj = apply::inspect_journal(ctx.workdir);
+  } catch (const Error& e) {
+    if (!is_command(command, {"server destroy"})) throw;
+    spdlog::warn("{}", e.what());
+    return;
+  }
+  if (!wj.journal) return;
+  const apply::Journal& j = *wj.journal;
+  const bool destroying =
+      command == "server destroy" && protects_managed_cluster_of(j, ctx.workdir);
+  if (destroying) {
+    spdlog::warn("discarding the journal of {}: the cluster it protects is being destroyed",
+                 apply::describe_journal(j));
+    apply::remove_journal(ctx.workdir);
+    return;
+  }
+
+  if (wj.condition == apply::JournalCondition::kKept) {
+    if (is_command(command, {"apply", "restore", "recover", "status"})) return;  // they report it
+    spdlog::warn("{} is degraded on purpose by {}; `pgslow restore` undoes it",
+                 j.server.description, apply::describe_journal(j));
+    return;
+  }
+  if (wj.condition != apply::JournalCondition::kInterrupted) return;
+  if (is_command(command, {"recover", "restore"})) return;  // they do it, and say so
+
+  spdlog::warn(
+      "the {} by pid {} was interrupted and left {} changed ({}); restoring its original "
+      "configuration before anything else",
+      j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`", j.owner.pid,
+      j.server.description, j.settings_summary());
+  apply::InterruptGuard guard;
+  try {
+    apply::RestoreOutcome out = apply::restore_from_journal(ctx.workdir, *wj.journal, ctx.pg_bin);
+    spdlog::warn("restored {}: original configuration back and verified{}", j.server.description,
+                 out.changes.empty() ? "" : " (" + join(out.changes, "; ") + ")");
+  } catch (const Error& e) {
+    if (is_command(command, {"server stop"})) {
+      spdlog::error("could not restore it: {}", e.what());
+      return;
+    }
+    throw RuntimeError(fmt::format(
+        "could not restore the configuration an interrupted run left behind: {}\nFix the cause "
+        "and run `pgslow recover` (the journal {} keeps the original)",
+        e.what(), apply::journal_path(ctx.workdir).string()));
+  }
+  apply::InterruptGuard::throw_if_interrupted();
 }
 
 }  // namespace pgslow::cli
