@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -43,6 +44,8 @@ class Table {
       for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
     }
     for (const auto& r : rows_) {
+      // A key/value table has an empty header row: print nothing for it.
+      if (std::all_of(r.begin(), r.end(), [](const std::string& c) { return c.empty(); })) continue;
       std::string line;
       for (std::size_t i = 0; i < r.size(); ++i) {
         line += r[i];
