@@ -100,6 +100,8 @@ const std::vector<double>& Bisector::measure(const Subset& s, int runs,
   if (rec.restart) ++result_.restarts;
   auto& all = samples_[s];
   all.insert(all.end(), got.begin(), got.end());
+  // Until the predicate decides: a run within the noise band gets more runs.
+  rec.verdict = Verdict::kUncertain;
   rec.number = static_cast<int>(result_.runs.size()) + 1;
   rec.purpose = purpose;
   rec.round = purpose == "good" || purpose == "bad" || purpose == "isolate" ? 0 : round_;
@@ -148,7 +150,14 @@ Verdict Bisector::classify(const Subset& s, const std::string& purpose) {
     round_uncertain_ = true;
   }
   if (result_.runs.size() > runs_before) result_.runs.back().verdict = verdict;
+  flush_progress();
   return verdict;
+}
+
+// Progress: each run once its verdict is known.
+void Bisector::flush_progress() {
+  for (; reported_ < result_.runs.size(); ++reported_)
+    if (options_.on_run) options_.on_run(result_.runs[reported_]);
 }
 
 // Of the tests of one ddmin step, the order does not change what ddmin guarantees; take the
@@ -297,7 +306,8 @@ Result Bisector::run() {
       std::sqrt((squared_deviations(good.samples) + squared_deviations(bad.samples)) / dof));
   result_.noise = sigma_;
   result_.runs[0].verdict = Verdict::kGood;
-  result_.runs[1].verdict = Verdict::kBad;
+  result_.runs[1].verdict = clearly_slower(bad) ? Verdict::kBad : Verdict::kUncertain;
+  flush_progress();
 
   if (!clearly_slower(bad)) {
     double ratio = result_.bad_tps / result_.good_tps;
@@ -312,7 +322,6 @@ Result Bisector::run() {
                                    "needed): nothing to bisect",
                                    result_.good_tps, result_.bad_tps, percent(ratio), sigma_ * 100,
                                    options_.min_effect * 100);
-    result_.runs[1].verdict = Verdict::kUncertain;
     return finish();
   }
   result_.clearly_different = true;
@@ -358,6 +367,7 @@ Result Bisector::run() {
     result_.remaining_tps = std::exp(rest.log_mean);
     result_.remaining_ratio = *result_.remaining_tps / result_.good_tps;
     result_.runs.back().verdict = clearly_slower(rest) ? Verdict::kBad : Verdict::kGood;
+    flush_progress();
     if (like_good || !clearly_slower(rest) || round_ >= options_.max_rounds) break;
     failing = remaining;
     slow_log = rest.log_mean;

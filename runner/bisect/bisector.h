@@ -52,6 +52,7 @@ class Bisector {
   void search_round(const Subset& failing, double slow_log_mean);
   void isolate_all();
   double log_mean_of(const Subset& s) const;
+  void flush_progress();
 
   Measurer& measurer_;
   Options options_;
@@ -63,6 +64,7 @@ class Bisector {
   double threshold_log_ = 0;
   int round_ = 0;
   bool round_uncertain_ = false;
+  std::size_t reported_ = 0;  // runs already passed to options_.on_run
 };
 
 }  // namespace pgslow::bisect

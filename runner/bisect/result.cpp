@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "common/strings.h"
 
@@ -32,6 +33,9 @@ std::string seconds_text(double s) {
 
 using Table = std::vector<std::vector<std::string>>;
 
+// Right-aligned cells: "412.3", "0.25x", "3 (+2)", "8.4 s", "1m 09s"; not "6 knobs: ...".
+const std::regex kNumber(R"(^[0-9][0-9.,]*(x| s|m [0-9]+s)?( \(\+[0-9]+\))?$)");
+
 // Left-aligned text, right-aligned numbers (a cell starting with a digit).
 void print_table(std::ostream& out, const Table& rows, const std::string& indent = "  ") {
   std::vector<std::size_t> width;
@@ -44,8 +48,7 @@ void print_table(std::ostream& out, const Table& rows, const std::string& indent
     std::string line = indent;
     for (std::size_t i = 0; i < rows[r].size(); ++i) {
       const std::string& cell = rows[r][i];
-      bool number =
-          r > 0 && !cell.empty() && (std::isdigit(static_cast<unsigned char>(cell[0])) != 0);
+      bool number = r > 0 && std::regex_match(cell, kNumber);
       std::string pad(width[i] - cell.size(), ' ');
       line += number ? pad + cell : cell + (i + 1 < rows[r].size() ? pad : "");
       if (i + 1 < rows[r].size()) line += "  ";

@@ -248,6 +248,30 @@ TEST(Bisector, RenderingsCarryTheFindings) {
   EXPECT_EQ(j["total_runs"], r.total_runs);
 }
 
+TEST(Bisector, ProgressSeesEveryRunOnceWithItsVerdict) {
+  SimulatedModel m = clean_model(16);
+  m.noise = 0.05;
+  knob(m, "k04").factor = 0.5 * std::exp(-0.04);
+  knob(m, "k09").factor = 0.25 / knob(m, "k04").factor;
+  Options o;
+  o.max_repeats = 9;
+  std::vector<RunRecord> seen;
+  o.on_run = [&](const RunRecord& r) { seen.push_back(r); };
+  Result r = bisect(m, o);
+  ASSERT_EQ(seen.size(), r.runs.size());
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].number, static_cast<int>(i) + 1);
+    EXPECT_EQ(seen[i].verdict, r.runs[i].verdict);
+  }
+  // A configuration that needed more runs shows as undecided until its last record.
+  bool undecided_then_decided = false;
+  for (std::size_t i = 0; i + 1 < r.runs.size(); ++i)
+    if (r.runs[i].verdict == Verdict::kUncertain && r.runs[i + 1].knobs == r.runs[i].knobs &&
+        r.runs[i + 1].verdict != Verdict::kUncertain)
+      undecided_then_decided = true;
+  EXPECT_TRUE(undecided_then_decided);
+}
+
 TEST(Bisector, CandidateDescribesServerValueHonestly) {
   Candidate c;
   c.change = {"work_mem", "4MB", {}};
