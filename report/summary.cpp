@@ -132,7 +132,8 @@ std::vector<EvidenceMove> evidence_moves(const StageResult& stage, const StageRe
       const double eps = 1e-4;
       score = std::fabs(std::log((ms + eps) / (mb + eps)));
     } else {
-      if (std::max(raw, base_raw->second) < kMinEvidenceCount) continue;
+      const double min_count = info.bytes ? kMinEvidenceBytes : kMinEvidenceCount;
+      if (std::max(raw, base_raw->second) < min_count) continue;
       // Each side is smoothed by what one event weighs there, so 0 -> 41 has a finite score
       // and a count resting on a handful of transactions cannot outrank a real move.
       const double eps_s = *unit_weight(stage, key);
@@ -140,6 +141,8 @@ std::vector<EvidenceMove> evidence_moves(const StageResult& stage, const StageRe
       score = std::fabs(std::log((std::fabs(*s) + eps_s) / (std::fabs(*b) + eps_b)));
     }
     if (score < kMinScore) continue;
+    // A move that rounds to the same figure ("0 B → 0 B") says nothing to a reader.
+    if (format_evidence_value(key, *b) == format_evidence_value(key, *s)) continue;
     EvidenceMove move;
     move.key = key;
     move.label = evidence_label(key);

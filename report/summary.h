@@ -22,6 +22,8 @@ inline constexpr double kMinNoiseBand = 0.02;
 inline constexpr std::uint64_t kFewTransactions = 100;
 // Evidence whose larger raw count is below this is not a "mover" (one checkpoint is not news).
 inline constexpr double kMinEvidenceCount = 3;
+// The same for byte counters: under 1 MiB in both stages is not a mover.
+inline constexpr double kMinEvidenceBytes = 1024.0 * 1024;
 
 // One evidence figure compared with the baseline, normalised (per transaction, per minute).
 struct EvidenceMove {

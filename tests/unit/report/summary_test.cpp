@@ -97,6 +97,18 @@ TEST(Summary, TinyCountsAreNotMovers) {
   EXPECT_EQ(moves[0].key, "temp_files");
 }
 
+TEST(Summary, SmallByteCountsAndInvisibleMovesAreNotMovers) {
+  StageResult base = stage_with({100});
+  StageResult s = stage_with({100});
+  base.evidence = {{"log_bytes", 0}, {"read_bytes", 0}};
+  s.evidence = {{"log_bytes", 900}, {"read_bytes", 73728}};  // both under 1 MiB
+  EXPECT_TRUE(evidence_moves(s, base).empty());
+  s.evidence = {{"log_bytes", 3e8}};  // 300 MB of log: a logging flood
+  const auto moves = evidence_moves(s, base);
+  ASSERT_EQ(moves.size(), 1u);
+  EXPECT_EQ(moves[0].text, "server log/tx 0 B → 48.8 kB");
+}
+
 TEST(Summary, DescribeChangeMarksRestarts) {
   EXPECT_EQ(describe_change({"shared_buffers", "128MB", "2MB", "restart"}),
             "shared_buffers 128MB → 2MB (restart)");
