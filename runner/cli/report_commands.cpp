@@ -1,10 +1,103 @@
+// `pgslow report RUN.json`: re-render a saved run in any format.
+// `pgslow compare A.json B.json`: the same scenario run twice, side by side.
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
 #include "cli/commands.h"
+#include "common/errors.h"
+#include "common/paths.h"
+#include "common/strings.h"
+#include "report/json.h"
+#include "report/reporter.h"
 
 namespace pgslow::cli {
 
+namespace {
+
+report::Run load_run(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw InputError(
+        fmt::format("{}: no such file (give the report.json of a run, e.g. "
+                    "results/<scenario>-<timestamp>/report.json)",
+                    path));
+  }
+  try {
+    return report::read_json(read_file(path), path);
+  } catch (const report::ReadError& e) {
+    throw InputError(e.what());
+  }
+}
+
+// Writes through a temporary file so a failed render never leaves half a report behind.
+void write_output(const std::string& out_path, const std::string& text) {
+  if (out_path.empty() || out_path == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
+  write_file_durably(out_path, text);
+  std::cerr << "wrote " << out_path << "\n";
+}
+
+}  // namespace
+
 void add_report_commands(CLI::App& app, Context& ctx) {
-  (void)app;
-  (void)ctx;
+  struct ReportOptions {
+    std::string run_json;
+    std::string format = "console";
+    std::string out;
+  };
+  auto opts = std::make_shared<ReportOptions>();
+  auto* report_cmd = app.add_subcommand(
+      "report", "render a saved run (report.json) as console text, Markdown, JSON, CSV or HTML");
+  report_cmd->add_option("RUN.json", opts->run_json, "the report.json a run wrote")->required();
+  report_cmd->add_option("--format,-f", opts->format,
+                         "console | md | json | csv | html (default: console)");
+  report_cmd->add_option("--out,-o", opts->out, "write to FILE instead of standard output");
+  report_cmd->callback([opts, &ctx] {
+    before_command(ctx, "report");
+    auto reporter = report::make_reporter(opts->format);
+    if (!reporter) {
+      const auto hint = closest_match(opts->format, report::report_formats());
+      throw InputError(fmt::format("--format {}: unknown format (one of: {}){}", opts->format,
+                                   join(report::report_formats(), ", "),
+                                   hint ? "; did you mean " + *hint + "?" : ""));
+    }
+    const report::Run run = load_run(opts->run_json);
+    std::ostringstream text;
+    reporter->report(run, text);
+    write_output(opts->out, text.str());
+  });
+
+  struct CompareOptions {
+    std::string a, b;
+    std::string format = "console";
+    std::string out;
+  };
+  auto cmp = std::make_shared<CompareOptions>();
+  auto* compare_cmd = app.add_subcommand(
+      "compare",
+      "the same scenario run twice (another version or machine): per stage, side by "
+      "side, with the difference");
+  compare_cmd->add_option("A.json", cmp->a, "the first run's report.json")->required();
+  compare_cmd->add_option("B.json", cmp->b, "the second run's report.json")->required();
+  compare_cmd->add_option("--format,-f", cmp->format, "console | md (default: console)");
+  compare_cmd->add_option("--out,-o", cmp->out, "write to FILE instead of standard output");
+  compare_cmd->callback([cmp, &ctx] {
+    before_command(ctx, "report");
+    if (cmp->format != "console" && cmp->format != "md") {
+      throw InputError(fmt::format("--format {}: compare writes console or md", cmp->format));
+    }
+    const report::Run a = load_run(cmp->a);
+    const report::Run b = load_run(cmp->b);
+    std::ostringstream text;
+    report::render_comparison(a, b, cmp->a, cmp->b, cmp->format == "md", text);
+    write_output(cmp->out, text.str());
+  });
 }
 
 }  // namespace pgslow::cli

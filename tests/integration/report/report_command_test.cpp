@@ -1,0 +1,154 @@
+// `pgslow report` and `pgslow compare` from a saved report.json, and the HTML report opened in
+// headless Chromium (the charts must render from the inline script, offline).
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "report/json.h"
+#include "tests/unit/report/sample_run.h"
+
+namespace pgslow::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int status = -1;
+  std::string text;  // stdout and stderr
+};
+
+Output run_command(const std::string& command) {
+  Output out;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.text.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class ReportCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("pgslow-report-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    json_ = dir_ / "run.json";
+    std::ofstream(json_) << to_json(testing::sample_run());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string pgslow(const std::string& args) {
+    return std::string(PGSLOW_BINARY) + " --workdir " + (dir_ / "work").string() + " " + args;
+  }
+
+  fs::path dir_;
+  fs::path json_;
+};
+
+TEST_F(ReportCommandTest, RerendersEveryFormatFromJson) {
+  const fs::path golden = fs::path(PGSLOW_SOURCE_DIR) / "tests/unit/report/golden";
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"md", "sample.md"},
+                                                        {"csv", "sample.csv"},
+                                                        {"json", "sample.json"},
+                                                        {"console", "sample.txt"}}) {
+    const fs::path out = dir_ / ("out." + format);
+    const Output r = run_command(
+        pgslow("report " + json_.string() + " --format " + format + " --out " + out.string()));
+    ASSERT_EQ(r.status, 0) << r.text;
+    EXPECT_EQ(read_all(out), read_all(golden / file)) << format;
+  }
+}
+
+TEST_F(ReportCommandTest, BadInputIsExitTwoWithTheReason) {
+  Output r = run_command(pgslow("report " + json_.string() + " --format pdf"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.text.find("unknown format"), std::string::npos) << r.text;
+  r = run_command(pgslow("report " + (dir_ / "missing.json").string()));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.text.find("no such file"), std::string::npos) << r.text;
+  std::ofstream(dir_ / "bad.json") << R"({"schema": "pgslow-report", "stages": [{"repeats": 3}]})";
+  r = run_command(pgslow("report " + (dir_ / "bad.json").string()));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.text.find("stages[0].repeats: expected an array"), std::string::npos) << r.text;
+}
+
+TEST_F(ReportCommandTest, CompareShowsBothRunsAndTheDifference) {
+  Run other = testing::sample_run();
+  other.server_version = "PostgreSQL 17.2";
+  other.stages[1].repeats = {testing::measurement(2104, 60, 15)};
+  std::ofstream(dir_ / "b.json") << to_json(other);
+  const Output r =
+      run_command(pgslow("compare " + json_.string() + " " + (dir_ / "b.json").string()));
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(r.text.find("PostgreSQL 17.2"), std::string::npos) << r.text;
+  EXPECT_TRUE(std::regex_search(
+      r.text, std::regex("tiny-cache +1,052 \\(1,010-1,090\\) +2,104 +2.0x faster")))
+      << r.text;
+}
+
+// The first chromium on PATH, or empty.
+std::string find_chromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    const Output r = run_command(std::string("command -v ") + name);
+    if (r.status == 0 && !r.text.empty()) return r.text.substr(0, r.text.find('\n'));
+  }
+  return "";
+}
+
+TEST_F(ReportCommandTest, HtmlChartsRenderInHeadlessChromium) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "chromium is not installed (apt-get install chromium): HTML check skipped";
+  }
+  const fs::path html = dir_ / "report.html";
+  const Output r =
+      run_command(pgslow("report " + json_.string() + " --format html --out " + html.string()));
+  ASSERT_EQ(r.status, 0) << r.text;
+  const std::string page = read_all(html);
+  // Self-contained: nothing is fetched from elsewhere.
+  EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+  EXPECT_EQ(page.find("<script src"), std::string::npos);
+
+  const Output dom =
+      run_command(chromium +
+                  " --headless --no-sandbox --disable-gpu --disable-background-networking "
+                  "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
+                  (dir_ / "chrome").string() + " --dump-dom file://" + html.string());
+  ASSERT_EQ(dom.status, 0) << dom.text;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom.text, m, std::regex("<body([^>]*)>"))) << dom.text;
+  const std::string body = m[1];
+  EXPECT_NE(body.find("data-rendered=\"true\""), std::string::npos) << body;
+  // Four stages ran (one failed): four bars, four per-second series; the 35,000x span starts
+  // on the log scale.
+  EXPECT_NE(body.find("data-bars=\"4\""), std::string::npos) << body;
+  EXPECT_NE(body.find("data-lines=\"4\""), std::string::npos) << body;
+  EXPECT_NE(body.find("data-scale=\"log\""), std::string::npos) << body;
+  const auto rects = std::distance(
+      std::sregex_iterator(dom.text.begin(), dom.text.end(), std::regex("class=\"bar\"")),
+      std::sregex_iterator());
+  EXPECT_EQ(rects, 4);
+}
+
+}  // namespace
+}  // namespace pgslow::report
