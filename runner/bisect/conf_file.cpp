@@ -265,11 +265,14 @@ std::vector<knobs::Setting> parse_conf(std::string_view text, const std::string&
 
 std::vector<knobs::Setting> load_conf_file(const fs::path& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec))
-    throw InputError({{{path.string(), 0, 0},
-                       "file does not exist",
-                       "give a preset name, a settings YAML file or a postgresql.conf file",
-                       ConfigError::Severity::kError}});
+  if (!fs::exists(path, ec)) {
+    // Built step by step: GCC 12 at -O3 warns (maybe-uninitialized) on the nested braces.
+    ConfigError missing;
+    missing.where = SourceLocation{path.string(), 0, 0};
+    missing.message = "file does not exist";
+    missing.hint = "give a preset name, a settings YAML file or a postgresql.conf file";
+    throw InputError(std::vector<ConfigError>{missing});
+  }
   std::vector<ConfigError> problems;
   Reader reader(problems);
   reader.include_file(path, false, SourceLocation{path.string(), 0, 0}, 0);
