@@ -94,6 +94,15 @@ std::string live_value(const ServerSetting& s) {
   return s.setting;
 }
 
+// A min/max of pg_settings with its unit: "64kB  (64 x kB)".
+std::string bound(const ServerSetting& s, const std::string& value) {
+  if (s.vartype != "integer" || s.unit.empty()) return value;
+  auto unit = knobs::parse_base_unit(s.unit);
+  if (!unit) return value;
+  return knobs::format_with_unit(std::strtod(value.c_str(), nullptr), *unit) + "  (" + value +
+         " x " + s.unit + ")";
+}
+
 std::string applies_by(const ServerSetting& s) {
   if (s.context == "postmaster") return "restart";
   if (s.context == "internal") return "fixed";
@@ -235,8 +244,8 @@ void knobs_show(Context& ctx, const std::string& name, bool offline, const Serve
             live_value(*s) +
                 (s->unit.empty() ? "" : fmt::format("  (setting {} x {})", s->setting, s->unit))});
   if (!s->unit.empty()) live.add({"unit", s->unit});
-  if (!s->min_val.empty()) live.add({"min", s->min_val});
-  if (!s->max_val.empty()) live.add({"max", s->max_val});
+  if (!s->min_val.empty()) live.add({"min", bound(*s, s->min_val)});
+  if (!s->max_val.empty()) live.add({"max", bound(*s, s->max_val)});
   if (!s->enumvals.empty()) live.add({"accepted", join(s->enumvals, ", ")});
   live.add({"type", s->vartype});
   live.add({"context", s->context + " (" + applies_by(*s) + ")"});
