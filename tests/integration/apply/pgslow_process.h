@@ -1,0 +1,52 @@
+#pragma once
+// Runs the built pgslow binary as a child process the test can signal or kill at a chosen
+// moment (common/process.h waits for its child; these tests need its pid while it runs).
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pgslow::testing {
+
+class PgslowProcess {
+ public:
+  // Starts `pgslow args...` with extra environment variables ("NAME=value").
+  PgslowProcess(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+  ~PgslowProcess();
+  PgslowProcess(const PgslowProcess&) = delete;
+  PgslowProcess& operator=(const PgslowProcess&) = delete;
+
+  int pid() const { return pid_; }
+  void signal(int sig);
+  // Waits for the exit (at most `timeout`; then kills it and fails the test).
+  void wait(std::chrono::seconds timeout = std::chrono::seconds(120));
+  // Polls until `text` appears in the output or the process exits; true when it appeared.
+  bool wait_for_output(const std::string& text,
+                       std::chrono::seconds timeout = std::chrono::seconds(60));
+  bool exited() const { return done_; }
+
+  int exit_code() const { return exit_code_; }  // -1 when killed by a signal
+  int killed_by() const { return signal_; }     // 0 when it exited
+  std::string output() const;                   // stdout and stderr
+
+ private:
+  bool poll();
+  int pid_ = -1;
+  bool done_ = false;
+  int exit_code_ = -1;
+  int signal_ = 0;
+  std::filesystem::path output_file_;
+};
+
+struct Finished {
+  int exit_code = -1;
+  int signal = 0;
+  std::string output;
+};
+
+// Runs pgslow to completion.
+Finished run_pgslow(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+
+}  // namespace pgslow::testing
