@@ -26,8 +26,9 @@ namespace {
 
 std::string setting(const std::string& name) {
   pg::Connection conn = pg::Connection::open(conninfo());
-  return conn.query_value("SELECT setting FROM pg_settings WHERE name = " +
-                          conn.quote_literal(name));
+  return conn
+      .query_value("SELECT setting FROM pg_settings WHERE name = " + conn.quote_literal(name))
+      .value_or("<absent>");
 }
 
 TEST(BisectLive, FindsThePlannerCostsAmongHarmlessChanges) {
