@@ -138,6 +138,9 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       before_command(ctx, "run");
       Prepared p = prepare(ctx, a->scenario, a->allow_changes);
       scenario::RunOptions options;
+      options.target = p.scenario.target;
+      options.target->workdir = ctx.workdir;
+      options.target->pg_bin = ctx.pg_bin;
       options.duration_s = a->duration;
       options.warmup_s = a->warmup;
       options.repeats = a->repeats;

@@ -88,6 +88,7 @@ const knobs::SettingVerdict* verdict_for(const std::vector<knobs::SettingVerdict
 struct StageDraft {
   std::string name;
   std::string description;
+  bool isolated = false;  // compared with the baseline, not with the stage before
   std::vector<knobs::Setting> requested;  // the whole configuration asked for
   std::vector<knobs::Setting> own;        // what this stage itself adds (for skipped/warnings)
   report::LoadSettings load;
@@ -127,7 +128,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
 
   // Drafts: the baseline, then the stages in the scenario's mode.
   std::vector<StageDraft> drafts;
-  drafts.push_back(StageDraft{"baseline", "the server as found", scenario.baseline, scenario.baseline, base_load});
+  drafts.push_back(StageDraft{"baseline", "the server as found", false, scenario.baseline,
+                              scenario.baseline, base_load});
   std::vector<std::vector<knobs::Setting>> own_settings;
   for (const auto& st : scenario.stages) {
     own_settings.push_back(resolve_stage_settings(st.presets, st.settings, catalog, problems));
@@ -138,8 +140,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     for (std::size_t i = 0; i < scenario.stages.size(); ++i) {
       acc = overlay(acc, own_settings[i]);
       load = apply_load(load, scenario.stages[i].load);
-      drafts.push_back(StageDraft{scenario.stages[i].name, scenario.stages[i].description, acc,
-                                  own_settings[i], load});
+      drafts.push_back(StageDraft{scenario.stages[i].name, scenario.stages[i].description, false,
+                                  acc, own_settings[i], load});
     }
   }
   if (scenario.mode == Mode::kIsolated || scenario.mode == Mode::kBoth) {
@@ -152,7 +154,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
         if (i == 0) continue;
         name += " (alone)";
       }
-      drafts.push_back(StageDraft{name, scenario.stages[i].description, alone, own_settings[i], load});
+      drafts.push_back(
+          StageDraft{name, scenario.stages[i].description, true, alone, own_settings[i], load});
     }
   }
 
@@ -197,12 +200,15 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
         }
       }
     }
-    // Changes versus the stage measured before (the baseline compares with the server).
+    // Changes versus the stage this one is compared with: the one measured before
+    // (cumulative), or the baseline (isolated). The baseline compares with the server.
+    const std::vector<knobs::Setting>& reference =
+        d.isolated && !plan.stages.empty() ? plan.stages.front().settings : previous_applied;
     std::set<std::string> names;
     for (const auto& s : stage.settings) names.insert(to_lower(s.name));
-    for (const auto& s : previous_applied) names.insert(to_lower(s.name));
+    for (const auto& s : reference) names.insert(to_lower(s.name));
     for (const auto& name : names) {
-      std::string before = value_in(previous_applied, server, name);
+      std::string before = value_in(reference, server, name);
       std::string after = value_in(stage.settings, server, name);
       if (before == after) continue;
       const knobs::ServerSetting* row = server.find(name);
@@ -210,7 +216,16 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       const knobs::SettingVerdict* v = verdict_for(stage.verdicts, name);
       if (v != nullptr) restart = v->verdict == knobs::Verdict::kRestart;
       stage.changes.push_back(report::KnobChange{name, before, after, restart ? "restart" : "reload"});
-      stage.needs_restart = stage.needs_restart || restart;
+    }
+    // A restart is needed when a postmaster-context value differs from the stage run before.
+    for (const auto& s : stage.settings) names.insert(to_lower(s.name));
+    for (const auto& s : previous_applied) names.insert(to_lower(s.name));
+    for (const auto& name : names) {
+      const knobs::ServerSetting* row = server.find(name);
+      if (row != nullptr && row->context == "postmaster" &&
+          value_in(previous_applied, server, name) != value_in(stage.settings, server, name)) {
+        stage.needs_restart = true;
+      }
     }
     previous_applied = stage.settings;
     previous_load = stage.load;

@@ -118,6 +118,7 @@ report::Measurement StageExecutor::measure_once(const report::LoadSettings& load
     lock_waits.stop();
   };
 
+  apply::crash_point(apply::phase::kWorkload);  // test-only fault injection (docs/journal.md)
   report::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
                                                apply::InterruptGuard::stop_flag());
   lock_waits.stop();
@@ -275,7 +276,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   if (dataset.load(progress)) progress.note("data loaded into the template");
   apply::InterruptGuard::throw_if_interrupted();
 
-  apply::Applier applier(server, workdir, catalog);
+  apply::Applier applier(server, workdir, catalog, options.target);
   StageExecutor executor(server, applier, wl, params, dataset, m, progress);
   try {
     for (std::size_t i = 0; i < plan.stages.size(); ++i) {

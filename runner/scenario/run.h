@@ -16,6 +16,7 @@
 #include "report/model.h"
 #include "scenario/plan.h"
 #include "server/server_control.h"
+#include "server/target.h"
 #include "workload/dataset.h"
 #include "workload/workload.h"
 
@@ -60,6 +61,8 @@ class StageExecutor {
 };
 
 struct RunOptions {
+  // The target as specified, recorded in the journal so another process can recover it.
+  std::optional<server::TargetSpec> target;
   std::optional<double> warmup_s;    // override the scenario's
   std::optional<double> duration_s;
   std::optional<int> repeats;
