@@ -8,6 +8,14 @@ ASAN_BUILD  ?= build-asan
 JOBS        ?= $(shell nproc)
 GENERATOR   := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 CMAKE_FLAGS ?=
+# ccache hits across clones (CI builds in a fresh clone of the same tree).
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
+
+# The managed cluster's workdir. As root the server runs as `postgres`, which must be able to
+# reach it: a clone under /root (mode 0700) is not, so the cluster then lives in /var/tmp.
+PGSLOW_WORKDIR ?= $(shell if [ "$$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$(CURDIR)" 2>/dev/null; \
+                    then echo /var/tmp/pgslow-$$(echo "$(CURDIR)" | md5sum | cut -c1-8); else echo .pgslow; fi)
 
 .PHONY: all deps build build-asan run test test-unit-asan bench format clean docs
 
@@ -27,7 +35,7 @@ build-asan: deps
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 run: build
-	@$(BUILD)/pgslow run scenarios/quick.yaml
+	@$(BUILD)/pgslow --workdir $(PGSLOW_WORKDIR) run quick
 
 test: build build-asan
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
