@@ -9,6 +9,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "scenario/plan.h"
+#include "scenario/scenario.h"
+#include "workload/registry.h"
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/strings.h"
@@ -318,16 +321,39 @@ void presets_show(Context& ctx, const std::string& name, bool offline, const Ser
 
 // ---- check ---------------------------------------------------------------------------------
 
-// The seam for scenario files (a top-level `stages:` key): the scenario parser replaces this
-// body with its own check and returns the problems it found. Until then a scenario file is
-// reported as not checkable rather than misread as a settings file.
-std::vector<ConfigError> check_scenario_file(Context& ctx, const fs::path& path) {
-  (void)ctx;
-  return {ConfigError{SourceLocation{path.string()},
-                      "this is a scenario file (it has 'stages:'); scenario checking is not "
-                      "available in this build yet",
-                      "`pgslow check` currently validates preset and settings files",
-                      ConfigError::Severity::kError}};
+// A scenario file (a top-level `stages:` key): its shape, its workload, its presets and every
+// stage's configuration against the live server (or offline: names and safe values only),
+// exactly as `pgslow plan` and `pgslow run` would check it before changing anything.
+std::vector<ConfigError> check_scenario_file(Context& ctx, const fs::path& path, bool offline,
+                                             const ServerOptions& opts) {
+  std::vector<ConfigError> problems;
+  scenario::Scenario sc = scenario::parse_scenario(read_file(path), path.string(), problems);
+  if (has_errors(problems)) return problems;
+  try {
+    workload::find_workload(sc.workload.name);
+  } catch (const InputError& e) {
+    problems.push_back(ConfigError{sc.workload.where, e.what(), ""});
+  }
+  const Catalog catalog = Catalog::load_default();
+  if (offline) {
+    for (const auto& st : sc.stages) {
+      auto settings = scenario::resolve_stage_settings(st.presets, st.settings, catalog, problems);
+      auto found = knobs::check_offline(settings, catalog);
+      problems.insert(problems.end(), found.begin(), found.end());
+    }
+    return problems;
+  }
+  std::string described;
+  const ServerSettings server = read_server(ctx, opts, &described);
+  try {
+    scenario::Plan plan = scenario::make_plan(sc, catalog, server);
+    std::printf("%s: %zu stages checked against PostgreSQL %d (%s); `pgslow plan %s` shows them\n",
+                path.string().c_str(), plan.stages.size(), server.major, described.c_str(),
+                path.string().c_str());
+  } catch (const InputError& e) {
+    problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+  }
+  return problems;
 }
 
 // What kind of file `root` is, from its top-level keys.
@@ -351,7 +377,7 @@ void check_file(Context& ctx, const fs::path& path, bool offline, const ServerOp
   }
   const FileKind kind = kind_of(*root);
   if (kind == FileKind::kScenario) {
-    problems = check_scenario_file(ctx, path);
+    problems = check_scenario_file(ctx, path, offline, opts);
     print_problems(problems);
     if (has_errors(problems)) {
       throw InputError(fmt::format("{}: {}", path.string(), count_summary(problems)));
