@@ -7,20 +7,6 @@
 
 namespace pgslow::bisect {
 
-std::vector<knobs::Setting> overlay(const std::vector<knobs::Setting>& good,
-                                    const std::vector<knobs::Setting>& changes) {
-  std::vector<knobs::Setting> out = good;
-  for (const auto& c : changes) {
-    bool replaced = false;
-    for (auto& s : out)
-      if (iequals(s.name, c.name)) {
-        s = c;
-        replaced = true;
-      }
-    if (!replaced) out.push_back(c);
-  }
-  return out;
-}
 
 LiveMeasurer::LiveMeasurer(apply::Applier& applier, workload::Dataset& dataset,
                            const workload::Workload& workload, workload::WorkloadParams params,
@@ -36,7 +22,7 @@ LiveMeasurer::LiveMeasurer(apply::Applier& applier, workload::Dataset& dataset,
 
 std::vector<double> LiveMeasurer::measure(const std::vector<knobs::Setting>& changes, int repeats) {
   apply::InterruptGuard::throw_if_interrupted();
-  std::vector<knobs::Setting> settings = overlay(good_, changes);
+  std::vector<knobs::Setting> settings = knobs::overlay(good_, changes);
   apply::ApplyLabel label;
   label.stage =
       fmt::format("bisect: good + {} change{}", changes.size(), changes.size() == 1 ? "" : "s");

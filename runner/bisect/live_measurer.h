@@ -47,8 +47,5 @@ class LiveMeasurer final : public Measurer {
   std::vector<report::Measurement> measurements_;
 };
 
-// good's settings with `changes` on top: a change replaces good's value of the same name.
-std::vector<knobs::Setting> overlay(const std::vector<knobs::Setting>& good,
-                                    const std::vector<knobs::Setting>& changes);
 
 }  // namespace pgslow::bisect

@@ -380,6 +380,19 @@ Catalog Catalog::load(const fs::path& knobs_dir) {
   return cat;
 }
 
+std::vector<Setting> overlay(std::vector<Setting> base, const std::vector<Setting>& top) {
+  for (const auto& s : top) {
+    auto it = std::find_if(base.begin(), base.end(),
+                           [&](const Setting& b) { return iequals(b.name, s.name); });
+    if (it != base.end()) {
+      *it = s;
+    } else {
+      base.push_back(s);
+    }
+  }
+  return base;
+}
+
 Catalog Catalog::load_default() {
   return load(data_root() / "knobs");
 }

@@ -112,6 +112,10 @@ SettingsFile load_settings_file(const std::filesystem::path& path);
 // Same from text (the fuzz target's entry point); problems are appended, never thrown.
 SettingsFile parse_settings(std::string_view text, const std::string& file,
                             std::vector<ConfigError>& problems);
+// `base` with `top` laid over it: a setting of `top` replaces the one of the same name
+// (case-insensitive, as PostgreSQL compares names) in place, others are appended in order.
+std::vector<Setting> overlay(std::vector<Setting> base, const std::vector<Setting>& top);
+
 // A YAML map of `parameter: value` (a list value is joined with commas) with the location of
 // each key; problems go to the reader. Shared by presets, settings files and scenarios.
 std::vector<Setting> read_settings(yaml::Reader& r, const YAML::Node& node, std::string_view what);

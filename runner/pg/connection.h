@@ -44,6 +44,16 @@ class Result {
 // Text parameters; std::nullopt is SQL NULL.
 using Params = std::vector<std::optional<std::string>>;
 
+// Params from values convertible to std::string. A plain function on purpose: GCC 12
+// miscompiles a braced initializer list inside a co_await expression.
+template <typename... S>
+Params make_params(const S&... values) {
+  Params p;
+  p.reserve(sizeof...(values));
+  (p.emplace_back(values), ...);
+  return p;
+}
+
 // Throws pg::Error when `r` is not a successful result; `statement` names what ran.
 void check_result(const Result& r, PGconn* conn, std::string_view statement);
 
@@ -104,10 +114,11 @@ class Connection {
   PGconn* conn_ = nullptr;
 };
 
-// Runs the body in a transaction; ROLLBACK when it throws. For setup code, not the driver.
+// Runs the body in a transaction; ROLLBACK when it throws. For setup code and checks, not the
+// driver. `begin` may set the isolation level ("BEGIN ISOLATION LEVEL REPEATABLE READ").
 template <typename F>
-void in_transaction(Connection& conn, F&& body) {
-  conn.exec("BEGIN");
+void in_transaction(Connection& conn, F&& body, std::string_view begin = "BEGIN") {
+  conn.exec(begin);
   try {
     body();
   } catch (...) {

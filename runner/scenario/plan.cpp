@@ -11,19 +11,7 @@
 
 namespace pgslow::scenario {
 
-std::vector<knobs::Setting> overlay(std::vector<knobs::Setting> base,
-                                    const std::vector<knobs::Setting>& top) {
-  for (const auto& s : top) {
-    auto it = std::find_if(base.begin(), base.end(),
-                           [&](const knobs::Setting& b) { return iequals(b.name, s.name); });
-    if (it != base.end()) {
-      *it = s;
-    } else {
-      base.push_back(s);
-    }
-  }
-  return base;
-}
+using knobs::overlay;
 
 std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>& presets,
                                                    const std::vector<knobs::Setting>& settings,

@@ -50,9 +50,6 @@ std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>&
                                                    const knobs::Catalog& catalog,
                                                    std::vector<ConfigError>& problems);
 
-// Later settings replace earlier ones of the same name (case-insensitive), keeping order.
-std::vector<knobs::Setting> overlay(std::vector<knobs::Setting> base,
-                                    const std::vector<knobs::Setting>& top);
 
 // The server's current value of a parameter as a person writes it ("128MB", "on").
 std::string current_value(const knobs::ServerSettings& server, const std::string& name);

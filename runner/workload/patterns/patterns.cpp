@@ -10,16 +10,6 @@ namespace pgslow::workload {
 
 namespace {
 
-// Statement parameters. Built by a plain function: GCC 12 miscompiles a braced list inside a
-// co_await expression ("array used as initializer").
-template <typename... S>
-pg::Params args(const S&... values) {
-  pg::Params p;
-  p.reserve(sizeof...(values));
-  (p.emplace_back(values), ...);
-  return p;
-}
-
 constexpr int kSchemaVersion = 1;
 const std::string kInsertRow = "insert_row";
 const std::string kUpdateSpread = "update_spread";
@@ -87,11 +77,11 @@ class SingleStatementClient final : public Client {
     const std::string* statement = &kUpdateHot;
     switch (kind_) {
       case Kind::kInsert:
-        params = args(client_, arg_);
+        params = pg::make_params(client_, arg_);
         statement = &kInsertRow;
         break;
       case Kind::kSpread:
-        params = args(arg_);
+        params = pg::make_params(arg_);
         statement = &kUpdateSpread;
         break;
       case Kind::kHot:

@@ -10,16 +10,6 @@ namespace pgslow::workload {
 
 namespace {
 
-// Statement parameters. Built by a plain function: GCC 12 miscompiles a braced list inside a
-// co_await expression ("array used as initializer").
-template <typename... S>
-pg::Params args(const S&... values) {
-  pg::Params p;
-  p.reserve(sizeof...(values));
-  (p.emplace_back(values), ...);
-  return p;
-}
-
 const std::string kBegin = "BEGIN";
 const std::string kEnd = "END";
 const std::string kUpdateAccount = "tpcb_update_account";
@@ -158,11 +148,11 @@ class TpcbClient final : public Client {
   Task<TxStatus> execute(Session& s) override {
     // Names and parameters are named objects, not temporaries inside co_await: GCC 12 can
     // destroy such temporaries twice.
-    pg::Params update_account = args(delta_, aid_);
-    pg::Params select_account = args(aid_);
-    pg::Params update_teller = args(delta_, tid_);
-    pg::Params update_branch = args(delta_, bid_);
-    pg::Params insert_history = args(tid_, bid_, aid_, delta_);
+    pg::Params update_account = pg::make_params(delta_, aid_);
+    pg::Params select_account = pg::make_params(aid_);
+    pg::Params update_teller = pg::make_params(delta_, tid_);
+    pg::Params update_branch = pg::make_params(delta_, bid_);
+    pg::Params insert_history = pg::make_params(tid_, bid_, aid_, delta_);
     co_await s.query(kBegin);
     co_await s.execute(kUpdateAccount, std::move(update_account));
     co_await s.execute(kSelectAccount, std::move(select_account));
@@ -238,7 +228,7 @@ class SelectClient final : public Client {
     return 0;
   }
   Task<TxStatus> execute(Session& s) override {
-    pg::Params select_account = args(aid_);
+    pg::Params select_account = pg::make_params(aid_);
     co_await s.execute(kSelectOnly, std::move(select_account));
     co_return TxStatus::kCommitted;
   }

@@ -107,33 +107,27 @@ ORDER BY c_w_id, c_d_id, c_id LIMIT 5)"},
 
 std::vector<CheckResult> run_checks(pg::Connection& conn) {
   std::vector<CheckResult> results;
-  conn.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-  try {
-    for (const auto& check : checks()) {
-      CheckResult r;
-      r.clause = check.clause;
-      r.description = check.description;
-      const pg::Result offenders = conn.exec(check.sql);
-      r.passed = offenders.rows() == 0;
-      if (!r.passed) {
-        r.detail = std::to_string(offenders.get_int64(0, 0)) + " offending: ";
-        for (int i = 0; i < offenders.rows(); ++i) {
-          if (i > 0) r.detail += "; ";
-          r.detail += offenders.get(i, 1);
+  // One snapshot for every check, so they see the same database.
+  pg::in_transaction(
+      conn,
+      [&] {
+        for (const auto& check : checks()) {
+          CheckResult r;
+          r.clause = check.clause;
+          r.description = check.description;
+          const pg::Result offenders = conn.exec(check.sql);
+          r.passed = offenders.rows() == 0;
+          if (!r.passed) {
+            r.detail = std::to_string(offenders.get_int64(0, 0)) + " offending: ";
+            for (int i = 0; i < offenders.rows(); ++i) {
+              if (i > 0) r.detail += "; ";
+              r.detail += offenders.get(i, 1);
+            }
+          }
+          results.push_back(std::move(r));
         }
-      }
-      results.push_back(std::move(r));
-    }
-  } catch (...) {
-    if (conn.is_open()) {
-      try {
-        conn.exec("ROLLBACK");
-      } catch (...) {
-      }
-    }
-    throw;
-  }
-  conn.exec("COMMIT");
+      },
+      "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   return results;
 }
 

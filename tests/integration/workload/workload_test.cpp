@@ -78,8 +78,8 @@ TEST_P(EachWorkload, RunsAndItsCountsAndChecksAddUp) {
 INSTANTIATE_TEST_SUITE_P(Workloads, EachWorkload,
                          ::testing::Values("tpcb-like", "select-only", "insert", "update-spread",
                                            "update-hot-row"),
-                         [](const auto& info) {
-                           std::string n = info.param;
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
                            for (char& c : n)
                              if (c == '-') c = '_';
                            return n;

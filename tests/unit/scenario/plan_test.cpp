@@ -174,7 +174,7 @@ TEST(MakePlan, PrintsWhatARunWouldDo) {
 }
 
 TEST(Overlay, LaterWinsAndOrderIsKept) {
-  auto out = overlay({{"a", "1", {}}, {"b", "2", {}}}, {{"B", "3", {}}, {"c", "4", {}}});
+  auto out = knobs::overlay({{"a", "1", {}}, {"b", "2", {}}}, {{"B", "3", {}}, {"c", "4", {}}});
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[1].value, "3");
   EXPECT_EQ(out[2].name, "c");
