@@ -1,12 +1,15 @@
 #include "common/yaml.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 #include <system_error>
 
 #include "common/paths.h"
@@ -80,8 +83,29 @@ bool is_blank_document(std::string_view text) {
   return true;
 }
 
+// Counts documents and remembers where the second one starts; ignores everything else.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  int documents = 0;
+  YAML::Mark second_start;
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents == 2) second_start = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 // yaml-cpp 0.7 loops forever (allocating) when a document's root node starts with ','
-// ("--- ,", ",x", "&a ,"): found by the fuzz target. Such text is never valid YAML, so it is
+// ("--- ,", ",x", "&a ,", "&a,"): found by the fuzz target. Such text is never valid YAML, so it is
 // refused before yaml-cpp sees it. Returns the location of the ','.
 std::optional<SourceLocation> comma_at_document_root(std::string_view text) {
   bool expect_root = true;
@@ -106,7 +130,8 @@ std::optional<SourceLocation> comma_at_document_root(std::string_view text) {
       } else if (c == '#') {
         break;
       } else if (c == '!' || c == '&') {  // a tag or an anchor before the node
-        while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+        // Their names end at blanks and at flow indicators ("&a," is the anchor "a", then ',').
+        while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != ',') ++i;
       } else if (c == ',') {
         SourceLocation loc;
         loc.line = line_no;
@@ -291,18 +316,23 @@ std::optional<YAML::Node> Reader::load_string(std::string_view text, std::size_t
   }
   YAML::Node root;
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    if (docs.size() > 1) {
-      YAML::Node second = docs[1];
-      error(second, "more than one YAML document in the file",
-            "remove the second '---' document or split the file");
+    // Never YAML::LoadAll: on some malformed input (a stray ',' where a document starts) it
+    // loops forever, because the parser reports a document without consuming a token (yaml-cpp
+    // issue 1040, fixed after 0.7 by PR 1319). Parse at most two documents instead.
+    const std::string owned(text);
+    std::istringstream in(owned);
+    YAML::Parser parser(in);
+    DocumentCounter counter;
+    parser.HandleNextDocument(counter);
+    if (parser.HandleNextDocument(counter) && counter.documents > 1) {
+      SourceLocation at = loc;
+      at.line = counter.second_start.line + 1;
+      at.column = counter.second_start.column + 1;
+      add({at, "more than one YAML document in the file",
+           "remove the second '---' document or split the file", ConfigError::Severity::kError});
       return std::nullopt;
     }
-    if (docs.empty()) {
-      add({loc, "file is empty", "a YAML map is expected here", ConfigError::Severity::kError});
-      return std::nullopt;
-    }
-    root = docs[0];
+    root = YAML::Load(owned);
   } catch (const YAML::Exception& e) {
     SourceLocation at = loc;
     if (!e.mark.is_null() && e.mark.line >= 0) {
