@@ -1,0 +1,183 @@
+// `pgslow plan` and `pgslow run` end to end on the binary's managed cluster: plan changes
+// nothing; a two-stage scenario runs, restores the configuration, and its report files agree
+// with report.json.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "apply/bytes.h"
+#include "common/paths.h"
+#include "common/process.h"
+#include "common/strings.h"
+#include "pg/connection.h"
+#include "report/json.h"
+#include "tests/support/cluster_fixture.h"
+
+namespace pgslow {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::cluster;
+using testing::conninfo;
+
+struct ServerState {
+  std::string auto_conf_sha256;
+  std::map<std::string, std::string> settings;  // pg_settings name -> setting
+};
+
+ServerState server_state() {
+  ServerState s;
+  s.auto_conf_sha256 = apply::sha256_hex(read_file(*cluster().data_dir() / "postgresql.auto.conf"));
+  pg::Connection conn = pg::Connection::open(conninfo());
+  pg::Result r = conn.exec("SELECT name, setting FROM pg_settings");
+  for (int i = 0; i < r.rows(); ++i) s.settings[std::string(r.get(i, 0))] = std::string(r.get(i, 1));
+  return s;
+}
+
+fs::path workdir() { return cluster().cluster_dir().parent_path(); }
+
+// One CSV line's fields, RFC 4180 quoting.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+ProcessResult pgslow(std::vector<std::string> args) {
+  std::vector<std::string> argv = {testing::pgslow_binary().string(), "--workdir", workdir().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessOptions o;
+  o.timeout = std::chrono::minutes(5);
+  return run_process(argv, o);
+}
+
+// Two stages on a small select-only data set: the planner stage is far slower.
+fs::path write_scenario() {
+  fs::path file = workdir() / "two-stages.yaml";
+  write_file_durably(file, R"(name: two-stages
+description: baseline versus index lookups priced out
+workload:
+  name: select-only
+  scale: 1
+  clients: 2
+measure:
+  warmup: 1s
+  duration: 3s
+stages:
+  - name: planner
+    settings:
+      random_page_cost: 1e300
+      cpu_index_tuple_cost: 1e300
+expect:
+  - stage: planner
+    slower_than_baseline: 2
+)");
+  return file;
+}
+
+TEST(Plan, ChangesNothing) {
+  cluster();
+  const fs::path file = write_scenario();
+  const ServerState before = server_state();
+  ProcessResult r = pgslow({"plan", file.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+  EXPECT_NE(r.output.find("random_page_cost"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Nothing was changed"), std::string::npos) << r.output;
+  const ServerState after = server_state();
+  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+  EXPECT_EQ(before.settings, after.settings);
+}
+
+TEST(Plan, BadScenarioIsExit2WithFileAndLine) {
+  cluster();
+  fs::path file = workdir() / "bad.yaml";
+  write_file_durably(file, "workload: select-only\nstages:\n  - name: a\n    settings:\n      work_mem: 1kB\n");
+  const ServerState before = server_state();
+  ProcessResult r = pgslow({"run", file.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad.yaml:5:7"), std::string::npos) << r.output;
+  EXPECT_EQ(before.auto_conf_sha256, server_state().auto_conf_sha256);
+}
+
+TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
+  cluster();
+  const fs::path file = write_scenario();
+  const fs::path out = workdir() / "results";
+  const ServerState before = server_state();
+  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+
+  // The configuration is back, byte for byte and value for value.
+  const ServerState after = server_state();
+  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+  EXPECT_EQ(before.settings, after.settings);
+
+  for (const char* f : {"report.md", "report.json", "report.csv", "report.html"}) {
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+  }
+  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  ASSERT_EQ(run.stages.size(), 2u);
+  EXPECT_EQ(run.stages[0].name, "baseline");
+  EXPECT_EQ(run.stages[1].name, "planner");
+  ASSERT_EQ(run.stages[1].changes.size(), 2u);
+  for (const auto& st : run.stages) {
+    ASSERT_EQ(st.repeats.size(), 1u) << st.name;
+    const auto& m = st.repeats[0];
+    EXPECT_GT(m.committed, 0u) << st.name;
+    EXPECT_EQ(m.failed, 0u) << st.name;
+    EXPECT_NEAR(m.tps, static_cast<double>(m.committed + m.rolled_back) / m.duration_s, 1e-6 * m.tps);
+  }
+  // The planner stage reads whole tables: the evidence says so, and it is slower.
+  EXPECT_GT(run.stages[1].evidence.at("seq_tup_read"), run.stages[0].evidence.at("seq_tup_read"));
+  EXPECT_LT(run.stages[1].repeats[0].tps, run.stages[0].repeats[0].tps);
+  ASSERT_EQ(run.expectations.size(), 1u);
+  EXPECT_TRUE(run.expectations[0].passed) << run.expectations[0].detail;
+
+  // Each stage's TPS in the CSV and in the console table is the JSON's.
+  const std::string csv = read_file(out / "report.csv");
+  const std::string md = read_file(out / "report.md");
+  for (const auto& st : run.stages) {
+    EXPECT_NE(csv.find(st.name), std::string::npos) << csv;
+    EXPECT_NE(md.find(st.name), std::string::npos) << md;
+  }
+  std::vector<std::string> lines = split(csv, '\n');
+  ASSERT_GE(lines.size(), 3u);
+  std::vector<std::string> header = csv_fields(lines[0]);
+  std::size_t tps_col = header.size();
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == "tps_median") tps_col = i;
+  }
+  ASSERT_LT(tps_col, header.size()) << lines[0];
+  for (std::size_t s = 0; s < 2; ++s) {
+    std::vector<std::string> cells = csv_fields(lines[s + 1]);
+    ASSERT_GT(cells.size(), tps_col);
+    EXPECT_NEAR(std::stod(cells[tps_col]), run.stages[s].repeats[0].tps,
+                0.01 * run.stages[s].repeats[0].tps + 0.01)
+        << lines[s + 1];
+  }
+}
+
+}  // namespace
+}  // namespace pgslow
