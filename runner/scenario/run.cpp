@@ -118,7 +118,8 @@ report::Measurement StageExecutor::measure_once(const report::LoadSettings& load
     lock_waits.stop();
   };
 
-  apply::crash_point(apply::phase::kWorkload);  // test-only fault injection (docs/journal.md)
+  // Test-only fault injection (docs/journal.md): a workload running on a changed server.
+  if (applier_.has_changes()) apply::crash_point(apply::phase::kWorkload);
   report::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
                                                apply::InterruptGuard::stop_flag());
   lock_waits.stop();

@@ -65,11 +65,12 @@ std::vector<std::string> csv_fields(const std::string& line) {
   return out;
 }
 
-ProcessResult pgslow(std::vector<std::string> args) {
+ProcessResult pgslow(std::vector<std::string> args, std::vector<std::string> env = {}) {
   std::vector<std::string> argv = {testing::pgslow_binary().string(), "--workdir", workdir().string()};
   argv.insert(argv.end(), args.begin(), args.end());
   ProcessOptions o;
   o.timeout = std::chrono::minutes(5);
+  o.env = std::move(env);
   return run_process(argv, o);
 }
 
@@ -177,6 +178,26 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
                 0.01 * run.stages[s].repeats[0].tps + 0.01)
         << lines[s + 1];
   }
+}
+
+// kill -9 in the middle of a measured stage (the planner stage's workload, its settings
+// applied): the next command repairs the server from the journal.
+TEST(Run, KilledDuringTheWorkloadIsRepairedByTheNextCommand) {
+  cluster();
+  const fs::path file = write_scenario();
+  const ServerState before = server_state();
+  // The second stage's workload: 1 s into it (the first stage takes warm-up + duration).
+  ProcessResult killed = pgslow({"run", file.string(), "--out", (workdir() / "killed").string()},
+                                {"PGSLOW_CRASH_AT=workload", "PGSLOW_CRASH_AFTER_MS=1000"});
+  ASSERT_EQ(killed.signal, 9) << killed.output;
+  ASSERT_TRUE(fs::exists(workdir() / "journal.json")) << "the kill left no journal to repair";
+
+  ProcessResult recovered = pgslow({"recover"});
+  ASSERT_TRUE(recovered.ok()) << recovered.output;
+  const ServerState after = server_state();
+  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+  EXPECT_EQ(before.settings, after.settings);
+  EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
 }
 
 }  // namespace
