@@ -453,9 +453,18 @@ void ManagedCluster::stop() {
   o.run_as = server_user();
   o.timeout = std::chrono::seconds(70);
   auto r = run_process(argv, o);
-  if (!r.ok() && is_live_postgres(*pid)) {
-    throw RuntimeError(fmt::format("cannot stop the managed cluster (pid {}): {}\n{}", *pid,
-                                   r.describe_status(), last_lines(r.output, 10)));
+  if (!r.ok()) {
+    // pg_ctl finds no PID file when the postmaster is already on its way out (a shutdown that
+    // a killed pgslow started): removing the file is the last thing it does, so wait for that
+    // process to be gone rather than fail.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (is_live_postgres(*pid) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (is_live_postgres(*pid)) {
+      throw RuntimeError(fmt::format("cannot stop the managed cluster (pid {}): {}\n{}", *pid,
+                                     r.describe_status(), last_lines(r.output, 10)));
+    }
   }
   spdlog::info("stopped the managed cluster");
 }
