@@ -13,7 +13,6 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <functional>
 #include <string>
 
 #include "common/progress.h"

@@ -12,8 +12,8 @@
 #include <map>
 #include <string>
 
+#include "common/task.h"
 #include "driver/histogram.h"
-#include "driver/task.h"
 #include "pg/error.h"
 #include "report/model.h"
 #include "workload/workload.h"

@@ -13,7 +13,7 @@
 
 #include "common/errors.h"
 #include "common/progress.h"
-#include "driver/task.h"
+#include "common/task.h"
 #include "pg/connection.h"
 
 namespace pgslow::workload {

@@ -4,7 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "driver/histogram.h"
-#include "driver/random.h"
+#include "common/random.h"
 
 namespace pgslow::driver {
 namespace {

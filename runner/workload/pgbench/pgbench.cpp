@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/strings.h"
-#include "driver/random.h"
+#include "common/random.h"
 #include "workload/dataset.h"
 
 namespace pgslow::workload {

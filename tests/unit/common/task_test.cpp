@@ -1,4 +1,4 @@
-#include "driver/task.h"
+#include "common/task.h"
 
 #include <gtest/gtest.h>
 

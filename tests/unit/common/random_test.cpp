@@ -1,4 +1,4 @@
-#include "driver/random.h"
+#include "common/random.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,33 @@
+#include <fmt/format.h>
+
+#include "driver/driver.h"
+
+namespace pgslow::driver {
+
+std::vector<ConfigError> validate(const DriverOptions& o) {
+  std::vector<ConfigError> errors;
+  auto add = [&](std::string msg, std::string hint) {
+    ConfigError e;
+    e.message = std::move(msg);
+    e.hint = std::move(hint);
+    errors.push_back(std::move(e));
+  };
+  if (o.clients < 1) add(fmt::format("--clients must be at least 1 (got {})", o.clients), "");
+  if (o.workers < 0)
+    add(fmt::format("--workers must be 0 (one per core) or more (got {})", o.workers), "");
+  if (o.duration_s <= 0) add(fmt::format("--duration must be positive (got {})", o.duration_s), "");
+  if (o.warmup_s < 0) add(fmt::format("--warmup must not be negative (got {})", o.warmup_s), "");
+  if (o.rate < 0)
+    add(fmt::format("--rate must not be negative (got {})", o.rate), "0 means closed loop");
+  if (o.pool_size < 0)
+    add(fmt::format("--pool-size must not be negative (got {})", o.pool_size),
+        "0 means one connection per client");
+  if (o.max_tries < 1)
+    add(fmt::format("--max-tries must be at least 1 (got {})", o.max_tries), "1 means no retry");
+  if (o.pool_size > 0 && o.connect_per_transaction)
+    add("--pool-size and --connect-per-transaction cannot be combined",
+        "a pool keeps its connections open");
+  return errors;
+}
+
+}  // namespace pgslow::driver

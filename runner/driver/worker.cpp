@@ -1,0 +1,320 @@
+#include "driver/worker.h"
+
+#include <fmt/format.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/errors.h"
+
+namespace pgslow::driver {
+
+namespace {
+constexpr std::int64_t kTickUs = 100'000;     // longest sleep: the stop flag is seen this fast
+constexpr std::int64_t kPublishUs = 200'000;  // workers publish progress this often
+constexpr std::int64_t kDrainUs = 5'000'000;  // in-flight transactions get this long at the end
+}  // namespace
+
+Worker::~Worker() {
+  clients_.clear();  // destroys suspended coroutines before their connections
+  if (epfd_ >= 0) ::close(epfd_);
+}
+
+void Worker::add_client(std::unique_ptr<workload::Client> c, int global_index) {
+  ClientState s;
+  s.client = std::move(c);
+  s.session = std::make_unique<DriverSession>(this);
+  s.schedule.reseed(shared_.options.seed * 1000003ULL + static_cast<std::uint64_t>(global_index));
+  clients_.push_back(std::move(s));
+}
+
+bool Worker::open_connection(ConnSlot& slot) {
+  try {
+    slot.conn = pg::Connection::open(shared_.conninfo);
+    for (const auto& st : shared_.statements) slot.conn.prepare(st.name, st.sql);
+    slot.conn.set_nonblocking(true);
+  } catch (const pg::Error& e) {
+    slot.conn.close();
+    if (!connect_error_) connect_error_ = e;
+    return false;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = &slot;
+  if (epoll_ctl(epfd_, EPOLL_CTL_ADD, slot.conn.socket(), &ev) != 0)
+    throw RuntimeError(fmt::format("epoll_ctl: {}", std::strerror(errno)));
+  slot.in_epoll = true;
+  slot.want_write = false;
+  slot.error = nullptr;
+  return true;
+}
+
+void Worker::close_connection(ConnSlot& slot) {
+  if (slot.in_epoll && slot.conn.raw() && slot.conn.socket() >= 0)
+    epoll_ctl(epfd_, EPOLL_CTL_DEL, slot.conn.socket(), nullptr);
+  slot.in_epoll = false;
+  slot.conn.close();
+}
+
+void Worker::watch_write(ConnSlot* s) {
+  if (s->want_write || !s->in_epoll) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLOUT;
+  ev.data.ptr = s;
+  epoll_ctl(epfd_, EPOLL_CTL_MOD, s->conn.socket(), &ev);
+  s->want_write = true;
+}
+
+void Worker::release(ConnSlot* slot) {
+  if (!pool_waiters_.empty()) {
+    PoolWaiter w = pool_waiters_.front();
+    pool_waiters_.pop_front();
+    *w.got = slot;
+    ready_.push_back(w.h);  // resumed by the loop, not on this client's stack
+  } else {
+    free_.push_back(slot);
+  }
+}
+
+void Worker::deliver(ConnSlot* s) {
+  if (auto h = std::exchange(s->waiter, {})) h.resume();
+}
+
+void Worker::on_event(ConnSlot* s, std::uint32_t events) {
+  try {
+    if ((events & EPOLLOUT) && s->want_write && s->conn.flush()) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.ptr = s;
+      epoll_ctl(epfd_, EPOLL_CTL_MOD, s->conn.socket(), &ev);
+      s->want_write = false;
+    }
+    if (!(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
+    s->conn.consume_input();
+    while (!s->conn.is_busy()) {
+      pg::Result r = s->conn.next_result();
+      if (!r) {
+        if (s->waiter) deliver(s);
+        return;
+      }
+      // Keep the first error, else the last result.
+      ExecStatusType st = r.status();
+      bool failed = st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE;
+      if (failed || !s->result ||
+          (s->result.status() != PGRES_FATAL_ERROR && s->result.status() != PGRES_BAD_RESPONSE))
+        s->result = std::move(r);
+    }
+  } catch (const pg::Error&) {
+    s->error = std::current_exception();
+    close_connection(*s);  // level-triggered epoll would spin on a dead socket
+    if (s->waiter) deliver(s);
+  }
+}
+
+void Worker::publish(bool force) {
+  std::int64_t now = now_us();
+  if (!force && now < next_publish_) return;
+  next_publish_ = now + kPublishUs;
+  std::lock_guard lock(published_.mu);
+  published_.interval.merge(interval_);
+  published_.failed += interval_failed_;
+  interval_.clear();
+  interval_failed_ = 0;
+}
+
+void Worker::end_window(std::int64_t at) {
+  if (ending_) return;
+  ending_ = true;
+  end_us_ = std::min(end_us_, at);
+  window_end_ = end_us_;
+  // In-flight statements are cancelled so the run ends promptly; their transactions finish
+  // after the window and are not counted.
+  auto cancel = [](ConnSlot& s) {
+    if (s.waiter && s.conn.is_open()) s.conn.cancel();
+  };
+  for (auto& c : clients_)
+    if (c.own) cancel(*c.own);
+  for (auto& p : pool_) cancel(*p);
+  while (!timers_.empty()) {
+    ready_.push_back(timers_.top().h);
+    timers_.pop();
+  }
+  while (!pool_waiters_.empty()) {
+    ready_.push_back(pool_waiters_.front().h);  // resumes with no connection: ends its loop
+    pool_waiters_.pop_front();
+  }
+}
+
+Task<void> Worker::client_loop(ClientState& c) {
+  const DriverOptions& o = shared_.options;
+  const bool rate_mode = o.rate > 0;
+  const double mean_gap_us = rate_mode ? 1e6 * o.clients / o.rate : 0;
+  const bool pooled = o.pool_size > 0;
+  if (rate_mode) c.next_arrival = now_us();
+  while (!ending_) {
+    std::size_t type = c.client->choose();
+    std::int64_t scheduled;
+    if (rate_mode) {
+      c.next_arrival += static_cast<std::int64_t>(c.schedule.exponential(mean_gap_us));
+      scheduled = c.next_arrival;
+      if (scheduled >= end_us_) {
+        co_await SleepAwaiter{this, end_us_};  // nothing more to start in the window
+        break;
+      }
+      co_await SleepAwaiter{this, scheduled};
+    } else {
+      std::int64_t think = c.client->think_time_us();
+      if (think > 0) co_await SleepAwaiter{this, now_us() + think};
+      scheduled = now_us();
+    }
+    if (ending_) break;
+    std::int64_t start = now_us();
+
+    ConnSlot* slot = nullptr;
+    Outcome outcome;
+    bool ran = false;
+    if (pooled) {
+      slot = co_await AcquireAwaiter{this};
+      if (slot == nullptr) break;
+    } else if (o.connect_per_transaction) {
+      slot = c.own.get();
+      if (!open_connection(*slot)) {
+        outcome.kind = Outcome::Kind::kFailed;
+        outcome.error_class = connect_error_->error_class();
+        connect_error_.reset();
+        slot = nullptr;
+      }
+    } else {
+      slot = c.own.get();
+      if (!slot->conn.is_open()) {
+        if (open_connection(*slot)) {
+          ++reconnects_;
+        } else {
+          outcome.kind = Outcome::Kind::kFailed;
+          outcome.error_class = connect_error_->error_class();
+          connect_error_.reset();
+          slot = nullptr;
+        }
+      }
+    }
+    std::int64_t got = now_us();
+    if (slot != nullptr) {
+      if (pooled && !slot->conn.is_open()) {
+        if (open_connection(*slot)) ++reconnects_;
+      }
+      c.session->bind(slot);
+      try {
+        outcome = co_await run_with_retries(*c.client, *c.session, o.max_tries);
+      } catch (...) {
+        fatal_ = std::current_exception();
+        end_window(now_us());
+      }
+      ran = true;
+      if (outcome.connection_lost) close_connection(*slot);
+      if (o.connect_per_transaction) close_connection(*slot);
+      if (pooled) release(slot);
+    }
+    std::int64_t end = now_us();
+
+    if (outcome.kind == Outcome::Kind::kFailed)
+      ++interval_failed_;
+    else
+      interval_.record(end - scheduled);
+    // Counted: started after the warm-up, finished inside the window.
+    if (scheduled >= measure_start_ && end <= end_us_) {
+      tallies_[type].add(outcome, end - scheduled);
+      if (rate_mode) schedule_lag_.record(start - scheduled);
+      if (pooled && slot != nullptr) pool_wait_.record(got - start);
+    }
+    if (!ran) co_await SleepAwaiter{this, now_us() + 10'000};  // a refused connect: back off
+  }
+  --active_;
+}
+
+void Worker::run() {
+  epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  const DriverOptions& o = shared_.options;
+  // Connect (blocking, in parallel across workers) before the clock starts.
+  if (o.pool_size > 0) {
+    for (auto& p : pool_) {
+      if (open_connection(*p)) {
+        free_.push_back(p.get());
+        ++connected_;
+      } else {
+        ++refused_;
+      }
+    }
+    if (connected_ > 0) {
+      for (auto& c : clients_) c.loop = client_loop(c);
+    }
+  } else {
+    for (auto& c : clients_) {
+      c.own = std::make_unique<ConnSlot>();
+      if (o.connect_per_transaction || open_connection(*c.own)) {
+        ++connected_;
+        c.loop = client_loop(c);
+      } else {
+        ++refused_;
+      }
+    }
+  }
+  shared_.connected.count_down();
+  shared_.start_us.wait(0);
+  std::int64_t t0 = shared_.start_us.load();
+  if (t0 < 0) return;
+  measure_start_ = t0 + static_cast<std::int64_t>(o.warmup_s * 1e6);
+  end_us_ = measure_start_ + static_cast<std::int64_t>(o.duration_s * 1e6);
+  window_end_ = end_us_;
+  next_publish_ = now_us() + kPublishUs;
+
+  for (auto& c : clients_) {
+    if (c.loop.valid()) {
+      ++active_;
+      c.loop.resume();
+    }
+  }
+  epoll_event events[64];
+  std::int64_t hard_deadline = INT64_MAX;
+  while (active_ > 0) {
+    std::int64_t now = now_us();
+    if (!ending_ && (measuring_done(now) || shared_.stopping())) {
+      end_window(now);
+      hard_deadline = now + kDrainUs;
+    }
+    if (now >= hard_deadline) break;  // a server that ignores cancel: abandon the clients
+    while (!timers_.empty() && timers_.top().at <= now) {
+      ready_.push_back(timers_.top().h);
+      timers_.pop();
+    }
+    if (!ready_.empty()) {
+      auto batch = std::move(ready_);
+      ready_.clear();
+      for (auto h : batch) h.resume();
+      continue;
+    }
+    std::int64_t wait_us = kTickUs;
+    if (!timers_.empty()) wait_us = std::min(wait_us, timers_.top().at - now);
+    if (!ending_) wait_us = std::min(wait_us, end_us_ - now);
+    wait_us = std::max<std::int64_t>(wait_us, 0);
+    timespec ts{static_cast<time_t>(wait_us / 1'000'000),
+                static_cast<long>((wait_us % 1'000'000) * 1000)};
+    int n = epoll_pwait2(epfd_, events, 64, &ts, nullptr);
+    if (n < 0 && errno == ENOSYS)  // kernels before 5.11: millisecond timeouts
+      n = epoll_wait(epfd_, events, 64, static_cast<int>((wait_us + 999) / 1000));
+    if (n < 0 && errno != EINTR)
+      throw RuntimeError(fmt::format("epoll_wait: {}", std::strerror(errno)));
+    for (int i = 0; i < n; ++i)
+      on_event(static_cast<ConnSlot*>(events[i].data.ptr), events[i].events);
+    publish(false);
+  }
+  publish(true);
+  for (auto& c : clients_) c.loop = Task<void>();  // abandoned coroutines, if any
+  for (auto& c : clients_)
+    if (c.own) close_connection(*c.own);
+  for (auto& p : pool_) close_connection(*p);
+}
+
+}  // namespace pgslow::driver
