@@ -11,11 +11,6 @@ namespace pgslow::report {
 
 namespace {
 
-std::string tps_cell(const StageSummary& s) {
-  if (!s.ran) return "failed";
-  return s.note.empty() ? s.tps_text : s.tps_text + " (" + s.note + ")";
-}
-
 // Splits lines; the last empty piece after a trailing newline is dropped.
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -45,13 +40,17 @@ void ConsoleReporter::report(const Run& run, std::ostream& out) const {
   out << "\n";
 
   const auto summaries = summarize(run);
+  // The table fits 100 columns: the repeats' range is in the other formats, and "vs previous"
+  // (cumulative runs only, where it means the last step) is a detail line under the stage.
+  const bool cumulative = run.mode != "isolated";
   TextTable table;
-  table.header = {"stage", "TPS", "vs previous", "vs baseline", "p99"};
-  table.right = {false, true, true, true, true};
+  table.header = {"stage", "TPS", "tx", "vs baseline", "95% interval", "p99"};
+  table.right = {false, true, true, true, true, true};
   for (const auto& s : summaries) {
     const StageResult& stage = run.stages[s.index];
-    table.rows.push_back({stage.name, tps_cell(s), s.vs_previous ? s.vs_previous->text : "—",
-                          s.vs_baseline ? s.vs_baseline->text : "—",
+    table.rows.push_back({stage.name, s.ran ? format_number(s.tps) : "failed",
+                          s.ran ? format_count(s.transactions) : "—",
+                          s.vs_baseline ? s.vs_baseline->text : "—", interval_text(s.vs_baseline),
                           s.ran ? format_latency_us(s.p99_us) : "—"});
   }
   const auto rendered = lines_of(table.render("  "));
@@ -64,6 +63,8 @@ void ConsoleReporter::report(const Run& run, std::ostream& out) const {
     auto detail = [&](const char* label, const std::string& text) {
       out << "    " << pad_right(label, 9) << " " << text << "\n";
     };
+    if (cumulative && s.vs_previous)
+      detail("vs prev", s.vs_previous->text + " " + interval_text(s.vs_previous));
     for (const auto& change : stage.changes) detail("knob", describe_change(change));
     for (const auto& knob : stage.skipped) detail("skipped", describe_skipped(knob));
     if (!s.movers.empty()) {

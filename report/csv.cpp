@@ -48,6 +48,8 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
                                      "vs_baseline_ratio",
                                      "effect_vs_previous",
                                      "effect_vs_baseline",
+                                     "vs_baseline_low",
+                                     "vs_baseline_high",
                                      "p50_ms",
                                      "p99_ms",
                                      "failed",
@@ -81,6 +83,10 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
         s.vs_baseline ? csv_number(s.vs_baseline->ratio) : "",
         s.vs_previous ? s.vs_previous->text : "",
         s.vs_baseline ? s.vs_baseline->text : "",
+        s.vs_baseline && s.vs_baseline->interval.known ? csv_number(s.vs_baseline->interval.low)
+                                                       : "",
+        s.vs_baseline && s.vs_baseline->interval.known ? csv_number(s.vs_baseline->interval.high)
+                                                       : "",
         m != nullptr ? csv_number(m->latency.p50_us / 1000) : "",
         m != nullptr ? csv_number(m->latency.p99_us / 1000) : "",
         m != nullptr ? std::to_string(m->failed) : "",

@@ -273,9 +273,11 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
   }
   out << "</dl>\n";
 
+  const bool cumulative = run.mode != "isolated";
   out << "<h2>Stages</h2>\n<table id=\"stages\">\n<thead><tr><th>Stage</th><th>Knobs changed</th>"
-      << "<th class=\"num\">TPS</th><th class=\"num\">vs previous</th><th class=\"num\">vs "
-         "baseline</th>"
+      << "<th class=\"num\">TPS</th><th class=\"num\">Transactions</th><th class=\"num\">vs "
+         "baseline</th><th class=\"num\">95% interval</th>"
+      << (cumulative ? "<th class=\"num\">vs previous</th>" : "")
       << "<th class=\"num\">p99</th><th>Evidence that moved most</th></tr></thead>\n<tbody>\n";
   for (const auto& s : summaries) {
     const StageResult& stage = run.stages[s.index];
@@ -294,7 +296,10 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
       evidence = "<span class=\"failed\">" + escape(stage.error) + "</span>";
     out << "<tr><td class=\"stage\">" << escape(stage.name) << "</td><td class=\"knobs\">"
         << (knobs.empty() ? "—" : knobs) << "</td><td class=\"num\">" << tps << "</td>"
-        << change_cell(s.vs_previous) << change_cell(s.vs_baseline) << "<td class=\"num\">"
+        << "<td class=\"num\">" << escape(s.ran ? s.transactions_text : "—") << "</td>"
+        << change_cell(s.vs_baseline) << "<td class=\"num\">"
+        << escape(interval_text(s.vs_baseline)) << "</td>"
+        << (cumulative ? change_cell(s.vs_previous) : std::string()) << "<td class=\"num\">"
         << (s.ran ? escape(format_latency_us(s.p99_us)) : "—") << "</td><td>"
         << (evidence.empty() ? "—" : evidence) << "</td></tr>\n";
   }

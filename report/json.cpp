@@ -25,6 +25,8 @@ Json latency_json(const LatencySummary& l) {
               {"p999_us", number(l.p999_us)}, {"max_us", number(l.max_us)}};
 }
 
+}  // namespace
+
 Json measurement_json(const Measurement& m) {
   Json by_type = Json::array();
   for (const auto& t : m.by_type) {
@@ -56,6 +58,8 @@ Json measurement_json(const Measurement& m) {
               {"clients_connected", m.clients_connected},
               {"tps_per_second", series}};
 }
+
+namespace {
 
 Json stage_json(const StageResult& s) {
   Json changes = Json::array();
@@ -275,6 +279,17 @@ StageResult read_stage(const Reader& r, const std::string& source) {
 std::string to_json(const Run& run) {
   Json stages = Json::array();
   for (const auto& s : run.stages) stages.push_back(stage_json(s));
+  Json references = Json::array();
+  for (const auto& ref : run.references) {
+    Json series = Json::array();
+    for (double v : ref.tps_per_second) series.push_back(number(v));
+    references.push_back(Json{{"after_stage", ref.after_stage},
+                              {"tps", number(ref.tps)},
+                              {"transactions", ref.transactions},
+                              {"duration_s", number(ref.duration_s)},
+                              {"tps_per_second", series},
+                              {"error", ref.error}});
+  }
   Json expectations = Json::array();
   for (const auto& e : run.expectations) {
     expectations.push_back(Json{{"text", e.text}, {"passed", e.passed}, {"detail", e.detail}});
@@ -302,6 +317,7 @@ std::string to_json(const Run& run) {
                    {"kernel", run.machine.kernel},
                    {"hostname", run.machine.hostname}}},
                  {"stages", stages},
+                 {"references", references},
                  {"expectations", expectations}};
   // Invalid UTF-8 in a log excerpt must not make the whole report unwritable.
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
@@ -352,6 +368,24 @@ Run read_json(const std::string& text, const std::string& source) {
   machine.string("hostname", run.machine.hostname);
   r.array("stages", [&](const Json& j, const std::string& path) {
     run.stages.push_back(read_stage(Reader(j, path, source), source));
+  });
+  // Schema 2: the interleaved reference runs (absent in schema 1: no drift, no interval
+  // beyond the repeats).
+  r.array("references", [&](const Json& j, const std::string& path) {
+    Reader e(j, path, source);
+    ReferenceRun ref;
+    e.number("after_stage", ref.after_stage);
+    e.number("tps", ref.tps);
+    e.number("transactions", ref.transactions);
+    e.number("duration_s", ref.duration_s);
+    e.array("tps_per_second", [&](const Json& v, const std::string& p) {
+      ref.tps_per_second.push_back(read_number(v, p, source));
+    });
+    e.string("error", ref.error);
+    if (ref.after_stage >= run.stages.size())
+      throw ReadError(fmt::format("{}: {}.after_stage: expected a stage index below {}", source,
+                                  path, run.stages.size()));
+    run.references.push_back(std::move(ref));
   });
   r.array("expectations", [&](const Json& j, const std::string& path) {
     Reader e(j, path, source);

@@ -1,6 +1,7 @@
 #pragma once
 // report.json: the whole Run as JSON (docs/report-schema.md), and back.
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 
@@ -8,7 +9,8 @@
 
 namespace pgslow::report {
 
-inline constexpr int kSchemaVersion = 1;
+// 2: Run::references (the interleaved baseline runs). Reports of schema 1 still read.
+inline constexpr int kSchemaVersion = 2;
 
 // A report.json that cannot be read: the message names the source, the field path
 // ("stages[2].repeats[0].tps") and what was expected.
@@ -16,6 +18,9 @@ class ReadError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// One measurement as JSON: report.json's repeats, and bench's --json.
+nlohmann::ordered_json measurement_json(const Measurement& m);
 
 std::string to_json(const Run& run);  // pretty-printed, ends with a newline
 // Parses `text`; `source` names it in errors (the file name). Throws ReadError.

@@ -33,10 +33,11 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
   }
 
   const auto summaries = summarize(run);
+  const bool cumulative = run.mode != "isolated";
   out << "\n## Stages\n\n"
-      << "| Stage | Knobs changed | TPS | vs previous | vs baseline | p99 | Evidence that moved "
-         "most |\n"
-      << "|---|---|--:|--:|--:|--:|---|\n";
+      << "| Stage | Knobs changed | TPS | Transactions | vs baseline | 95% interval |"
+      << (cumulative ? " vs previous |" : "") << " p99 | Evidence that moved most |\n"
+      << "|---|---|--:|--:|--:|--:|" << (cumulative ? "--:|" : "") << "--:|---|\n";
   for (const auto& s : summaries) {
     const StageResult& stage = run.stages[s.index];
     std::string tps = s.ran ? s.tps_text : "**failed**";
@@ -45,9 +46,11 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
     for (const auto& m : s.movers)
       evidence += (evidence.empty() ? "" : "<br>") + markdown_cell(m.text);
     out << "| " << markdown_cell(stage.name) << " | " << knobs_cell(stage) << " | " << tps << " | "
-        << (s.vs_previous ? s.vs_previous->text : "—") << " | "
-        << (s.vs_baseline ? s.vs_baseline->text : "—") << " | "
-        << (s.ran ? format_latency_us(s.p99_us) : "—") << " | "
+        << (s.ran ? s.transactions_text : "—") << " | "
+        << (s.vs_baseline ? s.vs_baseline->text : "—") << " | " << interval_text(s.vs_baseline)
+        << " | ";
+    if (cumulative) out << (s.vs_previous ? s.vs_previous->text : "—") << " | ";
+    out << (s.ran ? format_latency_us(s.p99_us) : "—") << " | "
         << (evidence.empty() ? "—" : evidence) << " |\n";
   }
 

@@ -127,8 +127,22 @@ struct Expectation {
   bool operator==(const Expectation&) const = default;
 };
 
+// One re-measurement of the reference configuration (the baseline stage's), taken after stage
+// `after_stage` so that drift in the machine's speed is measured, not attributed to a stage
+// (ARCHITECTURE.md "Measurement: what a number may claim").
+struct ReferenceRun {
+  std::size_t after_stage = 0;  // index into Run::stages
+  double tps = 0;
+  std::uint64_t transactions = 0;  // committed + rolled back
+  double duration_s = 0;
+  std::vector<double> tps_per_second;
+  std::string error;  // the re-measurement failed: why
+
+  bool operator==(const ReferenceRun&) const = default;
+};
+
 struct Run {
-  int schema_version = 1;
+  int schema_version = 2;
   std::string pgslow_version;
   std::string scenario;
   std::string description;
@@ -146,6 +160,8 @@ struct Run {
   std::string mode;  // cumulative | isolated
   Machine machine;
   std::vector<StageResult> stages;  // the first is the baseline
+  // The baseline's configuration measured again between stages, in order (interleaved).
+  std::vector<ReferenceRun> references;
   std::vector<Expectation> expectations;
 
   bool operator==(const Run&) const = default;

@@ -45,8 +45,187 @@ double relative_spread(const std::vector<double>& values) {
 
 namespace {
 
+// The continued fraction of the regularized incomplete beta function (Lentz's method).
+double beta_continued_fraction(double a, double b, double x) {
+  const double tiny = 1e-300;
+  double c = 1;
+  double d = 1 - (a + b) * x / (a + 1);
+  if (std::fabs(d) < tiny) d = tiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < tiny) c = tiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (std::fabs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const double delta = d * c;
+    h *= delta;
+    if (std::fabs(delta - 1) < 1e-12) break;
+  }
+  return h;
+}
+
+// I_x(a, b), the regularized incomplete beta function.
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log(1 - x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
+  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
+// P(T <= t) for Student's t with df degrees of freedom.
+double t_cdf(double t, double df) {
+  const double x = df / (df + t * t);
+  const double tail = 0.5 * incomplete_beta(df / 2, 0.5, x);
+  return t >= 0 ? 1 - tail : tail;
+}
+
+double normal_quantile(double p) {
+  // Bisection on the normal CDF: plenty fast and exact enough for a report.
+  double lo = -40;
+  double hi = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    if (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+}  // namespace
+
+static std::string group_thousands(const std::string& plain);
+
+double t_quantile(double p, double df) {
+  if (!(p > 0 && p < 1) || !(df > 0)) return std::nan("");
+  if (!std::isfinite(df) || df > 1e7) return normal_quantile(p);
+  double lo = -1e6;
+  double hi = 1e6;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    if (t_cdf(mid, df) < p)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+double lag1_autocorrelation(const std::vector<double>& series) {
+  if (series.size() < 3) return 0;
+  const double m = mean(series);
+  double num = 0;
+  double den = 0;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    den += (series[i] - m) * (series[i] - m);
+    if (i + 1 < series.size()) num += (series[i] - m) * (series[i + 1] - m);
+  }
+  return den > 0 ? num / den : 0;
+}
+
+std::vector<double> batch_means(const std::vector<double>& series, std::size_t batches) {
+  if (batches == 0 || series.empty()) return {};
+  if (series.size() < batches) return series;
+  const std::size_t size = series.size() / batches;
+  const std::size_t skip = series.size() - size * batches;
+  std::vector<double> out;
+  for (std::size_t b = 0; b < batches; ++b) {
+    double sum = 0;
+    for (std::size_t i = 0; i < size; ++i) sum += series[skip + b * size + i];
+    out.push_back(sum / static_cast<double>(size));
+  }
+  return out;
+}
+
+double relative_mean_variance(const std::vector<double>& series, std::size_t batches) {
+  if (series.size() < 4) return 0;
+  const double m = mean(series);
+  if (m <= 0) return 0;
+  const std::vector<double> means = batch_means(series, std::min(batches, series.size() / 2));
+  const double sd = stddev(means);
+  return sd * sd / static_cast<double>(means.size()) / (m * m);
+}
+
+double successive_difference_variance(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  double sum = 0;
+  for (std::size_t i = 0; i + 1 < values.size(); ++i)
+    sum += (values[i + 1] - values[i]) * (values[i + 1] - values[i]);
+  return sum / (2.0 * static_cast<double>(values.size() - 1));
+}
+
+double Interval::half_width() const {
+  return std::max(high / ratio - 1, 1 - low / ratio);
+}
+
+Interval log_ratio_interval(double log_difference, double se, double df, double confidence) {
+  Interval out;
+  out.confidence = confidence;
+  out.df = df;
+  out.ratio = std::exp(log_difference);
+  if (!(df > 0) || !std::isfinite(se) || se < 0) {
+    out.low = out.high = out.ratio;
+    return out;
+  }
+  const double t = t_quantile(1 - (1 - confidence) / 2, df);
+  out.low = std::exp(log_difference - t * se);
+  out.high = std::exp(log_difference + t * se);
+  out.known = true;
+  return out;
+}
+
+Verdict verdict_of(const Interval& interval) {
+  if (!interval.known) return Verdict::kUnknown;
+  if (interval.high < 1) return Verdict::kSlower;
+  if (interval.low > 1) return Verdict::kFaster;
+  return Verdict::kWithinNoise;
+}
+
+std::string format_verdict(const Interval& interval) {
+  switch (verdict_of(interval)) {
+    case Verdict::kSlower:
+      return "slower";
+    case Verdict::kFaster:
+      return "faster";
+    case Verdict::kWithinNoise:
+      return fmt::format("within noise (±{:.1f}%)", interval.half_width() * 100);
+    case Verdict::kUnknown:
+      break;
+  }
+  return "no interval";
+}
+
+std::string format_interval(const Interval& interval) {
+  if (!interval.known) return "—";
+  // Both bounds far from 1 read as factors, else as percentages.
+  if (interval.high < 0.5)
+    return format_number(1 / interval.high, 2) + "–" + format_number(1 / interval.low, 2) +
+           "x slower";
+  if (interval.low >= 2)
+    return format_number(interval.low, 2) + "–" + format_number(interval.high, 2) + "x faster";
+  return fmt::format("[{:+.1f}%, {:+.1f}%]", (interval.low - 1) * 100, (interval.high - 1) * 100);
+}
+
+std::string format_count(std::uint64_t n) {
+  return group_thousands(std::to_string(n));
+}
+
 // Inserts thousands separators into the integer part of a plain decimal string.
-std::string group_thousands(const std::string& plain) {
+static std::string group_thousands(const std::string& plain) {
   std::size_t start = plain[0] == '-' ? 1 : 0;
   std::size_t end = plain.find('.');
   if (end == std::string::npos) end = plain.size();
@@ -58,8 +237,6 @@ std::string group_thousands(const std::string& plain) {
   }
   return out + plain.substr(end);
 }
-
-}  // namespace
 
 std::string format_number(double value, int digits) {
   if (!std::isfinite(value)) return "n/a";

@@ -19,6 +19,50 @@ double stddev(const std::vector<double>& values);  // sample standard deviation 
 // (max - min) / median: the run-to-run spread of repeats, 0 for fewer than two values.
 double relative_spread(const std::vector<double>& values);
 
+// ---- Intervals (docs/reading-the-report.md "The interval") ----
+
+// The p-quantile of Student's t distribution with `df` degrees of freedom (df > 0):
+// t_quantile(0.975, 4) = 2.776. Infinite df gives the normal quantile.
+double t_quantile(double p, double df);
+// Lag-1 autocorrelation of a series (0 for fewer than three values).
+double lag1_autocorrelation(const std::vector<double>& series);
+// The means of `batches` consecutive equal batches of `series` (the first values that do not
+// fill a batch are left out). Fewer values than batches: one batch per value.
+std::vector<double> batch_means(const std::vector<double>& series, std::size_t batches);
+// The variance of the mean of an autocorrelated series, relative to the mean squared (so its
+// square root is a relative standard error), from batch means: per-second throughput samples
+// are correlated, so their plain variance / n understates the uncertainty. 0 when it cannot be
+// estimated (fewer than four values, or a mean of 0).
+double relative_mean_variance(const std::vector<double>& series, std::size_t batches = 5);
+// The variance of values that may drift slowly, from successive differences (von Neumann):
+// sum of (x[i+1] - x[i])^2 / (2 (n - 1)). A linear drift inflates it far less than the plain
+// variance. 0 for fewer than two values.
+double successive_difference_variance(const std::vector<double>& values);
+
+// A ratio (stage / reference) with its two-sided interval.
+struct Interval {
+  double ratio = 1;  // the estimate
+  double low = 1;
+  double high = 1;
+  double df = 0;  // degrees of freedom of the noise estimate
+  double confidence = 0.95;
+  bool known = false;  // false: too few measurements to state an interval
+  // The larger distance of a bound from the estimate, relative: "±x%" of "within noise".
+  double half_width() const;
+};
+// The interval of exp(log_difference) with standard error `se` of the log difference.
+Interval log_ratio_interval(double log_difference, double se, double df, double confidence = 0.95);
+
+enum class Verdict { kSlower, kFaster, kWithinNoise, kUnknown };
+// Slower when the whole interval is below 1, faster when above, else within noise.
+Verdict verdict_of(const Interval& interval);
+// "slower", "faster", "within noise (±4.2%)", "no interval".
+std::string format_verdict(const Interval& interval);
+// "[-18.0%, -6.1%]", "6.1–7.4x slower", "2.1–2.4x faster"; "—" when unknown.
+std::string format_interval(const Interval& interval);
+// A count with thousands separators: 1273320 -> "1,273,320".
+std::string format_count(std::uint64_t n);
+
 // A number with about `digits` significant digits and thousands separators:
 // 7082.4 -> "7,082", 98.04 -> "98.0", 0.8712 -> "0.871", 0.016 -> "0.0160".
 std::string format_number(double value, int digits = 3);

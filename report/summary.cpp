@@ -43,20 +43,144 @@ const Measurement* median_repeat(const StageResult& stage) {
   return sorted[(sorted.size() - 1) / 2];
 }
 
-Change compare_stages(const StageResult& stage, const StageResult& reference) {
-  Change c;
-  const double ref = median(repeat_tps(reference));
-  const double now = median(repeat_tps(stage));
-  c.ratio = ref > 0 ? now / ref : (now > 0 ? INFINITY : 1);
-  if (stage.repeats.size() > 1 || reference.repeats.size() > 1) {
-    c.noise_band = std::max({relative_spread(repeat_tps(stage)),
-                             relative_spread(repeat_tps(reference)), kMinNoiseBand});
-  } else {
-    c.noise_band = kDefaultNoiseBand;
+Runs runs_of(const StageResult& stage) {
+  Runs r;
+  for (const auto& m : stage.repeats) {
+    if (m.tps <= 0) continue;
+    r.log_tps.push_back(std::log(m.tps));
+    r.within = std::max(r.within, relative_mean_variance(m.tps_per_second));
+    r.transactions += m.committed + m.rolled_back;
   }
-  c.measurable = std::fabs(c.ratio - 1) > c.noise_band;
-  c.text = c.measurable ? format_change(c.ratio) : "no measurable effect";
+  return r;
+}
+
+namespace {
+
+// The baseline configuration's runs in time order: stage 0's repeats, then the references.
+std::vector<Runs> baseline_sequence(const Run& run) {
+  std::vector<Runs> out;
+  if (run.stages.empty() || !stage_ran(run.stages.front())) return out;
+  for (const auto& m : run.stages.front().repeats) {
+    if (m.tps <= 0) continue;
+    Runs r;
+    r.log_tps = {std::log(m.tps)};
+    r.within = relative_mean_variance(m.tps_per_second);
+    r.transactions = m.committed + m.rolled_back;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Runs reference_runs(const ReferenceRun& ref) {
+  Runs r;
+  if (!ref.error.empty() || ref.tps <= 0) return r;
+  r.log_tps = {std::log(ref.tps)};
+  r.within = relative_mean_variance(ref.tps_per_second);
+  r.transactions = ref.transactions;
+  return r;
+}
+
+void append(Runs& into, const Runs& more) {
+  into.log_tps.insert(into.log_tps.end(), more.log_tps.begin(), more.log_tps.end());
+  into.within = std::max(into.within, more.within);
+  into.transactions += more.transactions;
+}
+
+// Sample variance of the logs and its degrees of freedom.
+std::pair<double, double> own_variance(const Runs& r) {
+  if (r.log_tps.size() < 2) return {0, 0};
+  const double sd = stddev(r.log_tps);
+  return {sd * sd, static_cast<double>(r.log_tps.size() - 1)};
+}
+
+// Batches of a per-second series: its degrees of freedom for the within-run fallback.
+constexpr double kWithinRunDf = 4;
+
+}  // namespace
+
+Noise run_noise(const Run& run) {
+  Noise n;
+  std::vector<double> logs;
+  for (const auto& r : baseline_sequence(run)) {
+    logs.insert(logs.end(), r.log_tps.begin(), r.log_tps.end());
+    n.transactions += r.transactions;
+  }
+  for (const auto& ref : run.references) {
+    const Runs r = reference_runs(ref);
+    logs.insert(logs.end(), r.log_tps.begin(), r.log_tps.end());
+    n.transactions += r.transactions;
+  }
+  n.runs = logs.size();
+  if (logs.size() >= 3) {
+    // Successive differences: slow drift between the runs barely inflates it.
+    n.sigma = std::sqrt(successive_difference_variance(logs));
+    n.df = static_cast<double>(logs.size() - 1);
+  } else if (logs.size() == 2) {
+    n.sigma = stddev(logs);
+    n.df = 1;
+  }
+  if (!run.references.empty() && logs.size() >= 2)
+    n.drift = std::exp(logs.back() - logs.front()) - 1;
+  return n;
+}
+
+std::string describe_noise(const Noise& noise) {
+  if (noise.df <= 0)
+    return fmt::format("one baseline run ({} tx): intervals from within-run batch means",
+                       format_count(noise.transactions));
+  std::string text =
+      fmt::format("±{:.1f}% per run (sd of {} baseline runs, {} tx)",
+                  (std::exp(noise.sigma) - 1) * 100, noise.runs, format_count(noise.transactions));
+  if (noise.drift) text += fmt::format("; drift {:+.1f}% first to last", *noise.drift * 100);
+  return text;
+}
+
+Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise) {
+  Change c;
+  c.reference_transactions = reference.transactions;
+  if (stage.log_tps.empty() || reference.log_tps.empty()) {
+    c.ratio = reference.log_tps.empty() ? 1 : 0;
+    c.text = c.ratio == 0 ? format_change(0) : "n/a";
+    return c;
+  }
+  const double diff = mean(stage.log_tps) - mean(reference.log_tps);
+  c.ratio = std::exp(diff);
+  // Run-to-run variance: the baseline's (when known) pooled with the stage's own repeats and,
+  // without a run noise, the reference's repeats.
+  double sum = noise.df > 0 ? noise.sigma * noise.sigma * noise.df : 0;
+  double df = noise.df > 0 ? noise.df : 0;
+  const auto [vs, dfs] = own_variance(stage);
+  sum += vs * dfs;
+  df += dfs;
+  if (noise.df <= 0) {
+    const auto [vr, dfr] = own_variance(reference);
+    sum += vr * dfr;
+    df += dfr;
+  }
+  double sigma2 = df > 0 ? sum / df : 0;
+  if (df <= 0) {
+    // One run of each: only the noise within the runs is known (batch means).
+    sigma2 = 0;
+    df = kWithinRunDf;
+  }
+  // A run's own within-run noise is a floor under its run-to-run noise (a stage with bursts).
+  const double se2 =
+      std::max(sigma2, stage.within) / static_cast<double>(stage.log_tps.size()) +
+      std::max(sigma2, reference.within) / static_cast<double>(reference.log_tps.size());
+  c.interval = log_ratio_interval(diff, std::sqrt(se2), df);
+  const Verdict v = verdict_of(c.interval);
+  c.measurable = v == Verdict::kSlower || v == Verdict::kFaster;
+  c.text = format_verdict(c.interval);
+  if (c.measurable) {
+    c.text = format_change(c.ratio);
+    if (c.text.find("slower") == std::string::npos && c.text.find("faster") == std::string::npos)
+      c.text += v == Verdict::kSlower ? " slower" : " faster";
+  }
   return c;
+}
+
+Change compare_stages(const StageResult& stage, const StageResult& reference) {
+  return compare_runs(runs_of(stage), runs_of(reference));
 }
 
 namespace {
@@ -194,6 +318,8 @@ std::vector<StageSummary> summarize(const Run& run) {
   std::vector<StageSummary> out;
   const StageResult* baseline =
       !run.stages.empty() && stage_ran(run.stages.front()) ? &run.stages.front() : nullptr;
+  const bool isolated = run.mode == "isolated";
+  const Noise noise = run_noise(run);
   const StageResult* previous = nullptr;
   for (std::size_t i = 0; i < run.stages.size(); ++i) {
     const StageResult& stage = run.stages[i];
@@ -215,16 +341,27 @@ std::vector<StageSummary> summarize(const Run& run) {
       if (s.repeats > 1) {
         s.tps_text += fmt::format(" ({}-{})", format_number(s.tps_min), format_number(s.tps_max));
       }
+      s.transactions_text = format_count(s.transactions) + " tx";
       if (s.few_transactions) {
         s.note =
             s.transactions == 1 ? "1 transaction" : fmt::format("{} transactions", s.transactions);
       }
-      if (previous != nullptr) s.vs_previous = compare_stages(stage, *previous);
-      if (baseline != nullptr && i > 0) s.vs_baseline = compare_stages(stage, *baseline);
+      const Runs mine = runs_of(stage);
+      if (previous != nullptr && !isolated)
+        s.vs_previous = compare_runs(mine, runs_of(*previous), noise);
+      if (baseline != nullptr && i > 0) {
+        // The baseline measured right before and right after this stage.
+        Runs around;
+        for (const auto& ref : run.references) {
+          if (ref.after_stage + 1 == i || ref.after_stage == i) append(around, reference_runs(ref));
+        }
+        if (i == 1 || around.log_tps.empty()) append(around, runs_of(*baseline));
+        s.vs_baseline = compare_runs(mine, around, noise);
+      }
       // The evidence is compared with what the stage's knobs changed: the previous stage in
       // a cumulative run (else every later stage repeats the first stage's story), the
       // baseline in an isolated one.
-      const StageResult* reference = run.mode == "isolated" ? baseline : previous;
+      const StageResult* reference = isolated ? baseline : previous;
       if (reference != nullptr && i > 0)
         s.movers = top_movers(evidence_moves(stage, *reference), 2);
       previous = &stage;
@@ -232,6 +369,10 @@ std::vector<StageSummary> summarize(const Run& run) {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+std::string interval_text(const std::optional<Change>& change) {
+  return change ? format_interval(change->interval) : "—";
 }
 
 std::string describe_workload(const Run& run) {
@@ -290,6 +431,7 @@ std::vector<std::pair<std::string, std::string>> run_facts(const Run& run) {
   facts.emplace_back("server", server);
   facts.emplace_back("workload", describe_workload(run) + ", " + describe_clients(run));
   facts.emplace_back("measure", describe_measure(run));
+  if (!run.stages.empty()) facts.emplace_back("noise", describe_noise(run_noise(run)));
   facts.emplace_back("machine", describe_machine(run.machine));
   std::string when = run.started_at.empty() ? "unknown start" : run.started_at;
   if (run.wall_seconds > 0) when += ", took " + format_seconds(run.wall_seconds);

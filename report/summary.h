@@ -1,7 +1,8 @@
 #pragma once
 // What the report says about each stage, decided once for every format: the TPS figure, the
-// change versus the previous stage and the baseline (or "no measurable effect" inside the
-// noise band), the transaction count behind the figure, and the evidence that moved most.
+// change versus the baseline measured around it (and the previous stage in cumulative runs)
+// with its interval and verdict (slower, faster, within noise), the transaction count behind
+// every figure, and the evidence that moved most.
 
 #include <cstdint>
 #include <optional>
@@ -10,14 +11,10 @@
 #include <vector>
 
 #include "report/model.h"
+#include "report/stats.h"
 
 namespace pgslow::report {
 
-// Noise band when a stage has a single repeat: changes within ±5% are not called effects.
-inline constexpr double kDefaultNoiseBand = 0.05;
-// With repeats, the band is the larger relative spread ((max - min) / median) of the two
-// stages compared, but never below this floor.
-inline constexpr double kMinNoiseBand = 0.02;
 // A TPS figure resting on fewer transactions than this says how many it rests on.
 inline constexpr std::uint64_t kFewTransactions = 100;
 // Evidence whose larger raw count is below this is not a "mover" (one checkpoint is not news).
@@ -35,13 +32,46 @@ struct EvidenceMove {
   std::string text;     // "hit ratio 99.9% → 70.5%"
 };
 
-// The change of a stage against a reference stage.
-struct Change {
-  double ratio = 0;       // tps / reference tps
-  double noise_band = 0;  // relative; within it the change is "no measurable effect"
-  bool measurable = false;
-  std::string text;  // "-85.1% (6.7x slower)" or "no measurable effect"
+// The run-to-run noise of a run, from the reference configuration measured again and again
+// (the baseline stage's repeats, then every interleaved reference run, in time order).
+struct Noise {
+  std::size_t runs = 0;  // baseline measurements it rests on
+  double sigma = 0;      // relative standard deviation of one run (log scale)
+  double df = 0;         // degrees of freedom of sigma (0: unknown)
+  // The last baseline measurement against the first (0.03: the machine got 3% faster); only
+  // with interleaved reference runs.
+  std::optional<double> drift;
+  std::uint64_t transactions = 0;  // behind the baseline measurements together
 };
+Noise run_noise(const Run& run);
+// "±2.1% per run (sd of 5 baseline runs)"; "unknown (one baseline run)".
+std::string describe_noise(const Noise& noise);
+
+// One configuration's runs, as the interval needs them.
+struct Runs {
+  std::vector<double> log_tps;  // one per run
+  // The variance of one run's mean TPS, relative, from batch means of its per-second series
+  // (the within-run noise, autocorrelation included); the largest over the runs.
+  double within = 0;
+  std::uint64_t transactions = 0;
+};
+Runs runs_of(const StageResult& stage);
+
+// The change of a stage against a reference, with its interval (report/stats.h).
+struct Change {
+  double ratio = 0;  // tps / reference tps (geometric means of the runs)
+  Interval interval;
+  bool measurable = false;  // the verdict is slower or faster
+  std::string text;         // "-85.1% (6.7x slower)", or "within noise (±4.2%)"
+  std::uint64_t reference_transactions = 0;
+};
+
+// `stage` against `reference`. The run-to-run noise comes from `noise` when it is known
+// (pooled with the repeats' own spread), else from the repeats of the two, else from batch
+// means of each run's per-second series (within-run only, said in the report's header).
+Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise = {});
+// Compares `stage` with `reference` (both ran), their repeats alone giving the noise.
+Change compare_stages(const StageResult& stage, const StageResult& reference);
 
 struct StageSummary {
   std::size_t index = 0;  // into Run::stages
@@ -52,15 +82,20 @@ struct StageSummary {
   std::size_t repeats = 0;
   std::uint64_t transactions = 0;  // behind the median figure (committed + rolled back)
   bool few_transactions = false;
-  double p99_us = 0;                  // of the median repeat
-  double window_seconds = 0;          // the evidence window
-  std::optional<Change> vs_previous;  // the last earlier stage that ran
-  std::optional<Change> vs_baseline;  // stage 0, when it ran
+  double p99_us = 0;          // of the median repeat
+  double window_seconds = 0;  // the evidence window
+  // The last earlier stage that ran: cumulative runs only, where it is the last step. In an
+  // isolated run the stage above is unrelated, so there is none.
+  std::optional<Change> vs_previous;
+  // Stage 0's configuration measured right before and after this stage (interleaved), or
+  // stage 0 itself in a report without reference runs.
+  std::optional<Change> vs_baseline;
   // Up to two, largest first, versus the previous stage that ran (cumulative runs) or the
   // baseline (mode "isolated").
   std::vector<EvidenceMove> movers;
-  std::string tps_text;  // "1,052" or "1,052 (1,010-1,090)" with repeats
-  std::string note;      // "12 transactions" when few, else empty
+  std::string tps_text;           // "1,052" or "1,052 (1,010-1,090)" with repeats
+  std::string transactions_text;  // "31,560 tx": behind the median figure
+  std::string note;               // "12 transactions" when few, else empty
 };
 
 // The median repeat: the one whose TPS is the median (the lower middle for an even count).
@@ -83,6 +118,8 @@ std::string evidence_label(const std::string& key);
 std::vector<EvidenceMove> top_movers(const std::vector<EvidenceMove>& moves, std::size_t n);
 
 std::vector<StageSummary> summarize(const Run& run);
+// A change's 95% interval as a table cell ("[-18.0%, -6.1%]"), "—" without one.
+std::string interval_text(const std::optional<Change>& change);
 
 // The header line facts, one place for every format: "tpcc, scale 4 (412 MB)", "2 cores, 23 GB".
 std::string describe_workload(const Run& run);
@@ -91,7 +128,8 @@ std::string describe_measure(const Run& run);  // "60 s measured after 10 s warm
 std::string describe_clients(const Run& run);  // "8 clients" or "8-100 clients"
 // "shared_buffers 128MB → 2MB", with " (restart)" when it needs one.
 std::string describe_change(const KnobChange& change);
-// The header of every format as (label, value) lines: server, workload, measure, machine, run.
+// The header of every format as (label, value) lines: server, workload, measure, noise,
+// machine, run.
 std::vector<std::pair<std::string, std::string>> run_facts(const Run& run);
 // "summarize_wal = on: needs PostgreSQL 17".
 std::string describe_skipped(const SkippedKnob& knob);

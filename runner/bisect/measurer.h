@@ -2,7 +2,8 @@
 // The seam between the search and the server. The search only ever asks "how fast is the
 // good configuration with these changes on top?"; everything that makes that true (apply the
 // settings, restart or reload, reset the data from the template, run the workload) sits behind
-// it. The live implementation is live_measurer.h, the simulated server is simulated_server.h.
+// it. The live implementation is lab_measurer.h (an adapter over stage::LabSession, the one
+// measuring seam), the simulated server is simulated_server.h.
 
 #include <vector>
 

@@ -8,12 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "apply/applier.h"
-#include "apply/interrupt.h"
-#include "apply/owner.h"
 #include "bisect/bisector.h"
 #include "bisect/configuration.h"
-#include "bisect/live_measurer.h"
+#include "bisect/lab_measurer.h"
 #include "cli/commands.h"
 #include "common/paths.h"
 #include "common/progress.h"
@@ -22,7 +19,7 @@
 #include "knobs/validate.h"
 #include "pg/connection.h"
 #include "server/target.h"
-#include "workload/dataset.h"
+#include "stage/lab_session.h"
 #include "workload/registry.h"
 
 namespace pgslow::cli {
@@ -96,7 +93,6 @@ void bisect_command(Context& ctx, const BisectArgs& a) {
     spec.data_dir = a.data_dir;
   }
   std::unique_ptr<server::ServerControl> server = server::open_target(spec);
-  apply::require_permission(*server);
 
   // Validation first: nothing changes on the server before every candidate has a verdict.
   knobs::ServerSettings live;
@@ -138,29 +134,24 @@ void bisect_command(Context& ctx, const BisectArgs& a) {
     } none;
     result = bisect::Bisector(none, {}, bo).run();
   } else {
-    workload::Dataset dataset(server->conninfo(), wl, params);
-    dataset.load(*progress);  // the template, once; a matching one is reused
-    apply::InterruptGuard guard;
-    apply::Applier applier(*server, ctx.workdir, catalog, spec);
-    bisect::LiveMeasurer measurer(applier, dataset, wl, params, options, diff.good, *progress);
+    stage::LabOptions lab_options;
+    lab_options.target = spec;
+    lab_options.workdir = ctx.workdir;
+    lab_options.command = "pgslow bisect";
+    lab_options.measure.warmup_s = a.warmup;
+    lab_options.measure.duration_s = a.duration;
+    stage::LabSession lab(*server, catalog, wl, params, lab_options, *progress);
+    lab.prepare();  // the template, once; a matching one is reused
+    bisect::LabMeasurer measurer(lab, diff.good);
     try {
       result = bisect::Bisector(measurer, diff.candidates, bo).run();
     } catch (...) {
       // Put the configuration back before the error (or Ctrl-C) reaches the user.
-      try {
-        applier.restore();
-      } catch (const std::exception& e) {
-        progress->note(
-            fmt::format("restoring the configuration failed: {}; `pgslow recover` "
-                        "repairs it",
-                        e.what()));
-      }
+      lab.restore_after_error();
       throw;
     }
-    applier.restore();
-    live_restarts = measurer.restarts();
-    progress->note(
-        fmt::format("restored {}: original configuration back and verified", server->describe()));
+    lab.finish();
+    live_restarts = lab.restarts();
   }
   result.excluded = diff.excluded;
   result.identical = diff.identical;

@@ -3,29 +3,28 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
-#include <csignal>
-#include <fstream>
-#include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "apply/interrupt.h"
 #include "cli/commands.h"
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/progress.h"
 #include "common/strings.h"
 #include "driver/driver.h"
+#include "knobs/catalog.h"
+#include "pg/connection.h"
+#include "report/bench.h"
+#include "report/text.h"
 #include "server/managed_cluster.h"
+#include "server/target.h"
+#include "stage/lab_session.h"
 #include "workload/dataset.h"
 #include "workload/registry.h"
 
 namespace pgslow::cli {
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-extern "C" void on_interrupt(int) {
-  g_stop.store(true);
-}
 
 // Where the workload runs: --conninfo, else the managed cluster (started if needed).
 struct Target {
@@ -72,117 +71,6 @@ const workload::Workload& resolve(WorkloadArgs& a, workload::WorkloadParams& par
   auto errs = w.validate(params);
   problems.insert(problems.end(), errs.begin(), errs.end());
   return w;
-}
-
-std::string us(double v) {
-  return format_duration_us(v);
-}
-
-// An aligned table: first column left, the others right.
-std::string render_table(const std::vector<std::vector<std::string>>& rows,
-                         std::size_t left_columns = 1) {
-  std::vector<std::size_t> width;
-  for (const auto& r : rows) {
-    width.resize(std::max(width.size(), r.size()), 0);
-    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  }
-  std::string out;
-  for (const auto& r : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      std::string_view sep = i == 0 ? "" : "  ";
-      if (i < left_columns)
-        line += fmt::format("{}{:<{}}", sep, r[i], width[i]);
-      else
-        line += fmt::format("{}{:>{}}", sep, r[i], width[i]);
-    }
-    out += trim(line) + "\n";
-  }
-  return out;
-}
-
-std::vector<std::string> tx_row(const std::string& name, std::uint64_t count, std::uint64_t rb,
-                                std::uint64_t failed, std::uint64_t retries,
-                                const report::LatencySummary& l) {
-  return {name,
-          format_count(count),
-          format_count(rb),
-          format_count(failed),
-          format_count(retries),
-          us(l.p50_us),
-          us(l.p95_us),
-          us(l.p99_us),
-          us(l.p999_us),
-          us(l.max_us)};
-}
-
-nlohmann::json latency_json(const report::LatencySummary& l) {
-  return {{"mean_us", l.mean_us}, {"p50_us", l.p50_us},   {"p95_us", l.p95_us},
-          {"p99_us", l.p99_us},   {"p999_us", l.p999_us}, {"max_us", l.max_us}};
-}
-
-nlohmann::json measurement_json(const report::Measurement& m) {
-  nlohmann::json by_type = nlohmann::json::array();
-  for (const auto& t : m.by_type) {
-    by_type.push_back({{"name", t.name},
-                       {"committed", t.committed},
-                       {"rolled_back", t.rolled_back},
-                       {"failed", t.failed},
-                       {"retries", t.retries},
-                       {"latency", latency_json(t.latency)}});
-  }
-  return {{"duration_s", m.duration_s},
-          {"committed", m.committed},
-          {"rolled_back", m.rolled_back},
-          {"failed", m.failed},
-          {"retries", m.retries},
-          {"reconnects", m.reconnects},
-          {"tps", m.tps},
-          {"new_orders_per_min", m.new_orders_per_min},
-          {"latency", latency_json(m.latency)},
-          {"schedule_lag", latency_json(m.schedule_lag)},
-          {"pool_wait", latency_json(m.pool_wait)},
-          {"by_type", by_type},
-          {"failures_by_class", m.failures_by_class},
-          {"clients_requested", m.clients_requested},
-          {"clients_connected", m.clients_connected},
-          {"tps_per_second", m.tps_per_second}};
-}
-
-void print_result(const std::string& workload, const report::Measurement& m,
-                  const driver::DriverOptions& o, std::uint64_t data_bytes, double reset_s) {
-  std::vector<std::vector<std::string>> rows;
-  rows.push_back({"transaction", "count", "rolled back", "failed", "retries", "p50", "p95", "p99",
-                  "p99.9", "max"});
-  for (const auto& t : m.by_type)
-    rows.push_back(tx_row(t.name, t.committed + t.rolled_back + t.failed, t.rolled_back, t.failed,
-                          t.retries, t.latency));
-  if (m.by_type.size() > 1)
-    rows.push_back(tx_row("total", m.committed + m.rolled_back + m.failed, m.rolled_back, m.failed,
-                          m.retries, m.latency));
-  std::string out = render_table(rows);
-  out += fmt::format("\ntps {:.1f} ({} committed + rolled back in {:.1f} s, warm-up excluded)\n",
-                     m.tps, format_count(m.committed + m.rolled_back), m.duration_s);
-  if (workload == "tpcc-lite")
-    out += fmt::format("NOPM {:.0f}  tpmC {:.0f}\n", m.new_orders_per_min, m.new_orders_per_min);
-  if (o.rate > 0)
-    out += fmt::format(
-        "schedule lag  p50 {}  p99 {}  max {} (rate {:.0f}/s; latency includes it)\n",
-        us(m.schedule_lag.p50_us), us(m.schedule_lag.p99_us), us(m.schedule_lag.max_us), o.rate);
-  if (o.pool_size > 0)
-    out += fmt::format("pool wait     p50 {}  p99 {}  max {} (pool of {}; latency includes it)\n",
-                       us(m.pool_wait.p50_us), us(m.pool_wait.p99_us), us(m.pool_wait.max_us),
-                       o.pool_size);
-  for (const auto& [cls, n] : m.failures_by_class)
-    out += fmt::format("failed ({}): {}\n", cls, format_count(n));
-  if (m.reconnects > 0) out += fmt::format("reconnects {}\n", format_count(m.reconnects));
-  if (m.clients_connected < m.clients_requested)
-    out += fmt::format("clients connected {} of {} (the server refused the others)\n",
-                       m.clients_connected, m.clients_requested);
-  out += fmt::format("data size {}  reset {:.2f} s\n",
-                     format_bytes(static_cast<double>(data_bytes)), reset_s);
-  std::fputs(out.c_str(), stdout);
-  std::fflush(stdout);
 }
 
 void throw_problems(std::vector<ConfigError> problems) {
@@ -261,60 +149,59 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
 
     if (*no_reset && bench_args->conninfo.empty())
       throw InputError("--no-reset needs --conninfo: the database to run on as it is");
-    Target t = open_target(ctx, bench_args->conninfo);
+    // Through the one measuring seam, in a session that changes no configuration.
+    server::TargetSpec spec;
+    spec.workdir = ctx.workdir;
+    spec.pg_bin = ctx.pg_bin;
+    if (!bench_args->conninfo.empty()) {
+      spec.kind = server::TargetKind::kCommand;
+      spec.conninfo = bench_args->conninfo;
+    }
+    std::unique_ptr<server::ServerControl> server = server::open_target(spec);
     ConsoleProgress progress;
-    workload::Dataset ds(t.conninfo, w, params);
-    workload::ResetResult reset;
-    if (*no_reset) {
-      reset.conninfo = t.conninfo;
-    } else {
-      if (!ds.template_ready()) {
-        progress.note(fmt::format("no template for {} at scale {} yet: loading it first", w.name(),
-                                  params.scale));
-        ds.load(progress);
-      }
-      reset = ds.reset();
-      progress.note(fmt::format("reset {} from {} in {:.2f} s", ds.clone_name(), ds.template_name(),
-                                reset.seconds));
-    }
-
-    g_stop.store(false);
-    struct sigaction sa {};
-    struct sigaction old_int {};
-    struct sigaction old_term {};
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    report::Measurement m;
-    try {
-      m = driver::run_workload(w, params, reset.conninfo, *opts, progress, &g_stop);
-    } catch (...) {
-      sigaction(SIGINT, &old_int, nullptr);
-      sigaction(SIGTERM, &old_term, nullptr);
-      throw;
-    }
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
+    stage::LabOptions lab_options;
+    lab_options.changes_configuration = false;
+    lab_options.reset_data = !*no_reset;
+    lab_options.workdir = ctx.workdir;
+    lab_options.measure.warmup_s = opts->warmup_s;
+    lab_options.measure.duration_s = opts->duration_s;
+    lab_options.measure.workers = opts->workers;
+    lab_options.measure.max_tries = opts->max_tries;
+    lab_options.measure.allow_partial = opts->allow_partial;
+    lab_options.measure.schedule_seed = bench_args->seed;
+    knobs::Catalog catalog = knobs::Catalog::load_default();
+    stage::LabSession lab(*server, catalog, w, params, lab_options, progress);
+    lab.prepare();
+    report::LoadSettings bench_load;
+    bench_load.clients = opts->clients;
+    bench_load.rate = opts->rate;
+    bench_load.pool_size = opts->pool_size;
+    bench_load.connect_per_transaction = opts->connect_per_transaction;
+    report::BenchResult result;
+    result.workload = w.name();
+    result.scale = params.scale;
+    report::StageResult r = lab.measure({"bench", {}, {}}, bench_load, 1);
+    result.interrupted = apply::InterruptGuard::interrupted();
+    if (r.repeats.empty() || (!r.error.empty() && !result.interrupted)) throw RuntimeError(r.error);
+    result.measurement = r.repeats.front();
+    result.load = r.load;
+    result.reset_seconds = r.reset_seconds;
     progress.note("");
-    std::uint64_t bytes = 0;
     if (*no_reset) {
-      pg::Connection c = pg::Connection::open(t.conninfo);
+      pg::Connection c = pg::Connection::open(server->conninfo());
       auto v = c.query_value("SELECT pg_database_size(current_database())");
-      bytes = v ? std::stoull(*v) : 0;
+      result.data_bytes = v ? std::stoull(*v) : 0;
     } else {
-      bytes = ds.data_bytes();
+      result.data_bytes = lab.data_bytes();
     }
-    print_result(std::string(w.name()), m, *opts, bytes, reset.seconds);
-    if (!json_file->empty()) {
-      nlohmann::json j = measurement_json(m);
-      j["workload"] = w.name();
-      j["scale"] = params.scale;
-      j["reset_seconds"] = reset.seconds;
-      j["interrupted"] = g_stop.load();
-      write_file_durably(*json_file, j.dump(2) + "\n");
-    }
-    if (g_stop.load()) throw Error(kExitInterrupted, "interrupted: the result above is partial");
+    std::ostringstream text;
+    report::render_bench_console(result, text);
+    std::fputs(text.str().c_str(), stdout);
+    std::fflush(stdout);
+    if (!json_file->empty())
+      write_file_durably(*json_file, report::bench_to_json(result).dump(2) + "\n");
+    if (result.interrupted)
+      throw Error(kExitInterrupted, "interrupted: the result above is partial");
   });
 
   // ---- check-data ----
@@ -358,14 +245,14 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     workload::Dataset ds(t.conninfo, w, params);
     pg::Connection conn = pg::Connection::open(ds.clone_conninfo());
     auto results = w.check(conn, params);
-    std::vector<std::vector<std::string>> rows;
-    rows.push_back({"clause", "check", "result"});
+    report::TextTable table;
+    table.header = {"clause", "check", "result"};
     bool ok = true;
     for (const auto& c : results) {
-      rows.push_back({c.clause, c.description, c.passed ? "ok" : "FAILED"});
+      table.rows.push_back({c.clause, c.description, c.passed ? "ok" : "FAILED"});
       ok = ok && c.passed;
     }
-    std::string out = render_table(rows, 3);
+    std::string out = table.render();
     for (const auto& c : results)
       if (!c.passed) out += fmt::format("{}: {}\n", c.clause, c.detail);
     std::fputs(out.c_str(), stdout);

@@ -33,7 +33,7 @@ void Worker::add_client(std::unique_ptr<workload::Client> c, int global_index) {
 
 bool Worker::open_connection(ConnSlot& slot) {
   try {
-    slot.conn = pg::Connection::open(shared_.conninfo);
+    slot.conn = pg::Connection::open(shared_.conninfo, pg::SessionKind::kWorkload);
     for (const auto& st : shared_.statements) slot.conn.prepare(st.name, st.sql);
     slot.conn.set_nonblocking(true);
   } catch (const pg::Error& e) {

@@ -297,11 +297,22 @@ LockWaitSampler::~LockWaitSampler() {
   stop();
 }
 
-void LockWaitSampler::start() {
+void LockWaitSampler::open() {
   conn_ = pg::Connection::open(conninfo_);
   conn_.prepare("pgslow_lock_waits",
                 "SELECT count(*) FROM pg_stat_activity "
                 "WHERE wait_event_type = 'Lock' AND datname = $1");
+}
+
+void LockWaitSampler::start() {
+  if (!conn_.is_open()) {
+    try {
+      open();
+    } catch (const pg::Error&) {
+      conn_.close();
+      return;
+    }
+  }
   stop_ = false;
   thread_ = std::thread([this] { loop(); });
 }

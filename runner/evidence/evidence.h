@@ -92,7 +92,13 @@ class LockWaitSampler {
   LockWaitSampler(const LockWaitSampler&) = delete;
   LockWaitSampler& operator=(const LockWaitSampler&) = delete;
 
-  void start();                    // connects (throws pg::Error) and starts the sampling thread
+  // Connects (throws pg::Error). Call it before the workload's clients connect, so they cannot
+  // take the last connection slot from it.
+  void open();
+  // Starts the sampling thread; connects first when open() was not called. Without a
+  // connection (the server refused it) nothing is sampled and the key stays absent: the
+  // sampler never fails a run.
+  void start();
   void stop();                     // idempotent; the total stays readable
   double backend_seconds() const;  // so far, cumulative
   std::uint64_t samples() const { return samples_.load(); }

@@ -67,7 +67,8 @@ void check_result(const Result& r, PGconn* conn, std::string_view statement) {
     case PGRES_EMPTY_QUERY:
     case PGRES_SINGLE_TUPLE:
       return;
-    default: break;
+    default:
+      break;
   }
   std::string sqlstate = field(r.raw(), PG_DIAG_SQLSTATE);
   std::string message = field(r.raw(), PG_DIAG_MESSAGE_PRIMARY);
@@ -76,8 +77,22 @@ void check_result(const Result& r, PGconn* conn, std::string_view statement) {
   throw Error(classify_sqlstate(sqlstate), sqlstate, message, std::string(statement));
 }
 
-Connection Connection::open(const std::string& conninfo) {
-  PGconn* c = PQconnectdb(conninfo.c_str());
+std::string own_session_options() {
+  // Settings every supported version (13+) knows; a conninfo's own `options` are replaced.
+  return "-c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0";
+}
+
+Connection Connection::open(const std::string& conninfo, SessionKind kind) {
+  PGconn* c = nullptr;
+  if (kind == SessionKind::kOwn) {
+    // expand_dbname: the conninfo string is parsed; the later `options` key overrides its own.
+    const std::string options = own_session_options();
+    const char* const keys[] = {"dbname", "options", nullptr};
+    const char* const values[] = {conninfo.c_str(), options.c_str(), nullptr};
+    c = PQconnectdbParams(keys, values, 1);
+  } else {
+    c = PQconnectdb(conninfo.c_str());
+  }
   if (c == nullptr) {
     throw Error(ErrorClass::kOther, "", "out of memory creating a connection", "");
   }
@@ -90,7 +105,8 @@ Connection Connection::open(const std::string& conninfo) {
                 fmt::format("cannot connect to {}: {}", redact_conninfo(conninfo), msg), "");
   }
   // Results are parsed as text; keep the client quiet about NOTICEs.
-  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      c, [](void*, const char*) {}, nullptr);
   return Connection(c);
 }
 
@@ -103,7 +119,9 @@ Connection& Connection::operator=(Connection&& other) noexcept {
   return *this;
 }
 
-Connection::~Connection() { close(); }
+Connection::~Connection() {
+  close();
+}
 
 void Connection::close() {
   if (conn_ != nullptr) {

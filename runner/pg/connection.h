@@ -32,7 +32,7 @@ class Result {
   bool is_null(int row, int col) const { return PQgetisnull(res_.get(), row, col) != 0; }
   std::string_view get(int row, int col) const;
   std::int64_t get_int64(int row, int col) const;  // NULL reads as 0
-  double get_double(int row, int col) const;        // NULL reads as 0
+  double get_double(int row, int col) const;       // NULL reads as 0
   std::optional<std::string> get_optional(int row, int col) const;
   // Rows a command touched (UPDATE/DELETE/INSERT), 0 when not a command.
   std::int64_t affected_rows() const;
@@ -57,12 +57,22 @@ Params make_params(const S&... values) {
 // Throws pg::Error when `r` is not a successful result; `statement` names what ran.
 void check_result(const Result& r, PGconn* conn, std::string_view statement);
 
+// Whose session a connection is. pgslow's own sessions (applier, restore, evidence, data
+// reset, loading) set their own statement_timeout, lock_timeout and idle timeouts to 0 in the
+// startup packet, so a stage that sets `statement_timeout: 1ms` cannot stop pgslow from
+// measuring or restoring the server (ARCHITECTURE.md "Configuration changes: the rules").
+// The workload's clients take the server's settings: those are what a stage measures.
+enum class SessionKind { kOwn, kWorkload };
+
+// The startup options of pgslow's own sessions ("-c statement_timeout=0 ...").
+std::string own_session_options();
+
 class Connection {
  public:
   Connection() = default;
   // Connects (blocking); throws pg::Error with the class of the failure (53300 and friends)
   // and the conninfo redacted.
-  static Connection open(const std::string& conninfo);
+  static Connection open(const std::string& conninfo, SessionKind kind = SessionKind::kOwn);
 
   Connection(Connection&& other) noexcept : conn_(other.conn_) { other.conn_ = nullptr; }
   Connection& operator=(Connection&& other) noexcept;
@@ -84,12 +94,12 @@ class Connection {
   // The first column of the first row, or nullopt when there is no row or it is NULL.
   std::optional<std::string> query_value(std::string_view sql);
 
-  int server_version() const { return PQserverVersion(conn_); }  // e.g. 150018
-  int major_version() const { return server_version() / 10000; }   // e.g. 15
+  int server_version() const { return PQserverVersion(conn_); }   // e.g. 150018
+  int major_version() const { return server_version() / 10000; }  // e.g. 15
   int backend_pid() const { return PQbackendPID(conn_); }
 
-  std::string quote_literal(std::string_view value) const;     // 'it''s'
-  std::string quote_identifier(std::string_view name) const;   // "My Table"
+  std::string quote_literal(std::string_view value) const;    // 'it''s'
+  std::string quote_identifier(std::string_view name) const;  // "My Table"
 
   // Non-blocking API for the driver.
   int socket() const { return PQsocket(conn_); }

@@ -1,24 +1,23 @@
-// Bisect on the real managed cluster through the real Measurer (Applier + template reset +
-// driver): bad = ten harmless changes plus the two planner costs of the published run that
-// make index scans look infinitely expensive. On select-only (an index lookup per
-// transaction) either cost alone forces sequential scans, so bisect must name them (one round
-// each, or both as one group) and nothing else, within a bounded number of runs, and leave
+// Bisect on the real managed cluster through the real Measurer (bisect::LabMeasurer over the
+// one measuring seam, stage::LabSession): bad = ten harmless changes plus the two planner costs of
+// the published run that make index scans look infinitely expensive. On select-only (an index
+// lookup per transaction) either cost alone forces sequential scans, so bisect must name them (one
+// round each, or both as one group) and nothing else, within a bounded number of runs, and leave
 // the configuration as it found it.
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "apply/applier.h"
 #include "bisect/bisector.h"
 #include "bisect/configuration.h"
-#include "bisect/live_measurer.h"
+#include "bisect/lab_measurer.h"
 #include "common/progress.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
+#include "stage/lab_session.h"
 #include "tests/support/cluster_fixture.h"
-#include "workload/dataset.h"
 #include "workload/registry.h"
 
 namespace pgslow::testing {
@@ -66,23 +65,25 @@ TEST(BisectLive, FindsThePlannerCostsAmongHarmlessChanges) {
   params.scale = 1;
   params.clients = 2;
   ASSERT_FALSE(has_errors(wl.validate(params)));
-  driver::DriverOptions options;
-  options.clients = 2;
-  options.warmup_s = 0.5;
-  options.duration_s = 2;
+  stage::LabOptions lab_options;
+  lab_options.workdir = cluster().cluster_dir().parent_path();
+  lab_options.measure.warmup_s = 0.5;
+  lab_options.measure.duration_s = 2;
 
   SilentProgress progress;
-  workload::Dataset dataset(conninfo(), wl, params);
-  dataset.load(progress);
   bisect::Options bo;
   bo.level_repeats = 2;
   bisect::Result r;
   {
-    apply::Applier applier(server, cluster().cluster_dir().parent_path(), catalog);
-    bisect::LiveMeasurer measurer(applier, dataset, wl, params, options, diff.good, progress);
+    stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
+    lab.prepare();
+    bisect::LabMeasurer measurer(lab, diff.good);
     r = bisect::Bisector(measurer, diff.candidates, bo).run();
-    applier.restore();
-    EXPECT_EQ(measurer.applies(), static_cast<int>(r.runs.size()));
+    lab.finish();
+    EXPECT_EQ(lab.applies(), static_cast<int>(r.runs.size()));
+    // Bisect measures through the seam: every configuration has its evidence.
+    ASSERT_FALSE(measurer.results().empty());
+    EXPECT_FALSE(measurer.results().front().evidence.empty());
   }
 
   ASSERT_TRUE(r.clearly_different) << r.conclusion;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tests/unit/report/sample_run.h"
 
 namespace pgslow::report {
@@ -17,25 +19,57 @@ StageResult stage_with(std::vector<double> tps) {
   return s;
 }
 
-TEST(Summary, SingleRepeatUsesTheDefaultNoiseBand) {
-  const auto within = compare_stages(stage_with({104}), stage_with({100}));
-  EXPECT_FALSE(within.measurable);
-  EXPECT_DOUBLE_EQ(within.noise_band, kDefaultNoiseBand);
-  EXPECT_EQ(within.text, "no measurable effect");
-  const auto beyond = compare_stages(stage_with({94}), stage_with({100}));
-  EXPECT_TRUE(beyond.measurable);
-  EXPECT_EQ(beyond.text, "-6.0%");
+TEST(Summary, SingleRunsGetAnIntervalFromBatchMeans) {
+  // One run each: only the within-run noise is known, from batch means of the per-second
+  // series; the interval is stated and contains the estimate.
+  const auto c = compare_stages(stage_with({104}), stage_with({100}));
+  ASSERT_TRUE(c.interval.known);
+  EXPECT_NEAR(c.ratio, 1.04, 1e-9);
+  EXPECT_LT(c.interval.low, c.ratio);
+  EXPECT_GT(c.interval.high, c.ratio);
+  EXPECT_DOUBLE_EQ(c.interval.df, 4);
 }
 
-TEST(Summary, RepeatsWidenTheNoiseBandToTheirSpread) {
-  // Baseline repeats spread 20% (90..110): a 15% drop is inside the noise.
-  const auto c = compare_stages(stage_with({85, 86, 84}), stage_with({90, 100, 110}));
-  EXPECT_NEAR(c.noise_band, 0.2, 1e-9);
-  EXPECT_FALSE(c.measurable);
-  // Tight repeats: the floor applies, a 3% change is measurable.
-  const auto tight = compare_stages(stage_with({97, 97, 97}), stage_with({100, 100, 100}));
-  EXPECT_DOUBLE_EQ(tight.noise_band, kMinNoiseBand);
+TEST(Summary, TheVerdictFollowsTheInterval) {
+  // Baseline repeats spread 20% (90..110): a 15% drop is inside the noise, and says how wide.
+  const auto within = compare_stages(stage_with({85, 86, 84}), stage_with({90, 100, 110}));
+  EXPECT_FALSE(within.measurable);
+  EXPECT_EQ(verdict_of(within.interval), Verdict::kWithinNoise);
+  EXPECT_EQ(within.text.rfind("within noise (±", 0), 0u) << within.text;
+  // Tight repeats: a 3% drop is measurable and called slower.
+  const auto tight = compare_stages(stage_with({97, 97.1, 96.9}), stage_with({100, 100.1, 99.9}));
   EXPECT_TRUE(tight.measurable);
+  EXPECT_EQ(tight.text, "-3.0% slower");
+  const auto faster =
+      compare_stages(stage_with({103, 103.1, 102.9}), stage_with({100, 100.1, 99.9}));
+  EXPECT_EQ(faster.text, "+3.0% faster");
+}
+
+TEST(Summary, InterleavedReferencesGiveTheNoiseAndTheDrift) {
+  report::Run run;
+  run.mode = "isolated";
+  run.stages.push_back(stage_with({100}));
+  run.stages.push_back(stage_with({80}));
+  run.stages.push_back(stage_with({100}));
+  // The machine slows down 2% per reference run.
+  for (std::size_t i = 1; i <= 2; ++i) {
+    ReferenceRun ref;
+    ref.after_stage = i;
+    ref.tps = 100 * std::pow(0.98, static_cast<double>(i));
+    ref.transactions = 6000;
+    run.references.push_back(ref);
+  }
+  const Noise n = run_noise(run);
+  EXPECT_EQ(n.runs, 3u);
+  EXPECT_DOUBLE_EQ(n.df, 2);
+  ASSERT_TRUE(n.drift);
+  EXPECT_NEAR(*n.drift, 0.98 * 0.98 - 1, 1e-9);
+  const auto sums = summarize(run);
+  // Isolated: no "vs previous"; stage 2 is compared with the references around it (98, 96).
+  EXPECT_FALSE(sums[1].vs_previous);
+  ASSERT_TRUE(sums[2].vs_baseline);
+  EXPECT_NEAR(sums[2].vs_baseline->ratio, 100 / std::sqrt(98.0 * 96.04), 1e-6);
+  EXPECT_EQ(sums[2].vs_baseline->reference_transactions, 12000u);
 }
 
 TEST(Summary, MedianRepeatIsTheLowerMiddleByTps) {
@@ -52,16 +86,17 @@ TEST(Summary, SampleRunStages) {
   EXPECT_FALSE(sums[0].vs_baseline.has_value());
   EXPECT_EQ(sums[0].tps_text, "7,082 (6,950-7,190)");
 
-  // tiny-cache: 1,052 / 7,082.
+  // tiny-cache against the baseline: geometric means of the repeats.
   ASSERT_TRUE(sums[1].vs_baseline);
-  EXPECT_EQ(sums[1].vs_baseline->text, "-85.1% (6.7x slower)");
+  EXPECT_EQ(sums[1].vs_baseline->text, "-85.2% (6.7x slower)");
+  EXPECT_EQ(interval_text(sums[1].vs_baseline), "6.3–7.2x slower");
   ASSERT_FALSE(sums[1].movers.empty());
   EXPECT_EQ(sums[1].movers[0].key, "buffer_hit_ratio");
   EXPECT_EQ(sums[1].movers[0].text, "hit ratio 99.9% → 70.5%");
 
-  // wal-hell versus tiny-cache is inside the repeats' spread; checkpoints moved most.
+  // wal-hell versus tiny-cache is inside the noise; checkpoints moved most.
   ASSERT_TRUE(sums[2].vs_previous);
-  EXPECT_EQ(sums[2].vs_previous->text, "no measurable effect");
+  EXPECT_FALSE(sums[2].vs_previous->measurable) << sums[2].vs_previous->text;
   bool saw_checkpoints = false;
   for (const auto& m : sums[2].movers) saw_checkpoints |= m.key == "checkpoints_requested";
   EXPECT_TRUE(saw_checkpoints);

@@ -1,0 +1,83 @@
+#include "report/bench.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "report/json.h"
+#include "report/stats.h"
+#include "report/text.h"
+
+namespace pgslow::report {
+
+namespace {
+
+std::string count(std::uint64_t n) {
+  return format_number(static_cast<double>(n));
+}
+
+std::vector<std::string> tx_row(const std::string& name, std::uint64_t started,
+                                std::uint64_t rolled_back, std::uint64_t failed,
+                                std::uint64_t retries, const LatencySummary& l) {
+  return {name,
+          count(started),
+          count(rolled_back),
+          count(failed),
+          count(retries),
+          format_latency_us(l.p50_us),
+          format_latency_us(l.p95_us),
+          format_latency_us(l.p99_us),
+          format_latency_us(l.p999_us),
+          format_latency_us(l.max_us)};
+}
+
+}  // namespace
+
+void render_bench_console(const BenchResult& bench, std::ostream& out) {
+  const Measurement& m = bench.measurement;
+  TextTable table;
+  table.header = {"transaction", "count", "rolled back", "failed", "retries",
+                  "p50",         "p95",   "p99",         "p99.9",  "max"};
+  table.right = {false, true, true, true, true, true, true, true, true, true};
+  for (const auto& t : m.by_type)
+    table.rows.push_back(tx_row(t.name, t.committed + t.rolled_back + t.failed, t.rolled_back,
+                                t.failed, t.retries, t.latency));
+  if (m.by_type.size() > 1)
+    table.rows.push_back(tx_row("total", m.committed + m.rolled_back + m.failed, m.rolled_back,
+                                m.failed, m.retries, m.latency));
+  out << table.render();
+  out << fmt::format("\ntps {} ({} committed + rolled back in {}, warm-up excluded)\n",
+                     format_number(m.tps, 4), count(m.committed + m.rolled_back),
+                     format_seconds(m.duration_s));
+  if (m.new_orders_per_min > 0)
+    out << fmt::format("NOPM {}  tpmC {}\n", format_number(m.new_orders_per_min, 4),
+                       format_number(m.new_orders_per_min, 4));
+  if (bench.load.rate > 0)
+    out << fmt::format("schedule lag  p50 {}  p99 {}  max {} (rate {}/s; latency includes it)\n",
+                       format_latency_us(m.schedule_lag.p50_us),
+                       format_latency_us(m.schedule_lag.p99_us),
+                       format_latency_us(m.schedule_lag.max_us), format_number(bench.load.rate));
+  if (bench.load.pool_size > 0)
+    out << fmt::format("pool wait     p50 {}  p99 {}  max {} (pool of {}; latency includes it)\n",
+                       format_latency_us(m.pool_wait.p50_us), format_latency_us(m.pool_wait.p99_us),
+                       format_latency_us(m.pool_wait.max_us), bench.load.pool_size);
+  for (const auto& [cls, n] : m.failures_by_class)
+    out << fmt::format("failed ({}): {}\n", cls, count(n));
+  if (m.reconnects > 0) out << fmt::format("reconnects {}\n", count(m.reconnects));
+  if (m.clients_connected < m.clients_requested)
+    out << fmt::format("clients connected {} of {} (the server refused the others)\n",
+                       m.clients_connected, m.clients_requested);
+  out << fmt::format("data size {}  reset {}\n", format_size(static_cast<double>(bench.data_bytes)),
+                     format_seconds(bench.reset_seconds));
+}
+
+nlohmann::ordered_json bench_to_json(const BenchResult& bench) {
+  nlohmann::ordered_json j = measurement_json(bench.measurement);
+  j["workload"] = bench.workload;
+  j["scale"] = bench.scale;
+  j["reset_seconds"] = bench.reset_seconds;
+  j["interrupted"] = bench.interrupted;
+  return j;
+}
+
+}  // namespace pgslow::report

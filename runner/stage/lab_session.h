@@ -1,0 +1,129 @@
+#pragma once
+// The one measuring seam (ARCHITECTURE.md "Data flow: every command measures through one
+// seam"). A LabSession owns everything a measurement needs on one server: the target, the
+// permission check, the data set (template + clone per run), the interrupt guard, the applier
+// and the ONE restore policy. Its clients (`run`, `bisect` through bisect::LabMeasurer,
+// `bench`, attribution, lessons) only say what to measure:
+//
+//   stage::LabSession lab(server, catalog, workload, params, options, progress);
+//   lab.prepare();                                        // load the template (once)
+//   report::StageResult r = lab.measure({"tiny-cache", settings}, load);
+//   ...
+//   lab.finish();   // restore the original configuration, verified; also done by the
+//                   // destructor after an error, and after Ctrl-C (apply::Interrupted)
+//
+// measure() applies the configuration on top of the server's ORIGINAL one (the applier
+// journals first, restarts only when a postmaster-context value differs), then for each
+// repeat resets the data from the template, snapshots evidence at the start and the end of the
+// measured window and runs the workload. A configuration the server rejects, or a run that
+// fails (server restarted under it, clients refused), gives a StageResult with `error` set.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apply/applier.h"
+#include "apply/interrupt.h"
+#include "common/progress.h"
+#include "knobs/catalog.h"
+#include "report/model.h"
+#include "server/server_control.h"
+#include "server/target.h"
+#include "workload/dataset.h"
+#include "workload/workload.h"
+
+namespace pgslow::stage {
+
+// How one configuration is measured.
+struct MeasureOptions {
+  double warmup_s = 5;
+  double duration_s = 30;
+  int repeats = 1;
+  int workers = 0;    // driver threads; 0: one per core
+  int max_tries = 1;  // attempts per transaction for serialization failures and deadlocks
+  bool allow_partial = false;
+  std::uint64_t schedule_seed = 1;  // the fixed-rate arrival schedule (the driver's seed)
+};
+
+struct LabOptions {
+  // The target as specified, recorded in the journal so another process can recover it.
+  std::optional<server::TargetSpec> target;
+  std::filesystem::path workdir;  // where the journal lives
+  MeasureOptions measure;
+  // false (bench): the session never changes the configuration, so it needs no permission;
+  // measure() refuses a configuration with settings.
+  bool changes_configuration = true;
+  // false (bench --no-reset): run on the database the server's conninfo names, as it is.
+  bool reset_data = true;
+  std::string command = "pgslow run";  // for the journal: who changed the server
+};
+
+// What to measure: a whole configuration on top of the server's original one.
+struct Configuration {
+  std::string name;  // the stage name, "good + 3 changes", ...
+  std::vector<knobs::Setting> settings;
+  std::vector<std::string> presets;  // where the settings came from, for the journal
+};
+
+class LabSession {
+ public:
+  LabSession(server::ServerControl& server, const knobs::Catalog& catalog,
+             const workload::Workload& workload, workload::WorkloadParams params,
+             LabOptions options, Progress& progress);
+  // Restores a configuration still changed (after an error or an interrupt), errors logged.
+  ~LabSession();
+  LabSession(const LabSession&) = delete;
+  LabSession& operator=(const LabSession&) = delete;
+
+  // Loads the workload's template when it is missing or stale (a matching one is reused).
+  void prepare();
+
+  // Measures `configuration` under `load` (clients 0: the workload's), `repeats` times
+  // (default: the options'). Never throws for a rejected configuration or a failed run: the
+  // StageResult says why in `error`, with the server log excerpt. A SIGINT/SIGTERM during the
+  // workload ends it early and returns what was measured (`error` says so; check
+  // apply::InterruptGuard::interrupted() and end the command); one before or during the apply
+  // throws apply::Interrupted. InputError for a configuration that fails validation.
+  report::StageResult measure(const Configuration& configuration, const report::LoadSettings& load,
+                              std::optional<int> repeats = std::nullopt);
+
+  // The one restore policy: puts the original configuration back and verifies it. A failure
+  // names `pgslow recover` and propagates (exit 1); the journal stays for recovery. Notes
+  // "configuration restored" when something had changed. Safe to call twice.
+  void finish();
+  // The same on the way out of an error: never throws; a failure is logged with what repairs
+  // it. Returns whether the original configuration is back.
+  bool restore_after_error() noexcept;
+
+  server::ServerControl& server() { return server_; }
+  workload::Dataset& dataset() { return dataset_; }
+  const MeasureOptions& options() const { return options_.measure; }
+  const workload::Workload& workload() const { return workload_; }
+  const workload::WorkloadParams& params() const { return params_; }
+  // Restarts the applier actually made, and applies, over the session.
+  int restarts() const { return restarts_; }
+  int applies() const { return applies_; }
+  std::uint64_t data_bytes();
+
+ private:
+  report::Measurement measure_once(const report::LoadSettings& load, report::StageResult& stage,
+                                   std::map<std::string, double>& evidence, double& window_s);
+
+  server::ServerControl& server_;
+  const knobs::Catalog& catalog_;
+  const workload::Workload& workload_;
+  workload::WorkloadParams params_;
+  LabOptions options_;
+  Progress& progress_;
+  apply::InterruptGuard guard_;
+  workload::Dataset dataset_;
+  std::unique_ptr<apply::Applier> applier_;
+  int restarts_ = 0;
+  int applies_ = 0;
+  std::uint64_t data_bytes_ = 0;
+};
+
+}  // namespace pgslow::stage
