@@ -158,6 +158,7 @@ void render_console(const Result& r, std::ostream& out) {
                        tps_text(r.good_tps), tps_text(r.bad_tps),
                        ratio_text(r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
     if (r.clearly_different) out << fmt::format("; threshold {} TPS", tps_text(r.threshold_tps));
+    if (r.drift != 0) out << fmt::format("; drift of good {:+.1f}%", r.drift * 100);
     out << "\n";
     if (r.remaining_tps)
       out << fmt::format("  bad without the culprits: {} TPS ({} good)\n",
@@ -196,6 +197,8 @@ void render_markdown(const Result& r, std::ostream& out) {
                        tps_text(r.good_tps), tps_text(r.bad_tps),
                        ratio_text(r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
     if (r.clearly_different) out << "- threshold: " << tps_text(r.threshold_tps) << " TPS\n";
+    if (r.drift != 0)
+      out << fmt::format("- drift of good (re-measured between rounds): {:+.1f}%\n", r.drift * 100);
     if (r.remaining_tps)
       out << fmt::format("- bad without the culprits: {} TPS ({} good)\n",
                          tps_text(*r.remaining_tps), ratio_text(*r.remaining_ratio));
