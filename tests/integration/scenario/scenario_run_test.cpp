@@ -296,5 +296,30 @@ TEST(Run, ServerRestartMidStageEndsRestored) {
   EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
 }
 
+// The clients take every connection slot (max_connections 5, 8 clients): with --allow-partial
+// the run goes on with the clients that connected; pgslow's own evidence connections were
+// opened before the clients, so they neither fail the run nor take it down.
+TEST(Run, AllowPartialWhenClientsTakeEveryConnectionSlot) {
+  cluster();
+  fs::path file = one_stage_scenario("slots", "      max_connections: 5\n", 2);
+  std::string text = read_file(file);
+  text.replace(text.find("clients: 2"), 10, "clients: 8");
+  write_file_durably(file, text);
+  const ServerState before = server_state();
+  const fs::path out = workdir() / "slots-out";
+  ProcessResult r = pgslow({"run", file.string(), "--allow-partial", "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  const ServerState after = server_state();
+  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+  EXPECT_EQ(before.settings, after.settings);
+  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  ASSERT_EQ(run.stages.size(), 2u);
+  ASSERT_FALSE(run.stages[1].repeats.empty()) << run.stages[1].error;
+  const auto& m = run.stages[1].repeats[0];
+  EXPECT_LT(m.clients_connected, m.clients_requested);
+  EXPECT_GT(m.clients_connected, 0);
+}
+
 }  // namespace
 }  // namespace pgslow
