@@ -36,8 +36,9 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-// The chart data the inline script draws from; "</" is escaped so no string can end the
-// <script> element early.
+// The chart data the inline script draws from. Every < > & and the JavaScript line breaks
+// U+2028 / U+2029 are \u escapes: no string can end the <script> element, open a comment
+// ("<!--" makes the HTML parser swallow the rest of the script) or break the literal.
 std::string chart_data(const Run& run, const std::vector<StageSummary>& summaries) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : summaries) {
@@ -58,11 +59,19 @@ std::string chart_data(const Run& run, const std::vector<StageSummary>& summarie
       -1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') {
-      out += "<\\/";
-      ++i;
+    const char c = text[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (c == '\xe2' && i + 2 < text.size() && text[i + 1] == '\x80' &&
+               (text[i + 2] == '\xa8' || text[i + 2] == '\xa9')) {
+      out += text[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+      i += 2;
     } else {
-      out += text[i];
+      out += c;
     }
   }
   return out;

@@ -398,8 +398,9 @@ Catalog Catalog::load_default() {
 }
 
 const Knob* Catalog::find(std::string_view name) const {
+  // Case-insensitive, as PostgreSQL compares parameter names (TimeZone, DateStyle).
   for (const auto& k : knobs_) {
-    if (k.name == name) return &k;
+    if (iequals(k.name, name)) return &k;
   }
   return nullptr;
 }

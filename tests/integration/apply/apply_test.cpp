@@ -297,7 +297,12 @@ TEST_F(ApplyTest, APgctlTargetWithAllowChangesIsRestoredFromItsJournal) {
   ASSERT_TRUE(j.has_value());
   EXPECT_EQ(j->server.kind, "pgctl");
   EXPECT_EQ(j->state, apply::JournalState::kKept);
-  Finished restore = run_pgslow(args({"restore"}));
+  // The journal's server is not the workdir's managed cluster: restore acts only when the
+  // user names the same server.
+  Finished unnamed = run_pgslow(args({"restore"}));
+  EXPECT_NE(unnamed.exit_code, 0) << unnamed.output;
+  EXPECT_NE(unnamed.output.find("--data-dir"), std::string::npos) << unnamed.output;
+  Finished restore = run_pgslow(args({"restore", "--data-dir", cluster().data_dir()->string()}));
   EXPECT_EQ(restore.exit_code, 0) << restore.output;
   expect_original("after restoring the pgctl target");
 }

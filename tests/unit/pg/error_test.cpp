@@ -69,5 +69,29 @@ TEST(RedactConninfo, UriForm) {
   EXPECT_EQ(redact_conninfo("postgresql://bob@db/app"), "postgresql://bob@db/app");
 }
 
+TEST(RedactConninfo, EverySecretKeyWithAnySpacing) {
+  EXPECT_EQ(redact_conninfo("host=a sslpassword=k3y user=b"), "host=a sslpassword=*** user=b");
+  EXPECT_EQ(redact_conninfo("host=a password\t=\ts3cret user=b"), "host=a password\t=\t*** user=b");
+  EXPECT_EQ(redact_conninfo("password='a b c'"), "password=***");
+  EXPECT_EQ(redact_conninfo("postgresql://u:pw@h/db?sslpassword=k&x=1"),
+            "postgresql://u:***@h/db?sslpassword=***&x=1");
+  EXPECT_EQ(redact_conninfo("postgresql://u:pw@h?password=pw"), "postgresql://u:***@h?password=***");
+}
+
+TEST(ConninfoWithoutSecrets, NoPasswordKeyAtAll) {
+  for (const char* c : {"host=/tmp password=s3cret user=bob", "host=/tmp password \t= s3cret user=bob",
+                        "host=/tmp user=bob sslpassword=s3cret",
+                        "postgresql://bob:s3cret@/tmp?host=/tmp",
+                        "postgresql://bob@/tmp?password=s3cret&host=/tmp"}) {
+    SCOPED_TRACE(c);
+    std::string out = conninfo_without_secrets(c);
+    EXPECT_EQ(out.find("s3cret"), std::string::npos) << out;
+    EXPECT_EQ(out.find("password"), std::string::npos) << out;
+    EXPECT_NE(out.find("user='bob'"), std::string::npos) << out;
+    EXPECT_NE(out.find("host='/tmp'"), std::string::npos) << out;
+  }
+  EXPECT_EQ(conninfo_without_secrets("dbname='it\\'s'"), "dbname='it\\'s'");
+}
+
 }  // namespace
 }  // namespace pgslow::pg
