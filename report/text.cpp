@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/strings.h"
+#include "runner/common/printable.h"
 
 namespace pgslow::report {
 

@@ -76,7 +76,8 @@ bool journal_matches_target(const Journal& j, const server::TargetSpec& given, s
       break;
     case server::TargetKind::kCommand:
       if (!given.data_dir.empty()) data_dir = given.data_dir;
-      if (pg::conninfo_without_secrets(given.conninfo) != j.server.conninfo)
+      if (pg::conninfo_without_secrets(given.conninfo) !=
+          pg::conninfo_without_secrets(j.server.conninfo))
         return differs("it protects the server at " + j.server.conninfo);
       if (recorded(j, "reload_command") != given.reload_command ||
           recorded(j, "restart_command") != given.restart_command)

@@ -1,7 +1,5 @@
 #include "common/strings.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -108,48 +106,6 @@ std::string format_count(std::uint64_t n) {
     out.insert(out.begin(), *it);
   }
   return out;
-}
-
-namespace {
-// The length of a control character at s[i] (1 for C0/DEL, 2 for a UTF-8 C1), or 0.
-std::size_t control_at(std::string_view s, std::size_t i) {
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  if (c < 0x20 || c == 0x7f) return 1;
-  if (c == 0xc2 && i + 1 < s.size()) {
-    unsigned char n = static_cast<unsigned char>(s[i + 1]);
-    if (n >= 0x80 && n <= 0x9f) return 2;
-  }
-  return 0;
-}
-}  // namespace
-
-std::string printable(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    std::size_t n = control_at(s, i);
-    if (n == 0) {
-      out += s[i++];
-      continue;
-    }
-    if (s[i] == '\t') {
-      out += ' ';
-    } else {
-      char buf[8];
-      unsigned char c = static_cast<unsigned char>(s[i + n - 1]);
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    }
-    i += n;
-  }
-  return out;
-}
-
-bool has_control_characters(std::string_view s) {
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (control_at(s, i) != 0) return true;
-  }
-  return false;
 }
 
 }  // namespace pgslow

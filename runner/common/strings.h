@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/printable.h"  // printable(): text safe for a terminal
+
 namespace pgslow {
 
 std::string trim(std::string_view s);
@@ -15,12 +17,6 @@ bool iequals(std::string_view a, std::string_view b);
 bool starts_with(std::string_view s, std::string_view prefix);
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
-
-// `s` safe to show on a terminal: control characters (C0, DEL, C1, which start escape
-// sequences) become \xNN, a tab a space; everything else, UTF-8 included, stays.
-std::string printable(std::string_view s);
-// Whether `s` holds a control character (printable would change it; tab included).
-bool has_control_characters(std::string_view s);
 
 // Levenshtein distance, for "did you mean" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);
