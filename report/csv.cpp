@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <string_view>
 #include <ostream>
+#include <string_view>
 
 #include "report/evidence_info.h"
 #include "report/reporter.h"

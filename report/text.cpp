@@ -57,7 +57,7 @@ std::string TextTable::render(const std::string& indent) const {
   return out;
 }
 
-std::string markdown_text(const std::string& s) {
+std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
@@ -70,6 +70,20 @@ std::string markdown_text(const std::string& s) {
       case '>':
         out += "&gt;";
         break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string markdown_text(const std::string& s) {
+  std::string out;
+  for (char c : html_escape(s)) {
+    switch (c) {
       case '\\':
       case '`':
       case '*':

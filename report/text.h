@@ -22,6 +22,8 @@ struct TextTable {
   std::vector<std::size_t> widths() const;
 };
 
+// Text for HTML: & < > " as entities.
+std::string html_escape(const std::string& s);
 // Markdown text that renders as itself: HTML (& < >) as entities, Markdown punctuation
 // (\ ` * [ ] |) backslash-escaped, control characters shown as \xNN; newlines
 // stay (a paragraph).

@@ -242,7 +242,8 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
   for (const Change& c : changes) {
     OriginalParameter* p = j.find_touched(c.before->name);
     const std::string& v = c.verdict->setting.value;
-    if (p && std::find(p->pgslow_values.begin(), p->pgslow_values.end(), v) == p->pgslow_values.end())
+    if (p &&
+        std::find(p->pgslow_values.begin(), p->pgslow_values.end(), v) == p->pgslow_values.end())
       p->pgslow_values.push_back(v);
   }
   const bool first_save = !journal_on_disk_;
@@ -252,9 +253,10 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
     if (!first_save) throw;
     // Nothing was changed yet and no journal exists: there is nothing to restore.
     journal_.reset();
-    throw RuntimeError(fmt::format("{}. Nothing was changed: pgslow changes a server only after "
-                                   "its journal is on disk",
-                                   e.what()));
+    throw RuntimeError(
+        fmt::format("{}. Nothing was changed: pgslow changes a server only after "
+                    "its journal is on disk",
+                    e.what()));
   }
   journal_on_disk_ = true;
   crash_point(phase::kJournalWritten);

@@ -7,10 +7,10 @@
 
 #include <cctype>
 #include <cerrno>
-#include <optional>
-#include <vector>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "apply/bytes.h"
 #include "common/errors.h"
@@ -162,7 +162,12 @@ std::optional<AutoConfEntry> parse_line(const std::string& line) {
         break;
       } else if (c == '\\' && i + 1 < line.size()) {
         char n = line[i + 1];
-        e.value += n == 'n' ? '\n' : n == 't' ? '\t' : n == 'r' ? '\r' : n == 'b' ? '\b' : n == 'f' ? '\f' : n;
+        e.value += n == 'n'   ? '\n'
+                   : n == 't' ? '\t'
+                   : n == 'r' ? '\r'
+                   : n == 'b' ? '\b'
+                   : n == 'f' ? '\f'
+                              : n;
         i += 2;
       } else {
         e.value += c;

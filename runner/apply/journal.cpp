@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <utility>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "apply/bytes.h"
 #include "apply/trust.h"
@@ -235,8 +235,8 @@ Journal journal_from_json(const std::string& text, const std::string& origin) {
     damaged(origin, "a local server without its original postgresql.auto.conf");
   // The file restore writes is the data directory's, never a path of its own: matching the
   // data directory with the target the user gives then covers the file too.
-  if (j.auto_conf && (!j.server.data_dir ||
-                      j.auto_conf->path != *j.server.data_dir / "postgresql.auto.conf"))
+  if (j.auto_conf &&
+      (!j.server.data_dir || j.auto_conf->path != *j.server.data_dir / "postgresql.auto.conf"))
     damaged(origin, "the saved postgresql.auto.conf is not the one of the server's data directory");
   return j;
 }

@@ -115,9 +115,9 @@ std::unique_ptr<server::ServerControl> open_journal_server(const Journal& j,
         "the journal of {} does not protect the server this command names: {}. pgslow runs no "
         "command and writes no file a journal names unless you name the same server{}",
         printable(j.server.description), printable(why),
-        options.empty() ? std::string(" (run pgslow with the --workdir the journal belongs to)")
-                        : ": `pgslow recover " + options + "` (or `pgslow restore " + options +
-                              "`)"));
+        options.empty()
+            ? std::string(" (run pgslow with the --workdir the journal belongs to)")
+            : ": `pgslow recover " + options + "` (or `pgslow restore " + options + "`)"));
   }
   switch (given.kind) {
     case server::TargetKind::kManaged:

@@ -80,9 +80,10 @@ ResetPlan compare_entries(const Journal& j, const Entries& original, const Entri
     std::optional<std::string> o = entry(original, n);
     std::optional<std::string> c = entry(current, n);
     if (c == o) continue;
-    plan.foreign.push_back(fmt::format("{} = {} in postgresql.auto.conf (originally {}), set by "
-                                       "someone else since pgslow's change: kept",
-                                       n, shown(c), shown(o)));
+    plan.foreign.push_back(
+        fmt::format("{} = {} in postgresql.auto.conf (originally {}), set by "
+                    "someone else since pgslow's change: kept",
+                    n, shown(c), shown(o)));
   }
   return plan;
 }
@@ -265,14 +266,14 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
     if (s == nullptr || s->setting == p.setting) continue;
     std::string source = source_file(conn, s->name);
     if (!source.empty() && !is_auto_conf(source)) {
-      out.kept.push_back(fmt::format("{} is {} from {}, where someone else set it since "
-                                     "pgslow's change (originally {}): kept",
-                                     s->name, display_value(*s), source,
-                                     display_value(*s, p.setting)));
+      out.kept.push_back(
+          fmt::format("{} is {} from {}, where someone else set it since "
+                      "pgslow's change (originally {}): kept",
+                      s->name, display_value(*s), source, display_value(*s, p.setting)));
       continue;
     }
-    problems.push_back(fmt::format("{} is {}, was {}", s->name, display_value(*s),
-                                   display_value(*s, p.setting)));
+    problems.push_back(
+        fmt::format("{} is {}, was {}", s->name, display_value(*s), display_value(*s, p.setting)));
   }
   if (journal.auto_conf && plan.foreign.empty() && plan.conflicts.empty() &&
       !auto_conf_matches(*journal.auto_conf))
@@ -295,9 +296,10 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
     bool named = false;
     for (const std::string& k : out.kept) named = named || starts_with(k, name + " ");
     if (named || s == nullptr) continue;
-    out.kept.push_back(fmt::format("{} is {} (was {} before pgslow's change), changed by someone "
-                                   "else: kept",
-                                   name, display_value(*s, it->second), display_value(*s, before)));
+    out.kept.push_back(
+        fmt::format("{} is {} (was {} before pgslow's change), changed by someone "
+                    "else: kept",
+                    name, display_value(*s, it->second), display_value(*s, before)));
   }
   for (const auto& [name, s] : running.by_name) {
     const knobs::ServerSetting* a = now.find(name);

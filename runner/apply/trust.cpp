@@ -29,17 +29,18 @@ std::string mode_text(mode_t mode) {
 void check(const struct stat& st, const fs::path& path, const char* what, const char* fix) {
   if (!trusted_owner(st.st_uid)) {
     throw RuntimeError("pgslow refuses the " + std::string(what) + " " + path.string() +
-                       ": it belongs to uid " + std::to_string(st.st_uid) +
-                       ", not to you (uid " + std::to_string(::geteuid()) +
+                       ": it belongs to uid " + std::to_string(st.st_uid) + ", not to you (uid " +
+                       std::to_string(::geteuid()) +
                        ") or root, so its owner could make pgslow run their commands or write "
-                       "their paths. Nothing was read from it. " + fix);
+                       "their paths. Nothing was read from it. " +
+                       fix);
   }
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     throw RuntimeError("pgslow refuses the " + std::string(what) + " " + path.string() +
                        ": others may write it (mode " + mode_text(st.st_mode) +
                        "), so anyone could plant a journal or lock in it. Nothing was read from "
-                       "it. Run `chmod go-w " + path.string() + "` if its contents are yours, or " +
-                       fix);
+                       "it. Run `chmod go-w " +
+                       path.string() + "` if its contents are yours, or " + fix);
   }
 }
 

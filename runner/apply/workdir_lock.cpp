@@ -109,11 +109,11 @@ WorkdirLock WorkdirLock::acquire(const fs::path& workdir, const std::string& com
   std::optional<LockHolder> holder;
   std::optional<WorkdirLock> lock = try_acquire(workdir, command, &holder);
   if (!lock) {
-    throw RuntimeError(describe(holder) + " is using the workdir " + workdir.string() +
-                       "; wait for it to finish, or stop it (Ctrl-C or kill " +
-                       (holder && is_alive(holder->who) ? std::to_string(holder->who.pid)
-                                                        : std::string("<pid>")) +
-                       ": it restores the server before it exits), or use another --workdir");
+    throw RuntimeError(
+        describe(holder) + " is using the workdir " + workdir.string() +
+        "; wait for it to finish, or stop it (Ctrl-C or kill " +
+        (holder && is_alive(holder->who) ? std::to_string(holder->who.pid) : std::string("<pid>")) +
+        ": it restores the server before it exits), or use another --workdir");
   }
   if (lock->taken_over_from())
     spdlog::debug("took over the workdir lock of pid {}, which is gone", *lock->taken_over_from());

@@ -291,7 +291,7 @@ void status_command(Context& ctx) {
   if (!apply::process_holds_workdir_lock(ctx.workdir)) holder = apply::lock_holder(ctx.workdir);
   if (holder) {
     rows.push_back({"in use", holder->who.pid > 0 ? fmt::format("by pid {} ({})", holder->who.pid,
-                                                               printable(holder->command))
+                                                                printable(holder->command))
                                                   : std::string("by another pgslow process")});
   }
 
@@ -312,9 +312,9 @@ void status_command(Context& ctx) {
                                           s.version.empty() ? "" : ", PostgreSQL " + s.version)});
   } else {
     std::string options_text = apply::target_options_for(*wj.journal);
-    rows.push_back({"server", fmt::format("{} (`pgslow restore {}` names it)",
-                                          printable(wj.journal->server.description),
-                                          options_text)});
+    rows.push_back(
+        {"server", fmt::format("{} (`pgslow restore {}` names it)",
+                               printable(wj.journal->server.description), options_text)});
   }
 
   const apply::Journal* j = wj.journal ? &*wj.journal : nullptr;
@@ -461,8 +461,7 @@ void before_command(Context& ctx, const std::string& command) {
   if (!wj.journal) return;
   const apply::Journal& j = *wj.journal;
   const server::TargetSpec managed = managed_target(ctx);
-  const bool destroying =
-      command == "server destroy" && apply::journal_matches_target(j, managed);
+  const bool destroying = command == "server destroy" && apply::journal_matches_target(j, managed);
   if (destroying) {
     spdlog::warn("discarding the journal of {}: the cluster it protects is being destroyed",
                  apply::describe_journal(j));
@@ -471,11 +470,12 @@ void before_command(Context& ctx, const std::string& command) {
   }
 
   const std::string options = apply::target_options_for(j);
-  const std::string restore_hint = options.empty() ? "`pgslow restore`" : "`pgslow restore " + options + "`";
+  const std::string restore_hint =
+      options.empty() ? "`pgslow restore`" : "`pgslow restore " + options + "`";
   if (wj.condition == apply::JournalCondition::kKept) {
     if (is_command(command, {"apply", "restore", "recover", "status"})) return;  // they report it
-    spdlog::warn("{} is degraded on purpose by {}; {} undoes it",
-                 printable(j.server.description), apply::describe_journal(j), restore_hint);
+    spdlog::warn("{} is degraded on purpose by {}; {} undoes it", printable(j.server.description),
+                 apply::describe_journal(j), restore_hint);
     return;
   }
   if (wj.condition != apply::JournalCondition::kInterrupted) return;
@@ -494,8 +494,8 @@ void before_command(Context& ctx, const std::string& command) {
   spdlog::warn(
       "the {} by pid {} was interrupted and left {} changed ({}); restoring its original "
       "configuration before anything else",
-      printable(j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`"),
-      j.owner.pid, printable(j.server.description), printable(j.settings_summary()));
+      printable(j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`"), j.owner.pid,
+      printable(j.server.description), printable(j.settings_summary()));
   apply::InterruptGuard guard;
   try {
     apply::RestoreOutcome out = apply::restore_from_journal(ctx.workdir, *wj.journal, managed);

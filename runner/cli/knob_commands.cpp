@@ -9,9 +9,6 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "scenario/plan.h"
-#include "scenario/scenario.h"
-#include "workload/registry.h"
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/strings.h"
@@ -21,8 +18,11 @@
 #include "knobs/validate.h"
 #include "knobs/value.h"
 #include "pg/connection.h"
+#include "scenario/plan.h"
+#include "scenario/scenario.h"
 #include "server/managed_cluster.h"
 #include "server/target.h"
+#include "workload/registry.h"
 
 namespace fs = std::filesystem;
 

@@ -27,8 +27,8 @@ struct ServerSetting {
 
 // The live server's parameters and version.
 struct ServerSettings {
-  int version_num = 0;  // server_version_num, e.g. 150018
-  int major = 0;        // e.g. 15
+  int version_num = 0;                           // server_version_num, e.g. 150018
+  int major = 0;                                 // e.g. 15
   std::map<std::string, ServerSetting> by_name;  // lower-case name -> setting
 
   static ServerSettings read(pg::Connection& conn);

@@ -68,8 +68,8 @@ void sql_and_reload(const std::string& statement) {
 std::string everything_under(const fs::path& dir) {
   std::string all;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
     if (it->is_regular_file(ec) && !it->is_symlink(ec)) {
       try {
@@ -85,7 +85,8 @@ class HardeningTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     original_ = new std::string(read_file(auto_conf()));
-    dir_ = new fs::path(fs::temp_directory_path() / ("pgslow-hardening-" + std::to_string(::getpid())));
+    dir_ = new fs::path(fs::temp_directory_path() /
+                        ("pgslow-hardening-" + std::to_string(::getpid())));
     fs::create_directories(*dir_);
     write("reload.yaml", "settings:\n  work_mem: 64kB\n  random_page_cost: 40\n");
   }
@@ -162,10 +163,10 @@ TEST_F(HardeningTest, APlantedJournalAndSymlinkedLockInAnotherUsersWorkdirAreRef
   ASSERT_EQ(::chown((evil / "journal.json").c_str(), user->first, user->second), 0);
   ASSERT_EQ(::lchown((evil / "pgslow.lock").c_str(), user->first, user->second), 0);
 
-  for (std::vector<std::string> command : {std::vector<std::string>{"status"},
-                                           std::vector<std::string>{"knobs", "list"},
-                                           std::vector<std::string>{"recover"},
-                                           std::vector<std::string>{"apply", file("reload.yaml")}}) {
+  for (std::vector<std::string> command :
+       {std::vector<std::string>{"status"}, std::vector<std::string>{"knobs", "list"},
+        std::vector<std::string>{"recover"},
+        std::vector<std::string>{"apply", file("reload.yaml")}}) {
     SCOPED_TRACE(command[0]);
     std::vector<std::string> a = {"--workdir", evil.string()};
     a.insert(a.end(), command.begin(), command.end());
@@ -215,15 +216,15 @@ TEST_F(HardeningTest, AJournalsCommandsRunOnlyForTheServerTheUserNames) {
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("does not protect the server this command names"), std::string::npos)
       << r.output;
-  r = run_pgslow({"--workdir", wd.string(), "recover", "--conninfo", conninfo(),
-                  "--reload-command", "true"});
+  r = run_pgslow(
+      {"--workdir", wd.string(), "recover", "--conninfo", conninfo(), "--reload-command", "true"});
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_FALSE(fs::exists(marker)) << "a journal's command ran for a server nobody named";
   EXPECT_TRUE(fs::exists(apply::journal_path(wd)));
 
   // Named with the same options: the recorded reload runs.
-  r = run_pgslow({"--workdir", wd.string(), "recover", "--conninfo", conninfo(),
-                  "--reload-command", j.server.target["reload_command"]});
+  r = run_pgslow({"--workdir", wd.string(), "recover", "--conninfo", conninfo(), "--reload-command",
+                  j.server.target["reload_command"]});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(marker)) << r.output;
   EXPECT_FALSE(fs::exists(apply::journal_path(wd)));
@@ -239,13 +240,14 @@ TEST_F(HardeningTest, APasswordInTheConninfoIsNeverStoredOrPrinted) {
   }
   const std::string secret = "Hunter2s3cret";
   // The socket login is trust: the server ignores the password, pgslow must not keep it.
-  for (const std::string& c :
-       {conninfo() + " password=" + secret, conninfo() + " password \t=\t'" + secret + "' sslpassword=" + secret,
-        fmt::format("postgresql://postgres:{}@/postgres?host={}&port={}", secret, parts["host"],
-                    parts["port"])}) {
+  for (const std::string& c : {conninfo() + " password=" + secret,
+                               conninfo() + " password \t=\t'" + secret + "' sslpassword=" + secret,
+                               fmt::format("postgresql://postgres:{}@/postgres?host={}&port={}",
+                                           secret, parts["host"], parts["port"])}) {
     SCOPED_TRACE(c);
     std::string printed;
-    Finished a = run_pgslow(args({"apply", file("reload.yaml"), "--conninfo", c, "--allow-changes"}));
+    Finished a =
+        run_pgslow(args({"apply", file("reload.yaml"), "--conninfo", c, "--allow-changes"}));
     ASSERT_EQ(a.exit_code, 0) << a.output;
     printed += a.output;
     const std::string journal = read_file(apply::journal_path(workdir()));
@@ -359,11 +361,12 @@ TEST_F(HardeningTest, TimeZoneAndDateStyleCanBeSet) {
 
 TEST_F(HardeningTest, CheckUsesTheScenariosOwnTarget) {
   const fs::path wd = *dir_ / "check-workdir";
-  write("pgctl-target.yaml", fmt::format("name: pgctl-check\n"
-                                         "target:\n  kind: pgctl\n  data_dir: {}\n"
-                                         "workload: tpcb-like\n"
-                                         "stages:\n  - name: small\n    settings: {{work_mem: 1MB}}\n",
-                                         data_dir().string()));
+  write("pgctl-target.yaml",
+        fmt::format("name: pgctl-check\n"
+                    "target:\n  kind: pgctl\n  data_dir: {}\n"
+                    "workload: tpcb-like\n"
+                    "stages:\n  - name: small\n    settings: {{work_mem: 1MB}}\n",
+                    data_dir().string()));
   Finished r = run_pgslow({"--workdir", wd.string(), "check", file("pgctl-target.yaml")});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(data_dir().string()), std::string::npos) << r.output;

@@ -114,6 +114,14 @@ std::string find_chromium() {
   return "";
 }
 
+// The page as headless Chromium leaves it after its scripts ran.
+Output dump_dom(const std::string& chromium, const fs::path& html, const fs::path& profile) {
+  return run_command(chromium +
+                     " --headless --no-sandbox --disable-gpu --disable-background-networking "
+                     "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
+                     profile.string() + " --dump-dom file://" + html.string());
+}
+
 TEST_F(ReportCommandTest, HtmlChartsRenderInHeadlessChromium) {
   const std::string chromium = find_chromium();
   if (chromium.empty()) {
@@ -129,11 +137,7 @@ TEST_F(ReportCommandTest, HtmlChartsRenderInHeadlessChromium) {
   EXPECT_EQ(page.find("https://"), std::string::npos);
   EXPECT_EQ(page.find("<script src"), std::string::npos);
 
-  const Output dom =
-      run_command(chromium +
-                  " --headless --no-sandbox --disable-gpu --disable-background-networking "
-                  "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
-                  (dir_ / "chrome").string() + " --dump-dom file://" + html.string());
+  const Output dom = dump_dom(chromium, html, dir_ / "chrome");
   ASSERT_EQ(dom.status, 0) << dom.text;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(dom.text, m, std::regex("<body([^>]*)>"))) << dom.text;
@@ -200,11 +204,7 @@ TEST_F(ReportCommandTest, HostileNamesAreInertInEveryFormat) {
   if (chromium.empty()) {
     GTEST_SKIP() << "chromium is not installed (apt-get install chromium): HTML check skipped";
   }
-  const Output dom =
-      run_command(chromium +
-                  " --headless --no-sandbox --disable-gpu --disable-background-networking "
-                  "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
-                  (dir_ / "chrome").string() + " --dump-dom file://" + (dir_ / "hostile.html").string());
+  const Output dom = dump_dom(chromium, (dir_ / "hostile.html"), dir_ / "chrome");
   ASSERT_EQ(dom.status, 0) << dom.text;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(dom.text, m, std::regex("<body([^>]*)>"))) << dom.text;

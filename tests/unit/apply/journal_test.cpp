@@ -161,7 +161,8 @@ TEST(Journal, KeepsWhatPgslowSetAndFindsNamesWithoutCase) {
   Journal j = sample();
   Journal back = journal_from_json(journal_to_json(j), "test");
   ASSERT_NE(back.find_touched("WORK_MEM"), nullptr);
-  EXPECT_EQ(back.find_touched("Work_Mem")->pgslow_values, (std::vector<std::string>{"64kB", "1MB"}));
+  EXPECT_EQ(back.find_touched("Work_Mem")->pgslow_values,
+            (std::vector<std::string>{"64kB", "1MB"}));
 }
 
 TEST(Journal, TheSavedFileMustBeTheDataDirectorysOwn) {

@@ -1,8 +1,8 @@
 #include "apply/workdir_lock.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -172,7 +172,8 @@ TEST_F(WorkdirLockTest, AWorkdirPgslowCreatesIsNotGroupWritable) {
   mode_t old = ::umask(0);
   WorkdirLock::acquire(dir_ / "a" / "b", "pgslow status");
   ::umask(old);
-  EXPECT_EQ(fs::status(dir_ / "a" / "b").permissions() & (fs::perms::group_write | fs::perms::others_write),
+  EXPECT_EQ(fs::status(dir_ / "a" / "b").permissions() &
+                (fs::perms::group_write | fs::perms::others_write),
             fs::perms::none);
 }
 

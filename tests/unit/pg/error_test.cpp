@@ -10,12 +10,18 @@ TEST(ClassifySqlstate, MapsEachClass) {
     const char* sqlstate;
     ErrorClass expected;
   } cases[] = {
-      {"40001", ErrorClass::kSerialization},     {"40P01", ErrorClass::kDeadlock},
-      {"53300", ErrorClass::kTooManyConnections}, {"08006", ErrorClass::kConnectionLost},
-      {"08003", ErrorClass::kConnectionLost},    {"57P01", ErrorClass::kConnectionLost},
-      {"57P02", ErrorClass::kConnectionLost},    {"57P03", ErrorClass::kConnectionLost},
-      {"57014", ErrorClass::kQueryCanceled},     {"23505", ErrorClass::kOther},
-      {"42P01", ErrorClass::kOther},             {"", ErrorClass::kConnectionLost},
+      {"40001", ErrorClass::kSerialization},
+      {"40P01", ErrorClass::kDeadlock},
+      {"53300", ErrorClass::kTooManyConnections},
+      {"08006", ErrorClass::kConnectionLost},
+      {"08003", ErrorClass::kConnectionLost},
+      {"57P01", ErrorClass::kConnectionLost},
+      {"57P02", ErrorClass::kConnectionLost},
+      {"57P03", ErrorClass::kConnectionLost},
+      {"57014", ErrorClass::kQueryCanceled},
+      {"23505", ErrorClass::kOther},
+      {"42P01", ErrorClass::kOther},
+      {"", ErrorClass::kConnectionLost},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(classify_sqlstate(c.sqlstate), c.expected) << c.sqlstate;
@@ -75,14 +81,15 @@ TEST(RedactConninfo, EverySecretKeyWithAnySpacing) {
   EXPECT_EQ(redact_conninfo("password='a b c'"), "password=***");
   EXPECT_EQ(redact_conninfo("postgresql://u:pw@h/db?sslpassword=k&x=1"),
             "postgresql://u:***@h/db?sslpassword=***&x=1");
-  EXPECT_EQ(redact_conninfo("postgresql://u:pw@h?password=pw"), "postgresql://u:***@h?password=***");
+  EXPECT_EQ(redact_conninfo("postgresql://u:pw@h?password=pw"),
+            "postgresql://u:***@h?password=***");
 }
 
 TEST(ConninfoWithoutSecrets, NoPasswordKeyAtAll) {
-  for (const char* c : {"host=/tmp password=s3cret user=bob", "host=/tmp password \t= s3cret user=bob",
-                        "host=/tmp user=bob sslpassword=s3cret",
-                        "postgresql://bob:s3cret@/tmp?host=/tmp",
-                        "postgresql://bob@/tmp?password=s3cret&host=/tmp"}) {
+  for (const char* c :
+       {"host=/tmp password=s3cret user=bob", "host=/tmp password \t= s3cret user=bob",
+        "host=/tmp user=bob sslpassword=s3cret", "postgresql://bob:s3cret@/tmp?host=/tmp",
+        "postgresql://bob@/tmp?password=s3cret&host=/tmp"}) {
     SCOPED_TRACE(c);
     std::string out = conninfo_without_secrets(c);
     EXPECT_EQ(out.find("s3cret"), std::string::npos) << out;
