@@ -11,18 +11,12 @@ namespace pgslow::pg {
 
 std::string_view to_string(ErrorClass c) {
   switch (c) {
-    case ErrorClass::kSerialization:
-      return "serialization failure";
-    case ErrorClass::kDeadlock:
-      return "deadlock";
-    case ErrorClass::kTooManyConnections:
-      return "too many connections";
-    case ErrorClass::kConnectionLost:
-      return "connection lost";
-    case ErrorClass::kQueryCanceled:
-      return "query canceled";
-    case ErrorClass::kOther:
-      return "other";
+    case ErrorClass::kSerialization: return "serialization failure";
+    case ErrorClass::kDeadlock: return "deadlock";
+    case ErrorClass::kTooManyConnections: return "too many connections";
+    case ErrorClass::kConnectionLost: return "connection lost";
+    case ErrorClass::kQueryCanceled: return "query canceled";
+    case ErrorClass::kOther: return "other";
   }
   return "other";
 }

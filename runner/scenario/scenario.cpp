@@ -14,12 +14,9 @@ namespace fs = std::filesystem;
 
 std::string_view mode_name(Mode m) {
   switch (m) {
-    case Mode::kCumulative:
-      return "cumulative";
-    case Mode::kIsolated:
-      return "isolated";
-    case Mode::kBoth:
-      return "both";
+    case Mode::kCumulative: return "cumulative";
+    case Mode::kIsolated: return "isolated";
+    case Mode::kBoth: return "both";
   }
   return "cumulative";
 }
@@ -80,13 +77,13 @@ std::string remove_layout(std::string s) {
   return s;
 }
 
-const std::vector<std::string> kTopFields = {"name",    "description",  "target",   "workload",
-                                             "measure", "mode",         "baseline", "stages",
-                                             "expect",  "allow_changes"};
+const std::vector<std::string> kTopFields = {"name",    "description", "target",
+                                             "workload", "measure",     "mode",
+                                             "baseline", "stages",      "expect",
+                                             "allow_changes"};
 
 // A duration field: a YAML number (seconds) or a string with a unit.
-std::optional<double> read_duration(yaml::Reader& r, const YAML::Node& node,
-                                    std::string_view what) {
+std::optional<double> read_duration(yaml::Reader& r, const YAML::Node& node, std::string_view what) {
   auto text = r.string(node, what);
   if (!text) return std::nullopt;
   auto seconds = parse_duration(*text);
@@ -144,13 +141,11 @@ void read_target(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     s.target.allow_changes = *v;
   }
   if (s.target.kind == server::TargetKind::kPgctl && s.target.data_dir.empty()) {
-    r.error(node, "a pgctl target needs data_dir",
-            "the server's data directory, e.g. data_dir: /var/lib/postgresql/15/main");
+    r.error(node, "a pgctl target needs data_dir", "the server's data directory, e.g. data_dir: /var/lib/postgresql/15/main");
   }
   if (s.target.kind == server::TargetKind::kCommand) {
     if (s.target.conninfo.empty()) {
-      r.error(node, "a command target needs conninfo",
-              "how to reach the server, e.g. conninfo: \"host=localhost port=5432 user=postgres\"");
+      r.error(node, "a command target needs conninfo", "how to reach the server, e.g. conninfo: \"host=localhost port=5432 user=postgres\"");
     }
   }
 }
@@ -167,8 +162,7 @@ void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     return;
   }
   yaml::Fields f =
-      r.fields(node, "workload",
-               {"name", "scale", "warehouses", "clients", "think_time", "seed", "options"});
+      r.fields(node, "workload", {"name", "scale", "warehouses", "clients", "think_time", "seed", "options"});
   if (auto v = r.string(f.get("name"), "workload.name", true, node)) s.workload.name = *v;
   if (f.has("scale") && f.has("warehouses")) {
     r.error(f.get("warehouses"), "workload.scale and workload.warehouses are the same setting",
@@ -211,16 +205,13 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
 LoadKnobs read_load(yaml::Reader& r, const YAML::Node& node, const std::string& what) {
   LoadKnobs load;
   if (!node.IsDefined()) return load;
-  yaml::Fields f =
-      r.fields(node, what, {"clients", "pool_size", "connect_per_transaction", "rate"});
+  yaml::Fields f = r.fields(node, what, {"clients", "pool_size", "connect_per_transaction", "rate"});
   load.clients = read_positive_int(r, f.get("clients"), what + ".clients", 1, 10000);
   load.pool_size = read_positive_int(r, f.get("pool_size"), what + ".pool_size", 0, 10000);
-  load.connect_per_transaction =
-      r.boolean(f.get("connect_per_transaction"), what + ".connect_per_transaction");
+  load.connect_per_transaction = r.boolean(f.get("connect_per_transaction"), what + ".connect_per_transaction");
   if (auto v = r.number(f.get("rate"), what + ".rate")) {
     if (*v < 0 || !std::isfinite(*v)) {
-      r.error(f.get("rate"),
-              fmt::format("{}.rate must be 0 (closed loop) or a positive rate", what));
+      r.error(f.get("rate"), fmt::format("{}.rate must be 0 (closed loop) or a positive rate", what));
     } else {
       load.rate = *v;
     }
@@ -264,13 +255,11 @@ void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
         stage.presets.push_back(PresetRef{presets.Scalar(), r.where(presets)});
       } else if (r.is_sequence(presets, what + " presets")) {
         for (const auto& p : presets) {
-          if (auto v = r.string(p, what + " preset"))
-            stage.presets.push_back(PresetRef{*v, r.where(p)});
+          if (auto v = r.string(p, what + " preset")) stage.presets.push_back(PresetRef{*v, r.where(p)});
         }
       }
     }
-    if (f.has("settings"))
-      stage.settings = knobs::read_settings(r, f.get("settings"), what + " settings");
+    if (f.has("settings")) stage.settings = knobs::read_settings(r, f.get("settings"), what + " settings");
     stage.load = read_load(r, f.get("load"), what + " load");
     if (stage.presets.empty() && stage.settings.empty() && stage.load.empty() && name) {
       r.error(item, fmt::format("{} changes nothing", what),
@@ -287,8 +276,7 @@ void read_expect(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (!node.IsDefined()) return;
   if (!r.is_sequence(node, "expect")) return;
   for (const auto& item : node) {
-    yaml::Fields f =
-        r.fields(item, "an expectation", {"stage", "slower_than_baseline", "within_baseline"});
+    yaml::Fields f = r.fields(item, "an expectation", {"stage", "slower_than_baseline", "within_baseline"});
     if (!item.IsMap()) continue;
     Expectation e;
     e.where = r.where(item);
@@ -310,8 +298,7 @@ void read_expect(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
       char* end = nullptr;
       double v = std::strtod(t.c_str(), &end);
       if (t.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v)) {
-        r.error(f.get("slower_than_baseline"),
-                fmt::format("slower_than_baseline = {} is not a factor", yaml::printable(*text)),
+        r.error(f.get("slower_than_baseline"), fmt::format("slower_than_baseline = {} is not a factor", yaml::printable(*text)),
                 "write a number such as 10 or 10x (at least 10 times slower)");
         continue;
       }
@@ -327,8 +314,7 @@ void read_expect(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
       char* end = nullptr;
       double v = std::strtod(t.c_str(), &end);
       if (t.empty() || *end != '\0' || v < 0 || !std::isfinite(v)) {
-        r.error(f.get("within_baseline"),
-                fmt::format("within_baseline = {} is not a percentage", yaml::printable(*text)),
+        r.error(f.get("within_baseline"), fmt::format("within_baseline = {} is not a percentage", yaml::printable(*text)),
                 "write e.g. 10%");
         continue;
       }
@@ -376,8 +362,7 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
   }
   if (f.has("baseline")) {
     yaml::Fields b = r.fields(f.get("baseline"), "baseline", {"settings"});
-    if (b.has("settings"))
-      s.baseline = knobs::read_settings(r, b.get("settings"), "baseline settings");
+    if (b.has("settings")) s.baseline = knobs::read_settings(r, b.get("settings"), "baseline settings");
   }
   read_stages(r, f.get("stages"), s);
   read_expect(r, f.get("expect"), s);
@@ -389,11 +374,9 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
     for (const auto& n : stage_names) found = found || iequals(n, e.stage);
     if (!found && !e.stage.empty()) {
       auto suggestion = closest_match(e.stage, stage_names);
-      r.add(ConfigError{
-          e.where,
-          fmt::format("expect names stage '{}', which the scenario does not have", e.stage),
-          suggestion ? fmt::format("did you mean '{}'?", *suggestion)
-                     : "stages: " + join(stage_names, ", ")});
+      r.add(ConfigError{e.where, fmt::format("expect names stage '{}', which the scenario does not have", e.stage),
+                        suggestion ? fmt::format("did you mean '{}'?", *suggestion)
+                                   : "stages: " + join(stage_names, ", ")});
     }
   }
   return s;

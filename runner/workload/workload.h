@@ -20,8 +20,8 @@ namespace pgslow::workload {
 
 // A workload's parameters, from the scenario or the command line.
 struct WorkloadParams {
-  int scale = 1;  // warehouses (tpcc-lite), scale factor (tpcb-like, select-only), rows (patterns)
-  int clients = 1;          // simulated users; validate() may derive defaults from scale
+  int scale = 1;    // warehouses (tpcc-lite), scale factor (tpcb-like, select-only), rows (patterns)
+  int clients = 1;  // simulated users; validate() may derive defaults from scale
   bool think_time = false;  // TPC-C keying and think times; off by default, as in BenchBase
   std::uint64_t seed = 1;   // same seed, same inputs: runs are comparable
   std::map<std::string, std::string> options;  // workload-specific, checked by validate()
@@ -102,11 +102,9 @@ class Workload {
   // Creates the schema and loads the data into the (empty) database `conninfo` names.
   virtual void load(const std::string& conninfo, const WorkloadParams& params,
                     Progress& progress) const = 0;
-  virtual std::unique_ptr<Client> make_client(const WorkloadParams& params,
-                                              int client_index) const = 0;
+  virtual std::unique_ptr<Client> make_client(const WorkloadParams& params, int client_index) const = 0;
   // Consistency checks after a run; an empty list means the workload has none.
-  virtual std::vector<CheckResult> check(pg::Connection& conn,
-                                         const WorkloadParams& params) const = 0;
+  virtual std::vector<CheckResult> check(pg::Connection& conn, const WorkloadParams& params) const = 0;
 };
 
 }  // namespace pgslow::workload
