@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <ostream>
+#include <sstream>
 
 #include "report/reporter.h"
 #include "report/stats.h"
@@ -29,7 +30,10 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 }  // namespace
 
-void ConsoleReporter::report(const Run& run, std::ostream& out) const {
+void ConsoleReporter::report(const Run& run, std::ostream& terminal) const {
+  // Names and descriptions come from files anyone may write: no control character or escape
+  // sequence reaches the terminal.
+  std::ostringstream out;
   out << "pgslow report: " << (run.scenario.empty() ? "(unnamed scenario)" : run.scenario) << "\n";
   std::size_t label_width = 0;
   const auto facts = run_facts(run);
@@ -83,6 +87,7 @@ void ConsoleReporter::report(const Run& run, std::ostream& out) const {
       out << "\n";
     }
   }
+  terminal << printable_lines(out.str());
 }
 
 }  // namespace pgslow::report

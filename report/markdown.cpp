@@ -26,7 +26,7 @@ std::string knobs_cell(const StageResult& stage) {
 void MarkdownReporter::report(const Run& run, std::ostream& out) const {
   out << "# pgslow report: " << markdown_cell(run.scenario.empty() ? "(unnamed)" : run.scenario)
       << "\n\n";
-  if (!run.description.empty()) out << run.description << "\n\n";
+  if (!run.description.empty()) out << markdown_text(run.description) << "\n\n";
   out << "| | |\n|---|---|\n";
   for (const auto& [label, value] : run_facts(run)) {
     out << "| " << label << " | " << markdown_cell(value) << " |\n";
@@ -71,7 +71,7 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
     out << "\n## Warnings\n\n";
     for (const auto& stage : run.stages) {
       for (const auto& w : stage.warnings)
-        out << "- **" << markdown_cell(stage.name) << "**: " << w << "\n";
+        out << "- **" << markdown_cell(stage.name) << "**: " << markdown_cell(w) << "\n";
     }
   }
   bool any_error = false;
@@ -80,14 +80,14 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
     out << "\n## Failed stages\n\n";
     for (const auto& stage : run.stages) {
       if (!stage.error.empty())
-        out << "- **" << markdown_cell(stage.name) << "**: " << stage.error << "\n";
+        out << "- **" << markdown_cell(stage.name) << "**: " << markdown_cell(stage.error) << "\n";
     }
   }
   if (!run.expectations.empty()) {
     out << "\n## Expectations\n\n";
     for (const auto& e : run.expectations) {
-      out << "- " << (e.passed ? "pass" : "**FAIL**") << ": " << e.text;
-      if (!e.detail.empty()) out << " (" << e.detail << ")";
+      out << "- " << (e.passed ? "pass" : "**FAIL**") << ": " << markdown_cell(e.text);
+      if (!e.detail.empty()) out << " (" << markdown_cell(e.detail) << ")";
       out << "\n";
     }
   }
