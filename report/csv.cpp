@@ -71,7 +71,8 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
                                      "failed",
                                      "retries",
                                      "clients",
-                                     "evidence_seconds"};
+                                     "evidence_seconds",
+                                     "headline"};
   for (const auto& k : keys) header.push_back(k);
   header.push_back("error");
   for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
@@ -109,6 +110,7 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
         m != nullptr ? std::to_string(m->retries) : "",
         std::to_string(stage.load.clients),
         s.ran ? csv_number(s.window_seconds) : "",
+        s.headline_text,
     };
     for (const auto& k : keys) {
       const auto it = stage.evidence.find(k);

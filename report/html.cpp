@@ -76,6 +76,7 @@ td.knobs { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-siz
 .slower { color: var(--bad); } .faster { color: var(--good); } .muted { color: var(--muted); }
 .failed { color: var(--bad); font-weight: 600; }
 .note { display: block; color: var(--bad); font-size: 11px; }
+.headline { display: block; font-size: 11px; }
 .chart { background: var(--panel); border-radius: 6px; padding: 8px 12px 4px; }
 .chart svg { width: 100%; height: auto; display: block; }
 .controls { margin: 4px 0 8px; color: var(--muted); }
@@ -277,6 +278,10 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
     }
     std::string tps = s.ran ? html_escape(s.tps_text) : "<span class=\"failed\">failed</span>";
     if (!s.note.empty()) tps += "<span class=\"note\">" + html_escape(s.note) + "</span>";
+    if (!s.headline_text.empty())
+      tps += "<span class=\"headline\">" + html_escape(s.headline_text) + "</span>";
+    for (const auto& w : s.headline_warnings)
+      tps += "<span class=\"note\">" + html_escape(w) + "</span>";
     std::string evidence;
     for (const auto& m : s.movers)
       evidence += (evidence.empty() ? "" : "<br>") + html_escape(m.text);

@@ -42,6 +42,8 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
     const StageResult& stage = run.stages[s.index];
     std::string tps = s.ran ? s.tps_text : "**failed**";
     if (!s.note.empty()) tps += "<br>(" + s.note + ")";
+    if (!s.headline_text.empty()) tps += "<br>" + markdown_cell(s.headline_text);
+    for (const auto& w : s.headline_warnings) tps += "<br>**warning:** " + markdown_cell(w);
     std::string evidence;
     for (const auto& m : s.movers)
       evidence += (evidence.empty() ? "" : "<br>") + markdown_cell(m.text);

@@ -127,6 +127,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       int workers = 0;
       int max_tries = 1;
       bool allow_partial = false;
+      bool check_data = false;
     };
     auto a = std::make_shared<Args>();
     cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")
@@ -141,6 +142,8 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_option("--max-tries", a->max_tries,
                     "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
+    cmd->add_flag("--check-data", a->check_data,
+                  "run the workload's consistency checks after each run; a failed check fails the stage");
     cmd->callback([&ctx, a] {
       before_command(ctx, "run");
       Prepared p = prepare(ctx, a->scenario, a->allow_changes);
@@ -154,6 +157,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       options.workers = a->workers;
       options.max_tries = a->max_tries;
       options.allow_partial = a->allow_partial;
+      options.check_data = a->check_data;
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
 
       ConsoleProgress progress;

@@ -187,7 +187,7 @@ void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
 
 void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (!node.IsDefined()) return;
-  yaml::Fields f = r.fields(node, "measure", {"warmup", "duration", "repeats"});
+  yaml::Fields f = r.fields(node, "measure", {"warmup", "duration", "repeats", "check_data"});
   if (auto v = read_duration(r, f.get("warmup"), "measure.warmup")) s.measure.warmup_s = *v;
   if (auto v = read_duration(r, f.get("duration"), "measure.duration")) {
     if (*v < 1) {
@@ -200,6 +200,7 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (auto v = read_positive_int(r, f.get("repeats"), "measure.repeats", 1, 100)) {
     s.measure.repeats = *v;
   }
+  if (auto v = r.boolean(f.get("check_data"), "measure.check_data")) s.measure.check_data = *v;
 }
 
 LoadKnobs read_load(yaml::Reader& r, const YAML::Node& node, const std::string& what) {
