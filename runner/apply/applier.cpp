@@ -253,6 +253,7 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
   j.state = JournalState::kChanging;
   j.stage = label.stage;
   j.presets = label.presets;
+  j.hidden = j.hidden || hidden_;
   j.settings.clear();
   for (const Change& c : changes) j.settings.push_back({c.before->name, c.verdict->setting.value});
   record_originals(j, names, current, conn);
@@ -276,7 +277,8 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
     knobs::ServerSettings after = knobs::ServerSettings::read(conn);
     std::vector<std::string> pending = pending_restart(after, j.pending_restart_before);
     if (!pending.empty()) {
-      spdlog::info("restarting {} for {}", server_.describe(), join(pending, ", "));
+      spdlog::info("restarting {} for {}", server_.describe(),
+                   j.hidden ? std::string("a hidden setting") : join(pending, ", "));
       crash_point(phase::kRestarting);
       try {
         server_.restart(restart_timeout);

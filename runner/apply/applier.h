@@ -80,6 +80,10 @@ class Applier {
   // nothing was changed.
   void restore();
 
+  // A workshop mystery: the journal this applier writes is sealed and names no setting in its
+  // messages (Journal::hidden).
+  void hide_settings() { hidden_ = true; }
+
   // Whether a journal exists for this applier (the server is not at its original config).
   bool has_changes() const { return journal_.has_value(); }
   const std::optional<Journal>& journal() const { return journal_; }
@@ -92,6 +96,7 @@ class Applier {
   const knobs::Catalog& catalog_;
   std::optional<server::TargetSpec> spec_;
   std::optional<Journal> journal_;
+  bool hidden_ = false;
 };
 
 // Refuses (InputError, before anything is touched) to change a server pgslow was not allowed

@@ -92,6 +92,10 @@ struct Journal {
   std::vector<OriginalParameter> touched;              // every parameter ever changed
   std::map<std::string, std::string> settings_before;  // pg_settings name -> setting, to verify
   std::vector<std::string> pending_restart_before;     // already pending when pgslow came
+  // A workshop mystery (docs/workshop.md): what is applied is the answer participants look
+  // for. The file is then sealed (apply/bytes.h) and messages name no setting; restore and
+  // recovery read it as usual.
+  bool hidden = false;
 
   const OriginalParameter* find_touched(const std::string& name) const;
   // Whether recovery must act when the owner is gone: everything but a kept apply.

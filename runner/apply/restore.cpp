@@ -105,7 +105,8 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
   knobs::ServerSettings reloaded = knobs::ServerSettings::read(conn);
   std::vector<std::string> pending = pending_restart(reloaded, journal.pending_restart_before);
   if (!pending.empty()) {
-    spdlog::info("restarting {} to put back {}", server.describe(), fmt::join(pending, ", "));
+    spdlog::info("restarting {} to put back {}", server.describe(),
+                 journal.hidden ? std::string("a hidden setting") : fmt::format("{}", fmt::join(pending, ", ")));
     server.restart(timeout);
     out.restarted = true;
     conn = pg::Connection::open(server.conninfo());

@@ -8,6 +8,8 @@
 
 #include "apply/interrupt.h"
 #include "cli/commands.h"
+#include "cli/scenario_support.h"
+#include "workshop/dashboard.h"
 #include "common/paths.h"
 #include "common/progress.h"
 #include "common/strings.h"
@@ -21,8 +23,6 @@
 namespace pgslow::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
 
 // A scenario argument is a file, or the name of one in scenarios/ ("quick").
 fs::path resolve_scenario(const std::string& arg) {
@@ -43,13 +43,6 @@ fs::path resolve_scenario(const std::string& arg) {
                                suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "",
                                join(names, ", ")));
 }
-
-struct Prepared {
-  scenario::Scenario scenario;
-  std::unique_ptr<server::ServerControl> server;
-  knobs::Catalog catalog;
-  scenario::Plan plan;
-};
 
 // Parse, open the target, validate against the live server. Changes nothing.
 Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
@@ -97,8 +90,6 @@ void write_results(const report::Run& run, const fs::path& dir) {
   }
 }
 
-}  // namespace
-
 void add_run_commands(CLI::App& app, Context& ctx) {
   // pgslow plan
   {
@@ -134,7 +125,8 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_option("--workers", a->workers, "driver threads (default: one per core)");
     cmd->add_option("--max-tries", a->max_tries, "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
-    cmd->callback([&ctx, a] {
+    auto dashboard = add_dashboard_options(cmd);
+    cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
       Prepared p = prepare(ctx, a->scenario, a->allow_changes);
       scenario::RunOptions options;
@@ -149,7 +141,11 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       options.allow_partial = a->allow_partial;
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
 
-      ConsoleProgress progress;
+      ConsoleProgress console;
+      std::unique_ptr<workshop::Dashboard> board = open_dashboard(cmd, *dashboard, "pgslow run " + p.scenario.name);
+      if (board) board->watch_server(p.server->conninfo());
+      SilentProgress none;
+      TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
       progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
                                 p.scenario.name, p.plan.stages.size(), p.server->describe(),
                                 p.plan.estimated_seconds));
@@ -168,6 +164,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       write_results(run, out_dir);
       render(run, "console", std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
+      linger(board.get(), *dashboard);
       for (const auto& e : run.expectations) {
         if (!e.passed) {
           throw Error(kExitExpectation, fmt::format("expectation failed: {} (measured: {})", e.text, e.detail));

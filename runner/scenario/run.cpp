@@ -128,6 +128,9 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
     for (std::size_t i = 0; i < plan.stages.size(); ++i) {
       const PlannedStage& st = plan.stages[i];
       progress.note(fmt::format("stage {}/{}: {}", i + 1, plan.stages.size(), st.name));
+      StageMarker marker{st.name, {}};
+      for (const auto& c : st.changes) marker.changes.push_back(report::describe_change(c));
+      progress.stage_started(marker);
       report::StageResult r = lab.measure({st.name, st.settings, {}}, st.load);
       r.description = st.description;
       // The plan's changes compare with the stage measured before (what the table shows);
