@@ -59,6 +59,9 @@ std::string score_effect_prediction(const EffectPrediction& p, const report::Eff
                              : e.verdict == report::Effect::Verdict::kFaster ? Direction::kFaster
                                                                              : Direction::kSame;
   const std::string what = report::describe_ratio(e.ratio);
+  if (measured == Direction::kSame && p.direction != Direction::kSame) {
+    return fmt::format("not confirmed: the measurement is {}", report::describe_effect(e));
+  }
   if (p.direction != measured) {
     return fmt::format("wrong direction: measured {}{}", what,
                        measured == Direction::kSame ? " (within noise)" : "");
