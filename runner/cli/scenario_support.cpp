@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
+#include <iostream>
 #include <thread>
 
 #include "apply/interrupt.h"
@@ -40,6 +42,8 @@ std::unique_ptr<workshop::Dashboard> open_dashboard(CLI::App* cmd, const Dashboa
 
 void linger(workshop::Dashboard* board, const DashboardArgs& args) {
   if (board == nullptr || args.linger_s <= 0) return;
+  std::fflush(stdout);  // what was printed is complete: a reader (or a test) sees it now
+  std::cout.flush();
   std::fprintf(stderr, "dashboard: open for %.0f more seconds (Ctrl-C closes it)\n", args.linger_s);
   const std::int64_t end = now_us() + static_cast<std::int64_t>(args.linger_s * 1e6);
   while (now_us() < end && !apply::InterruptGuard::interrupted())
