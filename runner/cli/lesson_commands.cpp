@@ -82,10 +82,7 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     const knobs::ServerSettings live = knobs::ServerSettings::read(conn);
     conn.close();
 
-    scenario::RunOptions options;
-    options.target = p.scenario.target;
-    options.target->workdir = ctx.workdir;
-    options.target->pg_bin = ctx.pg_bin;
+    scenario::RunOptions options = run_options_for(ctx, p);
     options.duration_s = a->duration;
     options.warmup_s = a->warmup;
     options.repeats = a->repeats;

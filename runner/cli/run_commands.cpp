@@ -60,6 +60,14 @@ Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
   return p;
 }
 
+scenario::RunOptions run_options_for(const Context& ctx, const Prepared& prepared) {
+  scenario::RunOptions options;
+  options.target = prepared.scenario.target;
+  options.target->workdir = ctx.workdir;
+  options.target->pg_bin = ctx.pg_bin;
+  return options;
+}
+
 fs::path default_out_dir(const std::string& scenario_name) {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -129,10 +137,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
       Prepared p = prepare(ctx, a->scenario, a->allow_changes);
-      scenario::RunOptions options;
-      options.target = p.scenario.target;
-      options.target->workdir = ctx.workdir;
-      options.target->pg_bin = ctx.pg_bin;
+      scenario::RunOptions options = run_options_for(ctx, p);
       options.duration_s = a->duration;
       options.warmup_s = a->warmup;
       options.repeats = a->repeats;

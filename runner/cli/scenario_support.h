@@ -13,6 +13,7 @@
 #include "knobs/catalog.h"
 #include "report/model.h"
 #include "scenario/plan.h"
+#include "scenario/run.h"
 #include "scenario/scenario.h"
 #include "server/server_control.h"
 #include "workshop/dashboard.h"
@@ -31,6 +32,9 @@ struct Prepared {
 
 // Parse, open the target, validate against the live server. Changes nothing.
 Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes);
+
+// Run options for a prepared scenario: its target, recorded for recovery, in this workdir.
+scenario::RunOptions run_options_for(const Context& ctx, const Prepared& prepared);
 
 std::filesystem::path default_out_dir(const std::string& scenario_name);
 void render(const report::Run& run, std::string_view format, std::ostream& out);

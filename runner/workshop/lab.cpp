@@ -1,11 +1,8 @@
 #include "workshop/lab.h"
 
-#include "apply/applier.h"
-#include "apply/interrupt.h"
 #include "apply/owner.h"
-#include "common/errors.h"
 #include "report/summary.h"
-#include "workload/dataset.h"
+#include "stage/lab_session.h"
 #include "workload/registry.h"
 
 namespace pgslow::workshop {
@@ -17,43 +14,13 @@ void measure_plan(const scenario::Plan& plan, server::ServerControl& server,
 }
 
 struct Lab::State {
-  State(server::ServerControl& server, const knobs::Catalog& catalog,
-        const std::filesystem::path& workdir, const scenario::Scenario& s,
-        const scenario::RunOptions& options, Progress& events)
-      : workload(workload::find_workload(s.workload.name)),
-        params(make_params(s)),
-        dataset(server.conninfo(), workload, params),
-        applier(server, workdir, catalog, options.target),
-        executor(server, applier, workload, params, dataset, measure_options(s, options), events),
-        progress(events) {}
-
-  static workload::WorkloadParams make_params(const scenario::Scenario& s) {
-    workload::WorkloadParams p;
-    p.scale = s.workload.scale;
-    p.clients = s.workload.clients;
-    p.think_time = s.workload.think_time;
-    p.seed = s.workload.seed;
-    p.options = s.workload.options;
-    return p;
-  }
-  static scenario::MeasureOptions measure_options(const scenario::Scenario& s,
-                                                  const scenario::RunOptions& o) {
-    scenario::MeasureOptions m;
-    m.warmup_s = o.warmup_s.value_or(s.measure.warmup_s);
-    m.duration_s = o.duration_s.value_or(s.measure.duration_s);
-    m.repeats = o.repeats.value_or(s.measure.repeats);
-    m.workers = o.workers;
-    m.max_tries = o.max_tries;
-    m.allow_partial = o.allow_partial;
-    return m;
-  }
-
-  apply::InterruptGuard guard;
-  const workload::Workload& workload;
-  workload::WorkloadParams params;
-  workload::Dataset dataset;
-  apply::Applier applier;
-  scenario::StageExecutor executor;
+  State(server::ServerControl& server, const knobs::Catalog& catalog, stage::LabOptions options,
+        const scenario::Scenario& s, Progress& events, bool hide)
+      : session(server, catalog, workload::find_workload(s.workload.name), scenario::workload_params(s),
+                std::move(options), events),
+        progress(events),
+        hidden(hide) {}
+  stage::LabSession session;
   Progress& progress;
   bool hidden = false;
 };
@@ -61,12 +28,11 @@ struct Lab::State {
 Lab::Lab(server::ServerControl& server, const knobs::Catalog& catalog,
          const std::filesystem::path& workdir, const scenario::Scenario& scenario,
          const scenario::RunOptions& options, Progress& progress, bool hidden) {
-  apply::require_permission(server);
-  state_ = std::make_unique<State>(server, catalog, workdir, scenario, options, progress);
-  state_->hidden = hidden;
-  if (hidden) state_->applier.hide_settings();
-  if (state_->dataset.load(progress)) progress.note("data loaded into the template");
-  apply::InterruptGuard::throw_if_interrupted();
+  stage::LabOptions lab_options = scenario::make_lab_options(scenario, options, workdir);
+  lab_options.command = apply::this_command_line();
+  lab_options.hide_settings = hidden;
+  state_ = std::make_unique<State>(server, catalog, std::move(lab_options), scenario, progress, hidden);
+  state_->session.prepare();
 }
 
 Lab::~Lab() = default;
@@ -78,17 +44,15 @@ report::StageResult Lab::measure(const scenario::PlannedStage& stage) {
     for (const auto& c : stage.changes) marker.changes.push_back(report::describe_change(c));
   }
   state_->progress.stage_started(marker);
-  return state_->executor.run_stage(stage.name, stage.settings, stage.load);
+  return state_->session.measure({stage.name, stage.settings, {}}, stage.load);
 }
 
 void Lab::keep(const std::vector<knobs::Setting>& settings, const std::string& label) {
-  state_->applier.apply(settings, apply::Operation::kApply,
-                        {label, {}, apply::this_command_line()});
-  state_->applier.keep();
+  state_->session.keep({label, settings, {}});
 }
 
 void Lab::restore() {
-  state_->applier.restore();
+  state_->session.finish();
 }
 
 }  // namespace pgslow::workshop

@@ -1,12 +1,9 @@
 #pragma once
-// The one place workshop mode measures (lessons and mysteries). Everything goes through the
-// scenario runner's entry points (scenario::run_plan, scenario::StageExecutor) today; when the
-// measuring seam of ARCHITECTURE.md (stage/LabSession::measure) lands, this file is the only
-// one that changes.
+// The one place workshop mode measures (lessons and mysteries): both go through the measuring
+// seam, stage::LabSession, via the scenario runner for lessons and directly for mysteries.
 
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +23,7 @@ void measure_plan(const scenario::Plan& plan, server::ServerControl& server,
 
 // Measures configurations one at a time on one workload, and can leave the last one applied
 // (a mystery keeps its degradation until it is revealed). With `hidden`, the journal is sealed
-// and names no setting (apply::Journal::hidden).
+// and names no setting (apply::Journal::hidden), and the stage markers name no knob.
 class Lab {
  public:
   Lab(server::ServerControl& server, const knobs::Catalog& catalog,
