@@ -234,6 +234,7 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
   j.state = JournalState::kChanging;
   j.stage = label.stage;
   j.presets = label.presets;
+  j.hidden = j.hidden || hidden_;
   j.settings.clear();
   for (const Change& c : changes) j.settings.push_back({c.before->name, c.verdict->setting.value});
   record_originals(j, names, current, conn);
@@ -287,7 +288,8 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
       if (j.find_touched(name)) pending.push_back(name);
     }
     if (!pending.empty()) {
-      spdlog::info("restarting {} for {}", server_.describe(), join(pending, ", "));
+      spdlog::info("restarting {} for {}", server_.describe(),
+                   j.hidden ? std::string("a hidden setting") : join(pending, ", "));
       crash_point(phase::kRestarting);
       try {
         server_.restart(restart_timeout);

@@ -81,6 +81,10 @@ class Applier {
   // unless `force` (restore_original).
   void restore(bool force = false);
 
+  // A workshop mystery: the journal this applier writes is sealed and names no setting in its
+  // messages (Journal::hidden).
+  void hide_settings() { hidden_ = true; }
+
   // Whether a journal exists for this applier (the server is not at its original config).
   bool has_changes() const { return journal_.has_value(); }
   const std::optional<Journal>& journal() const { return journal_; }
@@ -94,6 +98,7 @@ class Applier {
   std::optional<server::TargetSpec> spec_;
   std::optional<Journal> journal_;
   bool journal_on_disk_ = false;  // journal_ has been saved at least once
+  bool hidden_ = false;
 };
 
 // Refuses (InputError, before anything is touched) to change a server pgslow was not allowed

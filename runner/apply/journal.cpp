@@ -48,6 +48,7 @@ OriginalParameter* Journal::find_touched(const std::string& name) {
 }
 
 std::string Journal::settings_summary() const {
+  if (hidden) return "a hidden mystery (`pgslow mystery reveal` names it and restores)";
   std::string out;
   for (const JournalSetting& s : settings) {
     if (!out.empty()) out += ", ";
@@ -101,7 +102,21 @@ JournalState parse_state(const std::string& s, const std::string& origin) {
 
 }  // namespace
 
+namespace {
+constexpr const char* kSealedKey = "sealed";
+}  // namespace
+
 std::string journal_to_json(const Journal& j) {
+  if (j.hidden) {
+    Journal open = j;
+    open.hidden = false;
+    json out;
+    out["format"] = kFormatName;
+    out["version"] = j.version;
+    out["note"] = "a workshop mystery: the contents are sealed so that they do not give the answer away";
+    out[kSealedKey] = seal(journal_to_json(open));
+    return out.dump(2) + "\n";
+  }
   json out;
   out["format"] = kFormatName;
   out["version"] = j.version;
@@ -165,6 +180,18 @@ Journal journal_from_json(const std::string& text, const std::string& origin) {
   }
   if (!in.is_object() || in.value("format", "") != kFormatName)
     damaged(origin, "not a pgslow journal (no \"format\": \"pgslow-journal\")");
+  if (in.contains(kSealedKey)) {
+    if (!in[kSealedKey].is_string()) damaged(origin, "\"sealed\" is not a string");
+    std::string inner;
+    try {
+      inner = unseal(in[kSealedKey].get<std::string>());
+    } catch (const RuntimeError& e) {
+      damaged(origin, std::string("the sealed contents cannot be read (") + e.what() + ")");
+    }
+    Journal j = journal_from_json(inner, origin);
+    j.hidden = true;
+    return j;
+  }
   Journal j;
   try {
     j.version = in.at("version").get<int>();

@@ -96,6 +96,10 @@ struct Journal {
   std::vector<OriginalParameter> touched;              // every parameter ever changed
   std::map<std::string, std::string> settings_before;  // pg_settings name -> setting, to verify
   std::vector<std::string> pending_restart_before;     // already pending when pgslow came
+  // A workshop mystery (docs/workshop.md): what is applied is the answer participants look
+  // for. The file is then sealed (apply/bytes.h) and messages name no setting; restore and
+  // recovery read it as usual.
+  bool hidden = false;
 
   // Case-insensitive, as PostgreSQL compares parameter names.
   const OriginalParameter* find_touched(const std::string& name) const;

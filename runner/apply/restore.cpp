@@ -251,7 +251,8 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
     if (is_touched(journal, name)) pending.push_back(name);
   }
   if (!pending.empty()) {
-    spdlog::info("restarting {} to put back {}", server.describe(), fmt::join(pending, ", "));
+    spdlog::info("restarting {} to put back {}", server.describe(),
+                 journal.hidden ? std::string("a hidden setting") : fmt::format("{}", fmt::join(pending, ", ")));
     server.restart(timeout);
     out.restarted = true;
     conn = pg::Connection::open(server.conninfo());

@@ -347,7 +347,10 @@ void status_command(Context& ctx) {
                      apply::to_string(j->operation), apply::to_string(j->state), original)});
   }
   print_table(rows, "");
-  if (j && !j->settings.empty()) {
+  if (j && j->hidden) {
+    fmt::print("\nA workshop mystery is applied: its settings stay hidden until `pgslow mystery "
+               "reveal`.\n");
+  } else if (j && !j->settings.empty()) {
     std::map<std::string, knobs::ServerSetting> now;
     if (journal_is_managed) now = current_values(*managed);
     std::vector<std::vector<std::string>> knobs_rows = {{"knob", "original", "now"}};
@@ -473,7 +476,9 @@ void before_command(Context& ctx, const std::string& command) {
   const std::string restore_hint =
       options.empty() ? "`pgslow restore`" : "`pgslow restore " + options + "`";
   if (wj.condition == apply::JournalCondition::kKept) {
-    if (is_command(command, {"apply", "restore", "recover", "status"})) return;  // they report it
+    if (is_command(command, {"apply", "restore", "recover", "status"}) ||
+        starts_with(command, "mystery"))
+      return;  // they report it
     spdlog::warn("{} is degraded on purpose by {}; {} undoes it", printable(j.server.description),
                  apply::describe_journal(j), restore_hint);
     return;

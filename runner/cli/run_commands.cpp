@@ -8,6 +8,8 @@
 
 #include "apply/interrupt.h"
 #include "cli/commands.h"
+#include "cli/scenario_support.h"
+#include "workshop/dashboard.h"
 #include "common/paths.h"
 #include "common/progress.h"
 #include "common/strings.h"
@@ -21,8 +23,6 @@
 namespace pgslow::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
 
 // A scenario argument is a file, or the name of one in scenarios/ ("quick").
 fs::path resolve_scenario(const std::string& arg) {
@@ -44,13 +44,6 @@ fs::path resolve_scenario(const std::string& arg) {
       suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "", join(names, ", ")));
 }
 
-struct Prepared {
-  scenario::Scenario scenario;
-  std::unique_ptr<server::ServerControl> server;
-  knobs::Catalog catalog;
-  scenario::Plan plan;
-};
-
 // Parse, open the target, validate against the live server. Changes nothing.
 Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
   Prepared p;
@@ -65,6 +58,14 @@ Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
   knobs::ServerSettings settings = knobs::ServerSettings::read(conn);
   p.plan = scenario::make_plan(p.scenario, p.catalog, settings);
   return p;
+}
+
+scenario::RunOptions run_options_for(const Context& ctx, const Prepared& prepared) {
+  scenario::RunOptions options;
+  options.target = prepared.scenario.target;
+  options.target->workdir = ctx.workdir;
+  options.target->pg_bin = ctx.pg_bin;
+  return options;
 }
 
 fs::path default_out_dir(const std::string& scenario_name) {
@@ -99,8 +100,6 @@ void write_results(const report::Run& run, const fs::path& dir) {
     out << st.log_excerpt;
   }
 }
-
-}  // namespace
 
 void add_run_commands(CLI::App& app, Context& ctx) {
   // pgslow plan
@@ -144,13 +143,11 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
     cmd->add_flag("--check-data", a->check_data,
                   "run the workload's consistency checks after each run; a failed check fails the stage");
-    cmd->callback([&ctx, a] {
+    auto dashboard = add_dashboard_options(cmd);
+    cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
       Prepared p = prepare(ctx, a->scenario, a->allow_changes);
-      scenario::RunOptions options;
-      options.target = p.scenario.target;
-      options.target->workdir = ctx.workdir;
-      options.target->pg_bin = ctx.pg_bin;
+      scenario::RunOptions options = run_options_for(ctx, p);
       options.duration_s = a->duration;
       options.warmup_s = a->warmup;
       options.repeats = a->repeats;
@@ -160,7 +157,11 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       options.check_data = a->check_data;
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
 
-      ConsoleProgress progress;
+      ConsoleProgress console;
+      std::unique_ptr<workshop::Dashboard> board = open_dashboard(cmd, *dashboard, "pgslow run " + p.scenario.name);
+      if (board) board->watch_server(p.server->conninfo());
+      SilentProgress none;
+      TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
       progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
                                 p.scenario.name, p.plan.stages.size(), p.server->describe(),
                                 p.plan.estimated_seconds));
@@ -180,6 +181,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       write_results(run, out_dir);
       render(run, "console", std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
+      linger(board.get(), *dashboard);
       // A run whose every changed stage failed measured nothing it was asked to: exit 1.
       std::size_t failed = 0;
       for (std::size_t i = 1; i < run.stages.size(); ++i)

@@ -139,6 +139,7 @@ report::Measurement run_workload(const workload::Workload& workload,
   report::Measurement m;
   Histogram second;
   std::uint64_t failed_total = 0;
+  std::uint64_t failed_before = 0;
   std::int64_t last = t0;
   std::int64_t next_tick = t0 + 1'000'000;
   const std::int64_t window_end_planned =
@@ -166,6 +167,15 @@ report::Measurement run_workload(const workload::Workload& workload,
       if (now > measure_start && !stop_now) m.tps_per_second.push_back(tps);
       progress.update(progress_line(static_cast<double>(now - t0) / 1e6, now <= measure_start, tps,
                                     second.percentile(0.99), failed_total));
+      ProgressTick tick;
+      tick.elapsed_s = static_cast<double>(now - t0) / 1e6;
+      tick.warmup = now <= measure_start;
+      tick.tps = tps;
+      tick.p50_us = second.percentile(0.50);
+      tick.p99_us = second.percentile(0.99);
+      tick.failed_per_s = secs > 0 ? static_cast<double>(failed_total - failed_before) / secs : 0;
+      failed_before = failed_total;
+      progress.tick(tick);
       last = now;
       next_tick += 1'000'000;
       if (next_tick <= now) next_tick = now + 1'000'000;

@@ -60,6 +60,23 @@ Journal sample() {
   return j;
 }
 
+// A workshop mystery's journal: sealed on disk (no setting name readable), read back whole.
+TEST(Journal, AHiddenJournalIsSealedAndReadsBack) {
+  EXPECT_EQ(unseal(seal("shared_buffers=2MB")), "shared_buffers=2MB");
+  Journal j = sample();
+  j.hidden = true;
+  const std::string text = journal_to_json(j);
+  EXPECT_EQ(text.find("shared_buffers"), std::string::npos) << text;
+  EXPECT_EQ(text.find("tiny-cache"), std::string::npos) << text;
+  const Journal back = journal_from_json(text, "j");
+  EXPECT_TRUE(back.hidden);
+  Journal open = back;
+  open.hidden = false;
+  Journal expected = sample();
+  EXPECT_EQ(journal_to_json(open), journal_to_json(expected));
+  EXPECT_EQ(back.settings_summary().find("shared_buffers"), std::string::npos);
+}
+
 TEST(Journal, RoundTripsEveryField) {
   Journal j = sample();
   Journal back = journal_from_json(journal_to_json(j), "test");
