@@ -387,6 +387,8 @@ bool is_command(const std::string& command, std::initializer_list<const char*> n
   return false;
 }
 
+}  // namespace
+
 // The managed cluster of the workdir: the one server a journal may name without the user
 // naming it.
 server::TargetSpec managed_target(const Context& ctx) {
@@ -396,7 +398,6 @@ server::TargetSpec managed_target(const Context& ctx) {
   return spec;
 }
 
-}  // namespace
 
 void add_apply_commands(CLI::App& app, Context& ctx) {
   {

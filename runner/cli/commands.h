@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.h"
+#include "server/target.h"
 
 namespace pgslow::cli {
 
@@ -22,5 +23,9 @@ void add_mystery_commands(CLI::App& app, Context& ctx);   // mystery start|clues
 // Runs before every command that touches a workdir: repairs a run that was interrupted
 // (the journal of a process that is gone) before anything else happens.
 void before_command(Context& ctx, const std::string& command);
+
+// The managed cluster of the workdir: the one server a journal may name without the user
+// naming it (apply_commands.cpp).
+server::TargetSpec managed_target(const Context& ctx);
 
 }  // namespace pgslow::cli

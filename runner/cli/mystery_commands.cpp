@@ -119,7 +119,7 @@ void reveal(Context& ctx) {
   apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
   if (wj.journal) {
     apply::InterruptGuard guard;
-    apply::restore_from_journal(ctx.workdir, *wj.journal, ctx.pg_bin);
+    apply::restore_from_journal(ctx.workdir, *wj.journal, managed_target(ctx));
     std::cout << fmt::format("restored {}: original configuration back and verified\n",
                              wj.journal->server.description);
   } else {
