@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "apply/auto_conf.h"
 #include "apply/interrupt.h"
 #include "apply/restore.h"
@@ -80,6 +82,7 @@ ServerRecord describe_server(const server::ServerControl& server,
   if (const auto* managed = dynamic_cast<const server::ManagedCluster*>(&server)) {
     t["workdir"] = managed->cluster_dir().parent_path().string();
     t["port"] = std::to_string(managed->port());
+    if (managed->pg_version()) t["pg_version"] = std::to_string(*managed->pg_version());
     return r;
   }
   if (r.data_dir) t["data_dir"] = r.data_dir->string();
@@ -106,6 +109,7 @@ server::TargetSpec recorded_target(const ServerRecord& record) {
                                   : server::TargetKind::kManaged;
   spec.workdir = get("workdir");
   if (!get("pg_bin").empty()) spec.pg_bin = get("pg_bin");
+  if (!get("pg_version").empty()) spec.pg_version = std::atoi(get("pg_version").c_str());
   spec.data_dir =
       get("data_dir").empty() && record.data_dir ? *record.data_dir : fs::path(get("data_dir"));
   spec.conninfo = get("conninfo").empty() ? record.conninfo : get("conninfo");

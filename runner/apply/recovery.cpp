@@ -38,6 +38,7 @@ std::unique_ptr<server::ServerControl> open_recorded_server(const ServerRecord& 
       server::ManagedOptions options;
       options.workdir = spec.workdir;
       options.pg_bin = pg_bin;
+      options.pg_version = spec.pg_version;
       return std::make_unique<server::ManagedCluster>(std::move(options));
     }
     case server::TargetKind::kPgctl:

@@ -61,6 +61,7 @@ server::TargetSpec make_spec(const Context& ctx, const TargetArgs& t) {
   server::TargetSpec spec;
   spec.workdir = ctx.workdir;
   spec.pg_bin = ctx.pg_bin;
+  spec.pg_version = ctx.pg_version;
   spec.allow_changes = t.allow_changes;
   if (!t.reload_command.empty() || !t.restart_command.empty() ||
       (!t.conninfo.empty() && t.data_dir.empty())) {
@@ -287,6 +288,7 @@ void status_command(Context& ctx) {
     server::ManagedOptions options;
     options.workdir = ctx.workdir;
     options.pg_bin = ctx.pg_bin;
+    options.pg_version = ctx.pg_version;
     server = std::make_unique<server::ManagedCluster>(std::move(options));
   }
   if (auto* managed = dynamic_cast<server::ManagedCluster*>(server.get())) {

@@ -60,6 +60,7 @@ Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
   server::TargetSpec spec = p.scenario.target;
   spec.workdir = ctx.workdir;
   spec.pg_bin = ctx.pg_bin;
+  spec.pg_version = ctx.pg_version;
   p.server = server::open_target(spec);
   pg::Connection conn = pg::Connection::open(p.server->conninfo());
   knobs::ServerSettings settings = knobs::ServerSettings::read(conn);
@@ -141,6 +142,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       options.target = p.scenario.target;
       options.target->workdir = ctx.workdir;
       options.target->pg_bin = ctx.pg_bin;
+      options.target->pg_version = ctx.pg_version;
       options.duration_s = a->duration;
       options.warmup_s = a->warmup;
       options.repeats = a->repeats;

@@ -41,6 +41,7 @@ Target open_target(Context& ctx, const std::string& conninfo) {
   server::ManagedOptions opts;
   opts.workdir = ctx.workdir;
   opts.pg_bin = ctx.pg_bin;
+  opts.pg_version = ctx.pg_version;
   t.cluster = std::make_unique<server::ManagedCluster>(opts);
   t.cluster->start();
   t.conninfo = t.cluster->conninfo();
