@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--pg-bin", pg_bin, "folder with the PostgreSQL server binaries (initdb, pg_ctl)");
   app.add_option("--pg-version", pg_version,
-                 "major version of the managed cluster (15-18; 16-18 via `pgslow server install`)");
+                 "major version of the managed cluster (15-18; 16-18 via `pgslow server install`)")
+      ->envname("PGSLOW_PG_VERSION");
   app.add_flag("-v,--verbose", verbose, "show debug diagnostics on stderr");
   app.add_flag("-q,--quiet", quiet, "show only warnings and errors on stderr");
 

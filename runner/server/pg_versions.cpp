@@ -172,8 +172,9 @@ fs::path pg_cache_root() {
   return fs::path(home && *home ? home : "/tmp") / ".cache" / "pgslow" / "postgresql";
 }
 
-std::optional<fs::path> installed_pg_bin(int major, const fs::path& cache_root) {
-  fs::path debian = fs::path("/usr/lib/postgresql") / std::to_string(major) / "bin";
+std::optional<fs::path> installed_pg_bin(int major, const fs::path& cache_root,
+                                         const fs::path& debian_root) {
+  fs::path debian = debian_root / std::to_string(major) / "bin";
   if (has_server_programs(debian)) return debian;
   std::optional<fs::path> best;
   std::pair<long, long> best_key{-1, -1};

@@ -26,8 +26,9 @@ std::filesystem::path pg_cache_root();
 
 // The server programs of one major version: /usr/lib/postgresql/<major>/bin when installed the
 // Debian way, else the newest build of that major in the cache; nullopt when neither.
-std::optional<std::filesystem::path> installed_pg_bin(int major,
-                                                      const std::filesystem::path& cache_root);
+std::optional<std::filesystem::path> installed_pg_bin(
+    int major, const std::filesystem::path& cache_root,
+    const std::filesystem::path& debian_root = "/usr/lib/postgresql");
 
 // As installed_pg_bin, but throws InputError saying how to install it (`pgslow server install
 // <major>`) when the version is not there.
