@@ -5,22 +5,12 @@
 
 #include "report/evidence_info.h"
 #include "report/reporter.h"
+#include "report/text.h"
 #include "report/summary.h"
 
 namespace pgslow::report {
 
 namespace {
-
-// RFC 4180: quote a field holding a comma, quote or line break; double inner quotes.
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // Plain numbers for spreadsheets: no thousands separators, full precision.
 std::string csv_number(double v) {

@@ -8,33 +8,13 @@
 #include "report/reporter.h"
 #include "report/stats.h"
 #include "report/summary.h"
+#include "report/text.h"
 
 namespace pgslow::report {
 
 namespace {
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string escape(const std::string& s) { return html_escape(s); }
 
 // The chart data the inline script draws from; "</" is escaped so no string can end the
 // <script> element early.

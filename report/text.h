@@ -22,6 +22,12 @@ struct TextTable {
   std::vector<std::size_t> widths() const;
 };
 
+// RFC 4180: a CSV field quoted when it holds a comma, quote or line break; inner quotes doubled.
+std::string csv_field(const std::string& s);
+
+// Text for HTML: &, <, > and " as entities.
+std::string html_escape(const std::string& s);
+
 // A Markdown table cell: pipes escaped, newlines as <br>.
 std::string markdown_cell(const std::string& s);
 

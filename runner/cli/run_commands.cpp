@@ -14,8 +14,10 @@
 #include "knobs/validate.h"
 #include "pg/connection.h"
 #include "report/reporter.h"
+#include "report/versions.h"
 #include "scenario/plan.h"
 #include "scenario/run.h"
+#include "server/pg_versions.h"
 #include "server/target.h"
 
 namespace pgslow::cli {
@@ -98,6 +100,108 @@ void write_results(const report::Run& run, const fs::path& dir) {
   }
 }
 
+
+struct RunArgs {
+  std::string scenario;
+  std::string out;
+  bool allow_changes = false;
+  std::optional<double> duration, warmup;
+  std::optional<int> repeats;
+  int workers = 0;
+  int max_tries = 1;
+  bool allow_partial = false;
+  std::vector<std::string> versions;  // --versions 15,16,17,18
+};
+
+// Runs a validated scenario, writes its results to `out_dir`, and returns them. The
+// configuration is restored on every way out (scenario::run_plan).
+report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::path& out_dir) {
+  scenario::RunOptions options;
+  options.target = p.scenario.target;
+  options.target->workdir = ctx.workdir;
+  options.target->pg_bin = ctx.pg_bin;
+  options.target->pg_version = ctx.pg_version;
+  options.duration_s = a.duration;
+  options.warmup_s = a.warmup;
+  options.repeats = a.repeats;
+  options.workers = a.workers;
+  options.max_tries = a.max_tries;
+  options.allow_partial = a.allow_partial;
+
+  ConsoleProgress progress;
+  progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
+                            p.scenario.name, p.plan.stages.size(), p.server->describe(),
+                            p.plan.estimated_seconds));
+  report::Run run;
+  try {
+    scenario::run_plan(p.plan, *p.server, p.catalog, ctx.workdir, options, progress, run);
+  } catch (const apply::Interrupted&) {
+    if (!run.stages.empty()) {
+      write_results(run, out_dir);
+      render(run, "console", std::cout);
+      std::cerr << fmt::format("pgslow: interrupted; configuration restored; partial results in {}\n",
+                               out_dir.string());
+    }
+    throw;
+  }
+  write_results(run, out_dir);
+  return run;
+}
+
+void check_expectations(const report::Run& run) {
+  for (const auto& e : run.expectations) {
+    if (!e.passed) {
+      throw Error(kExitExpectation, fmt::format("expectation failed: {} (measured: {})", e.text, e.detail));
+    }
+  }
+}
+
+// `run --versions 15,16,17,18`: the same scenario on each version's managed cluster, one after
+// the other, then one report with the versions side by side. Every version is validated before
+// the first one changes anything.
+void run_versions(Context& ctx, const RunArgs& a) {
+  std::vector<int> majors;
+  for (const auto& text : a.versions) {
+    int major = server::parse_major_version(text);
+    if (std::find(majors.begin(), majors.end(), major) != majors.end())
+      throw InputError(fmt::format("--versions names PostgreSQL {} twice", major));
+    majors.push_back(major);
+  }
+  if (ctx.pg_version) throw InputError("give either --pg-version or --versions, not both");
+  if (ctx.pg_bin) throw InputError("--versions picks each version's programs itself: drop --pg-bin");
+  std::vector<Prepared> prepared;
+  for (int major : majors) {
+    Context c = ctx;
+    c.pg_version = major;
+    Prepared p = prepare(c, a.scenario, a.allow_changes);
+    if (p.scenario.target.kind != server::TargetKind::kManaged) {
+      throw InputError(fmt::format(
+          "--versions runs on pgslow's managed clusters, and scenario {} names a {} target",
+          p.scenario.name, server::to_string(p.scenario.target.kind)));
+    }
+    prepared.push_back(std::move(p));
+  }
+  const fs::path out_dir =
+      a.out.empty() ? default_out_dir(prepared.front().scenario.name) : fs::path(a.out);
+  report::VersionRuns runs;
+  for (std::size_t i = 0; i < majors.size(); ++i) {
+    Context c = ctx;
+    c.pg_version = majors[i];
+    runs.runs.push_back(
+        run_prepared(c, prepared[i], a, out_dir / fmt::format("pg{}", majors[i])));
+  }
+  fs::create_directories(out_dir);
+  for (const auto& format : report::version_report_formats()) {
+    if (format == "console") continue;
+    std::ofstream out(out_dir / ("versions." + format));
+    report::render_versions(runs, format, out);
+  }
+  report::render_versions(runs, "console", std::cout);
+  std::cout << fmt::format(
+      "\nResults: {0}/versions.md (.json .csv .html); each version's own report in {0}/pg<N>/\n",
+      out_dir.string());
+  for (const auto& run : runs.runs) check_expectations(run);
+}
 }  // namespace
 
 void add_run_commands(CLI::App& app, Context& ctx) {
@@ -115,17 +219,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
   // pgslow run
   {
     auto* cmd = app.add_subcommand("run", "run a scenario and print the before/after table");
-    struct Args {
-      std::string scenario;
-      std::string out;
-      bool allow_changes = false;
-      std::optional<double> duration, warmup;
-      std::optional<int> repeats;
-      int workers = 0;
-      int max_tries = 1;
-      bool allow_partial = false;
-    };
-    auto a = std::make_shared<Args>();
+    auto a = std::make_shared<RunArgs>();
     cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")->required();
     cmd->add_option("--out", a->out, "results folder (default results/<scenario>-<time>)");
     cmd->add_flag("--allow-changes", a->allow_changes, "allow changing a server that is not the managed cluster");
@@ -135,46 +229,19 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_option("--workers", a->workers, "driver threads (default: one per core)");
     cmd->add_option("--max-tries", a->max_tries, "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
+    cmd->add_option("--versions", a->versions,
+                    "run on the managed cluster of each of these PostgreSQL major versions "
+                    "(e.g. 15,16,17,18) and report them side by side")
+        ->delimiter(',');
     cmd->callback([&ctx, a] {
       before_command(ctx, "run");
+      if (!a->versions.empty()) return run_versions(ctx, *a);
       Prepared p = prepare(ctx, a->scenario, a->allow_changes);
-      scenario::RunOptions options;
-      options.target = p.scenario.target;
-      options.target->workdir = ctx.workdir;
-      options.target->pg_bin = ctx.pg_bin;
-      options.target->pg_version = ctx.pg_version;
-      options.duration_s = a->duration;
-      options.warmup_s = a->warmup;
-      options.repeats = a->repeats;
-      options.workers = a->workers;
-      options.max_tries = a->max_tries;
-      options.allow_partial = a->allow_partial;
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
-
-      ConsoleProgress progress;
-      progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
-                                p.scenario.name, p.plan.stages.size(), p.server->describe(),
-                                p.plan.estimated_seconds));
-      report::Run run;
-      try {
-        scenario::run_plan(p.plan, *p.server, p.catalog, ctx.workdir, options, progress, run);
-      } catch (const apply::Interrupted&) {
-        if (!run.stages.empty()) {
-          write_results(run, out_dir);
-          render(run, "console", std::cout);
-          std::cerr << fmt::format("pgslow: interrupted; configuration restored; partial results in {}\n",
-                                   out_dir.string());
-        }
-        throw;
-      }
-      write_results(run, out_dir);
+      report::Run run = run_prepared(ctx, p, *a, out_dir);
       render(run, "console", std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
-      for (const auto& e : run.expectations) {
-        if (!e.passed) {
-          throw Error(kExitExpectation, fmt::format("expectation failed: {} (measured: {})", e.text, e.detail));
-        }
-      }
+      check_expectations(run);
     });
   }
 }
