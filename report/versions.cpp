@@ -108,7 +108,7 @@ void render_markdown(const VersionRuns& v, const Table& t, std::ostream& out) {
       << "- " << markdown_cell(header_line(v)) << "\n"
       << "- machine: " << markdown_cell(describe_machine(v.runs.front().machine)) << "\n\n";
   out << "| stage |";
-  for (const auto& label : t.versions) out << " " << markdown_cell(label) << " |";
+  for (const auto& label : t.versions) out << " PostgreSQL " << markdown_cell(label) << " |";
   out << "\n|---|";
   for (std::size_t r = 0; r < t.versions.size(); ++r) out << "--:|";
   out << "\n";

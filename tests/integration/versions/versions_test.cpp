@@ -92,10 +92,46 @@ TEST(Version, EvidenceIsReadFromTheViewThisVersionKeepsItIn) {
   ASSERT_EQ(d.count("wal_write"), 1u);
   EXPECT_GE(d.at("wal_write"), 1);  // the commit's WAL flush
   EXPECT_GT(d.at("wal_bytes"), 0);
+  // Reads by 18's I/O workers (io_method = worker, the default): /proc only, absent before 18.
+  EXPECT_EQ(d.count("io_worker_reads"), major >= 18 ? 1u : 0u);
   // pg_stat_io exists from 16 on; 15 has none.
   EXPECT_EQ(*conn.query_value("SELECT count(*) FROM pg_catalog.pg_class WHERE relname = "
                               "'pg_stat_io'"),
             major >= 16 ? "1" : "0");
+}
+
+// The replay's I/O stage on 18: io_method = worker hands reads to the I/O workers, sync keeps
+// them in the backend; io_worker_reads tells the two apart. Measured, not timed.
+TEST(Version, IoMethodShowsInWhoReads) {
+  if (server_major() < 18) GTEST_SKIP() << "io_method is new in PostgreSQL 18";
+  auto conn = pg::Connection::open(conninfo());
+  conn.exec("DROP TABLE IF EXISTS io_probe");
+  conn.exec("CREATE TABLE io_probe AS SELECT g, md5(g::text) AS m FROM generate_series(1, 200000) g");
+  evidence::SnapshotOptions options;
+  options.data_dir = cluster().data_dir();
+  auto cold_scan = [&] {
+    // A restart empties shared_buffers, so the scan reads every block (from the page cache).
+    cluster().restart(std::chrono::seconds(60));
+    auto c = pg::Connection::open(conninfo());
+    const evidence::Snapshot before = evidence::take_snapshot(c, options);
+    c.exec("SELECT count(*) FROM io_probe");
+    const evidence::Snapshot after = evidence::take_snapshot(c, options);
+    return evidence::delta(before, after);
+  };
+  const auto worker = cold_scan();
+  ASSERT_EQ(*pg::Connection::open(conninfo()).query_value("SHOW io_method"), "worker");
+  conn = pg::Connection::open(conninfo());
+  conn.exec("ALTER SYSTEM SET io_method = 'sync'");
+  const auto sync = cold_scan();
+  conn = pg::Connection::open(conninfo());
+  EXPECT_EQ(*conn.query_value("SHOW io_method"), "sync");
+  conn.exec("ALTER SYSTEM RESET io_method");
+  cluster().restart(std::chrono::seconds(60));
+  ASSERT_EQ(worker.count("io_worker_reads"), 1u);
+  ASSERT_EQ(sync.count("io_worker_reads"), 1u);
+  EXPECT_GT(worker.at("io_worker_reads"), 10);
+  EXPECT_EQ(sync.at("io_worker_reads"), 0);
+  EXPECT_GT(sync.at("read_syscalls"), 10);
 }
 
 TEST(Version, EveryScenarioOfTheLibraryChecks) {
