@@ -117,8 +117,10 @@ void render_markdown(const VersionRuns& v, const Table& t, std::ostream& out) {
     for (std::size_t r = 0; r < t.versions.size(); ++r) {
       const Cell& c = t.cells[s][r];
       std::string text = tps_cell(c);
-      if (s > 0 && c.present && c.ran) text += " TPS<br>" + effect_cell(c, false);
-      else if (c.present && c.ran) text += " TPS";
+      if (c.present && c.ran) {
+        text = c.tps_text + " TPS" + (c.note.empty() ? "" : " (" + c.note + ")");
+        if (s > 0) text += "<br>" + effect_cell(c, false);
+      }
       out << " " << markdown_cell(text) << " |";
     }
     out << "\n";
