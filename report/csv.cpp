@@ -5,8 +5,8 @@
 
 #include "report/evidence_info.h"
 #include "report/reporter.h"
-#include "report/text.h"
 #include "report/summary.h"
+#include "report/text.h"
 
 namespace pgslow::report {
 

@@ -14,7 +14,9 @@ namespace pgslow::report {
 
 namespace {
 
-std::string escape(const std::string& s) { return html_escape(s); }
+std::string escape(const std::string& s) {
+  return html_escape(s);
+}
 
 // The chart data the inline script draws from; "</" is escaped so no string can end the
 // <script> element early.

@@ -74,8 +74,7 @@ void render_comparison(const Run& a, const Run& b, const std::string& label_a,
   }
   if (a.server_major != b.server_major) {
     out << (markdown ? "> " : "") << "note: different PostgreSQL versions ("
-        << (a.server_version.empty() ? std::to_string(a.server_major) : a.server_version)
-        << " and "
+        << (a.server_version.empty() ? std::to_string(a.server_major) : a.server_version) << " and "
         << (b.server_version.empty() ? std::to_string(b.server_major) : b.server_version)
         << "): the difference includes the versions' own, not only the configuration's\n\n";
   }

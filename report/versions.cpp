@@ -24,13 +24,13 @@ struct Cell {
   double tps = 0;
   std::string tps_text;
   std::uint64_t transactions = 0;
-  std::string note;                  // "12 transactions" when few
+  std::string note;                   // "12 transactions" when few
   std::optional<Change> vs_baseline;  // absent for the baseline itself
 };
 
 struct Table {
-  std::vector<std::string> versions;  // labels, one per run
-  std::vector<std::string> stages;    // names, first run's order, then the others'
+  std::vector<std::string> versions;     // labels, one per run
+  std::vector<std::string> stages;       // names, first run's order, then the others'
   std::vector<std::vector<Cell>> cells;  // [stage][version]
 };
 
@@ -103,8 +103,8 @@ void render_console(const VersionRuns& v, const Table& t, std::ostream& out) {
 }
 
 void render_markdown(const VersionRuns& v, const Table& t, std::ostream& out) {
-  out << "# pgslow: " << markdown_cell(v.runs.front().scenario) << " on "
-      << t.versions.size() << " PostgreSQL versions\n\n"
+  out << "# pgslow: " << markdown_cell(v.runs.front().scenario) << " on " << t.versions.size()
+      << " PostgreSQL versions\n\n"
       << "- " << markdown_cell(header_line(v)) << "\n"
       << "- machine: " << markdown_cell(describe_machine(v.runs.front().machine)) << "\n\n";
   out << "| stage |";
@@ -152,9 +152,8 @@ void render_json(const VersionRuns& v, const Table& t, std::ostream& out) {
     nlohmann::json by = nlohmann::json::array();
     for (std::size_t r = 0; r < t.versions.size(); ++r) {
       const Cell& c = t.cells[s][r];
-      nlohmann::json cell = {{"server_major", v.runs[r].server_major},
-                             {"present", c.present},
-                             {"ran", c.ran}};
+      nlohmann::json cell = {
+          {"server_major", v.runs[r].server_major}, {"present", c.present}, {"ran", c.ran}};
       if (c.present && c.ran) {
         cell["tps"] = c.tps;
         cell["transactions"] = c.transactions;
@@ -199,8 +198,8 @@ void render_csv(const VersionRuns& v, const Table& t, std::ostream& out) {
 // Grouped bars, one group per stage and one bar per version, on a log scale when TPS spans
 // more than two decades (the planner stage is often 100x slower). Inline SVG: no script.
 std::string svg_chart(const Table& t) {
-  static constexpr const char* kColours[] = {"#4c72b0", "#dd8452", "#55a868", "#c44e52",
-                                             "#8172b3", "#937860"};
+  static constexpr const char* kColours[] = {"#4c72b0", "#dd8452", "#55a868",
+                                             "#c44e52", "#8172b3", "#937860"};
   double lo = 0, hi = 0;
   for (const auto& row : t.cells)
     for (const auto& c : row)

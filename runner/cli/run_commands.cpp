@@ -100,7 +100,6 @@ void write_results(const report::Run& run, const fs::path& dir) {
   }
 }
 
-
 struct RunArgs {
   std::string scenario;
   std::string out;
@@ -139,8 +138,8 @@ report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::
     if (!run.stages.empty()) {
       write_results(run, out_dir);
       render(run, "console", std::cout);
-      std::cerr << fmt::format("pgslow: interrupted; configuration restored; partial results in {}\n",
-                               out_dir.string());
+      std::cerr << fmt::format(
+          "pgslow: interrupted; configuration restored; partial results in {}\n", out_dir.string());
     }
     throw;
   }
@@ -151,7 +150,8 @@ report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::
 void check_expectations(const report::Run& run) {
   for (const auto& e : run.expectations) {
     if (!e.passed) {
-      throw Error(kExitExpectation, fmt::format("expectation failed: {} (measured: {})", e.text, e.detail));
+      throw Error(kExitExpectation,
+                  fmt::format("expectation failed: {} (measured: {})", e.text, e.detail));
     }
   }
 }
@@ -168,7 +168,8 @@ void run_versions(Context& ctx, const RunArgs& a) {
     majors.push_back(major);
   }
   if (ctx.pg_version) throw InputError("give either --pg-version or --versions, not both");
-  if (ctx.pg_bin) throw InputError("--versions picks each version's programs itself: drop --pg-bin");
+  if (ctx.pg_bin)
+    throw InputError("--versions picks each version's programs itself: drop --pg-bin");
   std::vector<Prepared> prepared;
   for (int major : majors) {
     Context c = ctx;
@@ -187,8 +188,7 @@ void run_versions(Context& ctx, const RunArgs& a) {
   for (std::size_t i = 0; i < majors.size(); ++i) {
     Context c = ctx;
     c.pg_version = majors[i];
-    runs.runs.push_back(
-        run_prepared(c, prepared[i], a, out_dir / fmt::format("pg{}", majors[i])));
+    runs.runs.push_back(run_prepared(c, prepared[i], a, out_dir / fmt::format("pg{}", majors[i])));
   }
   fs::create_directories(out_dir);
   for (const auto& format : report::version_report_formats()) {

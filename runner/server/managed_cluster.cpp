@@ -144,9 +144,9 @@ int pick_free_port() {
 ManagedCluster::ManagedCluster(ManagedOptions options) : options_(std::move(options)) {
   if (options_.workdir.empty()) options_.workdir = ".pgslow";
   options_.workdir = fs::absolute(options_.workdir).lexically_normal();
-  cluster_dir_ = options_.workdir / (options_.pg_version
-                                         ? fmt::format("cluster-{}", *options_.pg_version)
-                                         : std::string("cluster"));
+  cluster_dir_ =
+      options_.workdir / (options_.pg_version ? fmt::format("cluster-{}", *options_.pg_version)
+                                              : std::string("cluster"));
   data_dir_ = cluster_dir_ / "data";
   socket_dir_ = cluster_dir_ / "socket";
   log_file_ = cluster_dir_ / "server.log";

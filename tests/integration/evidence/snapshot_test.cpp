@@ -89,8 +89,8 @@ TEST_F(EvidenceTest, ReadingAColdTableMovesBlocksReadAndReadSyscalls) {
   // backend, or by an I/O worker on 18's default io_method).
   double blocks_per_read = 1;
   if (conn_.major_version() >= 17) {
-    blocks_per_read = std::stod(*conn_.query_value(
-        "SELECT setting FROM pg_settings WHERE name = 'io_combine_limit'"));
+    blocks_per_read = std::stod(
+        *conn_.query_value("SELECT setting FROM pg_settings WHERE name = 'io_combine_limit'"));
   }
   EXPECT_GE(d.at("read_syscalls"), d.at("blocks_read") / blocks_per_read * 0.9);
 }

@@ -106,7 +106,8 @@ TEST(Version, IoMethodShowsInWhoReads) {
   if (server_major() < 18) GTEST_SKIP() << "io_method is new in PostgreSQL 18";
   auto conn = pg::Connection::open(conninfo());
   conn.exec("DROP TABLE IF EXISTS io_probe");
-  conn.exec("CREATE TABLE io_probe AS SELECT g, md5(g::text) AS m FROM generate_series(1, 200000) g");
+  conn.exec(
+      "CREATE TABLE io_probe AS SELECT g, md5(g::text) AS m FROM generate_series(1, 200000) g");
   evidence::SnapshotOptions options;
   options.data_dir = cluster().data_dir();
   auto cold_scan = [&] {
@@ -137,8 +138,8 @@ TEST(Version, IoMethodShowsInWhoReads) {
 TEST(Version, EveryScenarioOfTheLibraryChecks) {
   server_major();
   int checked = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(PGSLOW_SOURCE_DIR) /
-                                                            "scenarios")) {
+  for (const auto& entry :
+       fs::recursive_directory_iterator(fs::path(PGSLOW_SOURCE_DIR) / "scenarios")) {
     if (entry.path().extension() != ".yaml") continue;
     ProcessResult r = pgslow({"check", entry.path().string(), "--conninfo", conninfo()});
     EXPECT_TRUE(r.ok()) << entry.path() << "\n" << r.output;

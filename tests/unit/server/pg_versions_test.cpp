@@ -37,8 +37,8 @@ class PgVersions : public ::testing::Test {
 };
 
 TEST(NewestRelease, ComparesVersionsAsNumbersThenTheBuild) {
-  std::vector<std::string> versions = {"17.2.0-beta.14", "17.10.0-beta.16", "17.9.0-beta.17",
-                                       "17.10.0-beta.17", "18.4.0-beta.17", "garbage",
+  std::vector<std::string> versions = {"17.2.0-beta.14",  "17.10.0-beta.16", "17.9.0-beta.17",
+                                       "17.10.0-beta.17", "18.4.0-beta.17",  "garbage",
                                        "16.14.0-beta.17"};
   EXPECT_EQ(newest_release(versions, 17), "17.10.0-beta.17");
   EXPECT_EQ(newest_release(versions, 16), "16.14.0-beta.17");
@@ -59,7 +59,8 @@ TEST_F(PgVersions, IntegrityIsTheBase64OfTheSha512) {
   std::ofstream(root_ / "abc") << "abc";
   // The SHA-512 of "abc" (FIPS 180-2, appendix C.1), base64-encoded.
   EXPECT_EQ(sha512_integrity(root_ / "abc"),
-            "sha512-3a81oZNherrMQXNJriBBMRLm+k6JqX6iCp7u5ktV05ohkpkqJ0/BqDa6PCOj/uu9RU1EI2Q86A4qmslPpUyknw==");
+            "sha512-3a81oZNherrMQXNJriBBMRLm+k6JqX6iCp7u5ktV05ohkpkqJ0/BqDa6PCOj/"
+            "uu9RU1EI2Q86A4qmslPpUyknw==");
 }
 
 TEST_F(PgVersions, SymlinksAreCreatedRelativeAndMayNotLeaveNative) {
