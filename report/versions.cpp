@@ -159,7 +159,9 @@ void render_json(const VersionRuns& v, const Table& t, std::ostream& out) {
         cell["transactions"] = c.transactions;
         if (c.vs_baseline) {
           cell["vs_baseline"] = {{"ratio", c.vs_baseline->ratio},
-                                 {"noise_band", c.vs_baseline->noise_band},
+                                 {"interval_known", c.vs_baseline->interval.known},
+                                 {"interval_low", c.vs_baseline->interval.low},
+                                 {"interval_high", c.vs_baseline->interval.high},
                                  {"measurable", c.vs_baseline->measurable},
                                  {"text", c.vs_baseline->text}};
         }
@@ -178,7 +180,7 @@ void render_json(const VersionRuns& v, const Table& t, std::ostream& out) {
 
 void render_csv(const VersionRuns& v, const Table& t, std::ostream& out) {
   out << "stage,server_version,server_major,ran,tps,transactions,ratio_vs_baseline,"
-         "measurable,effect\n";
+         "ratio_low,ratio_high,measurable,effect\n";
   for (std::size_t s = 0; s < t.stages.size(); ++s) {
     for (std::size_t r = 0; r < t.versions.size(); ++r) {
       const Cell& c = t.cells[s][r];
@@ -189,7 +191,11 @@ void render_csv(const VersionRuns& v, const Table& t, std::ostream& out) {
           << (c.ran ? fmt::format("{:.3f}", c.tps) : "") << ","
           << (c.ran ? std::to_string(c.transactions) : "") << ","
           << (has ? fmt::format("{:.6g}", c.vs_baseline->ratio) : "") << ","
-          << (has ? (c.vs_baseline->measurable ? "true" : "false") : "") << ","
+          << (has && c.vs_baseline->interval.known
+                  ? fmt::format("{:.6g},{:.6g}", c.vs_baseline->interval.low,
+                                c.vs_baseline->interval.high)
+                  : ",")
+          << "," << (has ? (c.vs_baseline->measurable ? "true" : "false") : "") << ","
           << csv_field(has ? c.vs_baseline->text : "") << "\n";
     }
   }
