@@ -22,13 +22,20 @@ struct TextTable {
   std::vector<std::size_t> widths() const;
 };
 
-// RFC 4180: a CSV field quoted when it holds a comma, quote or line break; inner quotes doubled.
-std::string csv_field(const std::string& s);
-
-// Text for HTML: &, <, > and " as entities.
+// Text for HTML: & < > " as entities.
 std::string html_escape(const std::string& s);
-
-// A Markdown table cell: pipes escaped, newlines as <br>.
+// Markdown text that renders as itself: HTML (& < >) as entities, Markdown punctuation
+// (\ ` * [ ] |) backslash-escaped, control characters shown as \xNN; newlines
+// stay (a paragraph).
+std::string markdown_text(const std::string& s);
+// A Markdown table cell: markdown_text with newlines as <br>.
 std::string markdown_cell(const std::string& s);
+
+// A CSV field (csv.cpp): RFC 4180 quoting, printable_lines, and a text starting with
+// = + - @ (or a tab or carriage return) gets a leading ' so a spreadsheet never runs it.
+std::string csv_field(const std::string& raw);
+
+// Every line of `text` safe for a terminal (common/strings printable), newlines kept.
+std::string printable_lines(const std::string& text);
 
 }  // namespace pgslow::report

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 
 #include "report/stats.h"
@@ -84,7 +85,10 @@ std::string header_line(const VersionRuns& v) {
                      describe_clients(first), describe_measure(first));
 }
 
-void render_console(const VersionRuns& v, const Table& t, std::ostream& out) {
+void render_console(const VersionRuns& v, const Table& t, std::ostream& terminal) {
+  // Names come from files anyone may write: no control character reaches the terminal
+  // (as ConsoleReporter).
+  std::ostringstream out;
   out << "pgslow run " << header_line(v) << "\n";
   out << "machine: " << describe_machine(v.runs.front().machine) << "\n\n";
   TextTable table;
@@ -100,6 +104,7 @@ void render_console(const VersionRuns& v, const Table& t, std::ostream& out) {
   }
   out << table.render();
   out << "\nEach effect is against the same version's baseline, measured in the same run.\n";
+  terminal << printable_lines(out.str());
 }
 
 void render_markdown(const VersionRuns& v, const Table& t, std::ostream& out) {
@@ -119,7 +124,7 @@ void render_markdown(const VersionRuns& v, const Table& t, std::ostream& out) {
       std::string text = tps_cell(c);
       if (c.present && c.ran) {
         text = c.tps_text + " TPS" + (c.note.empty() ? "" : " (" + c.note + ")");
-        if (s > 0) text += "<br>" + effect_cell(c, false);
+        if (s > 0) text += "\n" + effect_cell(c, false);  // markdown_cell: a <br>
       }
       out << " " << markdown_cell(text) << " |";
     }

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
 #include "apply/interrupt.h"
 #include "cli/commands.h"
+#include "cli/scenario_support.h"
 #include "common/paths.h"
 #include "common/progress.h"
 #include "common/strings.h"
@@ -19,12 +21,11 @@
 #include "scenario/run.h"
 #include "server/pg_versions.h"
 #include "server/target.h"
+#include "workshop/dashboard.h"
 
 namespace pgslow::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
 
 // A scenario argument is a file, or the name of one in scenarios/ ("quick").
 fs::path resolve_scenario(const std::string& arg) {
@@ -41,17 +42,10 @@ fs::path resolve_scenario(const std::string& arg) {
     if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
   }
   auto suggestion = closest_match(arg, names);
-  throw InputError(fmt::format("no scenario file or named scenario '{}'{}; the named ones are: {}", arg,
-                               suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "",
-                               join(names, ", ")));
+  throw InputError(fmt::format(
+      "no scenario file or named scenario '{}'{}; the named ones are: {}", arg,
+      suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "", join(names, ", ")));
 }
-
-struct Prepared {
-  scenario::Scenario scenario;
-  std::unique_ptr<server::ServerControl> server;
-  knobs::Catalog catalog;
-  scenario::Plan plan;
-};
 
 // Parse, open the target, validate against the live server. Changes nothing.
 Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
@@ -70,6 +64,15 @@ Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
   return p;
 }
 
+scenario::RunOptions run_options_for(const Context& ctx, const Prepared& prepared) {
+  scenario::RunOptions options;
+  options.target = prepared.scenario.target;
+  options.target->workdir = ctx.workdir;
+  options.target->pg_bin = ctx.pg_bin;
+  options.target->pg_version = ctx.pg_version;
+  return options;
+}
+
 fs::path default_out_dir(const std::string& scenario_name) {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -84,8 +87,11 @@ void render(const report::Run& run, std::string_view format, std::ostream& out) 
 // report.md/.json/.csv/.html and one server log excerpt per stage.
 void write_results(const report::Run& run, const fs::path& dir) {
   fs::create_directories(dir / "logs");
-  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
-           {"md", "report.md"}, {"json", "report.json"}, {"csv", "report.csv"}, {"html", "report.html"}}) {
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"md", "report.md"},
+                                                        {"json", "report.json"},
+                                                        {"csv", "report.csv"},
+                                                        {"html", "report.html"}}) {
     std::ofstream out(dir / file);
     render(run, format, out);
   }
@@ -100,6 +106,8 @@ void write_results(const report::Run& run, const fs::path& dir) {
   }
 }
 
+namespace {
+
 struct RunArgs {
   std::string scenario;
   std::string out;
@@ -109,25 +117,23 @@ struct RunArgs {
   int workers = 0;
   int max_tries = 1;
   bool allow_partial = false;
+  bool check_data = false;
   std::vector<std::string> versions;  // --versions 15,16,17,18
 };
 
 // Runs a validated scenario, writes its results to `out_dir`, and returns them. The
 // configuration is restored on every way out (scenario::run_plan).
-report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::path& out_dir) {
-  scenario::RunOptions options;
-  options.target = p.scenario.target;
-  options.target->workdir = ctx.workdir;
-  options.target->pg_bin = ctx.pg_bin;
-  options.target->pg_version = ctx.pg_version;
+report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::path& out_dir,
+                         Progress& progress) {
+  scenario::RunOptions options = run_options_for(ctx, p);
   options.duration_s = a.duration;
   options.warmup_s = a.warmup;
   options.repeats = a.repeats;
   options.workers = a.workers;
   options.max_tries = a.max_tries;
   options.allow_partial = a.allow_partial;
+  options.check_data = a.check_data;
 
-  ConsoleProgress progress;
   progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
                             p.scenario.name, p.plan.stages.size(), p.server->describe(),
                             p.plan.estimated_seconds));
@@ -147,19 +153,35 @@ report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::
   return run;
 }
 
-void check_expectations(const report::Run& run) {
+// Exit status of a finished run: 1 when the baseline or every changed stage failed (nothing
+// it was asked to measure was measured), kExitExpectation when an expectation failed. `which`
+// names the run among several ("PostgreSQL 16: "), or is empty.
+void check_run(const report::Run& run, const fs::path& out_dir, const std::string& which = "") {
+  std::size_t failed = 0;
+  for (std::size_t i = 1; i < run.stages.size(); ++i) failed += run.stages[i].error.empty() ? 0 : 1;
+  if (!run.stages.empty() && !run.stages.front().error.empty())
+    throw RuntimeError(fmt::format(
+        "{}the baseline stage failed: {}; nothing could be compared (the configuration is "
+        "restored)",
+        which, run.stages.front().error));
+  if (run.stages.size() > 1 && failed == run.stages.size() - 1)
+    throw RuntimeError(
+        fmt::format("{}every changed stage failed ({} of {}); see the errors above and the logs "
+                    "in {} (the configuration is restored)",
+                    which, failed, run.stages.size() - 1, (out_dir / "logs").string()));
   for (const auto& e : run.expectations) {
     if (!e.passed) {
       throw Error(kExitExpectation,
-                  fmt::format("expectation failed: {} (measured: {})", e.text, e.detail));
+                  fmt::format("{}expectation failed: {} (measured: {})", which, e.text, e.detail));
     }
   }
 }
 
 // `run --versions 15,16,17,18`: the same scenario on each version's managed cluster, one after
 // the other, then one report with the versions side by side. Every version is validated before
-// the first one changes anything.
-void run_versions(Context& ctx, const RunArgs& a) {
+// the first one changes anything. With --dashboard, the page follows every version's progress
+// (its server counters are those of the first version's cluster only: it watches one server).
+void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const DashboardArgs& dashboard) {
   std::vector<int> majors;
   for (const auto& text : a.versions) {
     int major = server::parse_major_version(text);
@@ -182,13 +204,23 @@ void run_versions(Context& ctx, const RunArgs& a) {
     }
     prepared.push_back(std::move(p));
   }
-  const fs::path out_dir =
-      a.out.empty() ? default_out_dir(prepared.front().scenario.name) : fs::path(a.out);
+  const std::string name = prepared.front().scenario.name;
+  const fs::path out_dir = a.out.empty() ? default_out_dir(name) : fs::path(a.out);
+
+  ConsoleProgress console;
+  std::unique_ptr<workshop::Dashboard> board =
+      open_dashboard(cmd, dashboard, "pgslow run --versions " + name);
+  if (board) board->watch_server(prepared.front().server->conninfo());
+  SilentProgress none;
+  TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
+
   report::VersionRuns runs;
+  std::vector<fs::path> dirs;
   for (std::size_t i = 0; i < majors.size(); ++i) {
     Context c = ctx;
     c.pg_version = majors[i];
-    runs.runs.push_back(run_prepared(c, prepared[i], a, out_dir / fmt::format("pg{}", majors[i])));
+    dirs.push_back(out_dir / fmt::format("pg{}", majors[i]));
+    runs.runs.push_back(run_prepared(c, prepared[i], a, dirs.back(), progress));
   }
   fs::create_directories(out_dir);
   for (const auto& format : report::version_report_formats()) {
@@ -200,8 +232,11 @@ void run_versions(Context& ctx, const RunArgs& a) {
   std::cout << fmt::format(
       "\nResults: {0}/versions.md (.json .csv .html); each version's own report in {0}/pg<N>/\n",
       out_dir.string());
-  for (const auto& run : runs.runs) check_expectations(run);
+  linger(board.get(), dashboard);
+  for (std::size_t i = 0; i < majors.size(); ++i)
+    check_run(runs.runs[i], dirs[i], fmt::format("PostgreSQL {}: ", majors[i]));
 }
+
 }  // namespace
 
 void add_run_commands(CLI::App& app, Context& ctx) {
@@ -209,7 +244,8 @@ void add_run_commands(CLI::App& app, Context& ctx) {
   {
     auto* cmd = app.add_subcommand("plan", "show what a run would do, changing nothing");
     auto scenario_arg = std::make_shared<std::string>();
-    cmd->add_option("scenario", *scenario_arg, "scenario file or name (scenarios/NAME.yaml)")->required();
+    cmd->add_option("scenario", *scenario_arg, "scenario file or name (scenarios/NAME.yaml)")
+        ->required();
     cmd->callback([&ctx, scenario_arg] {
       before_command(ctx, "plan");
       Prepared p = prepare(ctx, *scenario_arg, false);
@@ -220,28 +256,42 @@ void add_run_commands(CLI::App& app, Context& ctx) {
   {
     auto* cmd = app.add_subcommand("run", "run a scenario and print the before/after table");
     auto a = std::make_shared<RunArgs>();
-    cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")->required();
+    cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")
+        ->required();
     cmd->add_option("--out", a->out, "results folder (default results/<scenario>-<time>)");
-    cmd->add_flag("--allow-changes", a->allow_changes, "allow changing a server that is not the managed cluster");
+    cmd->add_flag("--allow-changes", a->allow_changes,
+                  "allow changing a server that is not the managed cluster");
     cmd->add_option("--duration", a->duration, "seconds per measured run (overrides the scenario)");
     cmd->add_option("--warmup", a->warmup, "warm-up seconds (overrides the scenario)");
     cmd->add_option("--repeats", a->repeats, "measured runs per stage (overrides the scenario)");
     cmd->add_option("--workers", a->workers, "driver threads (default: one per core)");
-    cmd->add_option("--max-tries", a->max_tries, "attempts per transaction on serialization failure or deadlock");
+    cmd->add_option("--max-tries", a->max_tries,
+                    "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
+    cmd->add_flag("--check-data", a->check_data,
+                  "run the workload's consistency checks after each run; a failed check fails "
+                  "the stage");
     cmd->add_option("--versions", a->versions,
                     "run on the managed cluster of each of these PostgreSQL major versions "
                     "(e.g. 15,16,17,18) and report them side by side")
         ->delimiter(',');
-    cmd->callback([&ctx, a] {
+    auto dashboard = add_dashboard_options(cmd);
+    cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
-      if (!a->versions.empty()) return run_versions(ctx, *a);
+      if (!a->versions.empty()) return run_versions(ctx, *a, cmd, *dashboard);
       Prepared p = prepare(ctx, a->scenario, a->allow_changes);
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
-      report::Run run = run_prepared(ctx, p, *a, out_dir);
+      ConsoleProgress console;
+      std::unique_ptr<workshop::Dashboard> board =
+          open_dashboard(cmd, *dashboard, "pgslow run " + p.scenario.name);
+      if (board) board->watch_server(p.server->conninfo());
+      SilentProgress none;
+      TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
+      report::Run run = run_prepared(ctx, p, *a, out_dir, progress);
       render(run, "console", std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
-      check_expectations(run);
+      linger(board.get(), *dashboard);
+      check_run(run, out_dir);
     });
   }
 }
