@@ -50,7 +50,8 @@ class Bisector {
   std::vector<Subset> order_for_restarts(std::vector<Subset> tests) const;
   Subset restart_part(const Subset& s) const;
   bool clearly_slower(const Level& slow) const;
-  void search_round(const Subset& failing, double slow_log_mean);
+  // False when the round found nothing that reproduces the slowdown (no group is added).
+  bool search_round(const Subset& failing, double slow_log_mean);
   void isolate_all();
   double log_mean_of(const Subset& s) const;
   void flush_progress();
@@ -66,7 +67,8 @@ class Bisector {
   double threshold_log_ = 0;
   int round_ = 0;
   bool round_uncertain_ = false;
-  std::size_t reported_ = 0;  // runs already passed to options_.on_run
+  bool unreproduced_ = false;  // a later round found no part of the remainder slow
+  std::size_t reported_ = 0;   // runs already passed to options_.on_run
 };
 
 }  // namespace pgslow::bisect
