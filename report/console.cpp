@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "report/attribution.h"
 #include "report/reporter.h"
 #include "report/stats.h"
 #include "report/summary.h"
@@ -74,6 +75,12 @@ void ConsoleReporter::report(const Run& run, std::ostream& out) const {
     }
     for (const auto& w : stage.warnings) detail("warning", w);
     if (!stage.error.empty()) detail("error", stage.error);
+    if (stage.attribution) {
+      const auto lines = attribution_lines(*stage.attribution, "", 100 - 14);
+      // The headline's first line beside the label, the rest indented under it.
+      for (std::size_t l = 0; l < lines.size(); ++l)
+        out << (l == 0 ? "    cause     " : "              ") << lines[l] << "\n";
+    }
   }
   if (!run.expectations.empty()) {
     out << "\n  expectations\n";

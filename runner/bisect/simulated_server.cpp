@@ -24,7 +24,8 @@ std::vector<double> SimulatedServer::measure(const std::vector<Setting>& changes
   double tps = expected_tps(changed);
   std::normal_distribution<double> noise(0.0, model_.noise);
   std::vector<double> samples;
-  for (int i = 0; i < repeats; ++i) samples.push_back(tps * std::exp(noise(rng_)));
+  for (int i = 0; i < repeats; ++i)
+    samples.push_back(tps * std::exp(noise(rng_) + model_.drift * (runs_ + i)));
   ++calls_;
   runs_ += repeats;
   return samples;

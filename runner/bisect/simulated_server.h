@@ -32,6 +32,7 @@ struct SimulatedModel {
   std::vector<SimulatedKnob> knobs;
   std::vector<SimulatedInteraction> interactions;
   double noise = 0.01;  // standard deviation of log(TPS) per run
+  double drift = 0;     // change of log(TPS) per run made: machine load creeping up or down
   std::uint64_t seed = 1;
 };
 

@@ -52,10 +52,11 @@ struct Prepared {
 };
 
 // Parse, open the target, validate against the live server. Changes nothing.
-Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
+Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes, bool attribute) {
   Prepared p;
   p.scenario = scenario::load_scenario(resolve_scenario(arg));
   if (allow_changes) p.scenario.target.allow_changes = true;
+  if (attribute) p.scenario.attribute = true;
   p.catalog = knobs::Catalog::load_default();
   server::TargetSpec spec = p.scenario.target;
   spec.workdir = ctx.workdir;
@@ -104,10 +105,13 @@ void add_run_commands(CLI::App& app, Context& ctx) {
   {
     auto* cmd = app.add_subcommand("plan", "show what a run would do, changing nothing");
     auto scenario_arg = std::make_shared<std::string>();
+    auto attribute = std::make_shared<bool>(false);
     cmd->add_option("scenario", *scenario_arg, "scenario file or name (scenarios/NAME.yaml)")->required();
-    cmd->callback([&ctx, scenario_arg] {
+    cmd->add_flag("--attribute", *attribute,
+                  "show the cost of naming each knob's part in every multi-knob stage");
+    cmd->callback([&ctx, scenario_arg, attribute] {
       before_command(ctx, "plan");
-      Prepared p = prepare(ctx, *scenario_arg, false);
+      Prepared p = prepare(ctx, *scenario_arg, false, *attribute);
       scenario::print_plan(p.plan, std::cout);
     });
   }
@@ -123,6 +127,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       int workers = 0;
       int max_tries = 1;
       bool allow_partial = false;
+      bool attribute = false;
     };
     auto a = std::make_shared<Args>();
     cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")->required();
@@ -134,9 +139,12 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_option("--workers", a->workers, "driver threads (default: one per core)");
     cmd->add_option("--max-tries", a->max_tries, "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
+    cmd->add_flag("--attribute", a->attribute,
+                  "name each knob's part in every stage with several knobs (extra runs; "
+                  "`pgslow plan --attribute` shows how many)");
     cmd->callback([&ctx, a] {
       before_command(ctx, "run");
-      Prepared p = prepare(ctx, a->scenario, a->allow_changes);
+      Prepared p = prepare(ctx, a->scenario, a->allow_changes, a->attribute);
       scenario::RunOptions options;
       options.target = p.scenario.target;
       options.target->workdir = ctx.workdir;

@@ -203,20 +203,6 @@ TEST(Bisector, RestartKnobsAreGroupedAndCounted) {
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(r.candidates[static_cast<std::size_t>(i)].needs_restart);
 }
 
-TEST(Bisector, IsolateRanksEveryCandidate) {
-  SimulatedModel m = harmless_model(8, 9);
-  knob(m, "k03").factor = 0.2;
-  knob(m, "k05").factor = 0.7;
-  Options o;
-  o.isolate = true;
-  Result r = bisect(m, o);
-  ASSERT_EQ(r.isolated.size(), 8u);
-  EXPECT_EQ(r.isolated[0].knob, "k03");
-  EXPECT_EQ(r.isolated[1].knob, "k05");
-  EXPECT_EQ(r.isolated[0].verdict, Verdict::kBad);
-  EXPECT_NEAR(r.isolated[1].ratio, 0.7, 0.03);
-}
-
 TEST(Bisector, ThresholdOverrideMustLieBetweenTheLevels) {
   SimulatedModel m = harmless_model(4, 9);
   knob(m, "k01").factor = 0.2;
@@ -230,9 +216,7 @@ TEST(Bisector, ThresholdOverrideMustLieBetweenTheLevels) {
 TEST(Bisector, RenderingsCarryTheFindings) {
   SimulatedModel m = harmless_model(8, 12);
   m.interactions.push_back({"k02", "k05", 0.1});
-  Options o;
-  o.isolate = true;
-  Result r = bisect(m, o);
+  Result r = bisect(m);
   std::ostringstream console, markdown;
   render_console(r, console);
   render_markdown(r, markdown);

@@ -171,6 +171,29 @@ TEST(ParseScenario, StageThatChangesNothingIsAnError) {
   EXPECT_NE(all(problems).find("changes nothing"), std::string::npos) << all(problems);
 }
 
+TEST(ParseScenario, AttributeForAllOrPerStage) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse(R"(workload: {name: select-only}
+attribute: true
+stages:
+  - name: a
+    presets: [wal-hell]
+  - name: b
+    presets: [checkpoint-storm]
+    attribute: false
+  - name: c
+    presets: [planner-sabotage]
+    attribute: maybe
+)",
+                     problems);
+  EXPECT_TRUE(s.attribute);
+  ASSERT_EQ(s.stages.size(), 3u);
+  EXPECT_FALSE(s.stages[0].attribute.has_value());
+  EXPECT_EQ(s.stages[1].attribute, false);
+  ASSERT_EQ(problems.size(), 1u) << all(problems);
+  EXPECT_NE(problems[0].str().find("s.yaml:11"), std::string::npos) << all(problems);
+}
+
 TEST(ParseScenario, NotYamlAtAll) {
   std::vector<ConfigError> problems;
   parse(std::string("\x00\x01\x02 binary", 10), problems);
