@@ -17,10 +17,8 @@ namespace pgslow::scenario {
 
 class StageMeasurer final : public bisect::Measurer {
  public:
-  // `executor_for(repeats)` gives an executor that measures `repeats` runs per stage.
-  StageMeasurer(std::function<StageExecutor(int repeats)> executor_for, std::string stage,
-                std::vector<knobs::Setting> reference, report::LoadSettings load,
-                Progress& progress);
+  StageMeasurer(stage::LabSession& lab, std::string stage, std::vector<knobs::Setting> reference,
+                report::LoadSettings load, Progress& progress);
 
   // Throws RuntimeError when the server rejects the configuration or a run fails: an
   // attribution needs every configuration it asks for.
