@@ -34,6 +34,16 @@ const double kMinScore = std::log(1.2);
 
 }  // namespace
 
+std::string describe_headline(const Measurement& m) {
+  std::string out;
+  for (const auto& f : m.headline) {
+    if (!out.empty()) out += ", ";
+    out += f.name + " " + format_number(f.value);
+    if (f.unit.starts_with("%")) out += f.unit;
+  }
+  return out;
+}
+
 const Measurement* median_repeat(const StageResult& stage) {
   if (stage.repeats.empty()) return nullptr;
   std::vector<const Measurement*> sorted;
@@ -346,6 +356,9 @@ std::vector<StageSummary> summarize(const Run& run) {
         s.note =
             s.transactions == 1 ? "1 transaction" : fmt::format("{} transactions", s.transactions);
       }
+      s.headline_text = describe_headline(*m);
+      for (const auto& f : m->headline)
+        if (!f.warning.empty()) s.headline_warnings.push_back(f.name + ": " + f.warning);
       const Runs mine = runs_of(stage);
       if (previous != nullptr && !isolated)
         s.vs_previous = compare_runs(mine, runs_of(*previous), noise);

@@ -235,8 +235,8 @@ class Attribution {
           options_.stage, report::format_change(a.stage.ratio), sigma_ * 100, all_.size(),
           options_.max_runs);
     } else {
-      a.headline = fmt::format("{}: not attributed within {} runs", options_.stage,
-                               options_.max_runs);
+      a.headline =
+          fmt::format("{}: not attributed within {} runs", options_.stage, options_.max_runs);
     }
     for (const auto& u : all_) {
       report::KnobEffect k = effect_of(u);
@@ -462,7 +462,9 @@ int expected_attribution_runs(int units, int repeats, int level_repeats) {
   if (units < 2) return 0;
   int levels = 2 * std::max(0, level_repeats - repeats);
   int search = 2 * static_cast<int>(std::ceil(std::log2(units)));
-  return levels + search + 1;  // + the stage without its cause (the remainder)
+  // + the stage without its cause (the remainder), and good measured again right before and
+  // after it (drift control, docs/bisect.md).
+  return levels + search + 1 + 2;
 }
 
 }  // namespace pgslow::bisect

@@ -69,7 +69,8 @@ Attributed attribute(Measurer& measurer, const std::vector<Candidate>& candidate
                      AttributionOptions options);
 
 // The extra runs an attribution of `units` units is expected to cost beyond the stage's own
-// `repeats`: levels topped up to `level_repeats`, two tests per halving, the remainder.
+// `repeats`: levels topped up to `level_repeats`, two tests per halving, the remainder, and
+// good measured again around the remainder (drift control).
 int expected_attribution_runs(int units, int repeats, int level_repeats);
 
 }  // namespace pgslow::bisect

@@ -31,7 +31,7 @@ struct Options {
   // the first samples of each level, topped up to level_repeats.
   std::vector<double> known_good;
   std::vector<double> known_bad;
-  int max_rounds = 4;                   // independent culprit groups searched one after another
+  int max_rounds = 4;  // independent culprit groups searched one after another
   std::function<void(const RunRecord&)> on_run;  // progress: called after every Measurer call
 };
 
@@ -51,6 +51,7 @@ class Bisector {
   const std::vector<double>& measure(const Subset& s, int runs, const std::string& purpose);
   Level measure_level(const Subset& s, const std::vector<double>& known,
                       const std::string& purpose);
+  void refresh_good(int runs, int window);
   Verdict classify(const Subset& s, const std::string& purpose);
   Subset ddmin(Subset c);
   std::vector<Subset> order_for_restarts(std::vector<Subset> tests) const;
@@ -65,7 +66,8 @@ class Bisector {
   Result result_;
   std::map<Subset, std::vector<double>> samples_;  // every sample ever taken, per subset
   std::optional<Subset> last_;                     // the configuration measured last
-  double good_log_ = 0;
+  double good_log_ = 0;                            // good's level now (its latest runs)
+  double first_good_log_ = 0;                      // good's level at the start
   double sigma_ = 0;
   double threshold_log_ = 0;
   int round_ = 0;

@@ -39,9 +39,9 @@ fs::path resolve_scenario(const std::string& arg) {
     if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
   }
   auto suggestion = closest_match(arg, names);
-  throw InputError(fmt::format("no scenario file or named scenario '{}'{}; the named ones are: {}", arg,
-                               suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "",
-                               join(names, ", ")));
+  throw InputError(fmt::format(
+      "no scenario file or named scenario '{}'{}; the named ones are: {}", arg,
+      suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "", join(names, ", ")));
 }
 
 struct Prepared {
@@ -82,8 +82,11 @@ void render(const report::Run& run, std::string_view format, std::ostream& out) 
 // report.md/.json/.csv/.html and one server log excerpt per stage.
 void write_results(const report::Run& run, const fs::path& dir) {
   fs::create_directories(dir / "logs");
-  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
-           {"md", "report.md"}, {"json", "report.json"}, {"csv", "report.csv"}, {"html", "report.html"}}) {
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"md", "report.md"},
+                                                        {"json", "report.json"},
+                                                        {"csv", "report.csv"},
+                                                        {"html", "report.html"}}) {
     std::ofstream out(dir / file);
     render(run, format, out);
   }
@@ -106,7 +109,8 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     auto* cmd = app.add_subcommand("plan", "show what a run would do, changing nothing");
     auto scenario_arg = std::make_shared<std::string>();
     auto attribute = std::make_shared<bool>(false);
-    cmd->add_option("scenario", *scenario_arg, "scenario file or name (scenarios/NAME.yaml)")->required();
+    cmd->add_option("scenario", *scenario_arg, "scenario file or name (scenarios/NAME.yaml)")
+        ->required();
     cmd->add_flag("--attribute", *attribute,
                   "show the cost of naming each knob's part in every multi-knob stage");
     cmd->callback([&ctx, scenario_arg, attribute] {
@@ -128,20 +132,26 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       int max_tries = 1;
       bool allow_partial = false;
       bool attribute = false;
+      bool check_data = false;
     };
     auto a = std::make_shared<Args>();
-    cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")->required();
+    cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")
+        ->required();
     cmd->add_option("--out", a->out, "results folder (default results/<scenario>-<time>)");
-    cmd->add_flag("--allow-changes", a->allow_changes, "allow changing a server that is not the managed cluster");
+    cmd->add_flag("--allow-changes", a->allow_changes,
+                  "allow changing a server that is not the managed cluster");
     cmd->add_option("--duration", a->duration, "seconds per measured run (overrides the scenario)");
     cmd->add_option("--warmup", a->warmup, "warm-up seconds (overrides the scenario)");
     cmd->add_option("--repeats", a->repeats, "measured runs per stage (overrides the scenario)");
     cmd->add_option("--workers", a->workers, "driver threads (default: one per core)");
-    cmd->add_option("--max-tries", a->max_tries, "attempts per transaction on serialization failure or deadlock");
+    cmd->add_option("--max-tries", a->max_tries,
+                    "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
     cmd->add_flag("--attribute", a->attribute,
                   "name each knob's part in every stage with several knobs (extra runs; "
                   "`pgslow plan --attribute` shows how many)");
+    cmd->add_flag("--check-data", a->check_data,
+                  "run the workload's consistency checks after each run; a failed check fails the stage");
     cmd->callback([&ctx, a] {
       before_command(ctx, "run");
       Prepared p = prepare(ctx, a->scenario, a->allow_changes, a->attribute);
@@ -155,6 +165,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       options.workers = a->workers;
       options.max_tries = a->max_tries;
       options.allow_partial = a->allow_partial;
+      options.check_data = a->check_data;
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
 
       ConsoleProgress progress;
@@ -168,17 +179,33 @@ void add_run_commands(CLI::App& app, Context& ctx) {
         if (!run.stages.empty()) {
           write_results(run, out_dir);
           render(run, "console", std::cout);
-          std::cerr << fmt::format("pgslow: interrupted; configuration restored; partial results in {}\n",
-                                   out_dir.string());
+          std::cerr << fmt::format(
+              "pgslow: interrupted; configuration restored; partial results in {}\n",
+              out_dir.string());
         }
         throw;
       }
       write_results(run, out_dir);
       render(run, "console", std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
+      // A run whose every changed stage failed measured nothing it was asked to: exit 1.
+      std::size_t failed = 0;
+      for (std::size_t i = 1; i < run.stages.size(); ++i)
+        failed += run.stages[i].error.empty() ? 0 : 1;
+      if (!run.stages.empty() && !run.stages.front().error.empty())
+        throw RuntimeError(
+            fmt::format("the baseline stage failed: {}; nothing could be compared (the "
+                        "configuration is restored)",
+                        run.stages.front().error));
+      if (run.stages.size() > 1 && failed == run.stages.size() - 1)
+        throw RuntimeError(
+            fmt::format("every changed stage failed ({} of {}); see the errors above and "
+                        "the logs in {} (the configuration is restored)",
+                        failed, run.stages.size() - 1, (out_dir / "logs").string()));
       for (const auto& e : run.expectations) {
         if (!e.passed) {
-          throw Error(kExitExpectation, fmt::format("expectation failed: {} (measured: {})", e.text, e.detail));
+          throw Error(kExitExpectation,
+                      fmt::format("expectation failed: {} (measured: {})", e.text, e.detail));
         }
       }
     });

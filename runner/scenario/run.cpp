@@ -99,6 +99,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   m.workers = options.workers;
   m.max_tries = options.max_tries;
   m.allow_partial = options.allow_partial;
+  m.check_data = options.check_data || s.measure.check_data;
   m.schedule_seed = params.seed;
   stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
 

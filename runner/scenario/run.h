@@ -32,6 +32,7 @@ struct RunOptions {
   int workers = 0;
   int max_tries = 1;
   bool allow_partial = false;
+  bool check_data = false;  // --check-data, on top of the scenario's measure.check_data
 };
 
 // Runs every stage of the plan on `server`, restores the configuration and evaluates the

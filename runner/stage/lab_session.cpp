@@ -172,6 +172,8 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   report::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
                                                apply::InterruptGuard::stop_flag());
   lock_waits.stop();
+  // A failed check throws RuntimeError: the stage fails with the offending rows named.
+  if (mo.check_data) workload::check_data(workload_, reset.conninfo, params);
   evidence.clear();
   window_s = 0;
   if (!evidence_error.empty()) stage.warnings.push_back("evidence incomplete: " + evidence_error);

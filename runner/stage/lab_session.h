@@ -45,6 +45,7 @@ struct MeasureOptions {
   int workers = 0;    // driver threads; 0: one per core
   int max_tries = 1;  // attempts per transaction for serialization failures and deadlocks
   bool allow_partial = false;
+  bool check_data = false;  // consistency checks after each run; a failed check fails the stage
   std::uint64_t schedule_seed = 1;  // the fixed-rate arrival schedule (the driver's seed)
 };
 

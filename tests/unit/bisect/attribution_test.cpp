@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "bisect/simulated_server.h"
+#include "good_again.h"
 #include "report/attribution.h"
 #include "report/json.h"
 
@@ -46,11 +47,14 @@ const report::KnobEffect& effect(const report::Attribution& a, const std::string
 }
 
 // The levels (3 runs of the reference, 3 of the stage), two tests per halving, the remainder.
+// Good measured again (drift control, good_again()) comes on top.
 int bound(int n) {
   return 6 + 2 * static_cast<int>(std::ceil(std::log2(n))) + 1;
 }
 
 TEST(Attribution, OneCulpritAmong2And8And32IsTheCauseWithFewRuns) {
+  int cases = 0;
+  int covered = 0;  // the culprit's interval holds its true effect
   for (int n : {2, 8, 32}) {
     for (int c = 0; c < n; c += std::max(1, n / 8)) {
       SimulatedModel m = harmless_model(n, static_cast<std::uint64_t>(1000 + n * 37 + c));
@@ -61,8 +65,9 @@ TEST(Attribution, OneCulpritAmong2And8And32IsTheCauseWithFewRuns) {
       const report::KnobEffect& k = effect(a, culprit);
       EXPECT_EQ(k.verdict, "the cause") << n << " " << culprit;
       ASSERT_TRUE(k.alone.has_value());
-      EXPECT_LT(k.alone->low, 0.07);
-      EXPECT_GT(k.alone->high, 0.07);
+      EXPECT_NEAR(k.alone->ratio, 0.07, 0.07 * 0.05);
+      ++cases;
+      covered += k.alone->low < 0.07 && 0.07 < k.alone->high ? 1 : 0;
       ASSERT_TRUE(k.without.has_value());
       EXPECT_GT(k.without->high, 0.95);  // the stage without it: back near the baseline
       int harmless = 0;
@@ -73,19 +78,26 @@ TEST(Attribution, OneCulpritAmong2And8And32IsTheCauseWithFewRuns) {
           ++harmless;
         }
       EXPECT_EQ(harmless, n - 1);
+      // The harmless knobs together: their interval holds their true (tiny) joint effect.
+      double rest = 1;
+      for (const auto& h : m.knobs)
+        if (h.name != culprit) rest *= h.factor;
       ASSERT_TRUE(a.harmless.has_value());
-      EXPECT_LE(a.harmless->low, 1.0);
-      EXPECT_GE(a.harmless->high, 1.0 / 1.2);
-      EXPECT_LE(o.runs, bound(n)) << n << " " << culprit;
+      EXPECT_LE(a.harmless->low, rest) << n << " " << culprit;
+      EXPECT_GE(a.harmless->high, rest) << n << " " << culprit;
+      EXPECT_LE(o.runs - good_again(o.a.search), bound(n)) << n << " " << culprit;
+      EXPECT_LE(good_again(o.a.search), 2) << "good before and after the remainder";
       EXPECT_NE(a.headline.find(culprit + " = b is the cause"), std::string::npos) << a.headline;
       EXPECT_NE(a.headline.find(fmt::format("{} other knob", n - 1)), std::string::npos)
           << a.headline;
     }
   }
-  // 32 knobs, one culprit: far fewer runs than one per knob.
+  // 95% intervals: one miss in 18 is chance (IntervalsCoverTheTrueEffect counts coverage).
+  EXPECT_GE(covered, cases - 1);
+  // 32 knobs, one culprit: far fewer runs than one per knob, drift control included.
   SimulatedModel m = harmless_model(32, 5);
   knob(m, "k17").factor = 0.07;
-  EXPECT_LE(run(m).runs, 6 + 11);
+  EXPECT_LE(run(m).runs, 6 + 11 + 2);
 }
 
 TEST(Attribution, ReusesTheStageAndBaselineRunsItIsGiven) {
@@ -96,8 +108,10 @@ TEST(Attribution, ReusesTheStageAndBaselineRunsItIsGiven) {
   o.search.known_bad = {100};
   Outcome out = run(m, o);
   EXPECT_EQ(effect(out.a.attribution, "k02").verdict, "the cause");
-  EXPECT_LE(out.runs, 3 + 2 * 3 + 1);  // 1 good and 2 bad runs to top up, not 6
-  EXPECT_EQ(out.a.good_samples.size(), 3u);
+  // 1 good and 2 bad runs to top up, not 6; good measured again for drift on top.
+  const int again = good_again(out.a.search);
+  EXPECT_LE(out.runs - again, 3 + 2 * 3 + 1);
+  EXPECT_EQ(out.a.good_samples.size(), 3u + static_cast<std::size_t>(again));
   EXPECT_EQ(out.a.good_samples[0], 1000);
 }
 
@@ -196,7 +210,7 @@ TEST(Attribution, SlowDriftDoesNotMakeAHarmlessKnobTheCause) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     SimulatedModel m = harmless_model(10, seed);
     m.noise = 0.03;
-    m.drift = -0.003;
+    m.drift_per_run = -0.003;
     knob(m, "k07").factor = 0.07;
     const report::Attribution a = run(m).a.attribution;
     EXPECT_EQ(effect(a, "k07").verdict, "the cause") << seed << ": " << a.headline;
@@ -255,8 +269,8 @@ TEST(Attribution, TooNoisyToSplitWithinTheBudgetSaysSo) {
 
 TEST(Attribution, ExpectedRunsForPlan) {
   EXPECT_EQ(expected_attribution_runs(1, 1, 3), 0);
-  EXPECT_EQ(expected_attribution_runs(10, 1, 2), 2 + 8 + 1);
-  EXPECT_EQ(expected_attribution_runs(2, 3, 3), 0 + 2 + 1);
+  EXPECT_EQ(expected_attribution_runs(10, 1, 2), 2 + 8 + 1 + 2);
+  EXPECT_EQ(expected_attribution_runs(2, 3, 3), 0 + 2 + 1 + 2);
 }
 
 }  // namespace

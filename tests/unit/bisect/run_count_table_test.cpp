@@ -11,6 +11,7 @@
 
 #include "bisect/bisector.h"
 #include "bisect/simulated_server.h"
+#include "good_again.h"
 
 namespace pgslow::bisect {
 namespace {
@@ -38,7 +39,7 @@ Stats single(int n) {
     SimulatedServer sim(m);
     Result r = Bisector(sim, sim.candidates()).run();
     EXPECT_EQ(r.culprits.size(), 1u);
-    s.add(r.total_runs - 6);
+    s.add(r.total_runs - 6 - good_again(r));
   }
   return s;
 }
@@ -57,7 +58,7 @@ Stats pair(int n) {
       if (!r.culprits.empty()) {
         EXPECT_EQ(r.culprits[0].knobs.size(), 2u);
       }
-      s.add(r.total_runs - 6);
+      s.add(r.total_runs - 6 - good_again(r));
     }
   return s;
 }

@@ -194,6 +194,34 @@ stages:
   EXPECT_NE(problems[0].str().find("s.yaml:11"), std::string::npos) << all(problems);
 }
 
+TEST(ParseScenario, ANameThatIsAPathIsRefusedWithItsLine) {
+  for (const char* name : {"/tmp/evil", "../../etc", "a/b", "..", "x..y", ".hidden", "a\\\\b"}) {
+    SCOPED_TRACE(name);
+    std::vector<ConfigError> problems;
+    parse(std::string("name: \"") + name +
+              "\"\nworkload: tpcc\nstages:\n  - name: s\n"
+              "    settings: {work_mem: 1MB}\n",
+          problems);
+    ASSERT_FALSE(problems.empty());
+    EXPECT_NE(all(problems).find("s.yaml:1"), std::string::npos) << all(problems);
+    EXPECT_NE(all(problems).find("scenario name"), std::string::npos) << all(problems);
+  }
+  std::vector<ConfigError> problems;
+  parse("name: ok-name_1.2\nworkload: tpcc\nstages:\n  - name: s\n    settings: {work_mem: 1MB}\n",
+        problems);
+  EXPECT_TRUE(problems.empty()) << all(problems);
+}
+
+TEST(ParseScenario, ControlCharactersInNamesAreRefused) {
+  std::vector<ConfigError> problems;
+  parse(
+      "name: x\nworkload: tpcc\nstages:\n  - name: \"a\\e[31mred\"\n"
+      "    settings: {work_mem: 1MB}\n",
+      problems);
+  EXPECT_NE(all(problems).find("s.yaml:4"), std::string::npos) << all(problems);
+  EXPECT_NE(all(problems).find("control characters"), std::string::npos) << all(problems);
+}
+
 TEST(ParseScenario, NotYamlAtAll) {
   std::vector<ConfigError> problems;
   parse(std::string("\x00\x01\x02 binary", 10), problems);
