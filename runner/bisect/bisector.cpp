@@ -84,9 +84,10 @@ const std::vector<double>& Bisector::measure(const Subset& s, int runs,
     changes.push_back(c.change);
     rec.knobs.push_back(c.change.name);
   }
-  rec.restart = restart_part(s) != restart_part(last_.value_or(Subset{}));
+  // runs == 0 records samples measured elsewhere (Options::known_good) without a run.
+  rec.restart = runs > 0 && restart_part(s) != restart_part(last_.value_or(Subset{}));
   std::int64_t start = now_us();
-  std::vector<double> got = measurer_.measure(changes, runs);
+  std::vector<double> got = runs > 0 ? measurer_.measure(changes, runs) : std::vector<double>{};
   rec.seconds = static_cast<double>(now_us() - start) / 1e6;
   if (got.size() != static_cast<std::size_t>(runs))
     throw RuntimeError(
@@ -97,7 +98,7 @@ const std::vector<double>& Bisector::measure(const Subset& s, int runs,
           "a run measured {} TPS: the workload committed nothing, so this configuration "
           "cannot be compared (is the server up, is the duration long enough?)",
           tps));
-  last_ = s;
+  if (runs > 0) last_ = s;
   if (rec.restart) ++result_.restarts;
   auto& all = samples_[s];
   all.insert(all.end(), got.begin(), got.end());
@@ -105,7 +106,7 @@ const std::vector<double>& Bisector::measure(const Subset& s, int runs,
   rec.verdict = Verdict::kUncertain;
   rec.number = static_cast<int>(result_.runs.size()) + 1;
   rec.purpose = purpose;
-  rec.round = purpose == "good" || purpose == "bad" || purpose == "isolate" ? 0 : round_;
+  rec.round = purpose == "good" || purpose == "bad" ? 0 : round_;
   rec.tps = all;
   rec.new_runs = runs;
   rec.tps_level = std::exp(log_mean(all));
@@ -139,9 +140,12 @@ void Bisector::refresh_good(int runs, int window) {
   }
 }
 
-Bisector::Level Bisector::measure_level(const Subset& s, const std::string& purpose) {
+Bisector::Level Bisector::measure_level(const Subset& s, const std::vector<double>& known,
+                                        const std::string& purpose) {
   Level level;
-  level.samples = measure(s, options_.level_repeats, purpose);
+  samples_[s] = known;
+  level.samples =
+      measure(s, std::max(0, options_.level_repeats - static_cast<int>(known.size())), purpose);
   level.log_mean = log_mean(level.samples);
   return level;
 }
@@ -311,22 +315,6 @@ bool Bisector::search_round(const Subset& failing, double slow_log_mean) {
   return true;
 }
 
-void Bisector::isolate_all() {
-  for (std::size_t i = 0; i < result_.candidates.size(); ++i) {
-    Subset one{static_cast<int>(i)};
-    IsolatedEffect e;
-    e.verdict = classify(one, "isolate");
-    e.knob = result_.candidates[i].change.name;
-    e.change = result_.candidates[i].describe();
-    e.tps = std::exp(log_mean_of(one));
-    e.ratio = e.tps / result_.good_tps;
-    result_.isolated.push_back(e);
-  }
-  std::stable_sort(
-      result_.isolated.begin(), result_.isolated.end(),
-      [](const IsolatedEffect& a, const IsolatedEffect& b) { return a.ratio < b.ratio; });
-}
-
 Result Bisector::run() {
   std::int64_t start = now_us();
   auto finish = [&] {
@@ -341,8 +329,8 @@ Result Bisector::run() {
   Subset all(result_.candidates.size());
   std::iota(all.begin(), all.end(), 0);
 
-  Level good = measure_level({}, "good");
-  Level bad = measure_level(all, "bad");
+  Level good = measure_level({}, options_.known_good, "good");
+  Level bad = measure_level(all, options_.known_bad, "bad");
   good_log_ = good.log_mean;
   first_good_log_ = good.log_mean;
   result_.good_tps = std::exp(good.log_mean);
@@ -383,7 +371,6 @@ Result Bisector::run() {
   }
   result_.threshold_tps =
       std::exp(options_.threshold_tps ? threshold_log_ : (good_log_ + bad.log_mean) / 2);
-  double first_threshold = 0;
 
   // Round after round: a culprit group, then what is left of bad without every group found.
   // An independent second culprit that is not slow enough for the first round's threshold
@@ -392,7 +379,6 @@ Result Bisector::run() {
   double slow_log = bad.log_mean;
   while (true) {
     if (!search_round(failing, slow_log)) break;
-    if (round_ == 1) first_threshold = threshold_log_;
     Subset found;
     for (const auto& g : result_.culprits)
       for (const auto& k : g.knobs)
@@ -451,11 +437,6 @@ Result Bisector::run() {
     failing = remaining;
     // The remainder's level as good is now (its paired effect), not as the runs happened.
     slow_log = good_log_ + report::mean(paired);
-  }
-
-  if (options_.isolate) {
-    threshold_log_ = first_threshold;
-    isolate_all();
   }
 
   // One sentence for the top of every rendering.

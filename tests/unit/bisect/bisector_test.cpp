@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "bisect/simulated_server.h"
+#include "good_again.h"
 
 namespace pgslow::bisect {
 namespace {
@@ -29,15 +30,6 @@ SimulatedModel clean_model(int n) {
   SimulatedModel m = harmless_model(n, 1);
   for (auto& k : m.knobs) k.factor = 1.0;
   return m;
-}
-
-// Runs spent measuring good again (between rounds, near the threshold): drift control, not
-// search.
-int good_again(const Result& r) {
-  int n = 0;
-  for (const auto& run : r.runs)
-    if (run.purpose == "good" && run.number > 1) n += run.new_runs;
-  return n;
 }
 
 Result bisect(SimulatedModel model, Options options = {}) {
@@ -262,20 +254,6 @@ TEST(Bisector, RestartKnobsAreGroupedAndCounted) {
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(r.candidates[static_cast<std::size_t>(i)].needs_restart);
 }
 
-TEST(Bisector, IsolateRanksEveryCandidate) {
-  SimulatedModel m = harmless_model(8, 9);
-  knob(m, "k03").factor = 0.2;
-  knob(m, "k05").factor = 0.7;
-  Options o;
-  o.isolate = true;
-  Result r = bisect(m, o);
-  ASSERT_EQ(r.isolated.size(), 8u);
-  EXPECT_EQ(r.isolated[0].knob, "k03");
-  EXPECT_EQ(r.isolated[1].knob, "k05");
-  EXPECT_EQ(r.isolated[0].verdict, Verdict::kBad);
-  EXPECT_NEAR(r.isolated[1].ratio, 0.7, 0.03);
-}
-
 TEST(Bisector, ThresholdOverrideMustLieBetweenTheLevels) {
   SimulatedModel m = harmless_model(4, 9);
   knob(m, "k01").factor = 0.2;
@@ -289,9 +267,7 @@ TEST(Bisector, ThresholdOverrideMustLieBetweenTheLevels) {
 TEST(Bisector, RenderingsCarryTheFindings) {
   SimulatedModel m = harmless_model(8, 12);
   m.interactions.push_back({"k02", "k05", 0.1});
-  Options o;
-  o.isolate = true;
-  Result r = bisect(m, o);
+  Result r = bisect(m);
   std::ostringstream console, markdown;
   render_console(r, console);
   render_markdown(r, markdown);
