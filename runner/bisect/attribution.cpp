@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <set>
 #include <utility>
@@ -18,16 +17,10 @@ namespace {
 
 using Names = std::set<std::string>;  // a configuration: the units applied over the reference
 
-// Two-sided 95% quantile of Student's t with `dof` degrees of freedom: the noise is estimated
-// from a handful of runs, so the normal 1.96 would claim too much.
+// Two-sided 95% quantile of Student's t with `dof` degrees of freedom (report/stats, the one
+// place): the noise is estimated from a handful of runs, so the normal 1.96 would claim too much.
 double t975(int dof) {
-  static constexpr std::array<double, 30> kTable = {
-      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-      2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-      2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  if (dof < 1) return kTable[0];
-  if (dof <= 30) return kTable[static_cast<std::size_t>(dof - 1)];
-  return 1.96 + 2.4 / dof;
+  return report::t_quantile(0.975, std::max(dof, 1));
 }
 
 double log_mean(const std::vector<double>& v) {

@@ -228,9 +228,10 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       stage.attribution_runs = bisect::expected_attribution_runs(
           stage.attribution_units, scenario.measure.repeats,
           attribution_level_repeats(scenario.measure.repeats));
-      // Two spare runs for a verdict near the threshold; noisier than that, the stage says
-      // so instead of running on.
-      stage.attribution_max_runs = stage.attribution_runs + 2;
+      // Two spare runs for a verdict near the threshold, and two more pairs (remainder, good)
+      // when the stage without its cause is not plainly like the reference (docs/bisect.md,
+      // "Rounds"); noisier than that, the stage says so instead of running on.
+      stage.attribution_max_runs = stage.attribution_runs + 2 + 4;
     }
     previous_applied = stage.settings;
     previous_load = stage.load;

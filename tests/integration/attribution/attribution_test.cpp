@@ -72,7 +72,7 @@ TEST(Attribution, PlanShowsTheExtraRuns) {
   cluster();
   ProcessResult r = pgslow({"plan", write_scenario().string()});
   ASSERT_TRUE(r.ok()) << r.output;
-  EXPECT_NE(r.output.find("attribute: 5 knobs as 5 units, about 11 extra runs (at most 13)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("attribute: 5 knobs as 5 units, about 11 extra runs (at most 17)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("of which attribution: about"), std::string::npos) << r.output;
 }
 
@@ -111,8 +111,9 @@ TEST(Attribution, NamesTheOneCulpritAndCallsTheRestHarmless) {
       << a.headline;
   EXPECT_NE(a.headline.find("4 other knobs: no measurable effect"), std::string::npos)
       << a.headline;
-  // Far fewer runs than knobs alone and in groups: levels, a few halvings, the remainder.
-  EXPECT_LE(a.extra_runs, 11);
+  // Levels, a few halvings and the remainder, within the plan's "at most" (a busy machine may
+  // need the remainder's extra pairs with good).
+  EXPECT_LE(a.extra_runs, 17);
   // Every format names the cause.
   for (const char* f : {"report.md", "report.csv", "report.html"})
     EXPECT_NE(read_file(out / f).find("random_page_cost = 1e300"), std::string::npos) << f;
