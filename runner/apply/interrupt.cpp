@@ -94,19 +94,36 @@ void InterruptGuard::reset_for_tests() {
   g_count.store(0);
 }
 
+namespace {
+
+// The signal the crash hook sends (PGSLOW_CRASH_SIGNAL), SIGKILL by default.
+int crash_signal() {
+  const char* name = std::getenv("PGSLOW_CRASH_SIGNAL");
+  const std::string_view n = name ? name : "";
+  if (n == "STOP") return SIGSTOP;
+  if (n == "TERM") return SIGTERM;
+  if (n == "INT") return SIGINT;
+  return SIGKILL;
+}
+
+}  // namespace
+
 void crash_point(std::string_view name) {
   const char* at = std::getenv("PGSLOW_CRASH_AT");
   if (at == nullptr || name != at) return;
+  const int sig = crash_signal();
   long delay_ms = 0;
   if (const char* after = std::getenv("PGSLOW_CRASH_AFTER_MS"); after && *after)
     delay_ms = std::strtol(after, nullptr, 10);
   if (delay_ms <= 0) {
-    ::raise(SIGKILL);
+    // raise() delivers to this thread before it returns: a handled signal (TERM, INT) has set
+    // the interrupt flags, and after STOP the test's signals sent meanwhile are handled first.
+    ::raise(sig);
     return;
   }
-  std::thread([delay_ms] {
+  std::thread([delay_ms, sig] {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-    ::raise(SIGKILL);
+    ::raise(sig);
   }).detach();
 }
 

@@ -6,7 +6,8 @@
 //
 // Also the test-only crash hook: PGSLOW_CRASH_AT=<phase> makes the process kill itself with
 // SIGKILL when it reaches that phase (after PGSLOW_CRASH_AFTER_MS milliseconds, if set, while
-// the work of the phase goes on), so the fault-injection tests can prove recovery.
+// the work of the phase goes on), so the fault-injection tests can prove recovery;
+// PGSLOW_CRASH_SIGNAL picks another signal (STOP: hold there for the test to signal it).
 
 #include <atomic>
 #include <string_view>
@@ -57,6 +58,9 @@ inline constexpr std::string_view kRestoring = "restoring";
 
 // Test-only hook: when PGSLOW_CRASH_AT equals `name`, SIGKILL this process (at once, or after
 // PGSLOW_CRASH_AFTER_MS milliseconds from a background thread while work continues).
+// PGSLOW_CRASH_SIGNAL=STOP|TERM|INT sends that signal instead: STOP holds the process at the
+// phase so a test can deliver SIGTERM or SIGINT there from outside (then SIGCONT), exactly in
+// the window it means to test, without sleeping.
 void crash_point(std::string_view name);
 
 }  // namespace pgslow::apply

@@ -142,12 +142,14 @@ report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::
   report::Run run;
   try {
     scenario::run_plan(p.plan, *p.server, p.catalog, ctx.workdir, options, progress, run);
-  } catch (const apply::Interrupted&) {
+  } catch (const apply::Interrupted& e) {
+    // run_plan restored the configuration before this (also when the signal came during the
+    // final restore); the exit code is 130/143 all the same.
     if (!run.stages.empty()) {
       write_results(run, out_dir);
       render(run, "console", std::cout);
-      std::cerr << fmt::format(
-          "pgslow: interrupted; configuration restored; partial results in {}\n", out_dir.string());
+      std::cerr << fmt::format("pgslow: {}; configuration restored; results so far in {}\n",
+                               e.what(), out_dir.string());
     }
     throw;
   }

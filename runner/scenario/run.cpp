@@ -138,6 +138,9 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   // The data: loaded once into a template (skipped when a matching one exists).
   lab.prepare();
 
+  auto stamp_wall_time = [&] {
+    run.wall_seconds = static_cast<double>(now_us() - wall_start) / 1e6;
+  };
   // Attribution's extra runs of a reference, kept for the next stage compared with it.
   std::map<std::size_t, std::vector<double>> reference_samples;
   try {
@@ -199,13 +202,20 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       }
     }
   } catch (...) {
-    run.wall_seconds = static_cast<double>(now_us() - wall_start) / 1e6;
+    stamp_wall_time();
     lab.restore_after_error();
     throw;
   }
-  lab.finish();
   evaluate_expectations(s, run);
-  run.wall_seconds = static_cast<double>(now_us() - wall_start) / 1e6;
+  try {
+    lab.finish();
+  } catch (...) {
+    // A signal during the final restore (apply::Interrupted after the restore) or a failed
+    // restore: the run's results are complete all the same.
+    stamp_wall_time();
+    throw;
+  }
+  stamp_wall_time();
 }
 
 report::Attribution attribute_stage(const Plan& plan, std::size_t index,

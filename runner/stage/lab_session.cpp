@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "apply/server_state.h"
 #include "common/strings.h"
 #include "driver/driver.h"
 #include "evidence/evidence.h"
@@ -39,7 +40,39 @@ std::string log_since(const std::optional<fs::path>& log, std::uintmax_t offset,
   return out;
 }
 
+constexpr std::string_view kPostmasterStartSql = "SELECT pg_postmaster_start_time()::text";
+
 }  // namespace
+
+void LabSession::require_same_server(const std::optional<std::string>& started_at) {
+  // The clients reconnect after a restart and count the lost transactions as failed: the figure
+  // then measures the outage and a cold cache, not the configuration, so the stage fails.
+  std::optional<std::string> now;
+  try {
+    pg::Connection conn = pg::Connection::open(server_.conninfo());
+    now = conn.query_value(kPostmasterStartSql);
+  } catch (const pg::Error& e) {
+    throw RuntimeError(fmt::format(
+        "{} stopped during the measurement ({}); the stage's figure is not valid",
+        server_.describe(), e.server_message().empty() ? e.what() : e.server_message()));
+  }
+  if (started_at && now && *started_at != *now) {
+    throw RuntimeError(fmt::format(
+        "{} restarted during the measurement (up since {}, before since {}); the stage's figure "
+        "includes the restart and is not valid",
+        server_.describe(), *now, *started_at));
+  }
+}
+
+void LabSession::require_running() {
+  if (apply::server_accepts_connections(server_)) return;
+  // A server that stopped under an earlier measurement: nothing more can be measured; the
+  // restore (the caller's way out) starts it again with its original configuration.
+  throw RuntimeError(
+      fmt::format("{} does not accept connections (it stopped during the run); "
+                  "nothing more can be measured",
+                  server_.describe()));
+}
 
 LabSession::LabSession(server::ServerControl& server, const knobs::Catalog& catalog,
                        const workload::Workload& workload, workload::WorkloadParams params,
@@ -151,6 +184,15 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   } catch (const pg::Error& e) {
     spdlog::warn("evidence connection failed: {}; the stage's evidence is left out", e.what());
   }
+  // When the server started, to tell after the run whether it restarted under the workload.
+  std::optional<std::string> started_at;
+  if (probe) {
+    try {
+      started_at = probe->query_value(kPostmasterStartSql);
+    } catch (const pg::Error& e) {
+      spdlog::debug("cannot read the server's start time: {}", e.what());
+    }
+  }
   evidence::SnapshotOptions snap_options;
   snap_options.database = database;
   snap_options.data_dir = server_.data_dir();
@@ -181,6 +223,7 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   report::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
                                                apply::InterruptGuard::stop_flag());
   lock_waits.stop();
+  require_same_server(started_at);
   // A failed check throws RuntimeError: the stage fails with the offending rows named.
   if (mo.check_data) workload::check_data(workload_, reset.conninfo, params);
   evidence.clear();
@@ -202,6 +245,7 @@ report::StageResult LabSession::measure(const Configuration& configuration,
                                         const report::LoadSettings& load,
                                         std::optional<int> repeats) {
   apply::InterruptGuard::throw_if_interrupted();
+  require_running();
   report::StageResult stage;
   stage.name = configuration.name;
   stage.load = load;

@@ -89,7 +89,10 @@ class LabSession {
   // StageResult says why in `error`, with the server log excerpt. A SIGINT/SIGTERM during the
   // workload ends it early and returns what was measured (`error` says so; check
   // apply::InterruptGuard::interrupted() and end the command); one before or during the apply
-  // throws apply::Interrupted. InputError for a configuration that fails validation.
+  // throws apply::Interrupted. InputError for a configuration that fails validation. A server
+  // that restarted or stopped during a run fails the stage (`error` names what happened); one
+  // that does not accept connections when measure() begins throws RuntimeError (the command
+  // ends, and the restore starts the server again with its original configuration).
   report::StageResult measure(const Configuration& configuration, const report::LoadSettings& load,
                               std::optional<int> repeats = std::nullopt);
 
@@ -115,6 +118,11 @@ class LabSession {
   std::uint64_t data_bytes();
 
  private:
+  // After a run: throws RuntimeError when the server is gone or restarted since `started_at`
+  // (pg_postmaster_start_time() before the run; nullopt when it could not be read).
+  void require_same_server(const std::optional<std::string>& started_at);
+  // Before a measurement: throws RuntimeError when the server does not accept connections.
+  void require_running();
   report::Measurement measure_once(const report::LoadSettings& load, report::StageResult& stage,
                                    std::map<std::string, double>& evidence, double& window_s);
 

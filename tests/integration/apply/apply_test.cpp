@@ -21,8 +21,8 @@
 #include "common/paths.h"
 #include "knobs/catalog.h"
 #include "pg/connection.h"
-#include "pgslow_process.h"
 #include "tests/support/cluster_fixture.h"
+#include "tests/support/pgslow_process.h"
 
 namespace pgslow::testing {
 namespace {

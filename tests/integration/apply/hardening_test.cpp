@@ -22,8 +22,8 @@
 #include "common/process.h"
 #include "common/strings.h"
 #include "pg/connection.h"
-#include "pgslow_process.h"
 #include "tests/support/cluster_fixture.h"
+#include "tests/support/pgslow_process.h"
 
 namespace pgslow::testing {
 namespace {

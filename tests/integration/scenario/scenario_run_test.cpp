@@ -3,8 +3,11 @@
 // with report.json.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -16,6 +19,7 @@
 #include "pg/connection.h"
 #include "report/json.h"
 #include "tests/support/cluster_fixture.h"
+#include "tests/support/pgslow_process.h"
 
 namespace pgslow {
 namespace {
@@ -249,9 +253,35 @@ TEST(Run, EveryChangedStageFailedIsExit1) {
   EXPECT_EQ(before.settings, after.settings);
 }
 
+// Waits until the changed stage's workload runs (`knob` no longer `original`, the clients
+// connected), then calls `act` once. False when that moment never came.
+bool when_the_changed_stage_runs(const std::string& knob, const std::string& original,
+                                 const std::function<void()>& act) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      pg::Connection conn = pg::Connection::open(conninfo());
+      const auto value =
+          conn.query_value("SELECT setting FROM pg_settings WHERE name = '" + knob + "'");
+      const auto clients = conn.query_value(
+          "SELECT count(*) FROM pg_stat_activity WHERE datname LIKE 'pgslow_%' AND "
+          "backend_type = 'client backend' AND pid <> pg_backend_pid()");
+      if (value && *value != original && clients && std::stoi(*clients) >= 2) {
+        conn.close();
+        act();
+        return true;
+      }
+    } catch (const pg::Error&) {
+      // The server is between states (pgslow restarting it): ask again.
+    }
+  }
+  return false;
+}
+
 // The server restarts while a changed stage is measured (an operator, a crash): pgslow does not
-// abort (exit 134, "terminate called"), it ends with the configuration restored and exit 0 (the
-// clients reconnected) or 1 (the stage failed).
+// abort (exit 134, "terminate called"); the stage fails saying the server restarted under it
+// (its figure would measure the outage), every changed stage failed, so exit 1, and the
+// configuration is restored.
 TEST(Run, ServerRestartMidStageEndsRestored) {
   cluster();
   const fs::path file = one_stage_scenario("restart", "      random_page_cost: 1e300\n", 4);
@@ -260,40 +290,95 @@ TEST(Run, ServerRestartMidStageEndsRestored) {
   std::thread run([&] {
     r = pgslow({"run", file.string(), "--out", (workdir() / "restart-out").string()});
   });
-  // Wait until the planner stage is applied and its clients are connected, then restart.
-  bool restarted = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (!restarted && std::chrono::steady_clock::now() < deadline) {
+  const bool restarted = when_the_changed_stage_runs("random_page_cost", "4", [] {
     try {
-      pg::Connection conn = pg::Connection::open(conninfo());
-      const auto rpc =
-          conn.query_value("SELECT setting FROM pg_settings WHERE name = 'random_page_cost'");
-      const auto clients = conn.query_value(
-          "SELECT count(*) FROM pg_stat_activity WHERE datname LIKE 'pgslow_%' AND "
-          "backend_type = 'client backend' AND pid <> pg_backend_pid()");
-      if (rpc && *rpc != "4" && clients && std::stoi(*clients) >= 2) {
-        restarted = true;
-        conn.close();
-        try {
-          cluster().restart(std::chrono::seconds(60));
-        } catch (const std::exception&) {
-          // pgslow may be restoring (restarting) at the same moment: make sure it is up.
-          if (!cluster().is_running()) cluster().start();
-        }
-      }
+      cluster().restart(std::chrono::seconds(60));
     } catch (const std::exception&) {
-      // The server is between states (pgslow restarting it): ask again.
+      // pgslow may be restoring (restarting) at the same moment: make sure it is up.
+      if (!cluster().is_running()) cluster().start();
     }
-  }
+  });
   run.join();
   ASSERT_TRUE(restarted) << r.output;
-  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << "\n" << r.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(r.signal, 0) << r.output;
   EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  EXPECT_TRUE(r.output.find("restarted during the measurement") != std::string::npos ||
+              r.output.find("stopped during the measurement") != std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("every changed stage failed"), std::string::npos) << r.output;
   const ServerState after = server_state();
   EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
   EXPECT_EQ(before.settings, after.settings);
   EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+}
+
+// The server stops (`pg_ctl stop -m immediate` by its owner) while a changed stage is measured:
+// no abort; nothing more can be measured, so the run ends with exit 1 and a message that says
+// the server stopped, and the restore starts the server again with its original configuration.
+TEST(Run, ServerStoppedMidStageEndsRestoredAndStartedAgain) {
+  cluster();
+  const fs::path file = one_stage_scenario("stopped", "      random_page_cost: 1e300\n", 4);
+  const ServerState before = server_state();
+  ProcessResult r;
+  std::thread run([&] {
+    r = pgslow({"run", file.string(), "--out", (workdir() / "stopped-out").string()});
+  });
+  ProcessResult stop;
+  const bool stopped = when_the_changed_stage_runs("random_page_cost", "4", [&] {
+    ProcessOptions o;
+    if (::geteuid() == 0) o.run_as = "postgres";  // the managed cluster's server user as root
+    stop = run_process({(cluster().pg_bin() / "pg_ctl").string(), "stop", "-D",
+                        cluster().data_dir()->string(), "-m", "immediate", "-w"},
+                       o);
+  });
+  run.join();
+  ASSERT_TRUE(stopped) << r.output;
+  EXPECT_TRUE(stop.ok()) << stop.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.signal, 0) << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stopped during the"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("starting it with its original configuration"), std::string::npos)
+      << r.output;
+  ASSERT_TRUE(cluster().is_running()) << r.output;
+  const ServerState after = server_state();
+  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+  EXPECT_EQ(before.settings, after.settings);
+  EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+}
+
+// A signal while the configuration is put back after the last stage: the restore finishes and
+// pgslow exits 143 (SIGTERM) or 130 (SIGINT), never 0. The crash hook holds pgslow exactly where
+// the final restore begins (PGSLOW_CRASH_SIGNAL=STOP); the test delivers the signal there.
+TEST(Run, SignalDuringTheFinalRestoreExits143Or130Restored) {
+  cluster();
+  const fs::path file = one_stage_scenario("final-restore", "      random_page_cost: 1e300\n", 1);
+  const ServerState before = server_state();
+  for (int sig : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    testing::PgslowProcess p({"--workdir", workdir().string(), "run", file.string(), "--out",
+                              (workdir() / "final-restore-out").string()},
+                             {"PGSLOW_CRASH_AT=restoring", "PGSLOW_CRASH_SIGNAL=STOP"});
+    ASSERT_TRUE(p.wait_until_stopped()) << p.output();
+    // Held in the final restore: the journal still keeps the original, and every stage ran.
+    EXPECT_TRUE(fs::exists(workdir() / "journal.json"));
+    EXPECT_NE(p.output().find("stage 2/2"), std::string::npos) << p.output();
+    p.signal_and_continue(sig);
+    p.wait();
+    const std::string out = p.output();
+    EXPECT_EQ(p.killed_by(), 0) << out;
+    EXPECT_EQ(p.exit_code(), sig == SIGTERM ? 143 : 130) << out;
+    EXPECT_NE(out.find(sig == SIGTERM ? "terminated by SIGTERM" : "interrupted by SIGINT"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("configuration restored"), std::string::npos) << out;
+    EXPECT_EQ(out.find("terminate called"), std::string::npos) << out;
+    const ServerState after = server_state();
+    EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+    EXPECT_EQ(before.settings, after.settings);
+    EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+  }
 }
 
 // The clients take every connection slot (max_connections 5, 8 clients): with --allow-partial

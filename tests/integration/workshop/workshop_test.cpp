@@ -23,9 +23,9 @@
 #include "common/strings.h"
 #include "knobs/catalog.h"
 #include "pg/connection.h"
-#include "pgslow_process.h"
 #include "report/json.h"
 #include "tests/support/cluster_fixture.h"
+#include "tests/support/pgslow_process.h"
 #include "workshop/mystery.h"
 
 namespace pgslow::testing {

@@ -75,5 +75,22 @@ TEST(CrashPoint, KillsAtTheNamedPhase) {
   EXPECT_EQ(exit_signal_of_child_at("restarting", "20"), SIGKILL);
 }
 
+// PGSLOW_CRASH_SIGNAL=TERM: the hook delivers SIGTERM to this thread before it returns, so the
+// handler has set the interrupt flags when the phase's work goes on.
+TEST(CrashPoint, SendsTheSignalItIsGiven) {
+  InterruptGuard::reset_for_tests();
+  ::setenv("PGSLOW_CRASH_AT", "restoring", 1);
+  ::setenv("PGSLOW_CRASH_SIGNAL", "TERM", 1);
+  {
+    InterruptGuard guard;
+    crash_point(phase::kRestoring);
+    EXPECT_TRUE(InterruptGuard::interrupted());
+    EXPECT_EQ(InterruptGuard::signal_number(), SIGTERM);
+  }
+  ::unsetenv("PGSLOW_CRASH_AT");
+  ::unsetenv("PGSLOW_CRASH_SIGNAL");
+  InterruptGuard::reset_for_tests();
+}
+
 }  // namespace
 }  // namespace pgslow::apply

@@ -1,4 +1,4 @@
-#include "pgslow_process.h"
+#include "tests/support/pgslow_process.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 PgslowProcess::PgslowProcess(const std::vector<std::string>& args,
                              const std::vector<std::string>& env) {
   static std::atomic<int> counter{0};
-  output_file_ = fs::temp_directory_path() / ("pgslow-apply-test-" + std::to_string(::getpid()) +
-                                              "-" + std::to_string(++counter) + ".out");
+  output_file_ = fs::temp_directory_path() / ("pgslow-test-" + std::to_string(::getpid()) + "-" +
+                                              std::to_string(++counter) + ".out");
   std::vector<std::string> argv_s = {pgslow_binary().string()};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<std::string> env_s;
@@ -97,6 +97,31 @@ void PgslowProcess::wait(std::chrono::seconds timeout) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+bool PgslowProcess::wait_until_stopped(std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done_ && pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    pid_t r = ::waitpid(pid_, &status, WNOHANG | WUNTRACED);
+    if (r == pid_ && WIFSTOPPED(status)) return true;
+    if (r == pid_) {
+      done_ = true;
+      if (WIFEXITED(status)) exit_code_ = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) signal_ = WTERMSIG(status);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+void PgslowProcess::signal_and_continue(int sig) {
+  if (pid_ <= 0 || done_) return;
+  // A stopped process keeps the signal pending; SIGCONT resumes it and the pending signal is
+  // delivered first.
+  ::kill(pid_, sig);
+  ::kill(pid_, SIGCONT);
 }
 
 bool PgslowProcess::wait_for_output(const std::string& text, std::chrono::seconds timeout) {

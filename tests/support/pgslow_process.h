@@ -1,6 +1,7 @@
 #pragma once
 // Runs the built pgslow binary as a child process the test can signal or kill at a chosen
-// moment (common/process.h waits for its child; these tests need its pid while it runs).
+// moment (common/process.h waits for its child; these tests need its pid while it runs), or
+// hold at a phase of its work (the crash hook, docs/journal.md) and signal it exactly there.
 
 #include <chrono>
 #include <filesystem>
@@ -26,6 +27,12 @@ class PgslowProcess {
   bool wait_for_output(const std::string& text,
                        std::chrono::seconds timeout = std::chrono::seconds(60));
   bool exited() const { return done_; }
+  // Waits until the process stops itself (the crash hook with PGSLOW_CRASH_SIGNAL=STOP holds it
+  // at a phase); false when it exited instead or `timeout` passed.
+  bool wait_until_stopped(std::chrono::seconds timeout = std::chrono::seconds(120));
+  // Delivers `sig` to the stopped process and lets it go on: the signal is handled at the phase
+  // it stopped at, before anything else runs.
+  void signal_and_continue(int sig);
 
   int exit_code() const { return exit_code_; }  // -1 when killed by a signal
   int killed_by() const { return signal_; }     // 0 when it exited
