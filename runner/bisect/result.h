@@ -1,15 +1,14 @@
 #pragma once
-// What a bisect found, as plain structs: the console, Markdown and JSON renderings read only
-// these (the same rule as report/: renderers never see the server).
+// What a bisect found: report::BisectFindings (report/bisect.h, plain structs) plus the
+// differences in the catalog's terms the search works with. report/ renders every result:
+// to_report() gives it the plain report::BisectResult (render_bisect_console, ...).
 
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "bisect/setting.h"
-#include "report/model.h"
+#include "report/bisect.h"
 
 namespace pgslow::bisect {
 
@@ -34,74 +33,19 @@ struct Excluded {
   bool invalid = false;  // an error (bad value) rather than a skip (absent in this version)
 };
 
-enum class Verdict { kGood, kBad, kUncertain };
-std::string to_string(Verdict v);
+// The search's names for report/'s plain structs.
+using Verdict = report::BisectVerdict;
+using report::to_string;
+using RunRecord = report::BisectRun;         // one call of the Measurer
+using SoloEffect = report::BisectSolo;       // a culprit alone over good
+using CulpritGroup = report::BisectCulprit;  // one 1-minimal set of one round
 
-// One call of the Measurer: a configuration and its samples.
-struct RunRecord {
-  int number = 0;                  // 1-based, in the order measured
-  std::string purpose;             // "good", "bad", "search", "solo", "remaining"
-  int round = 0;                   // search round (0: levels, isolate)
-  std::vector<std::string> knobs;  // the candidate changes applied over good
-  std::vector<double> tps;         // one sample per run, cumulative for this configuration
-  int new_runs = 0;                // runs this call added (repeats near the threshold)
-  double tps_level = 0;            // geometric mean of all samples of this configuration
-  Verdict verdict = Verdict::kGood;
-  double seconds = 0;    // wall time of this call
-  bool restart = false;  // a postmaster-context candidate changed versus the last call
-};
-
-// The solo effect of one culprit: good plus this knob alone.
-struct SoloEffect {
-  std::string knob;
-  double tps = 0;
-  double ratio = 0;  // tps / good tps
-  Verdict verdict = Verdict::kGood;
-};
-
-// One 1-minimal failure-inducing set found by one search round.
-struct CulpritGroup {
-  int round = 1;
-  std::vector<std::string> knobs;
-  std::vector<std::string> changes;  // Candidate::describe() of each
-  double tps = 0;                    // good plus the whole group
-  double ratio = 0;                  // tps / good tps
-  double threshold_tps = 0;          // the predicate's threshold in this round
-  bool interaction = false;          // slow only together: no member is slow alone
-  bool certain = true;               // no measurement of this round was ambiguous
-  std::vector<SoloEffect> solo;
-};
-
-struct Result {
+struct Result : report::BisectFindings {
   std::vector<Candidate> candidates;
   std::vector<Excluded> excluded;
-  std::vector<std::string> identical;  // set in both, to the same value: not candidates
-
-  double good_tps = 0;  // geometric means of the level runs
-  double bad_tps = 0;
-  double noise = 0;  // relative standard deviation of one run (log scale), floored
-  double threshold_tps = 0;
-  bool clearly_different = false;
-  std::string conclusion;  // one sentence: what was found, or why nothing was bisected
-
-  std::vector<CulpritGroup> culprits;
-  std::optional<double> remaining_tps;  // bad without every culprit, when measured
-  std::optional<double> remaining_ratio;
-  std::optional<report::Attribution> attribution;  // --isolate: each change's part (attribution.h)
-
-  std::vector<RunRecord> runs;
-  int total_runs = 0;   // benchmark runs (samples), good and bad included
-  int search_runs = 0;  // runs of the search rounds (the ddmin predicate), levels excluded
-  int restarts = 0;     // configuration switches that changed a postmaster-context candidate
-  double wall_seconds = 0;
-  bool uncertain = false;  // some verdict stayed ambiguous after the extra repeats
-  // Good's latest level against its first (-0.08: the machine got 8% slower during the bisect);
-  // good is measured again between rounds and near the threshold.
-  double drift = 0;
 };
 
-void render_console(const Result& r, std::ostream& out);
-void render_markdown(const Result& r, std::ostream& out);
-nlohmann::json to_json(const Result& r);
+// The plain result report/ renders.
+report::BisectResult to_report(const Result& r);
 
 }  // namespace pgslow::bisect

@@ -19,6 +19,7 @@
 #include "driver/driver.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
+#include "report/bisect.h"
 #include "server/target.h"
 #include "stage/lab_session.h"
 #include "workload/registry.h"
@@ -172,16 +173,17 @@ void bisect_command(Context& ctx, const BisectArgs& a) {
   // value differs from what is running), rather than the search's own estimate.
   if (live_restarts >= 0) result.restarts = live_restarts;
 
+  const report::BisectResult shown = bisect::to_report(result);
   std::ostringstream console;
-  bisect::render_console(result, console);
+  report::render_bisect_console(shown, console);
   std::cout << console.str() << std::flush;
   if (!a.json.empty()) {
-    write_file_durably(a.json, bisect::to_json(result).dump(2) + "\n");
+    write_file_durably(a.json, report::bisect_to_json(shown).dump(2) + "\n");
     progress->note("wrote " + a.json);
   }
   if (!a.markdown.empty()) {
     std::ostringstream md;
-    bisect::render_markdown(result, md);
+    report::render_bisect_markdown(shown, md);
     write_file_durably(a.markdown, md.str());
     progress->note("wrote " + a.markdown);
   }

@@ -269,14 +269,15 @@ TEST(Bisector, RenderingsCarryTheFindings) {
   m.interactions.push_back({"k02", "k05", 0.1});
   Result r = bisect(m);
   std::ostringstream console, markdown;
-  render_console(r, console);
-  render_markdown(r, markdown);
+  const report::BisectResult shown = to_report(r);
+  report::render_bisect_console(shown, console);
+  report::render_bisect_markdown(shown, markdown);
   EXPECT_NE(console.str().find("interaction (slow only together)"), std::string::npos)
       << console.str();
   EXPECT_NE(console.str().find("k02: a -> b"), std::string::npos);
   EXPECT_NE(markdown.str().find("## Runs"), std::string::npos);
   EXPECT_NE(markdown.str().find("| --- |"), std::string::npos);
-  auto j = to_json(r);
+  auto j = report::bisect_to_json(shown);
   EXPECT_EQ(j["culprits"][0]["knobs"], (nlohmann::json{"k02", "k05"}));
   EXPECT_EQ(j["culprits"][0]["interaction"], true);
   EXPECT_EQ(j["runs"].size(), r.runs.size());
