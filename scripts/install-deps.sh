@@ -5,12 +5,14 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ make pkg-config
-  libpq-dev postgresql-15 postgresql-client-15 postgresql-contrib-15
+  libpq-dev postgresql-15 postgresql-client-15
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
   clang-format
 )
 # Optional extras: a compiler cache, libFuzzer (clang), headless Chromium for the HTML report test.
+# (No postgresql-contrib-15: on Debian it is a virtual package that postgresql-15 provides, so
+# dpkg-query never calls it installed and every build would run apt-get.)
 optional=(ccache clang-14 libclang-rt-14-dev chromium)
 if [[ "${PGSLOW_DEPS_OPTIONAL:-1}" == 1 ]]; then packages+=("${optional[@]}"); fi
 
