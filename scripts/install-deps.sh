@@ -3,6 +3,8 @@
 # Idempotent: a machine that has everything installs nothing and needs no network.
 set -euo pipefail
 
+# (No postgresql-contrib-15: on Debian it is a virtual package that postgresql-15 provides, so
+# dpkg-query never calls it installed and every build would run apt-get.)
 packages=(
   cmake ninja-build g++ make pkg-config
   libpq-dev postgresql-15 postgresql-client-15
@@ -11,8 +13,6 @@ packages=(
   clang-format
 )
 # Optional extras: a compiler cache, libFuzzer (clang), headless Chromium for the HTML report test.
-# (No postgresql-contrib-15: on Debian it is a virtual package that postgresql-15 provides, so
-# dpkg-query never calls it installed and every build would run apt-get.)
 optional=(ccache clang-14 libclang-rt-14-dev chromium)
 if [[ "${PGSLOW_DEPS_OPTIONAL:-1}" == 1 ]]; then packages+=("${optional[@]}"); fi
 
