@@ -42,37 +42,46 @@ std::string log_since(const std::optional<fs::path>& log, std::uintmax_t offset,
 
 constexpr std::string_view kPostmasterStartSql = "SELECT pg_postmaster_start_time()::text";
 
-}  // namespace
-
-void LabSession::require_same_server(const std::optional<std::string>& started_at) {
-  // The clients reconnect after a restart and count the lost transactions as failed: the figure
-  // then measures the outage and a cold cache, not the configuration, so the stage fails.
+// After a run: throws RuntimeError when the server stopped or restarted since `started_at`
+// (pg_postmaster_start_time() read through `probe` before the run). The clients reconnect after
+// a restart and count the lost transactions as failed: the figure then measures the outage and
+// a cold cache, not the configuration, so the stage fails. The probe's own session answers
+// even when the clients took every connection slot.
+void require_same_server(const server::ServerControl& server, std::optional<pg::Connection>& probe,
+                         const std::optional<std::string>& started_at) {
+  if (!probe || !started_at) return;  // nothing to compare with: the next measure() checks
+  try {
+    if (probe->query_value(kPostmasterStartSql) == started_at) return;
+  } catch (const pg::Error& e) {
+    spdlog::debug("the evidence connection broke: {}", e.what());
+  }
   std::optional<std::string> now;
   try {
-    pg::Connection conn = pg::Connection::open(server_.conninfo());
+    pg::Connection conn = pg::Connection::open(server.conninfo());
     now = conn.query_value(kPostmasterStartSql);
   } catch (const pg::Error& e) {
-    throw RuntimeError(fmt::format(
-        "{} stopped during the measurement ({}); the stage's figure is not valid",
-        server_.describe(), e.server_message().empty() ? e.what() : e.server_message()));
+    throw RuntimeError(
+        fmt::format("{} stopped during the measurement ({}); the stage's figure is not valid",
+                    server.describe(), e.server_message().empty() ? e.what() : e.server_message()));
   }
-  if (started_at && now && *started_at != *now) {
-    throw RuntimeError(fmt::format(
-        "{} restarted during the measurement (up since {}, before since {}); the stage's figure "
-        "includes the restart and is not valid",
-        server_.describe(), *now, *started_at));
-  }
+  if (now == started_at) return;  // only the probe's session ended
+  throw RuntimeError(fmt::format(
+      "{} restarted during the measurement (up since {}, before since {}); the stage's figure "
+      "includes the restart and is not valid",
+      server.describe(), now.value_or("?"), *started_at));
 }
 
-void LabSession::require_running() {
-  if (apply::server_accepts_connections(server_)) return;
-  // A server that stopped under an earlier measurement: nothing more can be measured; the
-  // restore (the caller's way out) starts it again with its original configuration.
+// Before a measurement: a server that stopped under an earlier one cannot be measured; the
+// restore (the caller's way out) starts it again with its original configuration.
+void require_running(const server::ServerControl& server) {
+  if (apply::server_accepts_connections(server)) return;
   throw RuntimeError(
       fmt::format("{} does not accept connections (it stopped during the run); "
                   "nothing more can be measured",
-                  server_.describe()));
+                  server.describe()));
 }
+
+}  // namespace
 
 LabSession::LabSession(server::ServerControl& server, const knobs::Catalog& catalog,
                        const workload::Workload& workload, workload::WorkloadParams params,
@@ -223,7 +232,7 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   report::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
                                                apply::InterruptGuard::stop_flag());
   lock_waits.stop();
-  require_same_server(started_at);
+  require_same_server(server_, probe, started_at);
   // A failed check throws RuntimeError: the stage fails with the offending rows named.
   if (mo.check_data) workload::check_data(workload_, reset.conninfo, params);
   evidence.clear();
@@ -245,7 +254,7 @@ report::StageResult LabSession::measure(const Configuration& configuration,
                                         const report::LoadSettings& load,
                                         std::optional<int> repeats) {
   apply::InterruptGuard::throw_if_interrupted();
-  require_running();
+  require_running(server_);
   report::StageResult stage;
   stage.name = configuration.name;
   stage.load = load;

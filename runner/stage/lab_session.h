@@ -118,11 +118,6 @@ class LabSession {
   std::uint64_t data_bytes();
 
  private:
-  // After a run: throws RuntimeError when the server is gone or restarted since `started_at`
-  // (pg_postmaster_start_time() before the run; nullopt when it could not be read).
-  void require_same_server(const std::optional<std::string>& started_at);
-  // Before a measurement: throws RuntimeError when the server does not accept connections.
-  void require_running();
   report::Measurement measure_once(const report::LoadSettings& load, report::StageResult& stage,
                                    std::map<std::string, double>& evidence, double& window_s);
 

@@ -47,6 +47,14 @@ fs::path workdir() {
   return cluster().cluster_dir().parent_path();
 }
 
+// The configuration is back, byte for byte and value for value, and the journal is gone.
+void expect_restored(const ServerState& before) {
+  const ServerState after = server_state();
+  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+  EXPECT_EQ(before.settings, after.settings);
+  EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+}
+
 // One CSV line's fields, RFC 4180 quoting.
 std::vector<std::string> csv_fields(const std::string& line) {
   std::vector<std::string> out(1);
@@ -205,10 +213,7 @@ TEST(Run, KilledDuringTheWorkloadIsRepairedByTheNextCommand) {
 
   ProcessResult recovered = pgslow({"recover"});
   ASSERT_TRUE(recovered.ok()) << recovered.output;
-  const ServerState after = server_state();
-  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
-  EXPECT_EQ(before.settings, after.settings);
-  EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+  expect_restored(before);
 }
 
 // A one-stage select-only scenario (scale 1, 2 clients, no warm-up) whose stage sets `settings`
@@ -232,10 +237,7 @@ TEST(Run, StatementTimeoutStageEndsRestored) {
   ProcessResult r = pgslow({"run", file.string(), "--out", (workdir() / "timeout-out").string()});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << "\n" << r.output;
   EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
-  const ServerState after = server_state();
-  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
-  EXPECT_EQ(before.settings, after.settings);
-  EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+  expect_restored(before);
 }
 
 // Every changed stage failed (the server rejects the configuration): exit 1 with a message
@@ -307,10 +309,7 @@ TEST(Run, ServerRestartMidStageEndsRestored) {
               r.output.find("stopped during the measurement") != std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("every changed stage failed"), std::string::npos) << r.output;
-  const ServerState after = server_state();
-  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
-  EXPECT_EQ(before.settings, after.settings);
-  EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+  expect_restored(before);
 }
 
 // The server stops (`pg_ctl stop -m immediate` by its owner) while a changed stage is measured:
@@ -342,10 +341,7 @@ TEST(Run, ServerStoppedMidStageEndsRestoredAndStartedAgain) {
   EXPECT_NE(r.output.find("starting it with its original configuration"), std::string::npos)
       << r.output;
   ASSERT_TRUE(cluster().is_running()) << r.output;
-  const ServerState after = server_state();
-  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
-  EXPECT_EQ(before.settings, after.settings);
-  EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+  expect_restored(before);
 }
 
 // A signal while the configuration is put back after the last stage: the restore finishes and
@@ -374,10 +370,7 @@ TEST(Run, SignalDuringTheFinalRestoreExits143Or130Restored) {
         << out;
     EXPECT_NE(out.find("configuration restored"), std::string::npos) << out;
     EXPECT_EQ(out.find("terminate called"), std::string::npos) << out;
-    const ServerState after = server_state();
-    EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
-    EXPECT_EQ(before.settings, after.settings);
-    EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+    expect_restored(before);
   }
 }
 
