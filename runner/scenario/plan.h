@@ -33,9 +33,11 @@ struct PlannedStage {
 struct Plan {
   Scenario scenario;
   int server_major = 0;
-  std::string server_version;  // "15.18"
+  std::string server_version;        // "15.18"
   std::vector<PlannedStage> stages;  // stages[0] is the baseline
-  double estimated_seconds = 0;      // measuring and resets; loading the data comes on top
+  // Measuring (the stages and the interleaved references), resets and restarts; loading the
+  // data comes on top.
+  double estimated_seconds = 0;
 };
 
 // Checks the scenario against the catalog (presets, knob names) and the live server (versions,
@@ -49,7 +51,6 @@ std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>&
                                                    const std::vector<knobs::Setting>& settings,
                                                    const knobs::Catalog& catalog,
                                                    std::vector<ConfigError>& problems);
-
 
 // The server's current value of a parameter as a person writes it ("128MB", "on").
 std::string current_value(const knobs::ServerSettings& server, const std::string& name);
