@@ -12,11 +12,7 @@
 
 namespace pgslow::report {
 
-namespace {
-
-// The effect of `stage` against `reference`, compared by `compare` when both completed work.
-template <typename Compare>
-Effect effect_of(const StageResult& stage, const StageResult& reference, Compare compare) {
+Effect measure_effect(const StageResult& stage, const StageResult& reference) {
   Effect e;
   if (stage.repeats.empty() || reference.repeats.empty()) return e;
   const Runs a = runs_of(stage);
@@ -30,30 +26,11 @@ Effect effect_of(const StageResult& stage, const StageResult& reference, Compare
     e.verdict = Verdict::kSlower;
     return e;
   }
-  const Change c = compare(a, b);
+  const Change c = compare_runs(a, b);
   e.ratio = c.ratio;
   e.interval = c.interval;
   e.verdict = verdict_of(c.interval);
   return e;
-}
-
-}  // namespace
-
-Effect measure_effect(const StageResult& stage, const StageResult& reference) {
-  return effect_of(stage, reference,
-                   [](const Runs& a, const Runs& b) { return compare_runs(a, b); });
-}
-
-Effect measure_effect(const Run& run, std::size_t stage, std::size_t reference) {
-  const std::vector<StageSummary> summaries = summarize(run);
-  return effect_of(run.stages.at(stage), run.stages.at(reference),
-                   [&](const Runs& a, const Runs& b) {
-                     // Against the baseline: the report's row, with the baseline measured
-                     // around the stage and the run's noise.
-                     if (reference == 0 && summaries.at(stage).vs_baseline)
-                       return *summaries.at(stage).vs_baseline;
-                     return compare_runs(a, b, run_noise(run));
-                   });
 }
 
 std::string describe_ratio(double ratio) {

@@ -25,11 +25,7 @@ struct Effect {
   bool known = false;                        // false: one of the stages did not run
 };
 
-// Two stages of different runs (a mystery's before and now): their repeats give the noise.
 Effect measure_effect(const StageResult& stage, const StageResult& reference);
-// Two stages of one run (a lesson): exactly the report's comparison, i.e. its "vs baseline"
-// row (the baseline measured around the stage, the run's noise) when `reference` is stage 0.
-Effect measure_effect(const Run& run, std::size_t stage, std::size_t reference);
 // "6.7x slower (95%: 6.1x-7.4x slower; 1,234 vs 45,678 transactions)",
 // "within noise (±3.1%; 4,321 vs 4,400 transactions)".
 std::string describe_effect(const Effect& effect);

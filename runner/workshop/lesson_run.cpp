@@ -155,8 +155,7 @@ report::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
   reveal.lesson = l.name;
   reveal.stage = stage->name;
   reveal.reference_stage = ref->name;
-  reveal.effect = report::measure_effect(run, static_cast<std::size_t>(stage - run.stages.data()),
-                                         static_cast<std::size_t>(ref - run.stages.data()));
+  reveal.effect = report::measure_effect(*stage, *ref);
   if (l.show_latency) {
     for (const auto& st : run.stages) {
       if (!st.repeats.empty()) reveal.latency.push_back({st.name, report::latency_check(st)});

@@ -61,34 +61,6 @@ TEST(Effect, AgreesWithTheReportsComparison) {
   EXPECT_EQ(e.verdict, verdict_of(c.interval));
 }
 
-// In a lesson's run, against the baseline: the report's own "vs baseline" row.
-TEST(Effect, AgainstTheBaselineOfARunIsTheReportsRow) {
-  report::Run run;
-  run.stages = {stage(1000, 60, 30, 11), stage(700, 60, 30, 12), stage(500, 60, 30, 13)};
-  run.stages[0].name = "baseline";
-  for (int after : {1, 2}) {
-    ReferenceRun r;
-    r.after_stage = static_cast<std::size_t>(after);
-    r.tps = 980 + after * 10;
-    r.tps_per_second = run.stages[0].repeats[0].tps_per_second;
-    r.transactions = 29000;
-    run.references.push_back(r);
-  }
-  const std::vector<StageSummary> rows = summarize(run);
-  for (std::size_t i : {1u, 2u}) {
-    const Effect e = measure_effect(run, i, 0);
-    ASSERT_TRUE(rows[i].vs_baseline.has_value());
-    EXPECT_DOUBLE_EQ(e.ratio, rows[i].vs_baseline->ratio);
-    EXPECT_DOUBLE_EQ(e.interval.low, rows[i].vs_baseline->interval.low);
-    EXPECT_DOUBLE_EQ(e.interval.high, rows[i].vs_baseline->interval.high);
-  }
-  // Against another stage: the report's comparison with the run's noise.
-  const Effect e = measure_effect(run, 2, 1);
-  const Change c = compare_runs(runs_of(run.stages[2]), runs_of(run.stages[1]), run_noise(run));
-  EXPECT_DOUBLE_EQ(e.interval.low, c.interval.low);
-  EXPECT_EQ(e.verdict, verdict_of(c.interval));
-}
-
 TEST(Effect, AStageThatDidNotRunIsNotMeasured) {
   EXPECT_FALSE(measure_effect(StageResult{}, stage(1000, 10, 10, 1)).known);
 }
