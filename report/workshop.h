@@ -9,20 +9,20 @@
 #include <vector>
 
 #include "report/model.h"
+#include "report/stats.h"
 
 namespace pgslow::report {
 
-// The change of a stage's throughput against a reference stage, with a 95% interval of the
-// ratio from blocks of per-second samples (neighbouring seconds are correlated, so seconds
-// are averaged in blocks before their spread is used).
+// The change of a stage's throughput against a reference stage, with its 95% interval: the
+// report's own comparison (report/summary.h compare_runs, report/stats.h log_ratio_interval
+// and verdict_of), so a lesson's reveal and the run's report agree on every stage.
 struct Effect {
-  double ratio = 0;  // stage TPS / reference TPS
-  double low = 0;    // 95% interval of the ratio
-  double high = 0;
+  double ratio = 0;   // stage TPS / reference TPS; 0: the stage completed nothing
+  Interval interval;  // of the ratio (unknown when the ratio is 0)
+  Verdict verdict = Verdict::kUnknown;
   std::uint64_t transactions = 0;            // the stage's, all repeats
   std::uint64_t reference_transactions = 0;  // the reference's
-  enum class Verdict { kSlower, kFaster, kWithinNoise } verdict = Verdict::kWithinNoise;
-  bool known = false;  // false: one of the stages did not run
+  bool known = false;                        // false: one of the stages did not run
 };
 
 Effect measure_effect(const StageResult& stage, const StageResult& reference);

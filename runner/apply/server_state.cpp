@@ -15,6 +15,13 @@ bool server_accepts_connections(const server::ServerControl& server) {
     conn.exec("SELECT 1");
     return true;
   } catch (const std::exception& e) {
+    if (pg::is_login_refused(e.what())) {
+      throw RuntimeError(fmt::format(
+          "{} refused pgslow's login ({}). pgslow stores no password: give it the libpq way "
+          "(PGPASSWORD, ~/.pgpass or a service file) and run the command again. Nothing was "
+          "changed",
+          server.describe(), e.what()));
+    }
     spdlog::debug("the server does not accept connections: {}", e.what());
     return false;
   }

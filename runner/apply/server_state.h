@@ -15,7 +15,9 @@
 
 namespace pgslow::apply {
 
-// Whether the server accepts a connection now.
+// Whether the server accepts a connection now. A server that answers but refuses the login
+// (no password, a wrong one) is running: that throws RuntimeError saying how to give the
+// password, instead of reading as a server that is down (which restore would try to start).
 bool server_accepts_connections(const server::ServerControl& server);
 
 // Asks the server to reload (the ServerControl's way) and waits until `conn`'s session has

@@ -35,6 +35,10 @@ class Progress {
   // Structured events for live views; the console prints the text lines instead.
   virtual void tick(const ProgressTick&) {}
   virtual void stage_started(const StageMarker&) {}
+  // A measured run of `stage` (a stage, or the reference measured again between stages) is
+  // about to start on `database` (its fresh clone of the data): live views read the
+  // workload's table counters there.
+  virtual void measuring(const std::string& /*stage*/, const std::string& /*database*/) {}
 };
 
 // Forwards everything to another Progress and the structured events to `events` as well:
@@ -51,6 +55,10 @@ class TeeProgress final : public Progress {
   void stage_started(const StageMarker& m) override {
     lines_.stage_started(m);
     events_.stage_started(m);
+  }
+  void measuring(const std::string& stage, const std::string& database) override {
+    lines_.measuring(stage, database);
+    events_.measuring(stage, database);
   }
 
  private:

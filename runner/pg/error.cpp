@@ -11,12 +11,18 @@ namespace pgslow::pg {
 
 std::string_view to_string(ErrorClass c) {
   switch (c) {
-    case ErrorClass::kSerialization: return "serialization failure";
-    case ErrorClass::kDeadlock: return "deadlock";
-    case ErrorClass::kTooManyConnections: return "too many connections";
-    case ErrorClass::kConnectionLost: return "connection lost";
-    case ErrorClass::kQueryCanceled: return "query canceled";
-    case ErrorClass::kOther: return "other";
+    case ErrorClass::kSerialization:
+      return "serialization failure";
+    case ErrorClass::kDeadlock:
+      return "deadlock";
+    case ErrorClass::kTooManyConnections:
+      return "too many connections";
+    case ErrorClass::kConnectionLost:
+      return "connection lost";
+    case ErrorClass::kQueryCanceled:
+      return "query canceled";
+    case ErrorClass::kOther:
+      return "other";
   }
   return "other";
 }
@@ -45,6 +51,15 @@ ErrorClass classify_connect_failure(std::string_view message) {
       message.find("the database system is starting up") != std::string_view::npos)
     return ErrorClass::kConnectionLost;
   return ErrorClass::kConnectionLost;
+}
+
+bool is_login_refused(std::string_view message) {
+  for (std::string_view text :
+       {"no password supplied", "password authentication failed", "authentication failed for user",
+        "no pg_hba.conf entry", "pg_hba.conf rejects connection", "does not exist"}) {
+    if (message.find(text) != std::string_view::npos) return true;
+  }
+  return false;
 }
 
 namespace {

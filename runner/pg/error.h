@@ -28,6 +28,11 @@ ErrorClass classify_sqlstate(std::string_view sqlstate);
 // text is all there is.
 ErrorClass classify_connect_failure(std::string_view message);
 
+// Whether a failed connection attempt reached a running server that refused the login
+// (authentication, pg_hba.conf, an unknown role), as opposed to no server answering: the
+// texts of libpq's fe-auth.c and the server's auth.c.
+bool is_login_refused(std::string_view message);
+
 // Serialization failures and deadlocks roll back cleanly and may be retried.
 inline bool is_retryable(ErrorClass c) {
   return c == ErrorClass::kSerialization || c == ErrorClass::kDeadlock;

@@ -27,7 +27,8 @@ std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>&
       auto suggestion = closest_match(ref.name, names);
       problems.push_back(ConfigError{
           ref.where, fmt::format("unknown preset '{}'", ref.name),
-          suggestion ? fmt::format("did you mean '{}'? (`pgslow presets list` shows them all)", *suggestion)
+          suggestion ? fmt::format("did you mean '{}'? (`pgslow presets list` shows them all)",
+                                   *suggestion)
                      : "`pgslow presets list` shows the presets"});
       continue;
     }
@@ -58,8 +59,8 @@ std::string current_value(const knobs::ServerSettings& server, const std::string
 namespace {
 
 // The value a stage runs with, for comparing stages: the stage's setting, else the server's.
-std::string value_in(const std::vector<knobs::Setting>& settings, const knobs::ServerSettings& server,
-                     const std::string& name) {
+std::string value_in(const std::vector<knobs::Setting>& settings,
+                     const knobs::ServerSettings& server, const std::string& name) {
   for (const auto& s : settings) {
     if (iequals(s.name, name)) return s.value;
   }
@@ -77,7 +78,7 @@ const knobs::SettingVerdict* verdict_for(const std::vector<knobs::SettingVerdict
 struct StageDraft {
   std::string name;
   std::string description;
-  bool isolated = false;  // compared with the baseline, not with the stage before
+  bool isolated = false;                  // compared with the baseline, not with the stage before
   std::vector<knobs::Setting> requested;  // the whole configuration asked for
   std::vector<knobs::Setting> own;        // what this stage itself adds (for skipped/warnings)
   report::LoadSettings load;
@@ -111,7 +112,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   Plan plan;
   plan.scenario = scenario;
   plan.server_major = server.major;
-  plan.server_version = fmt::format("{}.{}", server.version_num / 10000, server.version_num % 10000);
+  plan.server_version =
+      fmt::format("{}.{}", server.version_num / 10000, server.version_num % 10000);
 
   report::LoadSettings base_load;
   base_load.clients = scenario.workload.clients;
@@ -179,7 +181,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
         return iequals(s.name, v.setting.name) && s.value == v.setting.value;
       });
       if (v.verdict == knobs::Verdict::kSkipped) {
-        if (own) stage.skipped.push_back(report::SkippedKnob{v.setting.name, v.setting.value, v.reason});
+        if (own)
+          stage.skipped.push_back(report::SkippedKnob{v.setting.name, v.setting.value, v.reason});
         continue;
       }
       if (v.verdict == knobs::Verdict::kError) continue;
@@ -187,7 +190,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       if (own) {
         for (const auto& p : v.problems) {
           if (p.severity == ConfigError::Severity::kWarning) {
-            stage.warnings.push_back(fmt::format("{} = {}: {}", v.setting.name, v.setting.value, p.message));
+            stage.warnings.push_back(
+                fmt::format("{} = {}: {}", v.setting.name, v.setting.value, p.message));
           }
         }
       }
@@ -207,7 +211,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       bool restart = row != nullptr && row->context == "postmaster";
       const knobs::SettingVerdict* v = verdict_for(stage.verdicts, name);
       if (v != nullptr) restart = v->verdict == knobs::Verdict::kRestart;
-      stage.changes.push_back(report::KnobChange{name, before, after, restart ? "restart" : "reload"});
+      stage.changes.push_back(
+          report::KnobChange{name, before, after, restart ? "restart" : "reload"});
     }
     // A restart is needed when a postmaster-context value differs from the stage run before.
     for (const auto& s : stage.settings) names.insert(to_lower(s.name));
@@ -245,17 +250,26 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
         plan.stages[i].load.clients == plan.stages[i - 1].load.clients &&
         plan.stages[i].load.pool_size == plan.stages[i - 1].load.pool_size &&
         plan.stages[i].load.rate == plan.stages[i - 1].load.rate &&
-        plan.stages[i].load.connect_per_transaction == plan.stages[i - 1].load.connect_per_transaction) {
+        plan.stages[i].load.connect_per_transaction ==
+            plan.stages[i - 1].load.connect_per_transaction) {
       plan.stages[i].warnings.push_back(
-          "this stage runs the same configuration as the one before (every knob it sets was skipped or already set)");
+          "this stage runs the same configuration as the one before (every knob it sets was "
+          "skipped or already set)");
     }
   }
 
   if (has_errors(problems)) throw InputError(problems);
 
+  // What run_plan (run.cpp) measures: every stage, and after each stage but the first the
+  // baseline again (interleaved reference), each with all repeats; a data reset (about 1 s)
+  // before every run; a restart or reload into each stage and, for the reference, back.
   const double per_run = scenario.measure.warmup_s + scenario.measure.duration_s;
-  for (const auto& st : plan.stages) {
-    plan.estimated_seconds += scenario.measure.repeats * (per_run + 1.0) + (st.needs_restart ? 3.0 : 0.5);
+  const double runs = scenario.measure.repeats * (per_run + 1.0);
+  for (std::size_t i = 0; i < plan.stages.size(); ++i) {
+    const PlannedStage& st = plan.stages[i];
+    const double change = st.needs_restart ? 3.0 : 0.5;
+    plan.estimated_seconds += runs + change;
+    if (i > 0) plan.estimated_seconds += runs + change;
     if (st.attribution_runs == 0) continue;
     bool restarts = std::any_of(st.changes.begin(), st.changes.end(),
                                 [](const report::KnobChange& c) { return c.apply_by == "restart"; });
@@ -292,10 +306,11 @@ void print_plan(const Plan& plan, std::ostream& out) {
   out << fmt::format("Scenario   {}  ({})\n", s.name, s.file.string());
   if (!s.description.empty()) out << fmt::format("           {}\n", s.description);
   out << fmt::format("Server     PostgreSQL {}\n", plan.server_version);
-  out << fmt::format("Workload   {}, scale {}, {} clients\n", s.workload.name, s.workload.scale, s.workload.clients);
-  out << fmt::format("Measure    warm-up {:g} s, {:g} s per run, {} repeat{}, mode {}\n", s.measure.warmup_s,
-                     s.measure.duration_s, s.measure.repeats, s.measure.repeats == 1 ? "" : "s",
-                     mode_name(s.mode));
+  out << fmt::format("Workload   {}, scale {}, {} clients\n", s.workload.name, s.workload.scale,
+                     s.workload.clients);
+  out << fmt::format("Measure    warm-up {:g} s, {:g} s per run, {} repeat{}, mode {}\n",
+                     s.measure.warmup_s, s.measure.duration_s, s.measure.repeats,
+                     s.measure.repeats == 1 ? "" : "s", mode_name(s.mode));
   out << "\n";
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const PlannedStage& st = plan.stages[i];
@@ -308,7 +323,8 @@ void print_plan(const Plan& plan, std::ostream& out) {
     std::size_t width = 0;
     for (const auto& c : st.changes) width = std::max(width, c.name.size());
     for (const auto& c : st.changes) {
-      out << fmt::format("   {:<{}}  {} -> {}  ({})\n", c.name, width, c.old_value, c.new_value, c.apply_by);
+      out << fmt::format("   {:<{}}  {} -> {}  ({})\n", c.name, width, c.old_value, c.new_value,
+                         c.apply_by);
     }
     if (st.changes.empty() && !st.is_baseline) out << "   no configuration change\n";
     for (const auto& k : st.skipped) {
@@ -321,12 +337,15 @@ void print_plan(const Plan& plan, std::ostream& out) {
           "one's part\n",
           st.changes.size(), st.attribution_units, st.attribution_runs, st.attribution_max_runs);
   }
-  out << fmt::format("\nEstimated time: about {:.0f} s of measuring (plus loading the data once)\n",
-                     plan.estimated_seconds);
+  out << fmt::format(
+      "\nEstimated time: about {:.0f} s of measuring (the baseline again after each stage "
+      "included; plus loading the data once)\n",
+      plan.estimated_seconds);
   if (plan.attribution_runs > 0)
-    out << fmt::format("  of which attribution: about {} extra runs, {:.0f} s\n", plan.attribution_runs,
-                       plan.attribution_seconds);
-  out << "Nothing was changed: `pgslow run` applies this plan and always restores the configuration.\n";
+    out << fmt::format("  of which attribution: about {} extra runs, {:.0f} s\n",
+                       plan.attribution_runs, plan.attribution_seconds);
+  out << "Nothing was changed: `pgslow run` applies this plan and always restores the "
+         "configuration.\n";
 }
 
 }  // namespace pgslow::scenario

@@ -41,11 +41,13 @@ struct PlannedStage {
 struct Plan {
   Scenario scenario;
   int server_major = 0;
-  std::string server_version;  // "15.18"
+  std::string server_version;        // "15.18"
   std::vector<PlannedStage> stages;  // stages[0] is the baseline
-  double estimated_seconds = 0;      // measuring and resets; loading the data comes on top
-  int attribution_runs = 0;          // of which extra runs for attribution
-  double attribution_seconds = 0;    // of which attribution's
+  // Measuring (the stages and the interleaved references, attribution's extra runs), resets
+  // and restarts; loading the data comes on top.
+  double estimated_seconds = 0;
+  int attribution_runs = 0;        // of which extra runs for attribution
+  double attribution_seconds = 0;  // of which attribution's
 };
 
 // Runs of the reference and the stage an attribution needs at least: the interval needs the
@@ -66,7 +68,6 @@ std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>&
                                                    const std::vector<knobs::Setting>& settings,
                                                    const knobs::Catalog& catalog,
                                                    std::vector<ConfigError>& problems);
-
 
 // The server's current value of a parameter as a person writes it ("128MB", "on").
 std::string current_value(const knobs::ServerSettings& server, const std::string& name);

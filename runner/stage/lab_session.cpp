@@ -186,6 +186,7 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   // that still cannot be read (the server went away) is left out, never fatal to the run.
   std::optional<pg::Connection> probe;
   const std::string database = options_.reset_data ? dataset_.clone_name() : std::string();
+  if (!database.empty()) progress_.measuring(stage.name, database);
   evidence::LockWaitSampler lock_waits(reset.conninfo, database);
   try {
     probe = pg::Connection::open(reset.conninfo);

@@ -22,6 +22,8 @@ namespace {
 
 constexpr std::size_t kMaxPredictions = 500;  // a room, not the internet
 constexpr std::size_t kMaxField = 200;        // characters of a name or an answer
+constexpr const char* kAutovacuumRuns = "autovacuum runs";
+constexpr const char* kLockWaits = "lock waits";
 
 struct Point {
   double t = 0;  // seconds since the dashboard started
@@ -29,8 +31,9 @@ struct Point {
   int stage = -1;
 };
 
-// Cumulative server counters summed over positive deltas, so a restart (counters back to
-// zero) does not make them jump backwards.
+// A server counter as it moved since the current run of a stage began (the report's evidence
+// window, live): summed over positive deltas between readings, so a restart (counters back to
+// zero) does not make it jump backwards; restart() starts a new run at zero.
 struct Counter {
   double total = 0;
   std::optional<double> last;
@@ -38,7 +41,12 @@ struct Counter {
     if (last && now >= *last) total += now - *last;
     last = now;
   }
+  void restart() { total = 0; }
 };
+
+// Seconds between two readings that count as lock waiting at most: after a reconnect the gap
+// is not all waiting.
+constexpr double kMaxSampleGap = 2.0;
 
 std::pair<std::string, int> split_address(const std::string& address) {
   std::string host = "127.0.0.1";
@@ -94,8 +102,11 @@ struct Dashboard::Impl {
   std::vector<RoomPrediction> room;
   std::string reveal;
   std::map<std::string, Counter> counters;
-  std::map<std::string, double> levels;
   double hit_ratio = -1;
+  std::string evidence_stage;         // the stage whose run the counters cover
+  double evidence_since = 0;          // t when that run began
+  std::string database;               // the stage's database (measuring()); empty: the conninfo's
+  std::optional<double> last_sample;  // t of the previous reading (lock waits)
 
   std::atomic<bool> stopping{false};
   std::thread watcher;
@@ -131,11 +142,15 @@ struct Dashboard::Impl {
     j["predictions"] = room_json;
     json ev = json::object();
     if (hit_ratio >= 0) ev["hit ratio"] = fmt::format("{:.2f}%", hit_ratio * 100);
-    for (const auto& [k, c] : counters)
+    for (const auto& [k, c] : counters) {
+      if (k == "blocks hit" || k == "blocks read") continue;  // the hit ratio shows them
       ev[k] = k.find("bytes") != std::string::npos ? format_bytes(c.total)
+              : k == kLockWaits                    ? fmt::format("{:.1f} backend-s", c.total)
                                                    : fmt::format("{:.0f}", c.total);
-    for (const auto& [k, v] : levels) ev[k] = fmt::format("{:.0f}", v);
+    }
     j["evidence"] = ev;
+    j["evidence_stage"] = evidence_stage;
+    j["evidence_since"] = evidence_since;
     j["reveal"] = reveal;
     return j;
   }
@@ -157,9 +172,17 @@ struct Dashboard::Impl {
         major >= 17 ? value("SELECT num_timed + num_requested FROM pg_stat_checkpointer")
                     : value("SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter");
     std::optional<double> wal = value("SELECT wal_bytes FROM pg_stat_wal");
+    // The workload's tables are in the connection's database (the stage's clone): the same
+    // counter as the evidence key autovacuum_runs.
     std::optional<double> autovacuum =
-        value("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'");
-    std::optional<double> waiting = value("SELECT count(*) FROM pg_locks WHERE NOT granted");
+        value("SELECT coalesce(sum(autovacuum_count), 0) FROM pg_stat_user_tables");
+    // Backends of that database waiting on a heavyweight lock now; over time, backend-seconds
+    // of lock waiting, as the evidence key lock_waits (sampled there every 100 ms, here every
+    // second: coarser, same meaning).
+    std::optional<double> waiting = value(
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+        "AND datname = current_database()");
+    const double t = now_s();
     std::lock_guard lock(mu);
     Counter& h = counters["blocks hit"];
     Counter& r = counters["blocks read"];
@@ -171,18 +194,42 @@ struct Dashboard::Impl {
     counters["temp bytes"].add(temp);
     if (checkpoints) counters["checkpoints"].add(*checkpoints);
     if (wal) counters["WAL bytes"].add(*wal);
-    if (autovacuum) levels["autovacuum workers now"] = *autovacuum;
-    if (waiting) levels["lock waits now"] = *waiting;
+    if (autovacuum) counters[kAutovacuumRuns].add(*autovacuum);
+    Counter& waits = counters[kLockWaits];
+    if (waiting && last_sample) waits.total += *waiting * std::min(t - *last_sample, kMaxSampleGap);
+    last_sample = t;
+  }
+
+  // A new run of a stage: its counters start at zero (the caller holds mu).
+  void restart_counters(const std::string& stage) {
+    for (auto& [k, c] : counters) c.restart();
+    counters[kLockWaits].restart();
+    if (!stage.empty()) evidence_stage = stage;
+    evidence_since = now_s();
   }
 
   void watch(std::string conninfo) {
     std::optional<pg::Connection> conn;
+    std::string connected_to;  // the database `conn` is connected to
     std::mutex wait_mu;
     while (!stopping) {
       try {
+        std::string wanted;
+        {
+          std::lock_guard lock(mu);
+          wanted = database;
+        }
+        if (conn && wanted != connected_to) conn.reset();
         if (!conn || !conn->is_open()) {
           conn.reset();
-          conn.emplace(pg::Connection::open(conninfo));
+          conn.emplace(pg::Connection::open(wanted.empty() ? conninfo
+                                                           : pg::with_database(conninfo, wanted)));
+          if (wanted != connected_to) {
+            // A fresh clone's table counters start at zero: every run it has had counts.
+            std::lock_guard lock(mu);
+            counters[kAutovacuumRuns].last = wanted.empty() ? std::nullopt : std::optional(0.0);
+          }
+          connected_to = wanted;
           conn->exec("SET application_name = 'pgslow dashboard'");
           conn->exec("SET statement_timeout = '5s'");
         }
@@ -283,6 +330,13 @@ void Dashboard::tick(const ProgressTick& t) {
 void Dashboard::stage_started(const StageMarker& m) {
   std::lock_guard lock(impl_->mu);
   impl_->stages.push_back({{"t", impl_->now_s()}, {"name", m.stage}, {"changes", m.changes}});
+  impl_->restart_counters(m.stage);
+}
+
+void Dashboard::measuring(const std::string& stage, const std::string& database) {
+  std::lock_guard lock(impl_->mu);
+  impl_->database = database;
+  impl_->restart_counters(stage);
 }
 
 void Dashboard::set_step(const std::string& step, const std::string& text) {

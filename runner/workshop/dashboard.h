@@ -41,6 +41,9 @@ class Dashboard final : public Progress {
   void note(const std::string& line) override;
   void tick(const ProgressTick& t) override;
   void stage_started(const StageMarker& m) override;
+  // Each run of a stage restarts the evidence counters (the report's evidence window, live)
+  // and reads the workload's table counters in that run's database.
+  void measuring(const std::string& stage, const std::string& database) override;
 
   // The workshop step the page shows ("explain", "predict", "run", "reveal") and its text.
   void set_step(const std::string& step, const std::string& text);

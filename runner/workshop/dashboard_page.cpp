@@ -29,7 +29,7 @@ pre{white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:8px}
  <div class="card"><b>Transactions per second</b><svg id="tps" viewBox="0 0 600 180"></svg></div>
  <div class="card"><b>Latency p50 / p99 (ms)</b><svg id="lat" viewBox="0 0 600 180"></svg></div>
  <div class="card"><b>Failed transactions per second</b><svg id="failed" viewBox="0 0 600 180"></svg></div>
- <div class="card"><b>Evidence (since the page's run began)</b><table id="evidence"></table>
+ <div class="card"><b>Evidence</b> <span id="evsince" class="muted"></span><table id="evidence"></table>
   <div><b>Stages</b><ol id="stages"></ol></div></div>
 </div>
 <div class="card" id="predictbox" style="display:none;margin-top:12px">
@@ -93,6 +93,7 @@ function render(s) {
   chart(document.getElementById("lat"), ["p50_ms", "p99_ms"], s.points, s.stages, ["#393", "#c60"]);
   chart(document.getElementById("failed"), ["failed"], s.points, s.stages, ["#c33"]);
   rows("evidence", Object.entries(s.evidence));
+  text("evsince", s.evidence_stage ? "since this run of " + s.evidence_stage + " began" : "");
   const ol = document.getElementById("stages");
   ol.innerHTML = "";
   for (const st of s.stages) {

@@ -55,9 +55,9 @@ std::string score_effect_prediction(const EffectPrediction& p, const report::Eff
   if (!e.known) return "not measured";
   if (p.direction == Direction::kUnknown)
     return "no direction to compare (say slower, faster or same)";
-  const Direction measured = e.verdict == report::Effect::Verdict::kSlower   ? Direction::kSlower
-                             : e.verdict == report::Effect::Verdict::kFaster ? Direction::kFaster
-                                                                             : Direction::kSame;
+  const Direction measured = e.verdict == report::Verdict::kSlower   ? Direction::kSlower
+                             : e.verdict == report::Verdict::kFaster ? Direction::kFaster
+                                                                     : Direction::kSame;
   const std::string what = report::describe_ratio(e.ratio);
   if (measured == Direction::kSame && p.direction != Direction::kSame) {
     return fmt::format("not confirmed: the measurement is {}", report::describe_effect(e));

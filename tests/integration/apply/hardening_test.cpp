@@ -278,6 +278,151 @@ TEST_F(HardeningTest, APasswordInTheConninfoIsNeverStoredOrPrinted) {
   }
 }
 
+// The same with a password the server really asks for: a role that logs in over TCP, where
+// the managed cluster requires scram-sha-256 (initdb --auth-host), through a run with its
+// reports, a transient apply with status, a kill -9 and recover, and a kept apply and
+// restore. The secrets are in no file of the workdir, no report and no output; recover and
+// restore get the password the libpq way (PGPASSWORD), from nothing pgslow stored.
+TEST_F(HardeningTest, ARealPasswordWorksEverywhereAndIsFoundNowhere) {
+  const std::string secret = "s3cr3t-XYZ";
+  const std::string ssl_secret = "ssl-s3cr3t-XYZ";
+  std::map<std::string, std::string> parts;
+  for (const std::string& kv : split(conninfo(), ' ')) {
+    auto eq = kv.find('=');
+    parts[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  {
+    pg::Connection admin = pg::Connection::open(conninfo());
+    admin.exec("SET log_statement = 'none'");  // the server log is in the greps below
+    admin.exec("DROP ROLE IF EXISTS pgslow_pw");
+    admin.exec("CREATE ROLE pgslow_pw LOGIN SUPERUSER PASSWORD '" + secret + "'");
+  }
+  const std::string tcp =
+      "host=127.0.0.1 port=" + parts["port"] + " user=pgslow_pw dbname=postgres sslmode=disable";
+  // Password authentication is really used: without it the server refuses the login.
+  try {
+    pg::Connection::open(tcp);
+    ADD_FAILURE() << "the server let pgslow_pw in over TCP without a password";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("password"), std::string::npos) << e.what();
+  }
+  const std::string with_secret =
+      tcp + " password=" + secret + " sslpassword \t= '" + ssl_secret + "'";
+  EXPECT_EQ(pg::Connection::open(with_secret).query_value("SELECT current_user"), "pgslow_pw");
+
+  const fs::path wd = *dir_ / "password-workdir";
+  const fs::path results = wd / "results" / "password-run";
+  auto in_wd = [&](std::initializer_list<std::string> rest) {
+    std::vector<std::string> out = {"--workdir", wd.string()};
+    out.insert(out.end(), rest.begin(), rest.end());
+    return out;
+  };
+  std::string printed;
+  auto keep = [&](const std::string& what, const std::string& output) {
+    printed += "\n==== " + what + "\n" + output;
+    return output;
+  };
+
+  // 1. A run of a short scenario against the server as a command target.
+  write("password-run.yaml",
+        fmt::format("name: password-run\n"
+                    "target:\n  kind: command\n  conninfo: \"{}\"\n  allow_changes: true\n"
+                    "workload:\n  name: tpcb-like\n  scale: 1\n  clients: 2\n"
+                    "measure:\n  warmup: 1s\n  duration: 2s\n  repeats: 1\n"
+                    "stages:\n  - name: small-work-mem\n"
+                    "    settings: {{work_mem: 64kB}}\n",
+                    with_secret));
+  Finished run = run_pgslow(in_wd({"run", file("password-run.yaml"), "--out", results.string()}));
+  keep("run", run.output);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const char* report : {"report.json", "report.csv", "report.md", "report.html"})
+    EXPECT_TRUE(fs::exists(results / report)) << report;
+  EXPECT_NE(read_file(results / "report.json").find("small-work-mem"), std::string::npos);
+  // The run's data was created by the password role, over TCP.
+  EXPECT_NE(pg::Connection::open(conninfo())
+                .query_value("SELECT count(*) FROM pg_database d JOIN pg_roles r "
+                             "ON r.oid = d.datdba WHERE r.rolname = 'pgslow_pw'"),
+            "0");
+
+  // 2. A transient apply, status while it holds, then Ctrl-C restores.
+  {
+    PgslowProcess held(in_wd({"apply", file("reload.yaml"), "--conninfo", with_secret,
+                              "--allow-changes", "--for", "5min"}));
+    ASSERT_TRUE(held.wait_for_output("in effect")) << held.output();
+    EXPECT_EQ(show("random_page_cost"), "40");
+    keep("status (held)", run_pgslow(in_wd({"status"})).output);
+    keep("files while held", everything_under(wd));
+    held.signal(SIGINT);
+    held.wait();
+    keep("apply --for", held.output());
+    EXPECT_EQ(held.exit_code(), 130) << held.output();
+    EXPECT_EQ(show("random_page_cost"), "4");
+  }
+
+  // 3. kill -9 during the hold; recover needs the password and gets it from PGPASSWORD only.
+  {
+    PgslowProcess victim(in_wd({"apply", file("reload.yaml"), "--conninfo", with_secret,
+                                "--allow-changes", "--for", "60s"}),
+                         {"PGSLOW_CRASH_AT=workload"});
+    victim.wait();
+    keep("apply killed", victim.output());
+    ASSERT_EQ(victim.killed_by(), SIGKILL) << victim.output();
+    ASSERT_TRUE(fs::exists(apply::journal_path(wd)));
+    keep("journal after kill -9", read_file(apply::journal_path(wd)));
+    Finished status = run_pgslow(in_wd({"status"}));
+    keep("status (after kill)", status.output);
+    Finished without = run_pgslow(in_wd({"recover", "--conninfo", tcp}), {"PGPASSWORD="});
+    keep("recover without a password", without.output);
+    EXPECT_NE(without.exit_code, 0) << without.output;
+    // The server is up and said no: never "not running", never an attempt to start it.
+    EXPECT_NE(without.output.find("refused pgslow's login"), std::string::npos) << without.output;
+    EXPECT_NE(without.output.find("PGPASSWORD"), std::string::npos) << without.output;
+    EXPECT_EQ(without.output.find("not running"), std::string::npos) << without.output;
+    EXPECT_TRUE(fs::exists(apply::journal_path(wd))) << without.output;
+    Finished recover = run_pgslow(in_wd({"recover", "--conninfo", tcp}), {"PGPASSWORD=" + secret});
+    keep("recover with PGPASSWORD", recover.output);
+    EXPECT_EQ(recover.exit_code, 0) << recover.output;
+    EXPECT_NE(recover.output.find("recovered"), std::string::npos) << recover.output;
+    EXPECT_FALSE(fs::exists(apply::journal_path(wd)));
+    EXPECT_EQ(show("random_page_cost"), "4");
+  }
+
+  // 4. A kept apply, status, and restore with the password from the environment.
+  {
+    Finished kept = run_pgslow(
+        in_wd({"apply", file("reload.yaml"), "--conninfo", with_secret, "--allow-changes"}));
+    keep("apply (kept)", kept.output);
+    ASSERT_EQ(kept.exit_code, 0) << kept.output;
+    keep("status (kept)", run_pgslow(in_wd({"status"})).output);
+    keep("journal (kept)", read_file(apply::journal_path(wd)));
+    Finished restore = run_pgslow(in_wd({"restore", "--conninfo", tcp}), {"PGPASSWORD=" + secret});
+    keep("restore with PGPASSWORD", restore.output);
+    EXPECT_EQ(restore.exit_code, 0) << restore.output;
+    EXPECT_EQ(show("random_page_cost"), "4");
+  }
+
+  // Nothing anywhere: every file of the workdir (journal, lock, results and their reports),
+  // the fixture's workdir (the server's log), and everything printed on stdout and stderr.
+  const std::string files = everything_under(wd);
+  const std::string server_side = everything_under(workdir());
+  for (const std::string& s : {secret, ssl_secret}) {
+    SCOPED_TRACE(s);
+    EXPECT_EQ(files.find(s), std::string::npos) << "the workdir holds a password";
+    EXPECT_EQ(server_side.find(s), std::string::npos) << "the server's workdir holds a password";
+    EXPECT_EQ(printed.find(s), std::string::npos) << printed;
+  }
+  EXPECT_NE(printed.find("***"), std::string::npos) << printed;
+  {
+    pg::Connection admin = pg::Connection::open(conninfo());
+    pg::Result owned = admin.exec(
+        "SELECT datname FROM pg_database d JOIN pg_roles r ON r.oid = d.datdba "
+        "WHERE r.rolname = 'pgslow_pw'");
+    for (int i = 0; i < owned.rows(); ++i)
+      admin.exec("DROP DATABASE IF EXISTS \"" + std::string(owned.get(i, 0)) + "\"");
+    admin.exec("DROP ROLE pgslow_pw");
+  }
+}
+
 // ---- 3. restore keeps other people's changes ----------------------------------------------
 
 TEST_F(HardeningTest, SomeoneElsesAlterSystemDuringAnApplyForIsKept) {

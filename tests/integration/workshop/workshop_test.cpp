@@ -26,6 +26,7 @@
 #include "report/json.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
+#include "workshop/dashboard.h"
 #include "workshop/mystery.h"
 
 namespace pgslow::testing {
@@ -296,6 +297,57 @@ std::size_t points(httplib::Client& client) {
   return s.contains("points") ? s["points"].size() : 0;
 }
 
+// The evidence counters are counts over the current run of a stage, like the report's
+// evidence window: lock waiting accumulates (backend-seconds) while a backend of the run's
+// database waits, and starts again at zero with the next run.
+TEST(Dashboard, EvidenceCountersMoveDuringARunAndStartAgainWithTheNext) {
+  const std::string db = "pgslow_dashboard_locks";
+  {
+    pg::Connection admin = pg::Connection::open(conninfo());
+    admin.exec("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
+    admin.exec("CREATE DATABASE " + db);
+  }
+  const std::string in_db = pg::with_database(conninfo(), db);
+  pg::Connection::open(in_db).exec(
+      "CREATE TABLE hot (id int PRIMARY KEY); INSERT INTO hot VALUES (1)");
+  workshop::Dashboard board("127.0.0.1:0", "counters");
+  board.watch_server(conninfo());
+  board.stage_started({"locks", {}});
+  board.measuring("locks", db);
+  auto evidence = [&] { return json::parse(board.state_json()); };
+  auto lock_waits = [&] {
+    const json s = evidence();
+    const auto& ev = s["evidence"];
+    return ev.contains("lock waits") ? std::stod(ev["lock waits"].get<std::string>()) : -1.0;
+  };
+
+  pg::Connection holder = pg::Connection::open(in_db, pg::SessionKind::kWorkload);
+  holder.exec("BEGIN");
+  holder.exec("UPDATE hot SET id = 1 WHERE id = 1");
+  std::thread waiter([&] {
+    pg::Connection w = pg::Connection::open(in_db, pg::SessionKind::kWorkload);
+    w.exec("UPDATE hot SET id = 1 WHERE id = 1");  // blocks until the holder commits
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  double waited = 0;
+  while ((waited = lock_waits()) < 2.0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
+  holder.exec("COMMIT");
+  waiter.join();
+  EXPECT_GE(waited, 2.0) << board.state_json();
+  const json s = evidence();
+  EXPECT_EQ(s["evidence_stage"], "locks");
+  EXPECT_TRUE(s["evidence"].contains("autovacuum runs")) << s.dump();
+  for (const auto& [key, value] : s["evidence"].items())
+    EXPECT_EQ(key.find(" now"), std::string::npos) << key << ": a level, not a counter";
+
+  // The next run (the reference measured again) counts from zero, and says so.
+  board.measuring("baseline", db);
+  EXPECT_EQ(lock_waits(), 0.0) << board.state_json();
+  EXPECT_EQ(evidence()["evidence_stage"], "baseline");
+  pg::Connection::open(conninfo()).exec("DROP DATABASE " + db + " WITH (FORCE)");
+}
+
 TEST(Dashboard, ChromiumSeesTheRunLiveAndTheRoomsPredictionReachesTheReveal) {
   const std::string chromium = find_chromium();
   if (chromium.empty())
@@ -370,6 +422,10 @@ TEST(Dashboard, ChromiumSeesTheRunLiveAndTheRoomsPredictionReachesTheReveal) {
   }
   EXPECT_GE(expected, 20u);
   EXPECT_NE(dom.find("data-step=\"diagnose\""), std::string::npos);
+  // The evidence counters cover the current run, and say which: the last was the reference
+  // measured again after the stage.
+  EXPECT_NE(dom.find("since this run of baseline began"), std::string::npos) << dom;
+  EXPECT_NE(dom.find("backend-s"), std::string::npos) << dom;
   p.signal(SIGKILL);  // lingering: the configuration was restored before "Results:"
   p.wait();
 }

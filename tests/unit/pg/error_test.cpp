@@ -47,6 +47,19 @@ TEST(ClassifyConnectFailure, RecognisesTooManyClients) {
             ErrorClass::kConnectionLost);
 }
 
+// A server that answers but refuses the login is not a server that is down.
+TEST(ClassifyConnectFailure, ALoginRefusedIsNotAServerDown) {
+  EXPECT_TRUE(
+      is_login_refused("connection to server at \"127.0.0.1\", port 5432 failed: fe_sendauth: no "
+                       "password supplied"));
+  EXPECT_TRUE(is_login_refused("FATAL:  password authentication failed for user \"ann\""));
+  EXPECT_TRUE(is_login_refused("FATAL:  no pg_hba.conf entry for host \"10.0.0.2\""));
+  EXPECT_FALSE(is_login_refused(
+      "connection to server on socket \"/tmp/.s.PGSQL.5432\" failed: No such file or directory"));
+  EXPECT_FALSE(is_login_refused("could not connect to server: Connection refused"));
+  EXPECT_FALSE(is_login_refused("FATAL:  the database system is starting up"));
+}
+
 TEST(Error, CarriesSqlstateMessageAndStatement) {
   Error e(ErrorClass::kDeadlock, "40P01", "deadlock detected", "payment_update_warehouse");
   EXPECT_EQ(e.sqlstate(), "40P01");

@@ -1,10 +1,11 @@
-// The effect of a lesson or mystery: a ratio with a 95% interval from blocks of per-second
-// samples, and the latency check of Little's law.
+// The effect of a lesson or mystery: the report's comparison of two stages (a ratio with a
+// 95% interval from batch means of the per-second samples), and Little's law.
 
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "report/summary.h"
 #include "report/workshop.h"
 
 namespace pgslow::report {
@@ -28,10 +29,10 @@ TEST(Effect, ASlowdownHasAnIntervalAroundItsRatio) {
   const Effect e = measure_effect(stage(1000, 30, 30, 1), stage(4000, 100, 30, 2));
   ASSERT_TRUE(e.known);
   EXPECT_NEAR(e.ratio, 0.25, 0.01);
-  EXPECT_LT(e.low, e.ratio);
-  EXPECT_GT(e.high, e.ratio);
-  EXPECT_LT(e.high, 1);
-  EXPECT_EQ(e.verdict, Effect::Verdict::kSlower);
+  EXPECT_LT(e.interval.low, e.ratio);
+  EXPECT_GT(e.interval.high, e.ratio);
+  EXPECT_LT(e.interval.high, 1);
+  EXPECT_EQ(e.verdict, Verdict::kSlower);
   EXPECT_EQ(e.transactions, 30000u);
   EXPECT_NE(describe_effect(e).find("4.0x slower"), std::string::npos) << describe_effect(e);
   EXPECT_NE(describe_effect(e).find("30,000 vs 120,000 transactions"), std::string::npos)
@@ -43,9 +44,21 @@ TEST(Effect, NoiseAloneIsWithinNoise) {
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     const Effect e =
         measure_effect(stage(1000, 80, 30, seed * 2), stage(1000, 80, 30, seed * 2 + 1));
-    if (e.verdict == Effect::Verdict::kWithinNoise) ++within;
+    if (e.verdict == Verdict::kWithinNoise) ++within;
   }
   EXPECT_GE(within, 34);  // a 95% interval: about 38 of 40
+}
+
+// One idea, one place: the reveal states what the run's report states for the same stages.
+TEST(Effect, AgreesWithTheReportsComparison) {
+  const StageResult a = stage(900, 60, 30, 7);
+  const StageResult b = stage(1000, 60, 30, 8);
+  const Effect e = measure_effect(a, b);
+  const Change c = compare_stages(a, b);
+  EXPECT_DOUBLE_EQ(e.ratio, c.ratio);
+  EXPECT_DOUBLE_EQ(e.interval.low, c.interval.low);
+  EXPECT_DOUBLE_EQ(e.interval.high, c.interval.high);
+  EXPECT_EQ(e.verdict, verdict_of(c.interval));
 }
 
 TEST(Effect, AStageThatDidNotRunIsNotMeasured) {

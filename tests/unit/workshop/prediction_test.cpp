@@ -31,11 +31,11 @@ report::Effect effect(double ratio, double low, double high) {
   report::Effect e;
   e.known = true;
   e.ratio = ratio;
-  e.low = low;
-  e.high = high;
-  e.verdict = high < 1  ? report::Effect::Verdict::kSlower
-              : low > 1 ? report::Effect::Verdict::kFaster
-                        : report::Effect::Verdict::kWithinNoise;
+  e.interval.ratio = ratio;
+  e.interval.low = low;
+  e.interval.high = high;
+  e.interval.known = true;
+  e.verdict = report::verdict_of(e.interval);
   return e;
 }
 
