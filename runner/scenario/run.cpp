@@ -138,8 +138,20 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   // The data: loaded once into a template (skipped when a matching one exists).
   lab.prepare();
 
-  // Attribution's extra runs of a reference, kept for the next stage compared with it.
-  std::map<std::size_t, std::vector<double>> reference_samples;
+  // The baseline configuration's runs (stage 0's settings and load) in time order: stage 0's
+  // repeats, the interleaved reference runs and attribution's reference runs. An attribution
+  // starts from the latest of them, so its reference level is the machine as it is now.
+  std::vector<double> baseline_tps;
+  auto add_reference = [&](const report::Measurement& rm, std::size_t after_stage) {
+    report::ReferenceRun rr;
+    rr.after_stage = after_stage;
+    rr.tps = rm.tps;
+    rr.transactions = rm.committed + rm.rolled_back;
+    rr.duration_s = rm.duration_s;
+    rr.tps_per_second = rm.tps_per_second;
+    run.references.push_back(std::move(rr));
+    baseline_tps.push_back(rm.tps);
+  };
   try {
     for (std::size_t i = 0; i < plan.stages.size(); ++i) {
       const PlannedStage& st = plan.stages[i];
@@ -157,18 +169,41 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
         if (std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end())
           r.warnings.push_back(w);
       }
+      if (i == 0)
+        for (const auto& rm : r.repeats) baseline_tps.push_back(rm.tps);
       if (run.data_bytes == 0 && r.error.empty()) run.data_bytes = lab.data_bytes();
+      bool reference_after = true;
       if (st.attribute && r.error.empty() && !r.repeats.empty() &&
           st.reference < run.stages.size() && !apply::InterruptGuard::interrupted()) {
         progress.note(fmt::format("stage {}/{}: {}: naming each knob's part", i + 1,
                                   plan.stages.size(), st.name));
+        // The reference's runs nearest in time (the baseline's, interleaved, in an isolated
+        // run; the reference stage's own in a cumulative one).
+        const report::StageResult& reference = run.stages[st.reference];
+        std::vector<double> known_good;
+        if (st.reference == 0) {
+          const auto keep = std::min<std::size_t>(
+              baseline_tps.size(), static_cast<std::size_t>(attribution_level_repeats(m.repeats)));
+          known_good.assign(baseline_tps.end() - static_cast<std::ptrdiff_t>(keep),
+                            baseline_tps.end());
+        } else {
+          for (const auto& rm : reference.repeats) known_good.push_back(rm.tps);
+        }
+        AttributionReferenceRuns reference_runs;
         try {
-          r.attribution = attribute_stage(plan, i, run.stages[st.reference], r, catalog, m.repeats,
-                                          lab, reference_samples[st.reference], progress);
+          r.attribution = attribute_stage(plan, i, reference, r, catalog, m.repeats, lab,
+                                          known_good, reference_runs, progress);
         } catch (const RuntimeError& e) {
           // The stage's own figure stands; only the per-knob part is missing.
           r.warnings.push_back(fmt::format("not attributed: {}", e.what()));
           progress.note(r.warnings.back());
+        }
+        // The baseline measured during the attribution is the baseline measured right after
+        // this stage: it counts for the noise, the drift and this stage's comparison.
+        if (st.reference == 0 && st.load == plan.stages.front().load) {
+          for (const auto& rm : reference_runs.runs) add_reference(rm, i);
+          // It ended with the baseline: that run is the interleaved reference after this stage.
+          reference_after = !reference_runs.last;
         }
       }
       run.stages.push_back(std::move(r));
@@ -176,19 +211,11 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       // Interleaved baseline: the reference configuration again after every other stage, so
       // the machine's drift is measured (the report's noise and drift figures) and each stage
       // is compared with the baseline measured right around it.
-      if (i > 0) {
+      if (i > 0 && reference_after) {
         const PlannedStage& base = plan.stages.front();
         progress.note(fmt::format("  reference: {} again", base.name));
         report::StageResult ref = lab.measure({base.name, base.settings, {}}, base.load);
-        for (const auto& rm : ref.repeats) {
-          report::ReferenceRun rr;
-          rr.after_stage = i;
-          rr.tps = rm.tps;
-          rr.transactions = rm.committed + rm.rolled_back;
-          rr.duration_s = rm.duration_s;
-          rr.tps_per_second = rm.tps_per_second;
-          run.references.push_back(std::move(rr));
-        }
+        for (const auto& rm : ref.repeats) add_reference(rm, i);
         if (!ref.error.empty()) {
           report::ReferenceRun rr;
           rr.after_stage = i;
@@ -212,7 +239,8 @@ report::Attribution attribute_stage(const Plan& plan, std::size_t index,
                                     const report::StageResult& reference,
                                     const report::StageResult& stage, const knobs::Catalog& catalog,
                                     int repeats, stage::LabSession& lab,
-                                    std::vector<double>& reference_samples, Progress& progress) {
+                                    const std::vector<double>& known_good,
+                                    AttributionReferenceRuns& reference_runs, Progress& progress) {
   const PlannedStage& st = plan.stages[index];
   const PlannedStage& ref = plan.stages[st.reference];
   std::vector<bisect::Candidate> candidates = attribution_candidates(st);
@@ -232,14 +260,13 @@ report::Attribution attribute_stage(const Plan& plan, std::size_t index,
   for (const auto& m : stage.repeats) o.search.known_bad.push_back(m.tps);
   // The reference's runs count when they measured the same load.
   if (reference.load == stage.load && reference.error.empty()) {
-    if (reference_samples.empty())
-      for (const auto& m : reference.repeats) reference_samples.push_back(m.tps);
-    o.search.known_good = reference_samples;
+    o.search.known_good = known_good;
     measurer.seed({}, reference);
   }
   o.observe = [&](const std::vector<knobs::Setting>& changes) { return measurer.observe(changes); };
   bisect::Attributed a = bisect::attribute(measurer, candidates, o);
-  if (reference.load == stage.load) reference_samples = a.good_samples;
+  reference_runs.runs = measurer.reference_runs();
+  reference_runs.last = measurer.last_was_reference();
   progress.note("  " + a.attribution.headline);
   return std::move(a.attribution);
 }

@@ -5,8 +5,8 @@
 // that every renderer reads.
 
 #include <atomic>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,14 +50,23 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
               const std::filesystem::path& workdir, const RunOptions& options, Progress& progress,
               report::Run& run);
 
+// The reference configuration's runs an attribution made itself, in time order.
+struct AttributionReferenceRuns {
+  std::vector<report::Measurement> runs;
+  bool last = false;  // the attribution's last run was the reference's
+};
+
 // Names each knob's part in a measured stage (plan.stages[index].attribute): bisect's
-// attribution through a StageMeasurer over the lab session, reusing the stage's runs and the reference's
-// (`reference_samples`, extended with the extra reference runs for the next stage).
+// attribution through a StageMeasurer over the lab session, reusing the stage's runs and
+// `known_good` (the reference configuration's runs nearest in time) as the levels. The
+// reference runs it made itself are returned in `reference_runs` (run_plan counts them as
+// interleaved baseline runs, and skips its own when the attribution ended with one).
 report::Attribution attribute_stage(const Plan& plan, std::size_t index,
                                     const report::StageResult& reference,
                                     const report::StageResult& stage, const knobs::Catalog& catalog,
                                     int repeats, stage::LabSession& lab,
-                                    std::vector<double>& reference_samples, Progress& progress);
+                                    const std::vector<double>& known_good,
+                                    AttributionReferenceRuns& reference_runs, Progress& progress);
 
 // Fills Run::expectations from the stages' TPS; true when all passed.
 bool evaluate_expectations(const Scenario& scenario, report::Run& run);

@@ -69,6 +69,9 @@ std::vector<double> StageMeasurer::measure(const std::vector<knobs::Setting>& ch
     o.transactions += m.committed + m.rolled_back;
   }
   o.evidence = normalised(r);
+  last_was_reference_ = changes.empty();
+  if (changes.empty())
+    reference_runs_.insert(reference_runs_.end(), r.repeats.begin(), r.repeats.end());
   return tps;
 }
 
