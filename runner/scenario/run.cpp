@@ -189,10 +189,10 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
         } else {
           for (const auto& rm : reference.repeats) known_good.push_back(rm.tps);
         }
-        AttributionReferenceRuns reference_runs;
+        AttributionRuns extra;
         try {
           r.attribution = attribute_stage(plan, i, reference, r, catalog, m.repeats, lab,
-                                          known_good, reference_runs, progress);
+                                          known_good, extra, progress);
         } catch (const RuntimeError& e) {
           // The stage's own figure stands; only the per-knob part is missing.
           r.warnings.push_back(fmt::format("not attributed: {}", e.what()));
@@ -201,10 +201,12 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
         // The baseline measured during the attribution is the baseline measured right after
         // this stage: it counts for the noise, the drift and this stage's comparison.
         if (st.reference == 0 && st.load == plan.stages.front().load) {
-          for (const auto& rm : reference_runs.runs) add_reference(rm, i);
+          for (const auto& rm : extra.reference) add_reference(rm, i);
           // It ended with the baseline: that run is the interleaved reference after this stage.
-          reference_after = !reference_runs.last;
+          reference_after = !extra.last_was_reference;
         }
+        // Its runs of the whole stage are the stage measured again: the row rests on them too.
+        add_repeats(r, extra.stage);
       }
       run.stages.push_back(std::move(r));
       apply::InterruptGuard::throw_if_interrupted();
@@ -235,12 +237,26 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   run.wall_seconds = static_cast<double>(now_us() - wall_start) / 1e6;
 }
 
+void add_repeats(report::StageResult& stage, const std::vector<report::StageResult>& more) {
+  for (const auto& m : more) {
+    if (!m.error.empty() || m.repeats.empty()) continue;
+    const std::size_t before = stage.repeats.size();
+    stage.repeats.insert(stage.repeats.end(), m.repeats.begin(), m.repeats.end());
+    const auto median =
+        static_cast<std::size_t>(report::median_repeat(stage) - stage.repeats.data());
+    if (median >= before) {
+      stage.evidence = m.evidence;
+      stage.evidence_seconds = m.evidence_seconds;
+    }
+  }
+}
+
 report::Attribution attribute_stage(const Plan& plan, std::size_t index,
                                     const report::StageResult& reference,
                                     const report::StageResult& stage, const knobs::Catalog& catalog,
                                     int repeats, stage::LabSession& lab,
-                                    const std::vector<double>& known_good,
-                                    AttributionReferenceRuns& reference_runs, Progress& progress) {
+                                    const std::vector<double>& known_good, AttributionRuns& runs,
+                                    Progress& progress) {
   const PlannedStage& st = plan.stages[index];
   const PlannedStage& ref = plan.stages[st.reference];
   std::vector<bisect::Candidate> candidates = attribution_candidates(st);
@@ -265,8 +281,9 @@ report::Attribution attribute_stage(const Plan& plan, std::size_t index,
   }
   o.observe = [&](const std::vector<knobs::Setting>& changes) { return measurer.observe(changes); };
   bisect::Attributed a = bisect::attribute(measurer, candidates, o);
-  reference_runs.runs = measurer.reference_runs();
-  reference_runs.last = measurer.last_was_reference();
+  runs.reference = measurer.reference_runs();
+  runs.last_was_reference = measurer.last_was_reference();
+  runs.stage = measurer.stage_runs();
   progress.note("  " + a.attribution.headline);
   return std::move(a.attribution);
 }
