@@ -408,8 +408,16 @@ Result Bisector::run() {
       refresh_good(1, 1);
       paired.push_back(std::log(smp.back()) - (good_before + good_log_) / 2);
       if (p > 0) continue;
-      // Like good: even the noise band's worth of bad luck could not make it a culprit.
-      like_good = -paired.back() < min_effect_log - options_.band_sigmas * sigma_;
+      // Like good: even the noise band's worth of bad luck could not make it a culprit. On a
+      // machine too noisy for the pairs to resolve the smallest effect a round looks for (the
+      // 99% t half-width after every pair is larger than min_effect), a remainder that this
+      // pair shows less slower than min_effect is like good too: more pairs could only make it
+      // a culprit by reading several times slower than this one, and would cost runs (and,
+      // with restart knobs in the remainder, restarts).
+      const double resolvable =
+          report::t_quantile(0.995, pairs - 1) * pair_sigma / std::sqrt(static_cast<double>(pairs));
+      like_good = -paired.back() < min_effect_log - options_.band_sigmas * sigma_ ||
+                  (resolvable > min_effect_log && -paired.back() < min_effect_log);
       // Plainly slow: twice the band's worth of good luck could not make it like good.
       plainly_slow = -paired.back() > min_effect_log + 2 * options_.band_sigmas * pair_sigma;
       if (like_good || plainly_slow) break;

@@ -141,8 +141,20 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   auto stamp_wall_time = [&] {
     run.wall_seconds = static_cast<double>(now_us() - wall_start) / 1e6;
   };
-  // Attribution's extra runs of a reference, kept for the next stage compared with it.
-  std::map<std::size_t, std::vector<double>> reference_samples;
+  // The baseline configuration's runs (stage 0's settings and load) in time order: stage 0's
+  // repeats, the interleaved reference runs and attribution's reference runs. An attribution
+  // starts from the latest of them, so its reference level is the machine as it is now.
+  std::vector<double> baseline_tps;
+  auto add_reference = [&](const report::Measurement& rm, std::size_t after_stage) {
+    report::ReferenceRun rr;
+    rr.after_stage = after_stage;
+    rr.tps = rm.tps;
+    rr.transactions = rm.committed + rm.rolled_back;
+    rr.duration_s = rm.duration_s;
+    rr.tps_per_second = rm.tps_per_second;
+    run.references.push_back(std::move(rr));
+    baseline_tps.push_back(rm.tps);
+  };
   try {
     for (std::size_t i = 0; i < plan.stages.size(); ++i) {
       const PlannedStage& st = plan.stages[i];
@@ -160,38 +172,55 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
         if (std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end())
           r.warnings.push_back(w);
       }
+      if (i == 0)
+        for (const auto& rm : r.repeats) baseline_tps.push_back(rm.tps);
       if (run.data_bytes == 0 && r.error.empty()) run.data_bytes = lab.data_bytes();
+      bool reference_after = true;
       if (st.attribute && r.error.empty() && !r.repeats.empty() &&
           st.reference < run.stages.size() && !apply::InterruptGuard::interrupted()) {
         progress.note(fmt::format("stage {}/{}: {}: naming each knob's part", i + 1,
                                   plan.stages.size(), st.name));
+        // The reference's runs nearest in time (the baseline's, interleaved, in an isolated
+        // run; the reference stage's own in a cumulative one).
+        const report::StageResult& reference = run.stages[st.reference];
+        std::vector<double> known_good;
+        if (st.reference == 0) {
+          const auto keep = std::min<std::size_t>(
+              baseline_tps.size(), static_cast<std::size_t>(attribution_level_repeats(m.repeats)));
+          known_good.assign(baseline_tps.end() - static_cast<std::ptrdiff_t>(keep),
+                            baseline_tps.end());
+        } else {
+          for (const auto& rm : reference.repeats) known_good.push_back(rm.tps);
+        }
+        AttributionRuns extra;
         try {
-          r.attribution = attribute_stage(plan, i, run.stages[st.reference], r, catalog, m.repeats,
-                                          lab, reference_samples[st.reference], progress);
+          r.attribution = attribute_stage(plan, i, reference, r, catalog, m.repeats, lab,
+                                          known_good, extra, progress);
         } catch (const RuntimeError& e) {
           // The stage's own figure stands; only the per-knob part is missing.
           r.warnings.push_back(fmt::format("not attributed: {}", e.what()));
           progress.note(r.warnings.back());
         }
+        // The baseline measured during the attribution is the baseline measured right after
+        // this stage: it counts for the noise, the drift and this stage's comparison.
+        if (st.reference == 0 && st.load == plan.stages.front().load) {
+          for (const auto& rm : extra.reference) add_reference(rm, i);
+          // It ended with the baseline: that run is the interleaved reference after this stage.
+          reference_after = !extra.last_was_reference;
+        }
+        // Its runs of the whole stage are the stage measured again: the row rests on them too.
+        add_repeats(r, extra.stage);
       }
       run.stages.push_back(std::move(r));
       apply::InterruptGuard::throw_if_interrupted();
       // Interleaved baseline: the reference configuration again after every other stage, so
       // the machine's drift is measured (the report's noise and drift figures) and each stage
       // is compared with the baseline measured right around it.
-      if (i > 0) {
+      if (i > 0 && reference_after) {
         const PlannedStage& base = plan.stages.front();
         progress.note(fmt::format("  reference: {} again", base.name));
         report::StageResult ref = lab.measure({base.name, base.settings, {}}, base.load);
-        for (const auto& rm : ref.repeats) {
-          report::ReferenceRun rr;
-          rr.after_stage = i;
-          rr.tps = rm.tps;
-          rr.transactions = rm.committed + rm.rolled_back;
-          rr.duration_s = rm.duration_s;
-          rr.tps_per_second = rm.tps_per_second;
-          run.references.push_back(std::move(rr));
-        }
+        for (const auto& rm : ref.repeats) add_reference(rm, i);
         if (!ref.error.empty()) {
           report::ReferenceRun rr;
           rr.after_stage = i;
@@ -218,11 +247,26 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   stamp_wall_time();
 }
 
+void add_repeats(report::StageResult& stage, const std::vector<report::StageResult>& more) {
+  for (const auto& m : more) {
+    if (!m.error.empty() || m.repeats.empty()) continue;
+    const std::size_t before = stage.repeats.size();
+    stage.repeats.insert(stage.repeats.end(), m.repeats.begin(), m.repeats.end());
+    const auto median =
+        static_cast<std::size_t>(report::median_repeat(stage) - stage.repeats.data());
+    if (median >= before) {
+      stage.evidence = m.evidence;
+      stage.evidence_seconds = m.evidence_seconds;
+    }
+  }
+}
+
 report::Attribution attribute_stage(const Plan& plan, std::size_t index,
                                     const report::StageResult& reference,
                                     const report::StageResult& stage, const knobs::Catalog& catalog,
                                     int repeats, stage::LabSession& lab,
-                                    std::vector<double>& reference_samples, Progress& progress) {
+                                    const std::vector<double>& known_good, AttributionRuns& runs,
+                                    Progress& progress) {
   const PlannedStage& st = plan.stages[index];
   const PlannedStage& ref = plan.stages[st.reference];
   std::vector<bisect::Candidate> candidates = attribution_candidates(st);
@@ -242,14 +286,14 @@ report::Attribution attribute_stage(const Plan& plan, std::size_t index,
   for (const auto& m : stage.repeats) o.search.known_bad.push_back(m.tps);
   // The reference's runs count when they measured the same load.
   if (reference.load == stage.load && reference.error.empty()) {
-    if (reference_samples.empty())
-      for (const auto& m : reference.repeats) reference_samples.push_back(m.tps);
-    o.search.known_good = reference_samples;
+    o.search.known_good = known_good;
     measurer.seed({}, reference);
   }
   o.observe = [&](const std::vector<knobs::Setting>& changes) { return measurer.observe(changes); };
   bisect::Attributed a = bisect::attribute(measurer, candidates, o);
-  if (reference.load == stage.load) reference_samples = a.good_samples;
+  runs.reference = measurer.reference_runs();
+  runs.last_was_reference = measurer.last_was_reference();
+  runs.stage = measurer.stage_runs();
   progress.note("  " + a.attribution.headline);
   return std::move(a.attribution);
 }

@@ -5,8 +5,8 @@
 // that every renderer reads.
 
 #include <atomic>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,14 +50,29 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
               const std::filesystem::path& workdir, const RunOptions& options, Progress& progress,
               report::Run& run);
 
+// The runs an attribution made itself that measure what the run measures anyway: the
+// reference configuration (interleaved baseline runs) and the whole stage (its repeats).
+struct AttributionRuns {
+  std::vector<report::Measurement> reference;  // in time order
+  bool last_was_reference = false;             // the attribution's last run was one of them
+  std::vector<report::StageResult> stage;
+};
+
+// Adds `more` runs of the same stage configuration as repeats of `stage`; the evidence stays
+// the median repeat's (taken from the run that holds it).
+void add_repeats(report::StageResult& stage, const std::vector<report::StageResult>& more);
+
 // Names each knob's part in a measured stage (plan.stages[index].attribute): bisect's
-// attribution through a StageMeasurer over the lab session, reusing the stage's runs and the reference's
-// (`reference_samples`, extended with the extra reference runs for the next stage).
+// attribution through a StageMeasurer over the lab session, reusing the stage's runs and
+// `known_good` (the reference configuration's runs nearest in time) as the levels. The runs
+// of the reference and of the whole stage it made itself are returned in `runs`: run_plan
+// counts them as interleaved baseline runs and as the stage's repeats.
 report::Attribution attribute_stage(const Plan& plan, std::size_t index,
                                     const report::StageResult& reference,
                                     const report::StageResult& stage, const knobs::Catalog& catalog,
                                     int repeats, stage::LabSession& lab,
-                                    std::vector<double>& reference_samples, Progress& progress);
+                                    const std::vector<double>& known_good, AttributionRuns& runs,
+                                    Progress& progress);
 
 // Fills Run::expectations from the stages' TPS; true when all passed.
 bool evaluate_expectations(const Scenario& scenario, report::Run& run);

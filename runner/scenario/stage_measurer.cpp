@@ -69,11 +69,17 @@ std::vector<double> StageMeasurer::measure(const std::vector<knobs::Setting>& ch
     o.transactions += m.committed + m.rolled_back;
   }
   o.evidence = normalised(r);
+  last_was_reference_ = changes.empty();
+  if (changes.empty())
+    reference_runs_.insert(reference_runs_.end(), r.repeats.begin(), r.repeats.end());
+  else if (!stage_key_.empty() && key_of(changes) == stage_key_)
+    stage_runs_.push_back(r);
   return tps;
 }
 
 void StageMeasurer::seed(const std::vector<knobs::Setting>& changes,
                          const report::StageResult& runs) {
+  if (!changes.empty()) stage_key_ = key_of(changes);
   bisect::Observation& o = seen_[key_of(changes)];
   for (const auto& m : runs.repeats) o.transactions += m.committed + m.rolled_back;
   o.evidence = normalised(runs);

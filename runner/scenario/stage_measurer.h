@@ -28,6 +28,14 @@ class StageMeasurer final : public bisect::Measurer {
   void seed(const std::vector<knobs::Setting>& changes, const report::StageResult& runs);
   // What the runs of reference + `changes` recorded (transactions, evidence).
   bisect::Observation observe(const std::vector<knobs::Setting>& changes) const;
+  // The reference's own runs this measurer made (no changes), in time order: they measure the
+  // baseline configuration like the run's interleaved reference runs, and count as such.
+  const std::vector<report::Measurement>& reference_runs() const { return reference_runs_; }
+  // True when the latest run this measurer made was the reference's.
+  bool last_was_reference() const { return last_was_reference_; }
+  // The runs of the whole stage this measurer made (the search's level topped up), each with
+  // its evidence: repeats of the stage, measured like its own.
+  const std::vector<report::StageResult>& stage_runs() const { return stage_runs_; }
 
  private:
   stage::LabSession& lab_;
@@ -36,6 +44,10 @@ class StageMeasurer final : public bisect::Measurer {
   report::LoadSettings load_;
   Progress& progress_;
   std::map<std::string, bisect::Observation> seen_;  // by configuration key
+  std::vector<report::Measurement> reference_runs_;
+  bool last_was_reference_ = false;
+  std::string stage_key_;  // the whole stage's configuration (seed)
+  std::vector<report::StageResult> stage_runs_;
   int calls_ = 0;
 };
 
