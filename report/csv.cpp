@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "report/evidence_info.h"
+#include "report/load_columns.h"
 #include "report/reporter.h"
 #include "report/summary.h"
 
@@ -56,6 +57,11 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
                                      "retries",
                                      "clients",
                                      "evidence_seconds"};
+  const auto columns = load_columns(run);
+  for (const auto& c : columns) {
+    if (c.key != "failed") header.push_back(c.key);
+  }
+  header.insert(header.end(), {"pool_size", "rate", "connect_per_transaction"});
   for (const auto& k : keys) header.push_back(k);
   header.push_back("error");
   for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
@@ -94,6 +100,11 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
         std::to_string(stage.load.clients),
         s.ran ? csv_number(s.window_seconds) : "",
     };
+    for (const auto& c : columns) {
+      if (c.key != "failed") row.push_back(c.csv(stage, m));
+    }
+    row.insert(row.end(), {std::to_string(stage.load.pool_size), csv_number(stage.load.rate),
+                           stage.load.connect_per_transaction ? "true" : "false"});
     for (const auto& k : keys) {
       const auto it = stage.evidence.find(k);
       row.push_back(it != stage.evidence.end() ? csv_number(it->second) : "");

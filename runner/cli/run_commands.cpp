@@ -123,6 +123,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       int workers = 0;
       int max_tries = 1;
       bool allow_partial = false;
+      driver::Protocol protocol = driver::Protocol::kPrepared;
     };
     auto a = std::make_shared<Args>();
     cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")->required();
@@ -134,6 +135,14 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_option("--workers", a->workers, "driver threads (default: one per core)");
     cmd->add_option("--max-tries", a->max_tries, "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
+    cmd->add_option_function<std::string>(
+        "--protocol,-M",
+        [a](const std::string& v) {
+          auto p = driver::parse_protocol(v);
+          if (!p) throw CLI::ValidationError("--protocol", "use simple, extended or prepared");
+          a->protocol = *p;
+        },
+        "how statements are sent, like pgbench -M: simple, extended or prepared (default)");
     cmd->callback([&ctx, a] {
       before_command(ctx, "run");
       Prepared p = prepare(ctx, a->scenario, a->allow_changes);
@@ -147,6 +156,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       options.workers = a->workers;
       options.max_tries = a->max_tries;
       options.allow_partial = a->allow_partial;
+      options.protocol = a->protocol;
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
 
       ConsoleProgress progress;

@@ -128,6 +128,15 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
       ->add_option("--max-tries", opts->max_tries,
                    "attempts per transaction on serialization failure or deadlock")
       ->capture_default_str();
+  bench
+      ->add_option_function<std::string>(
+          "--protocol,-M",
+          [opts](const std::string& v) {
+            auto p = driver::parse_protocol(v);
+            if (!p) throw CLI::ValidationError("--protocol", "use simple, extended or prepared");
+            opts->protocol = *p;
+          },
+          "how statements are sent, like pgbench -M: simple, extended or prepared (default)");
   bench->add_flag("--allow-partial", opts->allow_partial,
                   "run with the clients that could connect when the server refuses some");
   bench->add_option("--seed", bench_args->seed, "random seed of the inputs")->capture_default_str();

@@ -5,9 +5,11 @@
 
 #include <coroutine>
 #include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "driver/driver.h"
 #include "pg/connection.h"
 #include "workload/workload.h"
 
@@ -53,9 +55,22 @@ struct ResultAwaiter {
 
 // The driver's Session: non-blocking libpq under a coroutine. A client's session is bound
 // to a connection for each transaction (its own, or one acquired from the pool).
+// The statements of a workload by name, and how to send them (pgbench -M).
+struct StatementSet {
+  Protocol protocol = Protocol::kPrepared;
+  std::map<std::string, std::string, std::less<>> sql;  // name -> text with $1, $2 ...
+};
+
+// `sql` with each $n replaced by the n-th value as a quoted literal (NULL for a null):
+// what the simple protocol sends.
+std::string inline_parameters(const std::string& sql, const pg::Params& params);
+
 class DriverSession final : public workload::Session {
  public:
-  explicit DriverSession(EventLoop* loop) : loop_(loop) { values_.reserve(16); }
+  DriverSession(EventLoop* loop, const StatementSet* statements)
+      : loop_(loop), statements_(statements) {
+    values_.reserve(16);
+  }
   void bind(ConnSlot* slot) { slot_ = slot; }
   ConnSlot* slot() const { return slot_; }
 
@@ -65,7 +80,9 @@ class DriverSession final : public workload::Session {
  private:
   void send_check() const;
   EventLoop* loop_;
+  const StatementSet* statements_;
   ConnSlot* slot_ = nullptr;
+  std::string text_;  // the simple protocol's statement, alive until the result
   std::vector<const char*> values_;
 };
 

@@ -28,6 +28,7 @@ struct PlannedStage {
   std::vector<std::string> warnings;            // pitfalls of the values used
   bool needs_restart = false;                   // versus the stage before
   report::LoadSettings load;
+  bool sweep_point = false;  // a point of the scenario's sweep
 };
 
 struct Plan {

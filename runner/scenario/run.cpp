@@ -97,7 +97,8 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   m.repeats = options.repeats.value_or(s.measure.repeats);
   m.workers = options.workers;
   m.max_tries = options.max_tries;
-  m.allow_partial = options.allow_partial;
+  m.allow_partial = options.allow_partial || s.allow_partial;
+  m.protocol = options.protocol;
   m.schedule_seed = params.seed;
   stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
 
@@ -119,6 +120,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   run.duration_s = m.duration_s;
   run.repeats = m.repeats;
   run.mode = std::string(mode_name(s.mode));
+  run.sweep = s.sweep.dimensions;
   run.machine = this_machine();
 
   // The data: loaded once into a template (skipped when a matching one exists).
@@ -128,8 +130,23 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
     for (std::size_t i = 0; i < plan.stages.size(); ++i) {
       const PlannedStage& st = plan.stages[i];
       progress.note(fmt::format("stage {}/{}: {}", i + 1, plan.stages.size(), st.name));
-      report::StageResult r = lab.measure({st.name, st.settings, {}}, st.load);
+      report::LoadSettings load = st.load;
+      if (load.rate_percent > 0) {
+        // A relative rate: a share of the closed-loop baseline measured at the start.
+        const report::Measurement* b =
+            run.stages.empty() ? nullptr : report::median_repeat(run.stages.front());
+        const double base = b != nullptr ? b->tps : 0;
+        if (base <= 0)
+          throw RuntimeError(fmt::format(
+              "stage '{}' asks for {:g}% of the baseline's TPS, but the baseline did not run",
+              st.name, load.rate_percent));
+        load.rate = base * load.rate_percent / 100.0;
+        progress.note(fmt::format("  fixed rate {:g}% of {:.0f} = {:.0f} tx/s", load.rate_percent,
+                                  base, load.rate));
+      }
+      report::StageResult r = lab.measure({st.name, st.settings, {}}, load);
       r.description = st.description;
+      r.sweep_point = st.sweep_point;
       // The plan's changes compare with the stage measured before (what the table shows);
       // the applier's compare with the original configuration.
       r.changes = st.changes;

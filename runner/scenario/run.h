@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/progress.h"
+#include "driver/driver.h"
 #include "knobs/catalog.h"
 #include "report/model.h"
 #include "scenario/plan.h"
@@ -30,6 +31,7 @@ struct RunOptions {
   int workers = 0;
   int max_tries = 1;
   bool allow_partial = false;
+  driver::Protocol protocol = driver::Protocol::kPrepared;
 };
 
 // Runs every stage of the plan on `server`, restores the configuration and evaluates the

@@ -117,7 +117,7 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
 
   driver::DriverOptions d;
   d.clients = load.clients > 0 ? load.clients : params_.clients;
-  d.workers = mo.workers;
+  d.workers = load.workers > 0 ? load.workers : mo.workers;
   d.warmup_s = mo.warmup_s;
   d.duration_s = mo.duration_s;
   d.rate = load.rate;
@@ -125,6 +125,7 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   d.connect_per_transaction = load.connect_per_transaction;
   d.max_tries = mo.max_tries;
   d.allow_partial = mo.allow_partial;
+  d.protocol = mo.protocol;
   d.seed = mo.schedule_seed;
   workload::WorkloadParams params = params_;
   params.clients = d.clients;
@@ -183,7 +184,7 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   evidence["latency_p99"] = m.latency.p99_us;
   if (load.rate > 0) evidence["schedule_lag"] = m.schedule_lag.p99_us;
   if (load.pool_size > 0) evidence["pool_wait"] = m.pool_wait.p99_us;
-  evidence["connections_refused"] = m.clients_requested - m.clients_connected;
+  evidence["connections_refused"] = m.connections_refused;
   return m;
 }
 
@@ -195,7 +196,7 @@ report::StageResult LabSession::measure(const Configuration& configuration,
   stage.name = configuration.name;
   stage.load = load;
   if (stage.load.clients == 0) stage.load.clients = params_.clients;
-  stage.load.workers = options_.measure.workers;
+  if (stage.load.workers == 0) stage.load.workers = options_.measure.workers;
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
   if (applier_ == nullptr) {
     if (!configuration.settings.empty())

@@ -18,6 +18,10 @@ const std::string kUpdateTeller = "tpcb_update_teller";
 const std::string kUpdateBranch = "tpcb_update_branch";
 const std::string kInsertHistory = "tpcb_insert_history";
 const std::string kSelectOnly = "select_account";
+const std::string kRangeAggregate = "range_aggregate";
+// Accounts one range aggregate reads: enough that the server, not the round trip, is the
+// bottleneck (the pool lab's second curve).
+constexpr std::int64_t kRangeRows = 10000;
 
 // pgbench's sizes per scale unit (naccounts, ntellers, nbranches).
 constexpr std::int64_t kAccountsPerScale = 100000;
@@ -92,7 +96,7 @@ std::vector<ConfigError> validate_scale(const WorkloadParams& params) {
     ConfigError e;
     e.where.file = "command line";
     e.message = fmt::format("unknown option \"{}\" for a pgbench workload", key);
-    e.hint = "tpcb-like and select-only take only scale";
+    e.hint = "tpcb-like, select-only and range-aggregate take only scale";
     errors.push_back(std::move(e));
   }
   return errors;
@@ -262,7 +266,58 @@ class SelectOnly final : public PgbenchWorkload {
   }
 };
 
+// ---- range-aggregate: the pool lesson's heavy query ----
+
+class RangeClient final : public Client {
+ public:
+  RangeClient(int scale, std::uint64_t seed) : scale_(scale), rng_(seed) {}
+  std::size_t choose() override {
+    const std::int64_t last = std::max<std::int64_t>(1, kAccountsPerScale * scale_ - kRangeRows + 1);
+    from_ = rng_.uniform(1, last);
+    return 0;
+  }
+  Task<TxStatus> execute(Session& s) override {
+    pg::Params range = pg::make_params(std::to_string(from_), std::to_string(from_ + kRangeRows - 1));
+    co_await s.execute(kRangeAggregate, std::move(range));
+    co_return TxStatus::kCommitted;
+  }
+
+ private:
+  int scale_;
+  Random rng_;
+  std::int64_t from_ = 1;
+};
+
+class RangeAggregate final : public PgbenchWorkload {
+ public:
+  std::string_view name() const override { return "range-aggregate"; }
+  std::string_view description() const override {
+    return "A range aggregate over 10,000 consecutive accounts per transaction (pgbench's "
+           "tables): the server's CPU, not the round trip, is the bottleneck. The pool "
+           "lesson's second curve.";
+  }
+  std::vector<std::string> transaction_types() const override { return {"range"}; }
+  std::vector<StatementDef> statements() const override {
+    return {{kRangeAggregate,
+             "SELECT count(*), sum(abalance), avg(abalance) FROM pgbench_accounts "
+             "WHERE aid BETWEEN $1 AND $2"}};
+  }
+  std::unique_ptr<Client> make_client(const WorkloadParams& params,
+                                      int client_index) const override {
+    return std::make_unique<RangeClient>(
+        params.scale, params.seed * 7919 + static_cast<std::uint64_t>(client_index));
+  }
+  std::vector<CheckResult> check(pg::Connection& conn,
+                                 const WorkloadParams& params) const override {
+    return check_sizes(conn, params.scale);
+  }
+};
+
 }  // namespace
+
+std::unique_ptr<Workload> make_range_aggregate() {
+  return std::make_unique<RangeAggregate>();
+}
 
 std::unique_ptr<Workload> make_tpcb_like() {
   return std::make_unique<TpcbLike>();

@@ -12,5 +12,7 @@ namespace pgslow::workload {
 
 std::unique_ptr<Workload> make_tpcb_like();    // "tpcb-like": pgbench's default script
 std::unique_ptr<Workload> make_select_only();  // "select-only": pgbench -S
+// "range-aggregate": count/sum/avg over 10,000 consecutive accounts (server-bound)
+std::unique_ptr<Workload> make_range_aggregate();
 
 }  // namespace pgslow::workload

@@ -12,6 +12,7 @@ namespace pgslow {
 namespace {
 
 using driver::DriverOptions;
+using driver::Protocol;
 using driver::run_workload;
 
 std::uint64_t sum_by_type(const report::Measurement& m) {
@@ -148,6 +149,37 @@ TEST(Driver, PoolReportsAcquireWait) {
   EXPECT_GE(m.latency.max_us, m.pool_wait.max_us);
 }
 
+// One connection shared by six clients on three worker threads: it moves between the
+// workers' epoll sets for every transaction (FIFO across workers), and nothing fails.
+TEST(Driver, OneSharedPoolAcrossWorkerThreads) {
+  std::string db = fresh(testing::conninfo(), "select-only");
+  SilentProgress quiet;
+  DriverOptions o = brief(6);
+  o.workers = 3;
+  o.pool_size = 1;
+  report::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
+  EXPECT_GT(m.committed, 100u);
+  EXPECT_EQ(m.failed, 0u);
+  EXPECT_EQ(m.connections_refused, 0);
+  EXPECT_GT(m.pool_wait.p50_us, 0);
+  EXPECT_GE(m.latency.max_us, m.pool_wait.max_us);
+  EXPECT_EQ(m.reconnects, 0u);  // the one connection was handed on, never reopened
+}
+
+// pgbench -M: the same work through the simple, extended and prepared protocols.
+TEST(Driver, EveryProtocolRunsTheWorkload) {
+  for (Protocol protocol : {Protocol::kSimple, Protocol::kExtended, Protocol::kPrepared}) {
+    std::string db = fresh(testing::conninfo(), "tpcb-like");
+    SilentProgress quiet;
+    DriverOptions o = brief(2);
+    o.duration_s = 1;
+    o.protocol = protocol;
+    report::Measurement m = run_workload(workload::find_workload("tpcb-like"), {}, db, o, quiet);
+    EXPECT_GT(m.committed, 0u) << driver::protocol_name(protocol);
+    EXPECT_EQ(m.failed, 0u) << driver::protocol_name(protocol);
+  }
+}
+
 TEST(Driver, ConnectPerTransaction) {
   std::string db = fresh(testing::conninfo(), "select-only");
   SilentProgress quiet;
@@ -156,6 +188,9 @@ TEST(Driver, ConnectPerTransaction) {
   report::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
   EXPECT_GT(m.committed, 0u);
   EXPECT_EQ(m.failed, 0u);
+  // Connect time is measured per connection: a connection takes longer than nothing.
+  EXPECT_GT(m.connect_time.p50_us, 0);
+  EXPECT_GE(m.connect_time.p99_us, m.connect_time.p50_us);
   pg::Connection c = pg::Connection::open(db);
   // Every transaction opened its own session: nothing stays connected afterwards.
   EXPECT_EQ(
