@@ -177,6 +177,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     lab_options.measure.workers = opts->workers;
     lab_options.measure.max_tries = opts->max_tries;
     lab_options.measure.allow_partial = opts->allow_partial;
+    lab_options.measure.protocol = opts->protocol;
     lab_options.measure.schedule_seed = bench_args->seed;
     knobs::Catalog catalog = knobs::Catalog::load_default();
     stage::LabSession lab(*server, catalog, w, params, lab_options, progress);
