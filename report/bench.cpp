@@ -49,9 +49,11 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
   out << fmt::format("\ntps {} ({} committed + rolled back in {}, warm-up excluded)\n",
                      format_number(m.tps, 4), count(m.committed + m.rolled_back),
                      format_seconds(m.duration_s));
-  if (m.new_orders_per_min > 0)
-    out << fmt::format("NOPM {}  tpmC {}\n", format_number(m.new_orders_per_min, 4),
-                       format_number(m.new_orders_per_min, 4));
+  // The workload's own figures (tpmC, NOPM, ...), by name.
+  for (const auto& f : m.headline) {
+    out << fmt::format("{} {} ({})\n", f.name, format_number(f.value, 4), f.unit);
+    if (!f.warning.empty()) out << fmt::format("  warning: {}\n", f.warning);
+  }
   if (bench.load.rate > 0)
     out << fmt::format("schedule lag  p50 {}  p99 {}  max {} (rate {}/s; latency includes it)\n",
                        format_latency_us(m.schedule_lag.p50_us),

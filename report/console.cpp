@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <ostream>
+#include <sstream>
 
 #include "report/curve.h"
 #include "report/load_columns.h"
@@ -31,7 +32,10 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 }  // namespace
 
-void ConsoleReporter::report(const Run& run, std::ostream& out) const {
+void ConsoleReporter::report(const Run& run, std::ostream& terminal) const {
+  // Names and descriptions come from files anyone may write: no control character or escape
+  // sequence reaches the terminal.
+  std::ostringstream out;
   out << "pgslow report: " << (run.scenario.empty() ? "(unnamed scenario)" : run.scenario) << "\n";
   std::size_t label_width = 0;
   const auto facts = run_facts(run);
@@ -81,6 +85,8 @@ void ConsoleReporter::report(const Run& run, std::ostream& out) const {
       for (const auto& m : s.movers) text += (text.empty() ? "" : "; ") + m.text;
       detail("evidence", text);
     }
+    if (!s.headline_text.empty()) detail("headline", s.headline_text);
+    for (const auto& w : s.headline_warnings) detail("warning", w);
     for (const auto& w : stage.warnings) detail("warning", w);
     if (!stage.error.empty()) detail("error", stage.error);
   }
@@ -103,6 +109,7 @@ void ConsoleReporter::report(const Run& run, std::ostream& out) const {
       out << "\n";
     }
   }
+  terminal << printable_lines(out.str());
 }
 
 }  // namespace pgslow::report

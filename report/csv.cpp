@@ -1,19 +1,35 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <ostream>
+#include <string_view>
 
 #include "report/evidence_info.h"
 #include "report/load_columns.h"
 #include "report/reporter.h"
 #include "report/summary.h"
+#include "report/text.h"
 
 namespace pgslow::report {
 
 namespace {
 
-// RFC 4180: quote a field holding a comma, quote or line break; double inner quotes.
-std::string csv_field(const std::string& s) {
+bool is_number(const std::string& s) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+// RFC 4180: quote a field holding a comma, quote or line break; double inner quotes. A text
+// starting with = + - @ (or a tab or carriage return) would be a formula in a spreadsheet:
+// it gets a leading ' (OWASP's CSV injection advice); plain numbers stay numbers.
+std::string csv_field(const std::string& raw) {
+  std::string s = printable_lines(raw);
+  if (!raw.empty() && std::string_view("=+-@\t\r").find(raw.front()) != std::string_view::npos &&
+      !is_number(raw))
+    s = "'" + s;
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
@@ -56,7 +72,8 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
                                      "failed",
                                      "retries",
                                      "clients",
-                                     "evidence_seconds"};
+                                     "evidence_seconds",
+                                     "headline"};
   const auto columns = load_columns(run);
   for (const auto& c : columns) {
     if (c.key != "failed") header.push_back(c.key);
@@ -99,6 +116,7 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
         m != nullptr ? std::to_string(m->retries) : "",
         std::to_string(stage.load.clients),
         s.ran ? csv_number(s.window_seconds) : "",
+        s.headline_text,
     };
     for (const auto& c : columns) {
       if (c.key != "failed") row.push_back(c.csv(stage, m));

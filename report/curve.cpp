@@ -8,6 +8,7 @@
 
 #include "report/stats.h"
 #include "report/summary.h"
+#include "report/text.h"
 
 namespace pgslow::report {
 
@@ -139,21 +140,6 @@ CurveTable curve_table(const Curve& c) {
 
 namespace {
 
-std::string svg_escape(const std::string& t) {
-  std::string out;
-  for (char ch : t) {
-    if (ch == '<')
-      out += "&lt;";
-    else if (ch == '>')
-      out += "&gt;";
-    else if (ch == '&')
-      out += "&amp;";
-    else
-      out += ch;
-  }
-  return out;
-}
-
 struct Series {
   std::string label;
   std::string color;
@@ -197,7 +183,7 @@ std::string panel(const Curve& c, const std::string& title, const std::vector<Se
   std::string out = fmt::format(
       "<svg class=\"curve\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
       "aria-label=\"{}\"><text x=\"{}\" y=\"14\" font-size=\"12\">{}</text>",
-      kW, kH, kW, kH, svg_escape(title), kLeft, svg_escape(title));
+      kW, kH, kW, kH, html_escape(title), kLeft, html_escape(title));
   // Axes and y ticks.
   out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#888\"/>", kLeft,
                      kTop, kH - kBottom);
@@ -212,16 +198,16 @@ std::string panel(const Curve& c, const std::string& title, const std::vector<Se
   for (double t : ticks) {
     out += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"end\">{}</text>", kLeft - 4,
-        ypos(t) + 3, svg_escape(label(t)));
+        ypos(t) + 3, html_escape(label(t)));
   }
   for (std::size_t i = 0; i < n; ++i) {
     out += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"middle\">{}</text>",
-        xpos(i), kH - kBottom + 14, svg_escape(c.points[i].value));
+        xpos(i), kH - kBottom + 14, html_escape(c.points[i].value));
   }
   out += fmt::format(
       "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
-      (kLeft + kW - kRight) / 2, kH - 6, svg_escape(dimension_label(c.dimension)));
+      (kLeft + kW - kRight) / 2, kH - 6, html_escape(dimension_label(c.dimension)));
   double legend_x = kLeft + 8;
   for (const auto& s : series) {
     std::string pts;
@@ -236,7 +222,7 @@ std::string panel(const Curve& c, const std::string& title, const std::vector<Se
         "points=\"{}\"/>",
         s.color, pts);
     out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"{}\">{}</text>",
-                       legend_x, kTop + 10, s.color, svg_escape(s.label));
+                       legend_x, kTop + 10, s.color, html_escape(s.label));
     legend_x += 8 + 6.0 * static_cast<double>(s.label.size());
   }
   return out + "</svg>";

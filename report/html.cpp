@@ -4,42 +4,21 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "report/evidence_info.h"
 #include "report/curve.h"
+#include "report/evidence_info.h"
 #include "report/load_columns.h"
 #include "report/reporter.h"
 #include "report/stats.h"
 #include "report/summary.h"
+#include "report/text.h"
 
 namespace pgslow::report {
 
 namespace {
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-// The chart data the inline script draws from; "</" is escaped so no string can end the
-// <script> element early.
+// The chart data the inline script draws from. Every < > & and the JavaScript line breaks
+// U+2028 / U+2029 are \u escapes: no string can end the <script> element, open a comment
+// ("<!--" makes the HTML parser swallow the rest of the script) or break the literal.
 std::string chart_data(const Run& run, const std::vector<StageSummary>& summaries) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : summaries) {
@@ -60,11 +39,19 @@ std::string chart_data(const Run& run, const std::vector<StageSummary>& summarie
       -1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') {
-      out += "<\\/";
-      ++i;
+    const char c = text[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (c == '\xe2' && i + 2 < text.size() && text[i + 1] == '\x80' &&
+               (text[i + 2] == '\xa8' || text[i + 2] == '\xa9')) {
+      out += text[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+      i += 2;
     } else {
-      out += text[i];
+      out += c;
     }
   }
   return out;
@@ -91,6 +78,7 @@ td.knobs { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-siz
 .slower { color: var(--bad); } .faster { color: var(--good); } .muted { color: var(--muted); }
 .failed { color: var(--bad); font-weight: 600; }
 .note { display: block; color: var(--bad); font-size: 11px; }
+.headline { display: block; font-size: 11px; }
 .chart { background: var(--panel); border-radius: 6px; padding: 8px 12px 4px; }
 .chart svg { width: 100%; height: auto; display: block; }
 .controls { margin: 4px 0 8px; color: var(--muted); }
@@ -244,7 +232,7 @@ const char* const kScript = R"JS(
 std::string change_cell(const std::optional<Change>& c) {
   if (!c) return "<td class=\"num muted\">—</td>";
   const char* cls = !c->measurable ? "muted" : (c->ratio < 1 ? "slower" : "faster");
-  return fmt::format("<td class=\"num {}\">{}</td>", cls, escape(c->text));
+  return fmt::format("<td class=\"num {}\">{}</td>", cls, html_escape(c->text));
 }
 
 }  // namespace
@@ -264,14 +252,14 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
 
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      << "<title>" << escape(title) << "</title>\n<style>" << kStyle
+      << "<title>" << html_escape(title) << "</title>\n<style>" << kStyle
       << "</style>\n</head>\n<body>\n"
-      << "<h1>" << escape(title) << "</h1>\n";
+      << "<h1>" << html_escape(title) << "</h1>\n";
   if (!run.description.empty())
-    out << "<p class=\"description\">" << escape(run.description) << "</p>\n";
+    out << "<p class=\"description\">" << html_escape(run.description) << "</p>\n";
   out << "<dl class=\"facts\">\n";
   for (const auto& [label, value] : run_facts(run)) {
-    out << "<dt>" << escape(label) << "</dt><dd>" << escape(value) << "</dd>\n";
+    out << "<dt>" << html_escape(label) << "</dt><dd>" << html_escape(value) << "</dd>\n";
   }
   out << "</dl>\n";
 
@@ -281,48 +269,54 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
          "baseline</th><th class=\"num\">95% interval</th>"
       << (cumulative ? "<th class=\"num\">vs previous</th>" : "") << "<th class=\"num\">p99</th>";
   const auto columns = load_columns(run);
-  for (const auto& c : columns) out << "<th class=\"num\">" << escape(c.header) << "</th>";
+  for (const auto& c : columns) out << "<th class=\"num\">" << html_escape(c.header) << "</th>";
   out << "<th>Evidence that moved most</th></tr></thead>\n<tbody>\n";
   for (const auto& s : summaries) {
     const StageResult& stage = run.stages[s.index];
     std::string knobs;
     for (const auto& c : stage.changes)
-      knobs += (knobs.empty() ? "" : "<br>") + escape(describe_change(c));
+      knobs += (knobs.empty() ? "" : "<br>") + html_escape(describe_change(c));
     for (const auto& k : stage.skipped) {
       knobs += (knobs.empty() ? "" : "<br>") + std::string("<span class=\"muted\">skipped ") +
-               escape(describe_skipped(k)) + "</span>";
+               html_escape(describe_skipped(k)) + "</span>";
     }
-    std::string tps = s.ran ? escape(s.tps_text) : "<span class=\"failed\">failed</span>";
-    if (!s.note.empty()) tps += "<span class=\"note\">" + escape(s.note) + "</span>";
+    std::string tps = s.ran ? html_escape(s.tps_text) : "<span class=\"failed\">failed</span>";
+    if (!s.note.empty()) tps += "<span class=\"note\">" + html_escape(s.note) + "</span>";
+    if (!s.headline_text.empty())
+      tps += "<span class=\"headline\">" + html_escape(s.headline_text) + "</span>";
+    for (const auto& w : s.headline_warnings)
+      tps += "<span class=\"note\">" + html_escape(w) + "</span>";
     std::string evidence;
-    for (const auto& m : s.movers) evidence += (evidence.empty() ? "" : "<br>") + escape(m.text);
+    for (const auto& m : s.movers)
+      evidence += (evidence.empty() ? "" : "<br>") + html_escape(m.text);
     if (!stage.error.empty())
-      evidence = "<span class=\"failed\">" + escape(stage.error) + "</span>";
-    out << "<tr><td class=\"stage\">" << escape(stage.name) << "</td><td class=\"knobs\">"
+      evidence = "<span class=\"failed\">" + html_escape(stage.error) + "</span>";
+    out << "<tr><td class=\"stage\">" << html_escape(stage.name) << "</td><td class=\"knobs\">"
         << (knobs.empty() ? "—" : knobs) << "</td><td class=\"num\">" << tps << "</td>"
-        << "<td class=\"num\">" << escape(s.ran ? s.transactions_text : "—") << "</td>"
+        << "<td class=\"num\">" << html_escape(s.ran ? s.transactions_text : "—") << "</td>"
         << change_cell(s.vs_baseline) << "<td class=\"num\">"
-        << escape(interval_text(s.vs_baseline)) << "</td>"
+        << html_escape(interval_text(s.vs_baseline)) << "</td>"
         << (cumulative ? change_cell(s.vs_previous) : std::string()) << "<td class=\"num\">"
-        << (s.ran ? escape(format_latency_us(s.p99_us)) : "—") << "</td>";
+        << (s.ran ? html_escape(format_latency_us(s.p99_us)) : "—") << "</td>";
     const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
-    for (const auto& c : columns) out << "<td class=\"num\">" << escape(c.cell(stage, m)) << "</td>";
+    for (const auto& c : columns)
+      out << "<td class=\"num\">" << html_escape(c.cell(stage, m)) << "</td>";
     out << "<td>" << (evidence.empty() ? "—" : evidence) << "</td></tr>\n";
   }
   out << "</tbody>\n</table>\n";
 
   for (const auto& curve : sweep_curves(run)) {
-    out << "<h2>Sweep over " << escape(dimension_label(curve.dimension))
-        << (curve.series.empty() ? "" : " (" + escape(curve.series) + ")") << "</h2>\n"
+    out << "<h2>Sweep over " << html_escape(dimension_label(curve.dimension))
+        << (curve.series.empty() ? "" : " (" + html_escape(curve.series) + ")") << "</h2>\n"
         << "<div class=\"chart sweep\">" << curve_svg(curve) << "</div>\n"
-        << "<p class=\"knee\">" << escape(describe_knee(curve)) << "</p>\n";
+        << "<p class=\"knee\">" << html_escape(describe_knee(curve)) << "</p>\n";
     const CurveTable ct = curve_table(curve);
     out << "<table class=\"curve\">\n<thead><tr>";
-    for (const auto& h : ct.header) out << "<th class=\"num\">" << escape(h) << "</th>";
+    for (const auto& h : ct.header) out << "<th class=\"num\">" << html_escape(h) << "</th>";
     out << "</tr></thead>\n<tbody>\n";
     for (const auto& row : ct.rows) {
       out << "<tr>";
-      for (const auto& cell : row) out << "<td class=\"num\">" << escape(cell) << "</td>";
+      for (const auto& cell : row) out << "<td class=\"num\">" << html_escape(cell) << "</td>";
       out << "</tr>\n";
     }
     out << "</tbody>\n</table>\n";
@@ -349,13 +343,14 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
            "the whole measured window (ratios, levels).</p>\n<table "
            "id=\"evidence\">\n<thead><tr><th>Evidence</th>";
     for (const auto& stage : run.stages)
-      out << "<th class=\"num\">" << escape(stage.name) << "</th>";
+      out << "<th class=\"num\">" << html_escape(stage.name) << "</th>";
     out << "</tr></thead>\n<tbody>\n";
     for (const auto& key : ordered_keys(all_keys)) {
-      out << "<tr><td title=\"" << escape(key) << "\">" << escape(evidence_label(key)) << "</td>";
+      out << "<tr><td title=\"" << html_escape(key) << "\">" << html_escape(evidence_label(key))
+          << "</td>";
       for (const auto& stage : run.stages) {
         const auto v = normalised_evidence(stage, key);
-        out << "<td class=\"num\">" << (v ? escape(format_evidence_value(key, *v)) : "—")
+        out << "<td class=\"num\">" << (v ? html_escape(format_evidence_value(key, *v)) : "—")
             << "</td>";
       }
       out << "</tr>\n";
@@ -369,7 +364,7 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
     out << "<h2>Warnings</h2>\n<ul>\n";
     for (const auto& stage : run.stages) {
       for (const auto& w : stage.warnings) {
-        out << "<li><b>" << escape(stage.name) << "</b>: " << escape(w) << "</li>\n";
+        out << "<li><b>" << html_escape(stage.name) << "</b>: " << html_escape(w) << "</li>\n";
       }
     }
     out << "</ul>\n";
@@ -378,8 +373,8 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
     out << "<h2>Expectations</h2>\n<ul>\n";
     for (const auto& e : run.expectations) {
       out << "<li class=\"" << (e.passed ? "faster" : "slower") << "\">"
-          << (e.passed ? "pass" : "FAIL") << ": " << escape(e.text)
-          << (e.detail.empty() ? "" : " (" + escape(e.detail) + ")") << "</li>\n";
+          << (e.passed ? "pass" : "FAIL") << ": " << html_escape(e.text)
+          << (e.detail.empty() ? "" : " (" + html_escape(e.detail) + ")") << "</li>\n";
     }
     out << "</ul>\n";
   }

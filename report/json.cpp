@@ -41,6 +41,10 @@ Json measurement_json(const Measurement& m) {
   for (const auto& [cls, n] : m.failures_by_class) failures[cls] = n;
   Json series = Json::array();
   for (double v : m.tps_per_second) series.push_back(number(v));
+  Json headline = Json::array();
+  for (const auto& f : m.headline)
+    headline.push_back(Json{
+        {"name", f.name}, {"value", number(f.value)}, {"unit", f.unit}, {"warning", f.warning}});
   return Json{{"duration_s", number(m.duration_s)},
               {"committed", m.committed},
               {"rolled_back", m.rolled_back},
@@ -48,7 +52,7 @@ Json measurement_json(const Measurement& m) {
               {"retries", m.retries},
               {"reconnects", m.reconnects},
               {"tps", number(m.tps)},
-              {"new_orders_per_min", number(m.new_orders_per_min)},
+              {"headline", headline},
               {"latency", latency_json(m.latency)},
               {"schedule_lag", latency_json(m.schedule_lag)},
               {"pool_wait", latency_json(m.pool_wait)},
@@ -205,7 +209,15 @@ Measurement read_measurement(const Reader& r, const std::string& source) {
   r.number("retries", m.retries);
   r.number("reconnects", m.reconnects);
   r.number("tps", m.tps);
-  r.number("new_orders_per_min", m.new_orders_per_min);
+  r.array("headline", [&](const Json& j, const std::string& path) {
+    Reader f(j, path, source);
+    HeadlineFigure figure;
+    f.string("name", figure.name);
+    f.number("value", figure.value);
+    f.string("unit", figure.unit);
+    f.string("warning", figure.warning);
+    m.headline.push_back(std::move(figure));
+  });
   m.latency = read_latency(r.child("latency"));
   m.schedule_lag = read_latency(r.child("schedule_lag"));
   m.pool_wait = read_latency(r.child("pool_wait"));

@@ -28,7 +28,7 @@ std::string knobs_cell(const StageResult& stage) {
 void MarkdownReporter::report(const Run& run, std::ostream& out) const {
   out << "# pgslow report: " << markdown_cell(run.scenario.empty() ? "(unnamed)" : run.scenario)
       << "\n\n";
-  if (!run.description.empty()) out << run.description << "\n\n";
+  if (!run.description.empty()) out << markdown_text(run.description) << "\n\n";
   out << "| | |\n|---|---|\n";
   for (const auto& [label, value] : run_facts(run)) {
     out << "| " << label << " | " << markdown_cell(value) << " |\n";
@@ -49,6 +49,8 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
     const StageResult& stage = run.stages[s.index];
     std::string tps = s.ran ? s.tps_text : "**failed**";
     if (!s.note.empty()) tps += "<br>(" + s.note + ")";
+    if (!s.headline_text.empty()) tps += "<br>" + markdown_cell(s.headline_text);
+    for (const auto& w : s.headline_warnings) tps += "<br>**warning:** " + markdown_cell(w);
     std::string evidence;
     for (const auto& m : s.movers)
       evidence += (evidence.empty() ? "" : "<br>") + markdown_cell(m.text);
@@ -97,7 +99,7 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
     out << "\n## Warnings\n\n";
     for (const auto& stage : run.stages) {
       for (const auto& w : stage.warnings)
-        out << "- **" << markdown_cell(stage.name) << "**: " << w << "\n";
+        out << "- **" << markdown_cell(stage.name) << "**: " << markdown_cell(w) << "\n";
     }
   }
   bool any_error = false;
@@ -106,14 +108,14 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
     out << "\n## Failed stages\n\n";
     for (const auto& stage : run.stages) {
       if (!stage.error.empty())
-        out << "- **" << markdown_cell(stage.name) << "**: " << stage.error << "\n";
+        out << "- **" << markdown_cell(stage.name) << "**: " << markdown_cell(stage.error) << "\n";
     }
   }
   if (!run.expectations.empty()) {
     out << "\n## Expectations\n\n";
     for (const auto& e : run.expectations) {
-      out << "- " << (e.passed ? "pass" : "**FAIL**") << ": " << e.text;
-      if (!e.detail.empty()) out << " (" << e.detail << ")";
+      out << "- " << (e.passed ? "pass" : "**FAIL**") << ": " << markdown_cell(e.text);
+      if (!e.detail.empty()) out << " (" << markdown_cell(e.detail) << ")";
       out << "\n";
     }
   }

@@ -38,6 +38,17 @@ struct TxTypeResult {
   bool operator==(const TxTypeResult&) const = default;
 };
 
+// A workload's own headline figure (TPC-C's tpmC and NOPM), computed by the workload from the
+// measured window. Renderers show them by name, knowing no workload.
+struct HeadlineFigure {
+  std::string name;  // "tpmC"
+  double value = 0;
+  std::string unit;     // "per minute", "%"
+  std::string warning;  // non-empty: the run breaks a rule of its benchmark (shown with it)
+
+  bool operator==(const HeadlineFigure&) const = default;
+};
+
 // One measured run (warm-up excluded). Outcome totals, defined once (pgbench's rule):
 //   started = committed + rolled_back + failed; retries count extra attempts, not transactions.
 struct Measurement {
@@ -48,7 +59,6 @@ struct Measurement {
   std::uint64_t retries = 0;
   std::uint64_t reconnects = 0;
   double tps = 0;                 // committed + rolled_back per second (pgbench counts both)
-  double new_orders_per_min = 0;  // TPC-C NOPM; 0 for other workloads
   LatencySummary latency;         // from the scheduled start in fixed-rate mode
   LatencySummary schedule_lag;    // fixed-rate mode only
   LatencySummary pool_wait;       // pool mode only: time waiting for a pooled connection
@@ -56,6 +66,7 @@ struct Measurement {
                                   // connect_per_transaction)
   double on_time_ratio = 0;       // fixed-rate mode: share started within kOnTimeLagUs of schedule
   std::vector<TxTypeResult> by_type;
+  std::vector<HeadlineFigure> headline;  // the workload's own figures; empty for most
   std::map<std::string, std::uint64_t> failures_by_class;  // "serialization failure" -> n
   int clients_requested = 0;
   int clients_connected = 0;           // fewer than requested: refused connections (53300)

@@ -36,6 +36,16 @@ const double kMinScore = std::log(1.2);
 
 }  // namespace
 
+std::string describe_headline(const Measurement& m) {
+  std::string out;
+  for (const auto& f : m.headline) {
+    if (!out.empty()) out += ", ";
+    out += f.name + " " + format_number(f.value);
+    if (f.unit.starts_with("%")) out += f.unit;
+  }
+  return out;
+}
+
 const Measurement* median_repeat(const StageResult& stage) {
   if (stage.repeats.empty()) return nullptr;
   std::vector<const Measurement*> sorted;
@@ -348,6 +358,9 @@ std::vector<StageSummary> summarize(const Run& run) {
         s.note =
             s.transactions == 1 ? "1 transaction" : fmt::format("{} transactions", s.transactions);
       }
+      s.headline_text = describe_headline(*m);
+      for (const auto& f : m->headline)
+        if (!f.warning.empty()) s.headline_warnings.push_back(f.name + ": " + f.warning);
       const Runs mine = runs_of(stage);
       // A fixed-rate stage's throughput is the rate it was given: it is judged on latency,
       // lag and the rate kept (load_columns.h), never "x slower" than a closed loop.

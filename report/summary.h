@@ -96,7 +96,14 @@ struct StageSummary {
   std::string tps_text;           // "1,052" or "1,052 (1,010-1,090)" with repeats
   std::string transactions_text;  // "31,560 tx": behind the median figure
   std::string note;               // "12 transactions" when few, else empty
+  // The workload's own figures of the median repeat ("tpmC 12,345, NOPM 12,222, Delivery skips
+  // 0.05 % of districts"), empty for workloads without; and their warnings.
+  std::string headline_text;
+  std::vector<std::string> headline_warnings;
 };
+
+// "tpmC 12,345, NOPM 12,222": a measurement's headline figures on one line, by name.
+std::string describe_headline(const Measurement& m);
 
 // The median repeat: the one whose TPS is the median (the lower middle for an even count).
 const Measurement* median_repeat(const StageResult& stage);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runner/common/printable.h"
+
 namespace pgslow::report {
 
 std::size_t display_width(const std::string& s) {
@@ -55,16 +57,73 @@ std::string TextTable::render(const std::string& indent) const {
   return out;
 }
 
-std::string markdown_cell(const std::string& s) {
+std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n') {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string markdown_text(const std::string& s) {
+  std::string out;
+  for (char c : html_escape(s)) {
+    switch (c) {
+      case '\\':
+      case '`':
+      case '*':
+      case '[':
+      case ']':
+      case '|':
+        out += '\\';
+        out += c;
+        break;
+      default:
+        out += c;
+    }
+  }
+  return printable_lines(out);
+}
+
+std::string markdown_cell(const std::string& s) {
+  std::string out;
+  for (char c : markdown_text(s)) {
+    if (c == '\n') {
       out += "<br>";
     } else {
       out += c;
     }
+  }
+  return out;
+}
+
+std::string printable_lines(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) {
+      out += printable(std::string_view(text).substr(start));
+      break;
+    }
+    out += printable(std::string_view(text).substr(start, nl - start));
+    out += '\n';
+    start = nl + 1;
   }
   return out;
 }

@@ -22,7 +22,16 @@ struct TextTable {
   std::vector<std::size_t> widths() const;
 };
 
-// A Markdown table cell: pipes escaped, newlines as <br>.
+// Text for HTML: & < > " as entities.
+std::string html_escape(const std::string& s);
+// Markdown text that renders as itself: HTML (& < >) as entities, Markdown punctuation
+// (\ ` * [ ] |) backslash-escaped, control characters shown as \xNN; newlines
+// stay (a paragraph).
+std::string markdown_text(const std::string& s);
+// A Markdown table cell: markdown_text with newlines as <br>.
 std::string markdown_cell(const std::string& s);
+
+// Every line of `text` safe for a terminal (common/strings printable), newlines kept.
+std::string printable_lines(const std::string& text);
 
 }  // namespace pgslow::report

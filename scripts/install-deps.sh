@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ make pkg-config
   libpq-dev postgresql-15 postgresql-client-15 postgresql-contrib-15
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
   clang-format
 )
 # Optional extras: a compiler cache, libFuzzer (clang), headless Chromium for the HTML report test.

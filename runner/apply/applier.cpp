@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "apply/auto_conf.h"
 #include "apply/interrupt.h"
 #include "apply/restore.h"
@@ -51,7 +53,7 @@ std::string kind_name(server::TargetKind kind) {
 bool same_server(const ServerRecord& a, const ServerRecord& b) {
   if (a.kind != b.kind) return false;
   if (a.data_dir || b.data_dir) return a.data_dir == b.data_dir;
-  return a.conninfo == b.conninfo;
+  return pg::conninfo_without_secrets(a.conninfo) == pg::conninfo_without_secrets(b.conninfo);
 }
 
 }  // namespace
@@ -72,9 +74,10 @@ ServerRecord describe_server(const server::ServerControl& server,
   r.kind = kind_name(server.kind());
   r.description = server.describe();
   r.data_dir = server.data_dir();
-  r.conninfo = pg::redact_conninfo(server.conninfo());
-  // Enough to reopen it from another process; no secrets (a password in the conninfo is
-  // redacted: recovery then needs PGPASSWORD or ~/.pgpass).
+  // No secret at all, not even a redacted "password=***" (which would override PGPASSWORD,
+  // ~/.pgpass and the service file): recovery gets credentials the libpq way.
+  r.conninfo = pg::conninfo_without_secrets(server.conninfo());
+  // Enough to reopen it from another process.
   std::map<std::string, std::string>& t = r.target;
   t["kind"] = r.kind;
   if (const auto* managed = dynamic_cast<const server::ManagedCluster*>(&server)) {
@@ -92,29 +95,6 @@ ServerRecord describe_server(const server::ServerControl& server,
     if (!spec->log_file.empty()) t["log_file"] = spec->log_file.string();
   }
   return r;
-}
-
-server::TargetSpec recorded_target(const ServerRecord& record) {
-  auto get = [&](const char* key) {
-    auto it = record.target.find(key);
-    return it == record.target.end() ? std::string() : it->second;
-  };
-  server::TargetSpec spec;
-  std::string kind = get("kind").empty() ? record.kind : get("kind");
-  spec.kind = kind == "pgctl"     ? server::TargetKind::kPgctl
-              : kind == "command" ? server::TargetKind::kCommand
-                                  : server::TargetKind::kManaged;
-  spec.workdir = get("workdir");
-  if (!get("pg_bin").empty()) spec.pg_bin = get("pg_bin");
-  spec.data_dir =
-      get("data_dir").empty() && record.data_dir ? *record.data_dir : fs::path(get("data_dir"));
-  spec.conninfo = get("conninfo").empty() ? record.conninfo : get("conninfo");
-  spec.reload_command = get("reload_command");
-  spec.restart_command = get("restart_command");
-  spec.log_file = get("log_file");
-  // The journal exists because pgslow was allowed to change this server.
-  spec.allow_changes = true;
-  return spec;
 }
 
 Applier::Applier(server::ServerControl& server, fs::path workdir, const knobs::Catalog& catalog,
@@ -230,6 +210,7 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
       }
       // A second `pgslow apply` over a kept one: same original, new settings.
       journal_ = std::move(existing);
+      journal_on_disk_ = true;
     } else {
       Journal j;
       j.server = record;
@@ -253,15 +234,42 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
   j.state = JournalState::kChanging;
   j.stage = label.stage;
   j.presets = label.presets;
+  j.hidden = j.hidden || hidden_;
   j.settings.clear();
   for (const Change& c : changes) j.settings.push_back({c.before->name, c.verdict->setting.value});
   record_originals(j, names, current, conn);
-  save_journal(workdir_, j);
+  // What pgslow is about to write for each knob, recorded first: an entry restore later finds
+  // that is neither the original nor one of these was written by someone else.
+  for (const Change& c : changes) {
+    OriginalParameter* p = j.find_touched(c.before->name);
+    const std::string& v = c.verdict->setting.value;
+    if (p &&
+        std::find(p->pgslow_values.begin(), p->pgslow_values.end(), v) == p->pgslow_values.end())
+      p->pgslow_values.push_back(v);
+  }
+  const bool first_save = !journal_on_disk_;
+  try {
+    save_journal(workdir_, j);
+  } catch (const Error& e) {
+    if (!first_save) throw;
+    // Nothing was changed yet and no journal exists: there is nothing to restore.
+    journal_.reset();
+    throw RuntimeError(
+        fmt::format("{}. Nothing was changed: pgslow changes a server only after "
+                    "its journal is on disk",
+                    e.what()));
+  }
+  journal_on_disk_ = true;
   crash_point(phase::kJournalWritten);
 
   try {
     // Every stage starts from the original files, so the previous stage's knobs are gone.
-    reset_to_original_files(&conn, j);
+    // Someone else's value of one of pgslow's knobs mid-run is replaced (and said so): the
+    // stage must run with exactly its settings.
+    ResetPlan reset;
+    reset_to_original_files(&conn, j, /*force=*/true, &reset);
+    for (const std::string& c : reset.conflicts)
+      spdlog::warn("{}; this stage starts from the original", c);
     for (std::size_t i = 0; i < changes.size(); ++i) {
       const Change& c = changes[i];
       // ALTER SYSTEM validates the value and rewrites postgresql.auto.conf atomically; it cannot
@@ -274,9 +282,14 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
     reload_and_wait(server_, conn);
     result.reloaded = true;
     knobs::ServerSettings after = knobs::ServerSettings::read(conn);
-    std::vector<std::string> pending = pending_restart(after, j.pending_restart_before);
+    // Only pgslow's own knobs are a reason to restart.
+    std::vector<std::string> pending;
+    for (const std::string& name : pending_restart(after, j.pending_restart_before)) {
+      if (j.find_touched(name)) pending.push_back(name);
+    }
     if (!pending.empty()) {
-      spdlog::info("restarting {} for {}", server_.describe(), join(pending, ", "));
+      spdlog::info("restarting {} for {}", server_.describe(),
+                   j.hidden ? std::string("a hidden setting") : join(pending, ", "));
       crash_point(phase::kRestarting);
       try {
         server_.restart(restart_timeout);
@@ -289,6 +302,7 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
         try {
           restore_original(server_, workdir_, j, restart_timeout);
           journal_.reset();
+          journal_on_disk_ = false;
         } catch (const std::exception& again) {
           throw RuntimeError(fmt::format(
               "the server did not start with {}: {}\n\nPutting the original configuration "
@@ -349,6 +363,7 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
         spdlog::warn("putting the original configuration of {} back", server_.describe());
         restore_original(server_, workdir_, *journal_, restart_timeout);
         journal_.reset();
+        journal_on_disk_ = false;
       } catch (const std::exception& e) {
         spdlog::error(
             "could not restore the original configuration: {}. The journal {} keeps "
@@ -368,10 +383,13 @@ void Applier::keep() {
   save_journal(workdir_, *journal_);
 }
 
-void Applier::restore() {
+void Applier::restore(bool force) {
   if (!journal_) return;
-  restore_original(server_, workdir_, *journal_, restart_timeout);
+  RestoreOutcome out = restore_original(server_, workdir_, *journal_, restart_timeout, force);
+  for (const std::string& k : out.kept) spdlog::warn("{}", k);
+  for (const std::string& o : out.overridden) spdlog::warn("replaced by the original: {}", o);
   journal_.reset();
+  journal_on_disk_ = false;
 }
 
 }  // namespace pgslow::apply

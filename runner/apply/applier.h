@@ -77,8 +77,13 @@ class Applier {
   // A finished `pgslow apply`: the journal records a kept degradation (only restore undoes it).
   void keep();
   // Puts the original configuration back, verifies it and deletes the journal. A no-op when
-  // nothing was changed.
-  void restore();
+  // nothing was changed. Someone else's value of one of pgslow's knobs stops it (RuntimeError)
+  // unless `force` (restore_original).
+  void restore(bool force = false);
+
+  // A workshop mystery: the journal this applier writes is sealed and names no setting in its
+  // messages (Journal::hidden).
+  void hide_settings() { hidden_ = true; }
 
   // Whether a journal exists for this applier (the server is not at its original config).
   bool has_changes() const { return journal_.has_value(); }
@@ -92,16 +97,16 @@ class Applier {
   const knobs::Catalog& catalog_;
   std::optional<server::TargetSpec> spec_;
   std::optional<Journal> journal_;
+  bool journal_on_disk_ = false;  // journal_ has been saved at least once
+  bool hidden_ = false;
 };
 
 // Refuses (InputError, before anything is touched) to change a server pgslow was not allowed
 // to change: the managed cluster always may be; any other needs allow_changes.
 void require_permission(const server::ServerControl& server);
 
-// What the journal records about `server` (redacted conninfo, how to reopen it).
+// What the journal records about `server` (its conninfo without secrets, how to reopen it).
 ServerRecord describe_server(const server::ServerControl& server,
                              const std::optional<server::TargetSpec>& spec = std::nullopt);
-// The TargetSpec a journal's record describes (the inverse, for recovery).
-server::TargetSpec recorded_target(const ServerRecord& record);
 
 }  // namespace pgslow::apply

@@ -5,13 +5,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "apply/bytes.h"
 #include "common/errors.h"
 #include "common/paths.h"
+#include "common/strings.h"
 
 namespace pgslow::apply {
 
@@ -121,6 +125,96 @@ void write_auto_conf(const OriginalFile& original) {
 bool auto_conf_matches(const OriginalFile& original) {
   OriginalFile now = read_auto_conf(original.path.parent_path());
   return now.existed == original.existed && now.bytes == original.bytes;
+}
+
+namespace {
+
+bool is_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '$';
+}
+
+// Parses one line the way PostgreSQL's configuration lexer reads ALTER SYSTEM's output:
+// name [=] value, the value quoted ('' or \' for a quote, backslash escapes) or a bare word.
+std::optional<AutoConfEntry> parse_line(const std::string& line) {
+  std::size_t i = 0;
+  auto skip_space = [&] {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+  };
+  skip_space();
+  if (i >= line.size() || line[i] == '#') return std::nullopt;
+  std::size_t start = i;
+  while (i < line.size() && is_name_char(line[i])) ++i;
+  if (i == start) return std::nullopt;
+  AutoConfEntry e;
+  e.name = to_lower(line.substr(start, i - start));
+  e.line = line;
+  skip_space();
+  if (i < line.size() && line[i] == '=') ++i;
+  skip_space();
+  if (i < line.size() && line[i] == '\'') {
+    ++i;
+    while (i < line.size()) {
+      char c = line[i];
+      if (c == '\'' && i + 1 < line.size() && line[i + 1] == '\'') {
+        e.value += '\'';
+        i += 2;
+      } else if (c == '\'') {
+        break;
+      } else if (c == '\\' && i + 1 < line.size()) {
+        char n = line[i + 1];
+        e.value += n == 'n'   ? '\n'
+                   : n == 't' ? '\t'
+                   : n == 'r' ? '\r'
+                   : n == 'b' ? '\b'
+                   : n == 'f' ? '\f'
+                              : n;
+        i += 2;
+      } else {
+        e.value += c;
+        ++i;
+      }
+    }
+  } else {
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i])) && line[i] != '#')
+      e.value += line[i++];
+  }
+  return e;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    out.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, AutoConfEntry> parse_auto_conf(const std::string& text) {
+  std::map<std::string, AutoConfEntry> out;
+  for (const std::string& line : lines_of(text)) {
+    if (std::optional<AutoConfEntry> e = parse_line(line)) out[e->name] = std::move(*e);
+  }
+  return out;
+}
+
+std::string merge_auto_conf(const std::string& current, const std::string& original,
+                            const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& line : lines_of(current)) {
+    std::optional<AutoConfEntry> e = parse_line(line);
+    if (e && names.count(e->name)) continue;
+    out += line + "\n";
+  }
+  for (const auto& [name, entry] : parse_auto_conf(original)) {
+    if (names.count(name)) out += entry.line + "\n";
+  }
+  return out;
 }
 
 }  // namespace pgslow::apply

@@ -4,6 +4,8 @@
 // runs as `postgres` while pgslow may run as root).
 
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 
 #include "apply/journal.h"
@@ -22,5 +24,22 @@ void write_auto_conf(const OriginalFile& original);
 
 // Whether the file on disk holds exactly `original`'s bytes (or is missing, if it was).
 bool auto_conf_matches(const OriginalFile& original);
+
+// One `name = 'value'` line of postgresql.auto.conf.
+struct AutoConfEntry {
+  std::string name;   // lower case: PostgreSQL compares parameter names without case
+  std::string value;  // decoded ('' and backslash escapes undone): what ALTER SYSTEM was given
+  std::string line;   // the line as written, without its newline
+};
+
+// The entries of a postgresql.auto.conf text, last one per name (comments and blank lines
+// skipped; a line that is not an entry is ignored).
+std::map<std::string, AutoConfEntry> parse_auto_conf(const std::string& text);
+
+// `current` with the entries of `names` (lower case) exactly as in `original`: their lines
+// in `current` are dropped and `original`'s lines for them appended; every other line stays
+// byte for byte.
+std::string merge_auto_conf(const std::string& current, const std::string& original,
+                            const std::set<std::string>& names);
 
 }  // namespace pgslow::apply

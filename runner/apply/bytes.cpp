@@ -90,4 +90,21 @@ std::string base64_decode(std::string_view text) {
   return out;
 }
 
+namespace {
+std::string xor_key(std::string_view text) {
+  static constexpr std::string_view kKey = "pgslow: a mystery stays hidden until it is revealed";
+  std::string out(text);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(out[i] ^ kKey[i % kKey.size()]);
+  return out;
+}
+}  // namespace
+
+std::string seal(std::string_view text) {
+  return base64_encode(xor_key(text));
+}
+
+std::string unseal(std::string_view sealed) {
+  return xor_key(base64_decode(sealed));
+}
+
 }  // namespace pgslow::apply

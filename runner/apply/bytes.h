@@ -15,4 +15,11 @@ std::string base64_encode(std::string_view bytes);
 // Throws RuntimeError when `text` is not valid base64 (a damaged journal).
 std::string base64_decode(std::string_view text);
 
+// Obfuscates text so that a glance (`cat journal.json`) does not read it: XOR with a fixed key,
+// then base64. Not encryption: it keeps a workshop's hidden answer from a participant's eyes,
+// not from someone who reads pgslow's source. unseal(seal(x)) == x; unseal throws
+// RuntimeError on text that is not base64.
+std::string seal(std::string_view text);
+std::string unseal(std::string_view sealed);
+
 }  // namespace pgslow::apply

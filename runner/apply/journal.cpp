@@ -7,10 +7,13 @@
 #include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "apply/bytes.h"
+#include "apply/trust.h"
 #include "common/errors.h"
 #include "common/paths.h"
+#include "common/strings.h"
 
 namespace pgslow::apply {
 
@@ -35,12 +38,17 @@ std::string to_string(JournalState state) {
 
 const OriginalParameter* Journal::find_touched(const std::string& name) const {
   for (const OriginalParameter& p : touched) {
-    if (p.name == name) return &p;
+    if (iequals(p.name, name)) return &p;
   }
   return nullptr;
 }
 
+OriginalParameter* Journal::find_touched(const std::string& name) {
+  return const_cast<OriginalParameter*>(std::as_const(*this).find_touched(name));
+}
+
 std::string Journal::settings_summary() const {
+  if (hidden) return "a hidden mystery (`pgslow mystery reveal` names it and restores)";
   std::string out;
   for (const JournalSetting& s : settings) {
     if (!out.empty()) out += ", ";
@@ -94,7 +102,21 @@ JournalState parse_state(const std::string& s, const std::string& origin) {
 
 }  // namespace
 
+namespace {
+constexpr const char* kSealedKey = "sealed";
+}  // namespace
+
 std::string journal_to_json(const Journal& j) {
+  if (j.hidden) {
+    Journal open = j;
+    open.hidden = false;
+    json out;
+    out["format"] = kFormatName;
+    out["version"] = j.version;
+    out["note"] = "a workshop mystery: the contents are sealed so that they do not give the answer away";
+    out[kSealedKey] = seal(journal_to_json(open));
+    return out.dump(2) + "\n";
+  }
   json out;
   out["format"] = kFormatName;
   out["version"] = j.version;
@@ -139,7 +161,8 @@ std::string journal_to_json(const Journal& j) {
                        {"source", p.source},
                        {"context", p.context},
                        {"auto_conf_known", p.auto_conf_known},
-                       {"auto_conf_value", optional_string(p.auto_conf_value)}});
+                       {"auto_conf_value", optional_string(p.auto_conf_value)},
+                       {"pgslow_values", p.pgslow_values}});
   }
   original["touched"] = touched;
   original["pending_restart_before"] = j.pending_restart_before;
@@ -157,6 +180,18 @@ Journal journal_from_json(const std::string& text, const std::string& origin) {
   }
   if (!in.is_object() || in.value("format", "") != kFormatName)
     damaged(origin, "not a pgslow journal (no \"format\": \"pgslow-journal\")");
+  if (in.contains(kSealedKey)) {
+    if (!in[kSealedKey].is_string()) damaged(origin, "\"sealed\" is not a string");
+    std::string inner;
+    try {
+      inner = unseal(in[kSealedKey].get<std::string>());
+    } catch (const RuntimeError& e) {
+      damaged(origin, std::string("the sealed contents cannot be read (") + e.what() + ")");
+    }
+    Journal j = journal_from_json(inner, origin);
+    j.hidden = true;
+    return j;
+  }
   Journal j;
   try {
     j.version = in.at("version").get<int>();
@@ -213,6 +248,7 @@ Journal journal_from_json(const std::string& text, const std::string& origin) {
       param.auto_conf_known = p.value("auto_conf_known", false);
       if (p.contains("auto_conf_value") && p.at("auto_conf_value").is_string())
         param.auto_conf_value = p.at("auto_conf_value").get<std::string>();
+      param.pgslow_values = p.value("pgslow_values", std::vector<std::string>{});
       j.touched.push_back(std::move(param));
     }
     j.pending_restart_before = original.value("pending_restart_before", std::vector<std::string>{});
@@ -224,6 +260,11 @@ Journal journal_from_json(const std::string& text, const std::string& origin) {
   }
   if (!j.auto_conf && !j.server.data_dir && j.server.kind != "command")
     damaged(origin, "a local server without its original postgresql.auto.conf");
+  // The file restore writes is the data directory's, never a path of its own: matching the
+  // data directory with the target the user gives then covers the file too.
+  if (j.auto_conf &&
+      (!j.server.data_dir || j.auto_conf->path != *j.server.data_dir / "postgresql.auto.conf"))
+    damaged(origin, "the saved postgresql.auto.conf is not the one of the server's data directory");
   return j;
 }
 
@@ -232,13 +273,29 @@ fs::path journal_path(const fs::path& workdir) {
 }
 
 std::optional<Journal> load_journal(const fs::path& workdir) {
+  require_trusted_workdir(workdir);
   fs::path path = journal_path(workdir);
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return std::nullopt;
-  return journal_from_json(read_file(path), path.string());
+  int fd = open_trusted_file(path, O_RDONLY);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buf[8192];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      throw RuntimeError("cannot read the journal " + path.string() + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return journal_from_json(text, path.string());
 }
 
 void save_journal(const fs::path& workdir, Journal& journal) {
+  require_trusted_workdir(workdir);
   journal.updated_at = utc_now_iso8601();
   if (journal.created_at.empty()) journal.created_at = journal.updated_at;
   write_file_durably(journal_path(workdir), journal_to_json(journal));

@@ -35,7 +35,7 @@ struct ServerRecord {
   std::string kind;                               // "managed", "pgctl" or "command"
   std::string description;                        // "managed cluster in .pgslow/cluster"
   std::optional<std::filesystem::path> data_dir;  // local servers
-  std::string conninfo;                           // redacted (no password): for messages only
+  std::string conninfo;  // without any secret key (pg::conninfo_without_secrets)
   // How to open the server again (server::TargetSpec fields, as text; no secrets).
   std::map<std::string, std::string> target;
 };
@@ -63,6 +63,10 @@ struct OriginalParameter {
   std::optional<std::string> auto_conf_value;
   // Whether auto_conf_value is known (pg_file_settings needs superuser or pg_read_all_settings).
   bool auto_conf_known = false;
+  // Every value pgslow itself set for it (recorded before it sets one). A postgresql.auto.conf
+  // entry for it that is neither the original nor one of these was written by someone else:
+  // restore then stops and asks (--force-restore) instead of losing either value.
+  std::vector<std::string> pgslow_values;
 };
 
 struct JournalSetting {
@@ -92,8 +96,14 @@ struct Journal {
   std::vector<OriginalParameter> touched;              // every parameter ever changed
   std::map<std::string, std::string> settings_before;  // pg_settings name -> setting, to verify
   std::vector<std::string> pending_restart_before;     // already pending when pgslow came
+  // A workshop mystery (docs/workshop.md): what is applied is the answer participants look
+  // for. The file is then sealed (apply/bytes.h) and messages name no setting; restore and
+  // recovery read it as usual.
+  bool hidden = false;
 
+  // Case-insensitive, as PostgreSQL compares parameter names.
   const OriginalParameter* find_touched(const std::string& name) const;
+  OriginalParameter* find_touched(const std::string& name);
   // Whether recovery must act when the owner is gone: everything but a kept apply.
   bool needs_recovery() const { return state != JournalState::kKept; }
   // "shared_buffers=128kB, work_mem=64kB" (the applied settings, for one-line messages)

@@ -8,6 +8,7 @@
 
 #include "common/process.h"
 #include "common/strings.h"
+#include "pg/error.h"
 
 namespace pgslow::apply {
 
@@ -83,6 +84,9 @@ std::string this_command_line() {
   while (!argv.empty() && argv.back().empty()) argv.pop_back();
   if (argv.empty()) return "pgslow";
   argv[0] = std::filesystem::path(argv[0]).filename().string();
+  // The line goes into the journal, the lock file and messages: no password may go with it
+  // (--conninfo "host=db password=..." or a URI with user:password@).
+  for (std::string& arg : argv) arg = pg::redact_conninfo(arg);
   return shell_quote(argv);
 }
 

@@ -12,6 +12,7 @@
 #include "apply/restore.h"
 #include "apply/workdir_lock.h"
 #include "server/server_control.h"
+#include "server/target.h"
 
 namespace pgslow::apply {
 
@@ -32,15 +33,29 @@ struct WorkdirJournal {
 // A journal owned by this very process counts as in use.
 WorkdirJournal inspect_journal(const std::filesystem::path& workdir);
 
-// Opens the server a journal protects: the managed cluster of the recorded workdir, or the
-// recorded target.
-std::unique_ptr<server::ServerControl> open_recorded_server(
-    const ServerRecord& record, const std::optional<std::filesystem::path>& pg_bin);
+// Whether `journal` protects the server the user named with `given`: the managed cluster of
+// the same workdir, the same data directory, or the same connection and commands (a command
+// target). pgslow never runs a command or writes a path taken from a journal unless it
+// matches; `why` (when given) says what differs. One function on purpose: it is the whole
+// rule.
+bool journal_matches_target(const Journal& journal, const server::TargetSpec& given,
+                            std::string* why = nullptr);
 
-// Restores the journal's original configuration on its server (the caller holds the workdir
-// lock) and removes the journal; returns what changed back.
+// The command-line options that name the journal's server ("--data-dir /srv/pg"), for
+// messages; empty for the managed cluster (the workdir names it).
+std::string target_options_for(const Journal& journal);
+
+// Opens the server `given` names, after checking that the journal protects it (RuntimeError
+// saying which options name the journal's server otherwise). The managed cluster is not
+// started (recovery must first put the original file back).
+std::unique_ptr<server::ServerControl> open_journal_server(const Journal& journal,
+                                                           const server::TargetSpec& given);
+
+// Restores the journal's original configuration on the server `given` names (the caller holds
+// the workdir lock) and removes the journal; returns what changed back. `force`: see
+// restore_original.
 RestoreOutcome restore_from_journal(const std::filesystem::path& workdir, Journal& journal,
-                                    const std::optional<std::filesystem::path>& pg_bin);
+                                    const server::TargetSpec& given, bool force = false);
 
 // One line about a journal for messages: "`pgslow apply tiny-cache` (pid 123, 2026-...):
 // shared_buffers=128kB".

@@ -2,17 +2,24 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <optional>
+#include <set>
+
 #include "apply/auto_conf.h"
 #include "apply/interrupt.h"
 #include "apply/server_state.h"
 #include "apply/sql.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/strings.h"
 #include "knobs/validate.h"
 
 namespace pgslow::apply {
 
 namespace {
+
+using Entries = std::map<std::string, std::string>;  // lower-case name -> decoded value
 
 // The statement that puts one parameter back to its original entry, for a server pgslow
 // reaches only by connection (no file access).
@@ -29,26 +36,94 @@ std::string restore_statement(pg::Connection& conn, const OriginalParameter& p) 
   return alter_system_reset(p.name);
 }
 
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  for (const std::string& x : v) {
-    if (x == s) return true;
-  }
-  return false;
+bool is_touched(const Journal& j, const std::string& name) {
+  return j.find_touched(name) != nullptr;
 }
 
-// Every server-wide value that differs from the journal's record, as readable lines.
-std::vector<std::string> differences(const Journal& journal, const knobs::ServerSettings& now) {
-  std::vector<std::string> out;
-  std::map<std::string, std::string> current = server_wide_settings(now);
-  for (const auto& [name, before] : journal.settings_before) {
-    if (contains(journal.pending_restart_before, name)) continue;
-    auto it = current.find(name);
-    if (it == current.end() || it->second == before) continue;
-    const knobs::ServerSetting* s = now.find(name);
-    out.push_back(fmt::format("{} is {}, was {}", name, display_value(*s, it->second),
-                              display_value(*s, before)));
+std::optional<std::string> entry(const Entries& e, const std::string& name) {
+  auto it = e.find(to_lower(name));
+  if (it == e.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string shown(const std::optional<std::string>& v) {
+  return v ? "'" + *v + "'" : "no entry";
+}
+
+// Compares what postgresql.auto.conf holds now with the original, parameter by parameter.
+// `original` holds the original entries of every parameter `known` says is known.
+ResetPlan compare_entries(const Journal& j, const Entries& original, const Entries& current,
+                          bool foreign_too, const std::set<std::string>& unknown = {}) {
+  ResetPlan plan;
+  for (const OriginalParameter& p : j.touched) {
+    if (unknown.count(to_lower(p.name))) continue;
+    std::optional<std::string> o = entry(original, p.name);
+    std::optional<std::string> c = entry(current, p.name);
+    if (c == o) continue;
+    bool ours = false;
+    for (const std::string& v : p.pgslow_values) ours = ours || (c && *c == v);
+    if (ours) continue;
+    plan.conflict_names.push_back(p.name);
+    plan.conflicts.push_back(fmt::format(
+        "{}: someone else changed it to {} in postgresql.auto.conf; pgslow had set {}, the "
+        "original is {}",
+        p.name, shown(c),
+        p.pgslow_values.empty() ? std::string("nothing yet") : "'" + p.pgslow_values.back() + "'",
+        shown(o)));
   }
+  if (!foreign_too) return plan;
+  std::set<std::string> names;
+  for (const auto& [n, v] : original) names.insert(n);
+  for (const auto& [n, v] : current) names.insert(n);
+  for (const std::string& n : names) {
+    if (is_touched(j, n)) continue;
+    std::optional<std::string> o = entry(original, n);
+    std::optional<std::string> c = entry(current, n);
+    if (c == o) continue;
+    plan.foreign.push_back(
+        fmt::format("{} = {} in postgresql.auto.conf (originally {}), set by "
+                    "someone else since pgslow's change: kept",
+                    n, shown(c), shown(o)));
+  }
+  return plan;
+}
+
+Entries values(const std::map<std::string, AutoConfEntry>& entries) {
+  Entries out;
+  for (const auto& [name, e] : entries) out[name] = e.value;
   return out;
+}
+
+// A local server: the file on disk against the journal's original bytes.
+ResetPlan plan_local(const Journal& j, const OriginalFile& now) {
+  return compare_entries(j, values(parse_auto_conf(j.auto_conf->bytes)),
+                         values(parse_auto_conf(now.bytes)), true);
+}
+
+// A server reached by connection: pg_file_settings against the recorded original entries.
+ResetPlan plan_remote(const Journal& j, pg::Connection& conn) {
+  std::optional<std::map<std::string, std::string>> now = auto_conf_entries(conn);
+  if (!now) return {};  // not readable: conflicts cannot be seen
+  Entries original;
+  Entries current;
+  std::set<std::string> unknown;
+  for (const OriginalParameter& p : j.touched) {
+    if (!p.auto_conf_known) unknown.insert(to_lower(p.name));
+    if (p.auto_conf_value) original[to_lower(p.name)] = *p.auto_conf_value;
+  }
+  for (const auto& [name, value] : *now) current[to_lower(name)] = value;
+  return compare_entries(j, original, current, false, unknown);
+}
+
+void require_no_conflict(const ResetPlan& plan, bool force) {
+  if (plan.conflicts.empty() || force) return;
+  throw RuntimeError(fmt::format(
+      "someone else changed {} that pgslow changed too, since pgslow's change:\n  {}\nNothing "
+      "was restored: pgslow does not pick one of the two values for you. Either put back the "
+      "original yourself (then `pgslow restore` finishes the rest), or run the restore again "
+      "with --force-restore, which puts the original back and prints the value it replaces",
+      plan.conflict_names.size() == 1 ? "a parameter" : "parameters",
+      join(plan.conflicts, "\n  ")));
 }
 
 void start_if_down(server::ServerControl& server, std::chrono::seconds timeout,
@@ -66,54 +141,143 @@ void start_if_down(server::ServerControl& server, std::chrono::seconds timeout,
   }
 }
 
+// Where a parameter's value comes from now ("/etc/postgresql.conf:12"), empty when not a file
+// or not readable.
+std::string source_file(pg::Connection& conn, const std::string& name) {
+  try {
+    pg::Result r = conn.exec_params(
+        "SELECT coalesce(sourcefile, '') || coalesce(':' || sourceline, '') FROM "
+        "pg_catalog.pg_settings WHERE name = $1",
+        pg::make_params(name));
+    return r.rows() == 1 ? std::string(r.get(0, 0)) : std::string();
+  } catch (const pg::Error& e) {
+    spdlog::debug("cannot read the source file of {}: {}", name, e.server_message());
+    return {};
+  }
+}
+
+bool is_auto_conf(const std::string& source) {
+  return source.find("postgresql.auto.conf") != std::string::npos;
+}
+
 }  // namespace
 
-bool reset_to_original_files(pg::Connection* conn, const Journal& journal) {
+bool reset_to_original_files(pg::Connection* conn, const Journal& journal, bool force,
+                             ResetPlan* plan_out) {
+  ResetPlan plan;
+  bool changed = false;
   if (journal.auto_conf) {
-    if (auto_conf_matches(*journal.auto_conf)) return false;
-    write_auto_conf(*journal.auto_conf);
-    return true;
+    const OriginalFile& original = *journal.auto_conf;
+    OriginalFile now = read_auto_conf(original.path.parent_path());
+    if (now.existed != original.existed || now.bytes != original.bytes) {
+      plan = plan_local(journal, now);
+      require_no_conflict(plan, force);
+      if (plan.foreign.empty()) {
+        // Nobody else changed the file: the original bytes, exactly.
+        write_auto_conf(original);
+        changed = true;
+      } else {
+        std::set<std::string> names;
+        for (const OriginalParameter& p : journal.touched) names.insert(to_lower(p.name));
+        OriginalFile merged = original;
+        merged.bytes = merge_auto_conf(now.bytes, original.bytes, names);
+        if (!original.existed) {
+          merged.existed = true;
+          merged.mode = now.mode;
+          merged.uid = now.uid;
+          merged.gid = now.gid;
+        }
+        if (merged.bytes != now.bytes) {
+          write_auto_conf(merged);
+          changed = true;
+        }
+      }
+    }
+  } else {
+    if (conn == nullptr)
+      throw RuntimeError("the server " + journal.server.description +
+                         " is reached only by connection, and it does not accept one now; start "
+                         "it, then run `pgslow recover`");
+    plan = plan_remote(journal, *conn);
+    require_no_conflict(plan, force);
+    for (const OriginalParameter& p : journal.touched) conn->exec(restore_statement(*conn, p));
+    changed = !journal.touched.empty();
   }
-  if (conn == nullptr)
-    throw RuntimeError("the server " + journal.server.description +
-                       " is reached only by connection, and it does not accept one now; start "
-                       "it, then run `pgslow recover`");
-  for (const OriginalParameter& p : journal.touched) conn->exec(restore_statement(*conn, p));
-  return !journal.touched.empty();
+  if (plan_out) *plan_out = std::move(plan);
+  return changed;
 }
 
 RestoreOutcome restore_original(server::ServerControl& server, const std::filesystem::path& workdir,
-                                Journal& journal, std::chrono::seconds timeout) {
+                                Journal& journal, std::chrono::seconds timeout, bool force) {
   RestoreOutcome out;
+  // Someone else's value of a knob pgslow changed stops the restore before anything (the
+  // journal's state included) changes.
+  if (journal.auto_conf) {
+    require_no_conflict(plan_local(journal, read_auto_conf(journal.auto_conf->path.parent_path())),
+                        force);
+  } else if (server_accepts_connections(server)) {
+    pg::Connection conn = pg::Connection::open(server.conninfo());
+    require_no_conflict(plan_remote(journal, conn), force);
+  }
   if (journal.state != JournalState::kRestoring) {
     journal.state = JournalState::kRestoring;
-    save_journal(workdir, journal);
+    try {
+      save_journal(workdir, journal);
+    } catch (const Error& e) {
+      // The journal on disk still says "changing" or "kept", which recovery treats alike; a
+      // full disk must not stop the restore itself.
+      spdlog::warn("{} (restoring anyway)", e.what());
+    }
   }
   crash_point(phase::kRestoring);
 
+  ResetPlan plan;
   // A local server gets its file back first, so that a start (if it is down) already reads it.
-  if (journal.auto_conf) out.file_written = reset_to_original_files(nullptr, journal);
+  if (journal.auto_conf) out.file_written = reset_to_original_files(nullptr, journal, force, &plan);
   start_if_down(server, timeout, out);
 
   pg::Connection conn = pg::Connection::open(server.conninfo());
   knobs::ServerSettings running = knobs::ServerSettings::read(conn);
-  if (!journal.auto_conf) out.file_written = reset_to_original_files(&conn, journal);
+  if (!journal.auto_conf) out.file_written = reset_to_original_files(&conn, journal, force, &plan);
   // Always reload: the file may have been restored by an earlier, interrupted attempt whose
   // reload never happened.
   reload_and_wait(server, conn);
   out.reloaded = true;
   knobs::ServerSettings reloaded = knobs::ServerSettings::read(conn);
-  std::vector<std::string> pending = pending_restart(reloaded, journal.pending_restart_before);
+  // Only pgslow's own parameters are a reason to restart: a change someone else left pending
+  // is theirs to put in effect.
+  std::vector<std::string> pending;
+  for (const std::string& name : pending_restart(reloaded, journal.pending_restart_before)) {
+    if (is_touched(journal, name)) pending.push_back(name);
+  }
   if (!pending.empty()) {
-    spdlog::info("restarting {} to put back {}", server.describe(), fmt::join(pending, ", "));
+    spdlog::info("restarting {} to put back {}", server.describe(),
+                 journal.hidden ? std::string("a hidden setting") : fmt::format("{}", fmt::join(pending, ", ")));
     server.restart(timeout);
     out.restarted = true;
     conn = pg::Connection::open(server.conninfo());
   }
 
+  // Verify what pgslow owns: each parameter it changed has its original value again, unless
+  // a configuration file other than postgresql.auto.conf now sets it (someone else's edit).
   knobs::ServerSettings now = knobs::ServerSettings::read(conn);
-  std::vector<std::string> problems = differences(journal, now);
-  if (journal.auto_conf && !auto_conf_matches(*journal.auto_conf))
+  std::vector<std::string> problems;
+  for (const OriginalParameter& p : journal.touched) {
+    const knobs::ServerSetting* s = now.find(p.name);
+    if (s == nullptr || s->setting == p.setting) continue;
+    std::string source = source_file(conn, s->name);
+    if (!source.empty() && !is_auto_conf(source)) {
+      out.kept.push_back(
+          fmt::format("{} is {} from {}, where someone else set it since "
+                      "pgslow's change (originally {}): kept",
+                      s->name, display_value(*s), source, display_value(*s, p.setting)));
+      continue;
+    }
+    problems.push_back(
+        fmt::format("{} is {}, was {}", s->name, display_value(*s), display_value(*s, p.setting)));
+  }
+  if (journal.auto_conf && plan.foreign.empty() && plan.conflicts.empty() &&
+      !auto_conf_matches(*journal.auto_conf))
     problems.push_back(journal.auto_conf->path.string() + " differs from the original bytes");
   if (!problems.empty()) {
     throw RuntimeError(fmt::format(
@@ -121,11 +285,28 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
         "  {}\nThe journal {} is kept; `pgslow recover` tries again.",
         server.describe(), fmt::join(problems, "\n  "), journal_path(workdir).string()));
   }
+  for (std::string& f : plan.foreign) out.kept.push_back(std::move(f));
+  if (force) out.overridden = plan.conflicts;
+  // Server-wide values that differ from before pgslow's change without being pgslow's: someone
+  // else's edits (postgresql.conf, ALTER SYSTEM), kept and named.
+  std::map<std::string, std::string> after = server_wide_settings(now);
+  for (const auto& [name, before] : journal.settings_before) {
+    auto it = after.find(name);
+    if (it == after.end() || it->second == before || is_touched(journal, name)) continue;
+    const knobs::ServerSetting* s = now.find(name);
+    bool named = false;
+    for (const std::string& k : out.kept) named = named || starts_with(k, name + " ");
+    if (named || s == nullptr) continue;
+    out.kept.push_back(
+        fmt::format("{} is {} (was {} before pgslow's change), changed by someone "
+                    "else: kept",
+                    name, display_value(*s, it->second), display_value(*s, before)));
+  }
   for (const auto& [name, s] : running.by_name) {
-    const knobs::ServerSetting* after = now.find(name);
-    if (after && after->setting != s.setting && journal.settings_before.count(name)) {
+    const knobs::ServerSetting* a = now.find(name);
+    if (a && a->setting != s.setting && is_touched(journal, name)) {
       out.changes.push_back(
-          fmt::format("{} back to {} (was {})", name, display_value(*after), display_value(s)));
+          fmt::format("{} back to {} (was {})", name, display_value(*a), display_value(s)));
     }
   }
   remove_journal(workdir);

@@ -1,16 +1,20 @@
 #include "apply/sql.h"
 
 #include "common/errors.h"
+#include "common/strings.h"
 
 namespace pgslow::apply {
 
 namespace {
 bool part_ok(std::string_view part) {
   if (part.empty()) return false;
+  // Letters of either case: the server's own names include TimeZone and DateStyle, and
+  // PostgreSQL folds an unquoted identifier to lower case and compares names without case.
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
   char first = part.front();
-  if (!((first >= 'a' && first <= 'z') || first == '_')) return false;
+  if (!(letter(first) || first == '_')) return false;
   for (char c : part) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '$')) return false;
+    if (!(letter(c) || (c >= '0' && c <= '9') || c == '_' || c == '$')) return false;
   }
   return true;
 }
@@ -35,7 +39,7 @@ std::string alter_system_set(std::string_view name, std::string_view quoted_valu
 
 std::string alter_system_reset(std::string_view name) {
   check_name(name);
-  if (name == "all") throw InputError("pgslow never runs ALTER SYSTEM RESET ALL");
+  if (iequals(name, "all")) throw InputError("pgslow never runs ALTER SYSTEM RESET ALL");
   return "ALTER SYSTEM RESET " + std::string(name);
 }
 

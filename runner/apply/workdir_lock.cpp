@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "apply/trust.h"
 #include "common/errors.h"
 #include "common/log.h"
 
@@ -58,7 +60,9 @@ std::string read_fd(int fd) {
 }
 
 std::string describe(const std::optional<LockHolder>& holder) {
-  if (!holder) return "another pgslow process";
+  // The file names the last holder; the lock may be held by a process that took it without
+  // having written its own line yet. A pid that is gone is never named.
+  if (!holder || !is_alive(holder->who)) return "another pgslow process";
   std::string s = "another pgslow process (pid " + std::to_string(holder->who.pid);
   if (!holder->command.empty()) s += ", `" + holder->command + "`";
   return s + ")";
@@ -69,14 +73,13 @@ std::string describe(const std::optional<LockHolder>& holder) {
 std::optional<WorkdirLock> WorkdirLock::try_acquire(const fs::path& workdir,
                                                     const std::string& command,
                                                     std::optional<LockHolder>* holder) {
-  std::error_code ec;
-  fs::create_directories(workdir, ec);
-  if (ec) throw RuntimeError("cannot create the workdir " + workdir.string() + ": " + ec.message());
+  create_workdir(workdir);
+  require_trusted_workdir(workdir);
   fs::path path = lock_path(workdir);
-  // O_CLOEXEC: a postmaster started by pg_ctl must not inherit the lock and keep it forever.
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw RuntimeError("cannot open the lock file " + path.string() + ": " + std::strerror(errno));
+  // O_CLOEXEC (in open_trusted_file): a postmaster started by pg_ctl must not inherit the lock
+  // and keep it forever. O_NOFOLLOW: a symlink planted as the lock is never written through.
+  // 0600: the holder's command line is nobody else's business.
+  int fd = open_trusted_file(path, O_RDWR | O_CREAT, 0600);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     std::string text = read_fd(fd);
@@ -86,7 +89,9 @@ std::optional<WorkdirLock> WorkdirLock::try_acquire(const fs::path& workdir,
     if (holder) *holder = parse_lock_file(text);
     return std::nullopt;
   }
-  // Ours now. A pid still in the file belongs to a process that died holding it.
+  // Ours now. A lock file of an older pgslow may be 0644: the command line is private.
+  ::fchmod(fd, 0600);
+  // A pid still in the file belongs to a process that died holding it.
   std::optional<LockHolder> previous = parse_lock_file(read_fd(fd));
   LockHolder me{current_process(), command};
   std::string contents = format_lock_file(me);
@@ -104,10 +109,11 @@ WorkdirLock WorkdirLock::acquire(const fs::path& workdir, const std::string& com
   std::optional<LockHolder> holder;
   std::optional<WorkdirLock> lock = try_acquire(workdir, command, &holder);
   if (!lock) {
-    throw RuntimeError(describe(holder) + " is using the workdir " + workdir.string() +
-                       "; wait for it to finish, or stop it (Ctrl-C or kill " +
-                       (holder ? std::to_string(holder->who.pid) : std::string("<pid>")) +
-                       ": it restores the server before it exits), or use another --workdir");
+    throw RuntimeError(
+        describe(holder) + " is using the workdir " + workdir.string() +
+        "; wait for it to finish, or stop it (Ctrl-C or kill " +
+        (holder && is_alive(holder->who) ? std::to_string(holder->who.pid) : std::string("<pid>")) +
+        ": it restores the server before it exits), or use another --workdir");
   }
   if (lock->taken_over_from())
     spdlog::debug("took over the workdir lock of pid {}, which is gone", *lock->taken_over_from());
@@ -137,8 +143,9 @@ WorkdirLock::~WorkdirLock() {
 }
 
 std::optional<LockHolder> lock_holder(const fs::path& workdir) {
+  require_trusted_workdir(workdir);
   fs::path path = lock_path(workdir);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open_trusted_file(path, O_RDONLY);
   if (fd < 0) return std::nullopt;
   std::optional<LockHolder> holder;
   // A shared lock succeeds only when nobody holds the exclusive one.
@@ -146,7 +153,9 @@ std::optional<LockHolder> lock_holder(const fs::path& workdir) {
     ::flock(fd, LOCK_UN);
   } else {
     holder = parse_lock_file(read_fd(fd));
-    if (!holder) holder = LockHolder{};
+    // Held, but the file names a process that is gone (the holder has not written its own
+    // line yet): the holder is unknown, and the dead pid is not named.
+    if (!holder || !is_alive(holder->who)) holder = LockHolder{};
   }
   ::close(fd);
   return holder;

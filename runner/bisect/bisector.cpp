@@ -114,6 +114,20 @@ const std::vector<double>& Bisector::measure(const Subset& s, int runs,
   return all;
 }
 
+// Good measured again (drift, ARCHITECTURE.md "Measurement"): `runs` more runs, and its level
+// becomes the mean of its latest `window` runs; the threshold moves with it, so a configuration
+// is compared with good as the machine is now, not as it was at the start.
+void Bisector::refresh_good(int runs, int window) {
+  const std::vector<double> all = measure({}, runs, "good");
+  result_.runs.back().verdict = Verdict::kGood;
+  const auto n = static_cast<std::ptrdiff_t>(
+      std::min(all.size(), static_cast<std::size_t>(std::max(window, runs))));
+  const double fresh = log_mean(std::vector<double>(all.end() - n, all.end()));
+  threshold_log_ += fresh - good_log_;
+  good_log_ = fresh;
+  result_.drift = std::exp(good_log_ - first_good_log_) - 1;
+}
+
 Bisector::Level Bisector::measure_level(const Subset& s, const std::string& purpose) {
   Level level;
   level.samples = measure(s, options_.level_repeats, purpose);
@@ -129,6 +143,7 @@ Verdict Bisector::classify(const Subset& s, const std::string& purpose) {
   std::size_t runs_before = result_.runs.size();
   if (samples_[s].empty()) measure(s, 1, purpose);
   Verdict verdict = Verdict::kUncertain;
+  bool refreshed = false;
   while (true) {
     const auto& smp = samples_[s];
     double m = log_mean(smp);
@@ -143,13 +158,25 @@ Verdict Bisector::classify(const Subset& s, const std::string& purpose) {
     }
     int have = static_cast<int>(smp.size());
     if (have >= options_.max_repeats) break;
+    // Near the threshold: good again first, so the threshold follows the machine's drift.
+    if (!refreshed) {
+      refresh_good(1, 1);
+      refreshed = true;
+      continue;
+    }
     measure(s, std::min(2, options_.max_repeats - have), purpose);
   }
   if (verdict == Verdict::kUncertain) {
     result_.uncertain = true;
     round_uncertain_ = true;
   }
-  if (result_.runs.size() > runs_before) result_.runs.back().verdict = verdict;
+  // The verdict belongs to the last run of `s` (a good re-measurement may have come between).
+  for (std::size_t i = result_.runs.size(); i > runs_before; --i) {
+    if (result_.runs[i - 1].purpose != "good") {
+      result_.runs[i - 1].verdict = verdict;
+      break;
+    }
+  }
   flush_progress();
   return verdict;
 }
@@ -245,7 +272,7 @@ void Bisector::search_round(const Subset& failing, double slow_log_mean) {
     g.changes.push_back(c.describe());
   }
   g.tps = std::exp(log_mean_of(s));
-  g.ratio = g.tps / result_.good_tps;
+  g.ratio = g.tps / std::exp(good_log_);
   // Each culprit's effect alone versus good: measured once more for a group (cached for a
   // single knob, and for a pair, whose members alone ddmin has already tried).
   bool any_slow_alone = false;
@@ -255,7 +282,7 @@ void Bisector::search_round(const Subset& failing, double slow_log_mean) {
     SoloEffect e;
     e.knob = result_.candidates[static_cast<std::size_t>(i)].change.name;
     e.tps = std::exp(log_mean_of(one));
-    e.ratio = e.tps / result_.good_tps;
+    e.ratio = e.tps / std::exp(good_log_);
     e.verdict = v;
     any_slow_alone = any_slow_alone || v == Verdict::kBad;
     g.solo.push_back(e);
@@ -298,6 +325,7 @@ Result Bisector::run() {
   Level good = measure_level({}, "good");
   Level bad = measure_level(all, "bad");
   good_log_ = good.log_mean;
+  first_good_log_ = good.log_mean;
   result_.good_tps = std::exp(good.log_mean);
   result_.bad_tps = std::exp(bad.log_mean);
   double dof = static_cast<double>(good.samples.size() + bad.samples.size() - 2);
@@ -354,18 +382,29 @@ Result Bisector::run() {
     std::sort(found.begin(), found.end());
     Subset remaining = minus(all, found);
     if (remaining.empty()) break;
-    // One run first: a remainder that looks like good costs nothing more.
-    auto smp = samples_[remaining];
-    if (smp.empty()) smp = measure(remaining, 1, "remaining");
-    double m = log_mean(smp);
+    // Good again right before and right after the remainder, which is judged against their
+    // mean: drift since the levels must not read as a second culprit ("bad without the
+    // culprits" within noise of good stops the search here).
+    refresh_good(1, 1);
+    // One run first (fresh: earlier samples are from another time), then good again: a
+    // remainder that looks like good costs nothing more.
+    auto take = [&](int runs) {
+      const auto& got = measure(remaining, runs, "remaining");
+      return std::vector<double>(got.end() - runs, got.end());
+    };
+    std::vector<double> smp = take(1);
+    refresh_good(1, 2);
     // Like good: even the noise band's worth of bad luck could not make it a culprit.
-    bool like_good =
-        good_log_ - m < -std::log(1.0 - options_.min_effect) - options_.band_sigmas * sigma_;
-    if (!like_good && static_cast<int>(smp.size()) < options_.level_repeats)
-      smp = measure(remaining, options_.level_repeats - static_cast<int>(smp.size()), "remaining");
+    bool like_good = good_log_ - log_mean(smp) <
+                     -std::log(1.0 - options_.min_effect) - options_.band_sigmas * sigma_;
+    if (!like_good && static_cast<int>(smp.size()) < options_.level_repeats) {
+      const auto more = take(options_.level_repeats - static_cast<int>(smp.size()));
+      smp.insert(smp.end(), more.begin(), more.end());
+      refresh_good(1, 2);
+    }
     Level rest{log_mean(smp), smp};
     result_.remaining_tps = std::exp(rest.log_mean);
-    result_.remaining_ratio = *result_.remaining_tps / result_.good_tps;
+    result_.remaining_ratio = *result_.remaining_tps / std::exp(good_log_);
     result_.runs.back().verdict = clearly_slower(rest) ? Verdict::kBad : Verdict::kGood;
     flush_progress();
     if (like_good || !clearly_slower(rest) || round_ >= options_.max_rounds) break;

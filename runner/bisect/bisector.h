@@ -44,6 +44,7 @@ class Bisector {
 
   const std::vector<double>& measure(const Subset& s, int runs, const std::string& purpose);
   Level measure_level(const Subset& s, const std::string& purpose);
+  void refresh_good(int runs, int window);
   Verdict classify(const Subset& s, const std::string& purpose);
   Subset ddmin(Subset c);
   std::vector<Subset> order_for_restarts(std::vector<Subset> tests) const;
@@ -59,7 +60,8 @@ class Bisector {
   Result result_;
   std::map<Subset, std::vector<double>> samples_;  // every sample ever taken, per subset
   std::optional<Subset> last_;                     // the configuration measured last
-  double good_log_ = 0;
+  double good_log_ = 0;                            // good's level now (its latest runs)
+  double first_good_log_ = 0;                      // good's level at the start
   double sigma_ = 0;
   double threshold_log_ = 0;
   int round_ = 0;

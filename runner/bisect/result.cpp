@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "common/strings.h"
+#include "report/text.h"
 
 namespace pgslow::bisect {
 namespace {
@@ -36,25 +37,19 @@ using Table = std::vector<std::vector<std::string>>;
 // Right-aligned cells: "412.3", "0.25x", "3 (+2)", "8.4 s", "1m 09s"; not "6 knobs: ...".
 const std::regex kNumber(R"(^[0-9][0-9.,]*(x| s|m [0-9]+s)?( \(\+[0-9]+\))?$)");
 
-// Left-aligned text, right-aligned numbers (a cell starting with a digit).
+// Through report/'s one table printer: a column whose cells are all numbers is right-aligned.
 void print_table(std::ostream& out, const Table& rows, const std::string& indent = "  ") {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows)
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      if (width.size() <= i) width.push_back(0);
-      width[i] = std::max(width[i], row[i].size());
-    }
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    std::string line = indent;
-    for (std::size_t i = 0; i < rows[r].size(); ++i) {
-      const std::string& cell = rows[r][i];
-      bool number = r > 0 && std::regex_match(cell, kNumber);
-      std::string pad(width[i] - cell.size(), ' ');
-      line += number ? pad + cell : cell + (i + 1 < rows[r].size() ? pad : "");
-      if (i + 1 < rows[r].size()) line += "  ";
-    }
-    out << line << '\n';
+  if (rows.empty()) return;
+  report::TextTable table;
+  table.header = rows.front();
+  table.rows.assign(rows.begin() + 1, rows.end());
+  for (std::size_t c = 0; c < table.header.size(); ++c) {
+    bool numeric = table.rows.size() > 0;
+    for (const auto& row : table.rows)
+      if (c < row.size() && !row[c].empty() && !std::regex_match(row[c], kNumber)) numeric = false;
+    table.right.push_back(numeric);
   }
+  out << table.render(indent);
 }
 
 void print_markdown_table(std::ostream& out, const Table& rows) {
@@ -158,6 +153,7 @@ void render_console(const Result& r, std::ostream& out) {
                        tps_text(r.good_tps), tps_text(r.bad_tps),
                        ratio_text(r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
     if (r.clearly_different) out << fmt::format("; threshold {} TPS", tps_text(r.threshold_tps));
+    if (r.drift != 0) out << fmt::format("; drift of good {:+.1f}%", r.drift * 100);
     out << "\n";
     if (r.remaining_tps)
       out << fmt::format("  bad without the culprits: {} TPS ({} good)\n",
@@ -196,6 +192,8 @@ void render_markdown(const Result& r, std::ostream& out) {
                        tps_text(r.good_tps), tps_text(r.bad_tps),
                        ratio_text(r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
     if (r.clearly_different) out << "- threshold: " << tps_text(r.threshold_tps) << " TPS\n";
+    if (r.drift != 0)
+      out << fmt::format("- drift of good (re-measured between rounds): {:+.1f}%\n", r.drift * 100);
     if (r.remaining_tps)
       out << fmt::format("- bad without the culprits: {} TPS ({} good)\n",
                          tps_text(*r.remaining_tps), ratio_text(*r.remaining_ratio));

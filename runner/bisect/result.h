@@ -103,6 +103,9 @@ struct Result {
   int restarts = 0;     // configuration switches that changed a postmaster-context candidate
   double wall_seconds = 0;
   bool uncertain = false;  // some verdict stayed ambiguous after the extra repeats
+  // Good's latest level against its first (-0.08: the machine got 8% slower during the bisect);
+  // good is measured again between rounds and near the threshold.
+  double drift = 0;
 };
 
 void render_console(const Result& r, std::ostream& out);

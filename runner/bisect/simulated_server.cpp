@@ -24,7 +24,11 @@ std::vector<double> SimulatedServer::measure(const std::vector<Setting>& changes
   double tps = expected_tps(changed);
   std::normal_distribution<double> noise(0.0, model_.noise);
   std::vector<double> samples;
-  for (int i = 0; i < repeats; ++i) samples.push_back(tps * std::exp(noise(rng_)));
+  for (int i = 0; i < repeats; ++i) {
+    // Drift: the machine's speed changes run by run, the same for every configuration.
+    const double drifted = std::max(0, runs_ + i - model_.drift_after_runs);
+    samples.push_back(tps * std::exp(model_.drift_per_run * drifted + noise(rng_)));
+  }
   ++calls_;
   runs_ += repeats;
   return samples;

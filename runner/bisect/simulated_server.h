@@ -2,7 +2,7 @@
 // A deterministic performance model behind the Measurer seam, for tests and the run-count
 // benchmark: it replaces apply + data reset + workload together (no server, no SQL). Each knob
 // multiplies throughput by a factor, some pairs multiply it again only when both are present
-// (an interaction), and every run has seeded log-normal noise.
+// (an interaction), every run has seeded log-normal noise, and drift may be injected.
 
 #include <cstdint>
 #include <random>
@@ -32,6 +32,10 @@ struct SimulatedModel {
   std::vector<SimulatedKnob> knobs;
   std::vector<SimulatedInteraction> interactions;
   double noise = 0.01;  // standard deviation of log(TPS) per run
+  // Drift: log(TPS) of every configuration moves by this much per run (-0.01: the machine gets
+  // 1% slower each run), starting after `drift_after_runs` runs (a CPU hog starting partway).
+  double drift_per_run = 0;
+  int drift_after_runs = 0;
   std::uint64_t seed = 1;
 };
 

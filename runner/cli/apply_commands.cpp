@@ -149,9 +149,20 @@ void print_restore(const std::string& what, const apply::RestoreOutcome& out,
   if (out.started) how.push_back("started");
   if (out.restarted) how.push_back("restarted");
   if (!out.started && !out.restarted) how.push_back("reloaded");
-  fmt::print("{} {}: original configuration back and verified ({})\n", what, server,
+  fmt::print("{} {}: original configuration back and verified ({})\n", what, printable(server),
              join(how, ", "));
-  for (const std::string& c : out.changes) fmt::print("  {}\n", c);
+  for (const std::string& c : out.changes) fmt::print("  {}\n", printable(c));
+  for (const std::string& k : out.kept) fmt::print("  {}\n", printable(k));
+  for (const std::string& o : out.overridden)
+    fmt::print("  replaced by the original (--force-restore): {}\n", printable(o));
+}
+
+// The server a restore or recover names: the options given, else the managed cluster of the
+// workdir.
+server::TargetSpec restore_target(const Context& ctx, const TargetArgs& t) {
+  server::TargetSpec spec = make_spec(ctx, t);
+  spec.allow_changes = true;  // putting the original back is not a change
+  return spec;
 }
 
 // "30s", "5min", "500ms" or a bare number of seconds, parsed the way PostgreSQL parses a time
@@ -217,7 +228,7 @@ void apply_command(Context& ctx, const std::string& arg, const TargetArgs& targs
   apply::InterruptGuard::throw_if_interrupted();
 }
 
-void restore_command(Context& ctx) {
+void restore_command(Context& ctx, const TargetArgs& targs, bool force) {
   before_command(ctx, "restore");
   apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
   if (!wj.journal) {
@@ -226,12 +237,13 @@ void restore_command(Context& ctx) {
     return;
   }
   apply::InterruptGuard guard;  // a Ctrl-C must not cut a restore in half
-  apply::RestoreOutcome out = apply::restore_from_journal(ctx.workdir, *wj.journal, ctx.pg_bin);
+  apply::RestoreOutcome out =
+      apply::restore_from_journal(ctx.workdir, *wj.journal, restore_target(ctx, targs), force);
   print_restore("restored", out, wj.journal->server.description);
   apply::InterruptGuard::throw_if_interrupted();
 }
 
-void recover_command(Context& ctx) {
+void recover_command(Context& ctx, const TargetArgs& targs, bool force) {
   before_command(ctx, "recover");
   apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
   switch (wj.condition) {
@@ -242,18 +254,19 @@ void recover_command(Context& ctx) {
       fmt::print(
           "nothing to recover: {} is degraded on purpose by {}; `pgslow restore` undoes "
           "it\n",
-          wj.journal->server.description, apply::describe_journal(*wj.journal));
+          printable(wj.journal->server.description), apply::describe_journal(*wj.journal));
       return;
     case apply::JournalCondition::kInUse:
       throw RuntimeError(fmt::format("the journal belongs to pid {}, which is still running ({})",
-                                     wj.journal->owner.pid, wj.journal->command));
+                                     wj.journal->owner.pid, printable(wj.journal->command)));
     case apply::JournalCondition::kInterrupted:
       break;
   }
   fmt::print("found the journal of an interrupted {}; restoring\n",
              apply::describe_journal(*wj.journal));
   apply::InterruptGuard guard;
-  apply::RestoreOutcome out = apply::restore_from_journal(ctx.workdir, *wj.journal, ctx.pg_bin);
+  apply::RestoreOutcome out =
+      apply::restore_from_journal(ctx.workdir, *wj.journal, restore_target(ctx, targs), force);
   print_restore("recovered", out, wj.journal->server.description);
   apply::InterruptGuard::throw_if_interrupted();
 }
@@ -276,31 +289,32 @@ void status_command(Context& ctx) {
   rows.push_back({"workdir", fs::absolute(ctx.workdir).lexically_normal().string()});
   std::optional<apply::LockHolder> holder;
   if (!apply::process_holds_workdir_lock(ctx.workdir)) holder = apply::lock_holder(ctx.workdir);
-  if (holder)
-    rows.push_back({"in use", fmt::format("by pid {} ({})", holder->who.pid, holder->command)});
+  if (holder) {
+    rows.push_back({"in use", holder->who.pid > 0 ? fmt::format("by pid {} ({})", holder->who.pid,
+                                                                printable(holder->command))
+                                                  : std::string("by another pgslow process")});
+  }
 
   apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
-  std::unique_ptr<server::ServerControl> server;
-  if (wj.journal) {
-    server = apply::open_recorded_server(wj.journal->server, ctx.pg_bin);
-  } else {
-    server::ManagedOptions options;
-    options.workdir = ctx.workdir;
-    options.pg_bin = ctx.pg_bin;
-    server = std::make_unique<server::ManagedCluster>(std::move(options));
-  }
-  if (auto* managed = dynamic_cast<server::ManagedCluster*>(server.get())) {
+  // status reads the managed cluster of its workdir; a journal's other server is described,
+  // never reached with the journal's commands (status runs nothing a journal names).
+  server::ManagedOptions options;
+  options.workdir = ctx.workdir;
+  options.pg_bin = ctx.pg_bin;
+  auto managed = std::make_unique<server::ManagedCluster>(std::move(options));
+  const bool journal_is_managed = wj.journal && wj.journal->server.kind == "managed";
+  if (!wj.journal || journal_is_managed) {
     server::ClusterStatus s = managed->status();
     std::string state = !s.initialized ? "not created (`pgslow server start` creates it)"
                         : s.running    ? fmt::format("running (pid {})", s.pid.value_or(0))
                                        : "stopped (`pgslow server start` starts it)";
-    rows.push_back({"server", fmt::format("{}: {}{}", server->describe(), state,
+    rows.push_back({"server", fmt::format("{}: {}{}", managed->describe(), state,
                                           s.version.empty() ? "" : ", PostgreSQL " + s.version)});
   } else {
-    rows.push_back({"server", fmt::format("{}: {}", server->describe(),
-                                          apply::server_accepts_connections(*server)
-                                              ? "accepts connections"
-                                              : "does not accept connections")});
+    std::string options_text = apply::target_options_for(*wj.journal);
+    rows.push_back(
+        {"server", fmt::format("{} (`pgslow restore {}` names it)",
+                               printable(wj.journal->server.description), options_text)});
   }
 
   const apply::Journal* j = wj.journal ? &*wj.journal : nullptr;
@@ -333,17 +347,21 @@ void status_command(Context& ctx) {
                      apply::to_string(j->operation), apply::to_string(j->state), original)});
   }
   print_table(rows, "");
-  if (j && !j->settings.empty()) {
-    std::map<std::string, knobs::ServerSetting> now = current_values(*server);
+  if (j && j->hidden) {
+    fmt::print("\nA workshop mystery is applied: its settings stay hidden until `pgslow mystery "
+               "reveal`.\n");
+  } else if (j && !j->settings.empty()) {
+    std::map<std::string, knobs::ServerSetting> now;
+    if (journal_is_managed) now = current_values(*managed);
     std::vector<std::vector<std::string>> knobs_rows = {{"knob", "original", "now"}};
     for (const apply::JournalSetting& s : j->settings) {
       const apply::OriginalParameter* p = j->find_touched(s.name);
-      auto it = now.find(s.name);
+      auto it = now.find(to_lower(s.name));
       std::string original = p ? p->setting : "?";
       if (p && it != now.end()) original = apply::display_value(it->second, p->setting);
       knobs_rows.push_back(
-          {s.name, original,
-           it != now.end() ? apply::display_value(it->second) : s.value + " (set)"});
+          {printable(s.name), original,
+           it != now.end() ? apply::display_value(it->second) : printable(s.value) + " (set)"});
     }
     fmt::print("\n");
     print_table(knobs_rows, "  ");
@@ -369,15 +387,17 @@ bool is_command(const std::string& command, std::initializer_list<const char*> n
   return false;
 }
 
-// Whether `journal` protects the managed cluster that lives in `workdir`.
-bool protects_managed_cluster_of(const apply::Journal& journal, const fs::path& workdir) {
-  if (journal.server.kind != "managed") return false;
-  auto it = journal.server.target.find("workdir");
-  std::error_code ec;
-  return it != journal.server.target.end() && fs::equivalent(it->second, workdir, ec);
+}  // namespace
+
+// The managed cluster of the workdir: the one server a journal may name without the user
+// naming it.
+server::TargetSpec managed_target(const Context& ctx) {
+  server::TargetSpec spec;
+  spec.workdir = ctx.workdir;
+  spec.pg_bin = ctx.pg_bin;
+  return spec;
 }
 
-}  // namespace
 
 void add_apply_commands(CLI::App& app, Context& ctx) {
   {
@@ -394,11 +414,25 @@ void add_apply_commands(CLI::App& app, Context& ctx) {
                     "restores early");
     cmd->callback([&ctx, arg, targs, hold_for] { apply_command(ctx, *arg, *targs, *hold_for); });
   }
-  app.add_subcommand("restore", "put the original configuration back (undoes `pgslow apply`)")
-      ->callback([&ctx] { restore_command(ctx); });
-  app.add_subcommand("recover",
-                     "repair a server left changed by an interrupted run; safe at any time")
-      ->callback([&ctx] { recover_command(ctx); });
+  for (const char* name : {"restore", "recover"}) {
+    const bool restore = std::string(name) == "restore";
+    CLI::App* cmd = app.add_subcommand(
+        name, restore ? "put the original configuration back (undoes `pgslow apply`)"
+                      : "repair a server left changed by an interrupted run; safe at any time");
+    auto targs = std::make_shared<TargetArgs>();
+    auto force = std::make_shared<bool>(false);
+    add_target_options(cmd, *targs);
+    cmd->add_flag("--force-restore", *force,
+                  "put the original back even where someone else changed a knob pgslow "
+                  "changed too (their value is printed, then replaced)");
+    cmd->callback([&ctx, targs, force, restore] {
+      if (restore) {
+        restore_command(ctx, *targs, *force);
+      } else {
+        recover_command(ctx, *targs, *force);
+      }
+    });
+  }
   app.add_subcommand("status",
                      "the workdir's server: clean or degraded, and what the journal holds")
       ->callback([&ctx] { status_command(ctx); });
@@ -430,8 +464,8 @@ void before_command(Context& ctx, const std::string& command) {
   }
   if (!wj.journal) return;
   const apply::Journal& j = *wj.journal;
-  const bool destroying =
-      command == "server destroy" && protects_managed_cluster_of(j, ctx.workdir);
+  const server::TargetSpec managed = managed_target(ctx);
+  const bool destroying = command == "server destroy" && apply::journal_matches_target(j, managed);
   if (destroying) {
     spdlog::warn("discarding the journal of {}: the cluster it protects is being destroyed",
                  apply::describe_journal(j));
@@ -439,27 +473,46 @@ void before_command(Context& ctx, const std::string& command) {
     return;
   }
 
+  const std::string options = apply::target_options_for(j);
+  const std::string restore_hint =
+      options.empty() ? "`pgslow restore`" : "`pgslow restore " + options + "`";
   if (wj.condition == apply::JournalCondition::kKept) {
-    if (is_command(command, {"apply", "restore", "recover", "status"})) return;  // they report it
-    spdlog::warn("{} is degraded on purpose by {}; `pgslow restore` undoes it",
-                 j.server.description, apply::describe_journal(j));
+    if (is_command(command, {"apply", "restore", "recover", "status"}) ||
+        starts_with(command, "mystery"))
+      return;  // they report it
+    spdlog::warn("{} is degraded on purpose by {}; {} undoes it", printable(j.server.description),
+                 apply::describe_journal(j), restore_hint);
     return;
   }
   if (wj.condition != apply::JournalCondition::kInterrupted) return;
   if (is_command(command, {"recover", "restore"})) return;  // they do it, and say so
 
+  // Only the managed cluster of this very workdir is restored without being named: any other
+  // server's journal holds commands and paths that pgslow uses only when the user names the
+  // same server.
+  if (!apply::journal_matches_target(j, managed)) {
+    spdlog::warn("an interrupted {} left {} changed ({}); `pgslow recover {}` restores it",
+                 printable(j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`"),
+                 printable(j.server.description), printable(j.settings_summary()), options);
+    return;
+  }
+
   spdlog::warn(
       "the {} by pid {} was interrupted and left {} changed ({}); restoring its original "
       "configuration before anything else",
-      j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`", j.owner.pid,
-      j.server.description, j.settings_summary());
+      printable(j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`"), j.owner.pid,
+      printable(j.server.description), printable(j.settings_summary()));
   apply::InterruptGuard guard;
   try {
-    apply::RestoreOutcome out = apply::restore_from_journal(ctx.workdir, *wj.journal, ctx.pg_bin);
-    spdlog::warn("restored {}: original configuration back and verified{}", j.server.description,
-                 out.changes.empty() ? "" : " (" + join(out.changes, "; ") + ")");
+    apply::RestoreOutcome out = apply::restore_from_journal(ctx.workdir, *wj.journal, managed);
+    spdlog::warn("restored {}: original configuration back and verified{}",
+                 printable(j.server.description),
+                 out.changes.empty() ? "" : " (" + printable(join(out.changes, "; ")) + ")");
+    for (const std::string& k : out.kept) spdlog::warn("  {}", printable(k));
   } catch (const Error& e) {
-    if (is_command(command, {"server stop"})) {
+    // A command that only reads, or stops the server, goes on: the journal stays, and
+    // `pgslow recover` says the rest.
+    if (is_command(command, {"server stop"}) || read_only) {
       spdlog::error("could not restore it: {}", e.what());
       return;
     }

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.h"
+#include "server/target.h"
 
 namespace pgslow::cli {
 
@@ -16,9 +17,15 @@ void add_apply_commands(CLI::App& app, Context& ctx);     // apply, restore, rec
 void add_run_commands(CLI::App& app, Context& ctx);       // run, plan
 void add_report_commands(CLI::App& app, Context& ctx);    // report, compare
 void add_bisect_commands(CLI::App& app, Context& ctx);    // bisect
+void add_lesson_commands(CLI::App& app, Context& ctx);    // lesson (workshop)
+void add_mystery_commands(CLI::App& app, Context& ctx);   // mystery start|clues|guess|reveal
 
 // Runs before every command that touches a workdir: repairs a run that was interrupted
 // (the journal of a process that is gone) before anything else happens.
 void before_command(Context& ctx, const std::string& command);
+
+// The managed cluster of the workdir: the one server a journal may name without the user
+// naming it (apply_commands.cpp).
+server::TargetSpec managed_target(const Context& ctx);
 
 }  // namespace pgslow::cli

@@ -9,9 +9,6 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "scenario/plan.h"
-#include "scenario/scenario.h"
-#include "workload/registry.h"
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/strings.h"
@@ -21,7 +18,11 @@
 #include "knobs/validate.h"
 #include "knobs/value.h"
 #include "pg/connection.h"
+#include "scenario/plan.h"
+#include "scenario/scenario.h"
 #include "server/managed_cluster.h"
+#include "server/target.h"
+#include "workload/registry.h"
 
 namespace fs = std::filesystem;
 
@@ -321,6 +322,21 @@ void presets_show(Context& ctx, const std::string& name, bool offline, const Ser
 
 // ---- check ---------------------------------------------------------------------------------
 
+// The server a scenario runs against, as `pgslow run` opens it: --conninfo when given, else
+// the scenario's own target (pgctl, command, with its options), else the managed cluster.
+ServerSettings read_scenario_server(Context& ctx, const server::TargetSpec& target,
+                                    const ServerOptions& opts, std::string* described) {
+  if (!opts.conninfo.empty() || target.kind == server::TargetKind::kManaged)
+    return read_server(ctx, opts, described);
+  server::TargetSpec spec = target;
+  spec.workdir = ctx.workdir;
+  if (!spec.pg_bin) spec.pg_bin = ctx.pg_bin;
+  std::unique_ptr<server::ServerControl> server = server::open_target(spec);
+  if (described) *described = server->describe();
+  pg::Connection conn = pg::Connection::open(server->conninfo());
+  return ServerSettings::read(conn);
+}
+
 // A scenario file (a top-level `stages:` key): its shape, its workload, its presets and every
 // stage's configuration against the live server (or offline: names and safe values only),
 // exactly as `pgslow plan` and `pgslow run` would check it before changing anything.
@@ -344,7 +360,7 @@ std::vector<ConfigError> check_scenario_file(Context& ctx, const fs::path& path,
     return problems;
   }
   std::string described;
-  const ServerSettings server = read_server(ctx, opts, &described);
+  const ServerSettings server = read_scenario_server(ctx, sc.target, opts, &described);
   try {
     scenario::Plan plan = scenario::make_plan(sc, catalog, server);
     std::printf("%s: %zu stages checked against PostgreSQL %d (%s); `pgslow plan %s` shows them\n",

@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
   cli::add_run_commands(app, ctx);
   cli::add_report_commands(app, ctx);
   cli::add_bisect_commands(app, ctx);
+  cli::add_lesson_commands(app, ctx);
+  cli::add_mystery_commands(app, ctx);
 
   // Options are known before any subcommand callback runs.
   app.parse_complete_callback([&] {

@@ -8,6 +8,8 @@
 
 #include "apply/interrupt.h"
 #include "cli/commands.h"
+#include "cli/scenario_support.h"
+#include "workshop/dashboard.h"
 #include "common/paths.h"
 #include "common/progress.h"
 #include "common/strings.h"
@@ -21,8 +23,6 @@
 namespace pgslow::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
 
 // A scenario argument is a file, or the name of one in scenarios/ ("quick").
 fs::path resolve_scenario(const std::string& arg) {
@@ -39,17 +39,10 @@ fs::path resolve_scenario(const std::string& arg) {
     if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
   }
   auto suggestion = closest_match(arg, names);
-  throw InputError(fmt::format("no scenario file or named scenario '{}'{}; the named ones are: {}", arg,
-                               suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "",
-                               join(names, ", ")));
+  throw InputError(fmt::format(
+      "no scenario file or named scenario '{}'{}; the named ones are: {}", arg,
+      suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "", join(names, ", ")));
 }
-
-struct Prepared {
-  scenario::Scenario scenario;
-  std::unique_ptr<server::ServerControl> server;
-  knobs::Catalog catalog;
-  scenario::Plan plan;
-};
 
 // Parse, open the target, validate against the live server. Changes nothing.
 Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
@@ -67,6 +60,14 @@ Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
   return p;
 }
 
+scenario::RunOptions run_options_for(const Context& ctx, const Prepared& prepared) {
+  scenario::RunOptions options;
+  options.target = prepared.scenario.target;
+  options.target->workdir = ctx.workdir;
+  options.target->pg_bin = ctx.pg_bin;
+  return options;
+}
+
 fs::path default_out_dir(const std::string& scenario_name) {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -81,8 +82,11 @@ void render(const report::Run& run, std::string_view format, std::ostream& out) 
 // report.md/.json/.csv/.html and one server log excerpt per stage.
 void write_results(const report::Run& run, const fs::path& dir) {
   fs::create_directories(dir / "logs");
-  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
-           {"md", "report.md"}, {"json", "report.json"}, {"csv", "report.csv"}, {"html", "report.html"}}) {
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"md", "report.md"},
+                                                        {"json", "report.json"},
+                                                        {"csv", "report.csv"},
+                                                        {"html", "report.html"}}) {
     std::ofstream out(dir / file);
     render(run, format, out);
   }
@@ -97,14 +101,13 @@ void write_results(const report::Run& run, const fs::path& dir) {
   }
 }
 
-}  // namespace
-
 void add_run_commands(CLI::App& app, Context& ctx) {
   // pgslow plan
   {
     auto* cmd = app.add_subcommand("plan", "show what a run would do, changing nothing");
     auto scenario_arg = std::make_shared<std::string>();
-    cmd->add_option("scenario", *scenario_arg, "scenario file or name (scenarios/NAME.yaml)")->required();
+    cmd->add_option("scenario", *scenario_arg, "scenario file or name (scenarios/NAME.yaml)")
+        ->required();
     cmd->callback([&ctx, scenario_arg] {
       before_command(ctx, "plan");
       Prepared p = prepare(ctx, *scenario_arg, false);
@@ -124,16 +127,20 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       int max_tries = 1;
       bool allow_partial = false;
       driver::Protocol protocol = driver::Protocol::kPrepared;
+      bool check_data = false;
     };
     auto a = std::make_shared<Args>();
-    cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")->required();
+    cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")
+        ->required();
     cmd->add_option("--out", a->out, "results folder (default results/<scenario>-<time>)");
-    cmd->add_flag("--allow-changes", a->allow_changes, "allow changing a server that is not the managed cluster");
+    cmd->add_flag("--allow-changes", a->allow_changes,
+                  "allow changing a server that is not the managed cluster");
     cmd->add_option("--duration", a->duration, "seconds per measured run (overrides the scenario)");
     cmd->add_option("--warmup", a->warmup, "warm-up seconds (overrides the scenario)");
     cmd->add_option("--repeats", a->repeats, "measured runs per stage (overrides the scenario)");
     cmd->add_option("--workers", a->workers, "driver threads (default: one per core)");
-    cmd->add_option("--max-tries", a->max_tries, "attempts per transaction on serialization failure or deadlock");
+    cmd->add_option("--max-tries", a->max_tries,
+                    "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
     cmd->add_option_function<std::string>(
         "--protocol,-M",
@@ -143,13 +150,13 @@ void add_run_commands(CLI::App& app, Context& ctx) {
           a->protocol = *p;
         },
         "how statements are sent, like pgbench -M: simple, extended or prepared (default)");
-    cmd->callback([&ctx, a] {
+    cmd->add_flag("--check-data", a->check_data,
+                  "run the workload's consistency checks after each run; a failed check fails the stage");
+    auto dashboard = add_dashboard_options(cmd);
+    cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
       Prepared p = prepare(ctx, a->scenario, a->allow_changes);
-      scenario::RunOptions options;
-      options.target = p.scenario.target;
-      options.target->workdir = ctx.workdir;
-      options.target->pg_bin = ctx.pg_bin;
+      scenario::RunOptions options = run_options_for(ctx, p);
       options.duration_s = a->duration;
       options.warmup_s = a->warmup;
       options.repeats = a->repeats;
@@ -157,9 +164,14 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       options.max_tries = a->max_tries;
       options.allow_partial = a->allow_partial;
       options.protocol = a->protocol;
+      options.check_data = a->check_data;
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
 
-      ConsoleProgress progress;
+      ConsoleProgress console;
+      std::unique_ptr<workshop::Dashboard> board = open_dashboard(cmd, *dashboard, "pgslow run " + p.scenario.name);
+      if (board) board->watch_server(p.server->conninfo());
+      SilentProgress none;
+      TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
       progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
                                 p.scenario.name, p.plan.stages.size(), p.server->describe(),
                                 p.plan.estimated_seconds));
@@ -170,17 +182,34 @@ void add_run_commands(CLI::App& app, Context& ctx) {
         if (!run.stages.empty()) {
           write_results(run, out_dir);
           render(run, "console", std::cout);
-          std::cerr << fmt::format("pgslow: interrupted; configuration restored; partial results in {}\n",
-                                   out_dir.string());
+          std::cerr << fmt::format(
+              "pgslow: interrupted; configuration restored; partial results in {}\n",
+              out_dir.string());
         }
         throw;
       }
       write_results(run, out_dir);
       render(run, "console", std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
+      linger(board.get(), *dashboard);
+      // A run whose every changed stage failed measured nothing it was asked to: exit 1.
+      std::size_t failed = 0;
+      for (std::size_t i = 1; i < run.stages.size(); ++i)
+        failed += run.stages[i].error.empty() ? 0 : 1;
+      if (!run.stages.empty() && !run.stages.front().error.empty())
+        throw RuntimeError(
+            fmt::format("the baseline stage failed: {}; nothing could be compared (the "
+                        "configuration is restored)",
+                        run.stages.front().error));
+      if (run.stages.size() > 1 && failed == run.stages.size() - 1)
+        throw RuntimeError(
+            fmt::format("every changed stage failed ({} of {}); see the errors above and "
+                        "the logs in {} (the configuration is restored)",
+                        failed, run.stages.size() - 1, (out_dir / "logs").string()));
       for (const auto& e : run.expectations) {
         if (!e.passed) {
-          throw Error(kExitExpectation, fmt::format("expectation failed: {} (measured: {})", e.text, e.detail));
+          throw Error(kExitExpectation,
+                      fmt::format("expectation failed: {} (measured: {})", e.text, e.detail));
         }
       }
     });

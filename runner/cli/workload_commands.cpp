@@ -52,6 +52,7 @@ struct WorkloadArgs {
   int scale = 0;  // 0: not given
   std::string conninfo;
   std::uint64_t seed = 1;
+  std::vector<std::string> options;  // KEY=VALUE
 };
 
 void add_workload_args(CLI::App* cmd, WorkloadArgs& a) {
@@ -59,6 +60,9 @@ void add_workload_args(CLI::App* cmd, WorkloadArgs& a) {
   cmd->add_option("--scale,-s", a.scale,
                   "data size: pgbench scale, warehouses (tpcc-lite), 1,000 rows (update-spread)");
   cmd->add_option("--warehouses", a.scale, "tpcc-lite: an alias of --scale");
+  cmd->add_option("--option,-o", a.options,
+                  "a workload option KEY=VALUE, repeatable (tpcc-lite: isolation=serializable, "
+                  "load_connections=4)");
   cmd->add_option("--conninfo", a.conninfo,
                   "run on this server instead of the managed cluster (libpq conninfo)");
 }
@@ -68,6 +72,18 @@ const workload::Workload& resolve(WorkloadArgs& a, workload::WorkloadParams& par
   const workload::Workload& w = workload::find_workload(a.workload);
   params.scale = a.scale > 0 ? a.scale : 1;
   params.seed = a.seed;
+  for (const auto& kv : a.options) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      ConfigError e;
+      e.message = "--option '" + kv + "' is not KEY=VALUE";
+      e.hint = "e.g. --option isolation=serializable";
+      e.where.file = "command line";
+      problems.push_back(std::move(e));
+      continue;
+    }
+    params.options[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
   auto errs = w.validate(params);
   problems.insert(problems.end(), errs.begin(), errs.end());
   return w;
@@ -104,6 +120,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
   auto opts = std::make_shared<driver::DriverOptions>();
   auto json_file = std::make_shared<std::string>();
   auto no_reset = std::make_shared<bool>(false);
+  auto check_data = std::make_shared<bool>(false);
   opts->duration_s = 10;
   opts->warmup_s = 0;
   CLI::App* bench = app.add_subcommand(
@@ -144,7 +161,9 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
   bench->add_flag("--no-reset", *no_reset,
                   "run on the database --conninfo names as it is (e.g. tables `pgbench -i` made), "
                   "without a template clone");
-  bench->callback([&ctx, bench_args, opts, json_file, no_reset] {
+  bench->add_flag("--check-data", *check_data,
+                  "run the workload's consistency checks after the run (exit 1 when one fails)");
+  bench->callback([&ctx, bench_args, opts, json_file, no_reset, check_data] {
     before_command(ctx, "bench");
     workload::WorkloadParams params;
     std::vector<ConfigError> problems;
@@ -178,6 +197,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     lab_options.measure.max_tries = opts->max_tries;
     lab_options.measure.allow_partial = opts->allow_partial;
     lab_options.measure.protocol = opts->protocol;
+    lab_options.measure.check_data = *check_data;
     lab_options.measure.schedule_seed = bench_args->seed;
     knobs::Catalog catalog = knobs::Catalog::load_default();
     stage::LabSession lab(*server, catalog, w, params, lab_options, progress);
@@ -212,6 +232,8 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
       write_file_durably(*json_file, report::bench_to_json(result).dump(2) + "\n");
     if (result.interrupted)
       throw Error(kExitInterrupted, "interrupted: the result above is partial");
+    // A failed check failed the measurement above (its error names the clauses).
+    if (*check_data) std::fputs("consistency checks: all passed\n", stdout);
   });
 
   // ---- check-data ----

@@ -51,26 +51,40 @@ void fsync_path(const fs::path& path, int flags) {
 void write_file_durably(const fs::path& path, const std::string& contents) {
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // O_EXCL | O_NOFOLLOW: a file or symlink planted under the temporary name is never written
+  // through; one left by this pid's predecessor is removed first.
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(tmp.c_str(), flags, 0600);
+  if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0)
+    fd = ::open(tmp.c_str(), flags, 0600);
   if (fd < 0) fail("cannot create", tmp);
+  // Any failure from here on (a full disk above all) removes the temporary file: the target
+  // keeps its old bytes, and nothing half-written stays behind.
+  auto give_up = [&](const char* what, const fs::path& which) {
+    int err = errno;
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    errno = err;
+    fail(what, which);
+  };
   const char* p = contents.data();
   std::size_t left = contents.size();
   while (left > 0) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      ::close(fd);
-      fail("cannot write", tmp);
+      give_up("cannot write", tmp);
     }
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("cannot fsync", tmp);
+  if (::fsync(fd) != 0) give_up("cannot fsync", tmp);
+  if (::close(fd) != 0) {
+    fd = -1;
+    give_up("cannot write", tmp);
   }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename onto", path);
+  fd = -1;
+  if (::rename(tmp.c_str(), path.c_str()) != 0) give_up("cannot rename onto", path);
   fsync_path(path.parent_path().empty() ? fs::path(".") : path.parent_path(),
              O_RDONLY | O_DIRECTORY);
 }

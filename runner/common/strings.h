@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/printable.h"  // printable(): text safe for a terminal
+
 namespace pgslow {
 
 std::string trim(std::string_view s);

@@ -140,6 +140,7 @@ report::Measurement run_workload(const workload::Workload& workload,
   report::Measurement m;
   Histogram second;
   std::uint64_t failed_total = 0;
+  std::uint64_t failed_before = 0;
   std::int64_t last = t0;
   std::int64_t next_tick = t0 + 1'000'000;
   const std::int64_t window_end_planned =
@@ -167,6 +168,15 @@ report::Measurement run_workload(const workload::Workload& workload,
       if (now > measure_start && !stop_now) m.tps_per_second.push_back(tps);
       progress.update(progress_line(static_cast<double>(now - t0) / 1e6, now <= measure_start, tps,
                                     second.percentile(0.99), failed_total));
+      ProgressTick tick;
+      tick.elapsed_s = static_cast<double>(now - t0) / 1e6;
+      tick.warmup = now <= measure_start;
+      tick.tps = tps;
+      tick.p50_us = second.percentile(0.50);
+      tick.p99_us = second.percentile(0.99);
+      tick.failed_per_s = secs > 0 ? static_cast<double>(failed_total - failed_before) / secs : 0;
+      failed_before = failed_total;
+      progress.tick(tick);
       last = now;
       next_tick += 1'000'000;
       if (next_tick <= now) next_tick = now + 1'000'000;
@@ -197,7 +207,6 @@ report::Measurement run_workload(const workload::Workload& workload,
     total.merge(tallies[i]);
     std::string name = i < type_names.size() ? type_names[i] : std::string(workload.name());
     m.by_type.push_back(tallies[i].result(name));
-    if (name == "new_order") m.new_orders_per_min = static_cast<double>(tallies[i].committed);
   }
   m.duration_s = std::max(0.0, static_cast<double>(window_end - measure_start) / 1e6);
   m.committed = total.committed;
@@ -205,7 +214,13 @@ report::Measurement run_workload(const workload::Workload& workload,
   m.failed = total.failed;
   m.retries = total.retries;
   m.tps = m.duration_s > 0 ? static_cast<double>(m.committed + m.rolled_back) / m.duration_s : 0;
-  m.new_orders_per_min = m.duration_s > 0 ? m.new_orders_per_min * 60.0 / m.duration_s : 0;
+  // The workload's own figures (tpmC, ...): the driver knows no workload by name.
+  workload::RunCounts run{.duration_s = m.duration_s, .by_type = m.by_type, .counters = {}};
+  run.counters.assign(workload.counter_names().size(), 0);
+  for (auto& w : ws)
+    for (std::size_t i = 0; i < run.counters.size() && i < w->counters_.size(); ++i)
+      run.counters[i] += w->counters_[i];
+  m.headline = workload.headline(run);
   m.latency = total.latency.summary();
   if (o.rate > 0) m.schedule_lag = lag.summary();
   if (o.pool_size > 0) m.pool_wait = pool_wait.summary();

@@ -260,7 +260,9 @@ Task<void> Worker::client_loop(ClientState& c) {
     else
       interval_.record(end - scheduled);
     // Counted: started after the warm-up, finished inside the window.
-    if (scheduled >= measure_start_ && end <= end_us_) {
+    const bool measured = scheduled >= measure_start_ && end <= end_us_;
+    c.client->take_counters(measured ? counters_ : unmeasured_counters_);
+    if (measured) {
       tallies_[type].add(outcome, end - scheduled);
       if (rate_mode) {
         schedule_lag_.record(start - scheduled);

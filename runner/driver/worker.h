@@ -76,6 +76,8 @@ class Worker final : public EventLoop, public Inbox {
 
   // Results, read by the main thread after join.
   std::vector<Tally> tallies_;
+  std::vector<std::uint64_t> counters_;  // Client::take_counters() of measured transactions
+  std::vector<std::uint64_t> unmeasured_counters_;  // the others: dropped
   Histogram schedule_lag_;
   Histogram pool_wait_;
   Histogram connect_time_;     // every connection this worker opened

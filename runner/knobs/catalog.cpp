@@ -31,7 +31,8 @@ constexpr long long kNewestMajor = 99;
 bool valid_parameter_name(std::string_view name) {
   if (name.empty() || name.size() > 63) return false;
   for (char c : name) {
-    if (!(std::islower(static_cast<unsigned char>(c)) ||
+    // Either case: the server's own TimeZone and DateStyle (PostgreSQL ignores the case).
+    if (!(std::isalpha(static_cast<unsigned char>(c)) ||
           std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '.')) {
       return false;
     }
@@ -110,7 +111,7 @@ std::vector<Setting> read_settings(yaml::Reader& r, const YAML::Node& node, std:
     YAML::Node key = f.key_node(name);
     if (!valid_parameter_name(name)) {
       r.error(key, fmt::format("{} is not a parameter name", yaml::printable(name)),
-              "parameter names are lower-case letters, digits and underscores");
+              "parameter names are letters, digits and underscores");
       continue;
     }
     if (auto v = setting_value(r, value, name, key)) {
@@ -133,7 +134,7 @@ std::optional<Knob> read_knob(yaml::Reader& r, const YAML::Node& node,
   if (auto name = r.string(f.get("name"), "name", true, node)) {
     if (!valid_parameter_name(*name)) {
       r.error(f.get("name"), fmt::format("{} is not a parameter name", yaml::printable(*name)),
-              "PostgreSQL parameter names are lower-case letters, digits and underscores");
+              "PostgreSQL parameter names are letters, digits and underscores");
     }
     k.name = *name;
   }
@@ -398,8 +399,9 @@ Catalog Catalog::load_default() {
 }
 
 const Knob* Catalog::find(std::string_view name) const {
+  // Case-insensitive, as PostgreSQL compares parameter names (TimeZone, DateStyle).
   for (const auto& k : knobs_) {
-    if (k.name == name) return &k;
+    if (iequals(k.name, name)) return &k;
   }
   return nullptr;
 }

@@ -417,7 +417,10 @@ ServerSettings ServerSettings::read(pg::Connection& conn) {
     const std::string enums(r.get(i, 10));
     if (!enums.empty()) s.enumvals = split(enums, ',');
     s.pending_restart = r.get(i, 11) == "t";
-    out.by_name[s.name] = std::move(s);
+    // Keyed in lower case (find folds the name it is given): TimeZone and DateStyle are the
+    // server's own spellings.
+    std::string key = to_lower(s.name);
+    out.by_name[key] = std::move(s);
   }
   return out;
 }
@@ -430,7 +433,7 @@ const ServerSetting* ServerSettings::find(std::string_view name) const {
 std::vector<std::string> ServerSettings::names() const {
   std::vector<std::string> out;
   out.reserve(by_name.size());
-  for (const auto& [name, s] : by_name) out.push_back(name);
+  for (const auto& [key, s] : by_name) out.push_back(s.name);
   return out;
 }
 

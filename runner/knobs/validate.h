@@ -27,9 +27,9 @@ struct ServerSetting {
 
 // The live server's parameters and version.
 struct ServerSettings {
-  int version_num = 0;  // server_version_num, e.g. 150018
-  int major = 0;        // e.g. 15
-  std::map<std::string, ServerSetting> by_name;
+  int version_num = 0;                           // server_version_num, e.g. 150018
+  int major = 0;                                 // e.g. 15
+  std::map<std::string, ServerSetting> by_name;  // lower-case name -> setting
 
   static ServerSettings read(pg::Connection& conn);
   // Case-insensitive, as PostgreSQL treats parameter names.

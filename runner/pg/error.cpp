@@ -1,6 +1,9 @@
 #include "pg/error.h"
 
 #include <fmt/format.h>
+#include <libpq-fe.h>
+
+#include <cctype>
 
 #include "common/strings.h"
 
@@ -63,55 +66,108 @@ Error::Error(ErrorClass error_class, std::string sqlstate, std::string server_me
       server_message_(std::move(server_message)),
       statement_(std::move(statement)) {}
 
+namespace {
+
+bool is_secret_key(std::string_view key) {
+  return key == "password" || key == "sslpassword";
+}
+
+bool is_space(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+
+// URI form: postgresql://user:secret@host/db?password=secret&sslpassword=secret
+std::string redact_uri(std::string s, std::size_t start) {
+  auto at = s.find('@', start);
+  auto end_of_authority = s.find_first_of("/?", start);
+  if (at != std::string::npos && (end_of_authority == std::string::npos || at < end_of_authority)) {
+    auto colon = s.find(':', start);
+    if (colon != std::string::npos && colon < at) s.replace(colon + 1, at - colon - 1, "***");
+  }
+  auto q = s.find('?');
+  while (q != std::string::npos && q + 1 < s.size()) {
+    std::size_t key_start = q + 1;
+    std::size_t eq = s.find('=', key_start);
+    std::size_t amp = s.find('&', key_start);
+    if (eq == std::string::npos || (amp != std::string::npos && amp < eq)) {
+      q = amp;
+      continue;
+    }
+    std::string key = s.substr(key_start, eq - key_start);
+    std::size_t value_end = amp == std::string::npos ? s.size() : amp;
+    if (is_secret_key(key)) s.replace(eq + 1, value_end - eq - 1, "***");
+    q = s.find('&', eq);
+  }
+  return s;
+}
+
+}  // namespace
+
 std::string redact_conninfo(std::string_view conninfo) {
   std::string s(conninfo);
-  // URI form: postgresql://user:secret@host/...
   for (std::string_view scheme : {"postgresql://", "postgres://"}) {
-    if (starts_with(s, scheme)) {
-      auto start = scheme.size();
-      auto at = s.find('@', start);
-      auto slash = s.find('/', start);
-      if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
-        auto colon = s.find(':', start);
-        if (colon != std::string::npos && colon < at) s.replace(colon + 1, at - colon - 1, "***");
-      }
-      // password=... may also appear as a query parameter.
-      auto q = s.find("password=");
-      if (q != std::string::npos) {
-        auto end = s.find('&', q);
-        s.replace(q + 9, (end == std::string::npos ? s.size() : end) - q - 9, "***");
-      }
-      return s;
-    }
+    if (starts_with(s, scheme)) return redact_uri(std::move(s), scheme.size());
   }
-  // keyword = value form; the value may be single-quoted with backslash escapes.
+  // keyword = value form (libpq's grammar: whitespace, tabs included, may surround '='; the
+  // value may be single-quoted with backslash escapes).
   std::string out;
   std::size_t i = 0;
   while (i < s.size()) {
-    auto key_pos = s.find("password", i);
-    if (key_pos == std::string::npos) break;
-    bool word_start = key_pos == 0 || std::isspace(static_cast<unsigned char>(s[key_pos - 1]));
-    std::size_t j = key_pos + 8;
-    while (j < s.size() && s[j] == ' ') ++j;
-    if (!word_start || j >= s.size() || s[j] != '=') {
-      out.append(s, i, j - i);
+    if (is_space(s[i])) {
+      out += s[i++];
+      continue;
+    }
+    std::size_t key_start = i;
+    while (i < s.size() && !is_space(s[i]) && s[i] != '=') ++i;
+    std::string key = s.substr(key_start, i - key_start);
+    std::size_t j = i;
+    while (j < s.size() && is_space(s[j])) ++j;
+    if (j >= s.size() || s[j] != '=') {
+      out.append(s, key_start, j - key_start);
       i = j;
       continue;
     }
     ++j;
-    while (j < s.size() && s[j] == ' ') ++j;
-    out.append(s, i, j - i);
-    out += "***";
+    while (j < s.size() && is_space(s[j])) ++j;
+    std::size_t value_start = j;
     if (j < s.size() && s[j] == '\'') {
       ++j;
       while (j < s.size() && s[j] != '\'') j += (s[j] == '\\' && j + 1 < s.size()) ? 2 : 1;
       if (j < s.size()) ++j;
     } else {
-      while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+      while (j < s.size() && !is_space(s[j])) j += (s[j] == '\\' && j + 1 < s.size()) ? 2 : 1;
+    }
+    out.append(s, key_start, value_start - key_start);
+    if (is_secret_key(key)) {
+      out += "***";
+    } else {
+      out.append(s, value_start, j - value_start);
     }
     i = j;
   }
-  out.append(s, i, std::string::npos);
+  return out;
+}
+
+std::string conninfo_without_secrets(std::string_view conninfo) {
+  char* err = nullptr;
+  PQconninfoOption* options = PQconninfoParse(std::string(conninfo).c_str(), &err);
+  if (options == nullptr) {
+    if (err) PQfreemem(err);
+    // Not a valid conninfo: nothing could connect with it anyway; keep no part that may be one.
+    return redact_conninfo(conninfo);
+  }
+  std::string out;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->val == nullptr || is_secret_key(o->keyword)) continue;
+    std::string value;
+    for (const char* c = o->val; *c; ++c) {
+      if (*c == '\'' || *c == '\\') value += '\\';
+      value += *c;
+    }
+    if (!out.empty()) out += ' ';
+    out += fmt::format("{}='{}'", o->keyword, value);
+  }
+  PQconninfoFree(options);
   return out;
 }
 

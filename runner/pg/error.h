@@ -51,8 +51,14 @@ class Error : public RuntimeError {
   std::string statement_;
 };
 
-// The conninfo with any password replaced by "***" (keyword=value and URI forms), for logs
-// and error messages.
+// The conninfo with every secret (password, sslpassword, the password of a URI's user:password@)
+// replaced by "***" (keyword=value and URI forms), for logs and error messages: the one
+// redaction for display.
 std::string redact_conninfo(std::string_view conninfo);
+
+// The conninfo with no secret key at all, as keyword='value' pairs (libpq parses it), for
+// what pgslow stores (the journal): a literal password=*** would override PGPASSWORD, the
+// password file and the service file when the server is opened again.
+std::string conninfo_without_secrets(std::string_view conninfo);
 
 }  // namespace pgslow::pg

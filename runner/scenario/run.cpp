@@ -67,26 +67,18 @@ bool evaluate_expectations(const Scenario& scenario, report::Run& run) {
   return all;
 }
 
-void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Catalog& catalog,
-              const fs::path& workdir, const RunOptions& options, Progress& progress,
-              report::Run& run) {
-  const Scenario& s = plan.scenario;
-  const auto wall_start = now_us();
-
-  const workload::Workload& wl = workload::find_workload(s.workload.name);
+workload::WorkloadParams workload_params(const Scenario& s) {
   workload::WorkloadParams params;
   params.scale = s.workload.scale;
   params.clients = s.workload.clients;
   params.think_time = s.workload.think_time;
   params.seed = s.workload.seed;
   params.options = s.workload.options;
-  if (auto problems = wl.validate(params); has_errors(problems)) {
-    for (auto& p : problems) {
-      if (p.where.file.empty()) p.where = s.workload.where;
-    }
-    throw InputError(problems);
-  }
+  return params;
+}
 
+stage::LabOptions make_lab_options(const Scenario& s, const RunOptions& options,
+                                   const fs::path& workdir) {
   stage::LabOptions lab_options;
   lab_options.target = options.target;
   lab_options.workdir = workdir;
@@ -99,7 +91,28 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   m.max_tries = options.max_tries;
   m.allow_partial = options.allow_partial || s.allow_partial;
   m.protocol = options.protocol;
-  m.schedule_seed = params.seed;
+  m.check_data = options.check_data || s.measure.check_data;
+  m.schedule_seed = s.workload.seed;
+  return lab_options;
+}
+
+void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Catalog& catalog,
+              const fs::path& workdir, const RunOptions& options, Progress& progress,
+              report::Run& run) {
+  const Scenario& s = plan.scenario;
+  const auto wall_start = now_us();
+
+  const workload::Workload& wl = workload::find_workload(s.workload.name);
+  workload::WorkloadParams params = workload_params(s);
+  if (auto problems = wl.validate(params); has_errors(problems)) {
+    for (auto& p : problems) {
+      if (p.where.file.empty()) p.where = s.workload.where;
+    }
+    throw InputError(problems);
+  }
+
+  const stage::LabOptions lab_options = make_lab_options(s, options, workdir);
+  const stage::MeasureOptions& m = lab_options.measure;
   stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
 
   run.pgslow_version = "0.1.0";
@@ -144,6 +157,9 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
         progress.note(fmt::format("  fixed rate {:g}% of {:.0f} = {:.0f} tx/s", load.rate_percent,
                                   base, load.rate));
       }
+      StageMarker marker{st.name, {}};
+      for (const auto& c : st.changes) marker.changes.push_back(report::describe_change(c));
+      progress.stage_started(marker);
       report::StageResult r = lab.measure({st.name, st.settings, {}}, load);
       r.description = st.description;
       r.sweep_point = st.sweep_point;

@@ -17,6 +17,7 @@
 #include "scenario/plan.h"
 #include "server/server_control.h"
 #include "server/target.h"
+#include "stage/lab_session.h"
 #include "workload/dataset.h"
 #include "workload/workload.h"
 
@@ -32,7 +33,15 @@ struct RunOptions {
   int max_tries = 1;
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;
+  bool check_data = false;  // --check-data, on top of the scenario's measure.check_data
 };
+
+// The workload's parameters as the scenario gives them.
+workload::WorkloadParams workload_params(const Scenario& scenario);
+// How the scenario's configurations are measured (its measure section, `options` overriding)
+// on the target `options` names, journaled in `workdir`.
+stage::LabOptions make_lab_options(const Scenario& scenario, const RunOptions& options,
+                                   const std::filesystem::path& workdir);
 
 // Runs every stage of the plan on `server`, restores the configuration and evaluates the
 // expectations, filling `run` as it goes (stages that failed carry their error). On an

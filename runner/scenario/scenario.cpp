@@ -56,6 +56,28 @@ std::optional<double> parse_duration(std::string_view text) {
 
 namespace {
 
+// Why `name` cannot be a scenario name (`as_path`: it names a folder under results/) or a
+// stage name; empty when it can.
+std::string unsafe_name_reason(const std::string& name, bool as_path) {
+  if (has_control_characters(name)) return "holds control characters";
+  if (!as_path) return {};
+  if (name.empty()) return "is empty";
+  if (name.front() == '/' || name.front() == '~') return "is an absolute path";
+  if (name.find_first_of("/\\") != std::string::npos) return "holds a path separator";
+  if (name.front() == '.' || name.find("..") != std::string::npos)
+    return "starts with '.' or holds \"..\" (a path out of results/)";
+  if (name.size() > 100) return "is longer than 100 characters";
+  return {};
+}
+
+// Newlines and tabs are layout in a description, not control.
+std::string remove_layout(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
 const std::vector<std::string> kTopFields = {"name",    "description", "target",
                                              "workload", "measure",     "mode",
                                              "baseline", "stages",      "expect",
@@ -166,7 +188,7 @@ void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
 
 void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (!node.IsDefined()) return;
-  yaml::Fields f = r.fields(node, "measure", {"warmup", "duration", "repeats"});
+  yaml::Fields f = r.fields(node, "measure", {"warmup", "duration", "repeats", "check_data"});
   if (auto v = read_duration(r, f.get("warmup"), "measure.warmup")) s.measure.warmup_s = *v;
   if (auto v = read_duration(r, f.get("duration"), "measure.duration")) {
     if (*v < 1) {
@@ -179,6 +201,7 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (auto v = read_positive_int(r, f.get("repeats"), "measure.repeats", 1, 100)) {
     s.measure.repeats = *v;
   }
+  if (auto v = r.boolean(f.get("check_data"), "measure.check_data")) s.measure.check_data = *v;
 }
 
 }  // namespace
@@ -267,7 +290,12 @@ void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
         r.fields(item, "a stage", {"name", "description", "presets", "settings", "load"});
     if (!item.IsMap()) continue;
     auto name = r.string(f.get("name"), "stage name", true, item);
-    if (name) {
+    if (name && !unsafe_name_reason(*name, false).empty()) {
+      r.error(f.get("name"),
+              fmt::format("the stage name \"{}\" {}", printable(*name),
+                          unsafe_name_reason(*name, false)),
+              "use words, digits and punctuation");
+    } else if (name) {
       stage.name = *name;
       if (!names.insert(to_lower(*name)).second) {
         r.error(f.get("name"), fmt::format("stage name '{}' is used twice", *name),
@@ -356,8 +384,21 @@ void read_expect(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
 Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s) {
   yaml::Fields f = r.fields(root, "a scenario", kTopFields);
   if (!root.IsMap()) return s;
-  if (auto v = r.string(f.get("name"), "name")) s.name = *v;
-  if (auto v = r.string(f.get("description"), "description")) s.description = *v;
+  if (auto v = r.string(f.get("name"), "name")) {
+    // The name becomes a folder under results/: a path of its own would write elsewhere.
+    if (std::string why = unsafe_name_reason(*v, true); !why.empty()) {
+      r.error(f.get("name"), fmt::format("the scenario name \"{}\" {}", printable(*v), why),
+              "use letters, digits, '-', '_' and '.', e.g. name: cache-study");
+    } else {
+      s.name = *v;
+    }
+  }
+  if (auto v = r.string(f.get("description"), "description")) {
+    if (has_control_characters(remove_layout(*v)))
+      r.error(f.get("description"), "the description holds control characters",
+              "remove them (escape sequences would reach the terminal and the reports)");
+    s.description = *v;
+  }
   read_target(r, f.get("target"), s);
   if (auto v = r.boolean(f.get("allow_changes"), "allow_changes")) s.target.allow_changes = *v;
   if (auto v = r.boolean(f.get("allow_partial"), "allow_partial")) s.allow_partial = *v;

@@ -53,6 +53,7 @@ struct MeasureSpec {
   double warmup_s = 5;
   double duration_s = 30;
   int repeats = 1;
+  bool check_data = false;  // measure.check_data: consistency checks after each run
 };
 
 struct PresetRef {

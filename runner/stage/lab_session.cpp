@@ -55,7 +55,16 @@ LabSession::LabSession(server::ServerControl& server, const knobs::Catalog& cata
     apply::require_permission(server_);
     applier_ =
         std::make_unique<apply::Applier>(server_, options_.workdir, catalog_, options_.target);
+    if (options_.hide_settings) applier_->hide_settings();
   }
+}
+
+void LabSession::keep(const Configuration& configuration) {
+  if (applier_ == nullptr) throw InputError("this session does not change the configuration");
+  applier_->apply(configuration.settings, apply::Operation::kApply,
+                  {configuration.name, configuration.presets, options_.command});
+  applier_->keep();
+  kept_ = true;
 }
 
 LabSession::~LabSession() {
@@ -74,7 +83,7 @@ std::uint64_t LabSession::data_bytes() {
 }
 
 void LabSession::finish() {
-  if (applier_ == nullptr || !applier_->has_changes()) return;
+  if (applier_ == nullptr || !applier_->has_changes() || kept_) return;
   try {
     applier_->restore();
   } catch (const apply::Interrupted&) {
@@ -91,7 +100,7 @@ void LabSession::finish() {
 }
 
 bool LabSession::restore_after_error() noexcept {
-  if (applier_ == nullptr || !applier_->has_changes()) return true;
+  if (applier_ == nullptr || !applier_->has_changes() || kept_) return true;
   try {
     applier_->restore();
     progress_.note("configuration restored");
@@ -173,6 +182,8 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   report::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
                                                apply::InterruptGuard::stop_flag());
   lock_waits.stop();
+  // A failed check throws RuntimeError: the stage fails with the offending rows named.
+  if (mo.check_data) workload::check_data(workload_, reset.conninfo, params);
   evidence.clear();
   window_s = 0;
   if (!evidence_error.empty()) stage.warnings.push_back("evidence incomplete: " + evidence_error);

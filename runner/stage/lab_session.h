@@ -47,6 +47,7 @@ struct MeasureOptions {
   int max_tries = 1;  // attempts per transaction for serialization failures and deadlocks
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;  // how statements are sent (-M)
+  bool check_data = false;  // consistency checks after each run; a failed check fails the stage
   std::uint64_t schedule_seed = 1;  // the fixed-rate arrival schedule (the driver's seed)
 };
 
@@ -61,6 +62,8 @@ struct LabOptions {
   // false (bench --no-reset): run on the database the server's conninfo names, as it is.
   bool reset_data = true;
   std::string command = "pgslow run";  // for the journal: who changed the server
+  // A workshop mystery: the journal is sealed and names no setting (apply::Journal::hidden).
+  bool hide_settings = false;
 };
 
 // What to measure: a whole configuration on top of the server's original one.
@@ -92,6 +95,9 @@ class LabSession {
   report::StageResult measure(const Configuration& configuration, const report::LoadSettings& load,
                               std::optional<int> repeats = std::nullopt);
 
+  // Leaves `configuration` applied as a kept degradation (like `pgslow apply`: only `pgslow
+  // restore`, or a mystery's reveal, undoes it); finish() then changes nothing.
+  void keep(const Configuration& configuration);
   // The one restore policy: puts the original configuration back and verifies it. A failure
   // names `pgslow recover` and propagates (exit 1); the journal stays for recovery. Notes
   // "configuration restored" when something had changed. Safe to call twice.
@@ -123,6 +129,7 @@ class LabSession {
   apply::InterruptGuard guard_;
   workload::Dataset dataset_;
   std::unique_ptr<apply::Applier> applier_;
+  bool kept_ = false;  // keep() left a degradation on purpose: no restore on the way out
   int restarts_ = 0;
   int applies_ = 0;
   std::uint64_t data_bytes_ = 0;

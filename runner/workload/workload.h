@@ -15,13 +15,14 @@
 #include "common/progress.h"
 #include "common/task.h"
 #include "pg/connection.h"
+#include "report/model.h"
 
 namespace pgslow::workload {
 
 // A workload's parameters, from the scenario or the command line.
 struct WorkloadParams {
-  int scale = 1;    // warehouses (tpcc-lite), scale factor (tpcb-like, select-only), rows (patterns)
-  int clients = 1;  // simulated users; validate() may derive defaults from scale
+  int scale = 1;  // warehouses (tpcc-lite), scale factor (tpcb-like, select-only), rows (patterns)
+  int clients = 1;          // simulated users; validate() may derive defaults from scale
   bool think_time = false;  // TPC-C keying and think times; off by default, as in BenchBase
   std::uint64_t seed = 1;   // same seed, same inputs: runs are comparable
   std::map<std::string, std::string> options;  // workload-specific, checked by validate()
@@ -45,6 +46,13 @@ struct CheckResult {
   std::string description;  // "W_YTD = sum(D_YTD)"
   bool passed = false;
   std::string detail;  // on failure: the offending keys and values
+};
+
+// What a run counted, for Workload::headline(): the measured window only.
+struct RunCounts {
+  double duration_s = 0;
+  std::vector<report::TxTypeResult> by_type;  // in transaction_types() order
+  std::vector<std::uint64_t> counters;        // in counter_names() order, summed over clients
 };
 
 // One client's connection as its transactions see it. Implemented by the driver over
@@ -83,6 +91,10 @@ class Client {
   virtual Task<TxStatus> execute(Session& session) = 0;
   // Keying plus think time before the chosen transaction, in microseconds; 0 when off.
   virtual std::int64_t think_time_us() const { return 0; }
+  // Adds what the client counted since the last call (Workload::counter_names() order) to
+  // `into` and starts again from zero. The driver calls it after every transaction and keeps
+  // the counts of the transactions it measures.
+  virtual void take_counters(std::vector<std::uint64_t>& /*into*/) {}
 };
 
 class Workload {
@@ -102,9 +114,25 @@ class Workload {
   // Creates the schema and loads the data into the (empty) database `conninfo` names.
   virtual void load(const std::string& conninfo, const WorkloadParams& params,
                     Progress& progress) const = 0;
-  virtual std::unique_ptr<Client> make_client(const WorkloadParams& params, int client_index) const = 0;
+  virtual std::unique_ptr<Client> make_client(const WorkloadParams& params,
+                                              int client_index) const = 0;
+  // Counters the clients keep beside the per-type outcomes (e.g. Delivery's skipped districts);
+  // none by default.
+  virtual std::vector<std::string> counter_names() const { return {}; }
+  // The workload's own headline figures (TPC-C's tpmC and NOPM), from the measured window;
+  // none by default: tps and latency are every workload's figures.
+  virtual std::vector<report::HeadlineFigure> headline(const RunCounts& /*run*/) const {
+    return {};
+  }
   // Consistency checks after a run; an empty list means the workload has none.
-  virtual std::vector<CheckResult> check(pg::Connection& conn, const WorkloadParams& params) const = 0;
+  virtual std::vector<CheckResult> check(pg::Connection& conn,
+                                         const WorkloadParams& params) const = 0;
 };
+
+// Runs the workload's consistency checks on the database `conninfo` names (`--check-data`).
+// Returns the results when every check passes; throws RuntimeError naming each failed clause
+// and its offenders otherwise, so a measured stage with inconsistent data fails.
+std::vector<CheckResult> check_data(const Workload& workload, const std::string& conninfo,
+                                    const WorkloadParams& params);
 
 }  // namespace pgslow::workload

@@ -22,4 +22,9 @@ const std::vector<Check>& checks();
 // tables disagree between queries.
 std::vector<CheckResult> run_checks(pg::Connection& conn);
 
+// Condition 3.3.2.11, which holds only right after the initial load (the loader runs it):
+// count(ORDER) - count(NEW-ORDER) = 2,100 per district.
+const Check& load_check();
+CheckResult run_load_check(pg::Connection& conn);
+
 }  // namespace pgslow::workload::tpcc

@@ -82,7 +82,9 @@ NewOrderInput draw_new_order(Rng& rng, const Terminal& t) {
   const auto ol_cnt = rng.uniform(kMinOrderLines, kMaxOrderLines);  // 2.4.1.3
   in.rollback = rng.percent(1);                                     // 2.4.1.4
   std::vector<std::int64_t> seen;
-  for (std::int64_t n = 0; n < ol_cnt; ++n) {
+  // The rolled-back order draws one valid line less: its last item is the unused one.
+  const std::int64_t valid_lines = in.rollback ? ol_cnt - 1 : ol_cnt;
+  for (std::int64_t n = 0; n < valid_lines; ++n) {
     NewOrderLine line;
     // 2.4.1.5: item ids by NURand; distinct within an order, as most drivers draw them.
     do {
@@ -99,17 +101,18 @@ NewOrderInput draw_new_order(Rng& rng, const Terminal& t) {
     line.quantity = rng.uniform(1, 10);
     in.lines.push_back(line);
   }
-  // The rolled-back order's last item is an unused id (2.4.1.4).
-  if (in.rollback) in.lines.back().i_id = kItems + 1;
   // Stock rows are locked in one global order, so concurrent New-Orders cannot deadlock.
   std::sort(in.lines.begin(), in.lines.end(), [](const NewOrderLine& a, const NewOrderLine& b) {
     return std::tie(a.supply_w_id, a.i_id) < std::tie(b.supply_w_id, b.i_id);
   });
+  // 2.4.1.4: the rolled-back order's last item is an unused id, processed after the valid ones.
+  if (in.rollback)
+    in.lines.push_back({.i_id = kItems + 1, .supply_w_id = t.w_id, .quantity = rng.uniform(1, 10)});
   return in;
 }
 
-Task<TxStatus> run_new_order(Session& s, const NewOrderInput& in) {
-  co_await s.query("BEGIN");
+Task<TxStatus> run_new_order(Session& s, const NewOrderInput& in, const std::string& begin) {
+  co_await s.query(begin);
   co_await s.execute("no_get_customer",
                      NoGetCustomer{.w_id = in.w_id, .d_id = in.d_id, .c_id = in.c_id}.params());
   const pg::Result district = co_await s.execute(
@@ -136,11 +139,6 @@ Task<TxStatus> run_new_order(Session& s, const NewOrderInput& in) {
   // Named, not a temporary inside co_await: GCC 12 destroys such temporaries twice.
   const NoGetItems get_items{.item_ids = std::move(item_ids)};
   const pg::Result items = co_await s.execute("no_get_items", get_items.params());
-  // 2.4.2.3: an unused item id rolls the whole order back; that is the expected outcome.
-  if (items.rows() < ol_cnt) {
-    co_await s.query("ROLLBACK");
-    co_return TxStatus::kRolledBack;
-  }
   std::unordered_map<std::int64_t, std::int64_t> price_cents;
   for (int r = 0; r < items.rows(); ++r)
     price_cents[items.get_int64(r, 0)] = parse_cents(items.get(r, 1));
@@ -151,6 +149,14 @@ Task<TxStatus> run_new_order(Session& s, const NewOrderInput& in) {
   lines.o_id = o_id;
   std::int64_t number = 0;
   for (const auto& line : in.lines) {
+    // 2.4.2.3: the items are processed in order; the unused one, the order's last, is "not
+    // found" after the valid items' stock was updated, and the whole order rolls back: the
+    // expected outcome, with the same work done as the spec's transaction does.
+    const auto price = price_cents.find(line.i_id);
+    if (price == price_cents.end()) {
+      co_await s.query("ROLLBACK");
+      co_return TxStatus::kRolledBack;
+    }
     const pg::Result stock =
         co_await s.execute("no_update_stock", NoUpdateStock{.supply_w_id = line.supply_w_id,
                                                             .i_id = line.i_id,
@@ -162,7 +168,7 @@ Task<TxStatus> run_new_order(Session& s, const NewOrderInput& in) {
     lines.item_ids.push_back(line.i_id);
     lines.supply_w_ids.push_back(line.supply_w_id);
     lines.quantities.push_back(line.quantity);
-    lines.amounts_cents.push_back(line.quantity * price_cents[line.i_id]);  // OL_AMOUNT
+    lines.amounts_cents.push_back(line.quantity * price->second);  // OL_AMOUNT
     lines.dist_infos.emplace_back(stock.get(0, 2));
   }
   co_await s.execute("no_insert_order_lines", lines.params());

@@ -46,8 +46,8 @@ OrderStatusInput draw_order_status(Rng& rng, const Terminal& t) {
   return in;
 }
 
-Task<TxStatus> run_order_status(Session& s, const OrderStatusInput& in) {
-  co_await s.query("BEGIN");
+Task<TxStatus> run_order_status(Session& s, const OrderStatusInput& in, const std::string& begin) {
+  co_await s.query(begin);
   std::int64_t c_id = in.customer.c_id;
   if (c_id == 0) {
     // Named before the co_await: GCC 12 destroys a string-holding temporary in it twice.

@@ -73,10 +73,10 @@ PaymentInput draw_payment(Rng& rng, const Terminal& t) {
   return in;
 }
 
-Task<TxStatus> run_payment(Session& s, const PaymentInput& in) {
+Task<TxStatus> run_payment(Session& s, const PaymentInput& in, const std::string& begin) {
   // Structs with strings are named before the co_await that uses them, never temporaries
   // inside it: GCC 12 destroys such temporaries twice.
-  co_await s.query("BEGIN");
+  co_await s.query(begin);
   const pg::Result warehouse = co_await s.execute(
       "pay_update_warehouse",
       PayUpdateWarehouse{.w_id = in.w_id, .amount_cents = in.amount_cents}.params());

@@ -103,6 +103,10 @@ struct DelTakeOldestNewOrder {  // del_take_oldest_new_order: deletes and return
   int64_t w_id, d_id;
   pg::Params params() const;
 };
+struct DelHasNewOrder {  // del_has_new_order: is any order of the district undelivered?
+  int64_t w_id, d_id;
+  pg::Params params() const;
+};
 struct DelUpdateOrder {  // del_update_order: sets the carrier, returns O_C_ID
   int64_t w_id, d_id, o_id, carrier_id;
   pg::Params params() const;

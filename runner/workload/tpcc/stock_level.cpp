@@ -32,8 +32,8 @@ StockLevelInput draw_stock_level(Rng& rng, const Terminal& t) {
   return StockLevelInput{.w_id = t.w_id, .d_id = t.d_id, .threshold = rng.uniform(10, 20)};
 }
 
-Task<TxStatus> run_stock_level(Session& s, const StockLevelInput& in) {
-  co_await s.query("BEGIN");
+Task<TxStatus> run_stock_level(Session& s, const StockLevelInput& in, const std::string& begin) {
+  co_await s.query(begin);
   const pg::Result district = co_await s.execute(
       "sl_get_next_order_id", SlGetNextOrderId{.w_id = in.w_id, .d_id = in.d_id}.params());
   co_await s.execute("sl_count_low_stock", SlCountLowStock{.w_id = in.w_id,

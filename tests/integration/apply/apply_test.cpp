@@ -144,17 +144,17 @@ TEST_F(ApplyTest, FaultInjectionKillAtEveryPhaseThenRecover) {
   // rightly leaves alone), so delayed kills hold the settings (--for) instead. A restore with
   // a restart takes about 0.5 s on an idle 2-core machine: kills during it come within 250 ms.
   const std::vector<Cycle> cycles = {
-      {"journal-written", 0, "mixed.yaml", ""}, {"journal-written", 0, "mixed.yaml", "60s"},
+      {"journal-written", 0, "mixed.yaml", ""},    {"journal-written", 0, "mixed.yaml", "60s"},
       {"journal-written", 5, "mixed.yaml", "60s"}, {"journal-written", 0, "reload.yaml", ""},
-      {"half-applied", 0, "mixed.yaml", ""},    {"half-applied", 0, "mixed.yaml", "60s"},
+      {"half-applied", 0, "mixed.yaml", ""},       {"half-applied", 0, "mixed.yaml", "60s"},
       {"half-applied", 3, "mixed.yaml", "60s"},    {"half-applied", 0, "reload.yaml", "60s"},
-      {"restarting", 0, "mixed.yaml", ""},      {"restarting", 100, "mixed.yaml", "60s"},
-      {"restarting", 250, "mixed.yaml", "60s"}, {"restarting", 500, "mixed.yaml", "60s"},
+      {"restarting", 0, "mixed.yaml", ""},         {"restarting", 100, "mixed.yaml", "60s"},
+      {"restarting", 250, "mixed.yaml", "60s"},    {"restarting", 500, "mixed.yaml", "60s"},
       {"restarting", 800, "mixed.yaml", "60s"},    {"restarting", 1200, "mixed.yaml", "60s"},
-      {"workload", 0, "mixed.yaml", "60s"},     {"workload", 300, "mixed.yaml", "60s"},
-      {"workload", 1000, "reload.yaml", "60s"}, {"restoring", 0, "mixed.yaml", "0.2s"},
-      {"restoring", 50, "mixed.yaml", "0.2s"},  {"restoring", 100, "mixed.yaml", "0.2s"},
-      {"restoring", 150, "mixed.yaml", "0.2s"}, {"restoring", 250, "mixed.yaml", "0.2s"},
+      {"workload", 0, "mixed.yaml", "60s"},        {"workload", 300, "mixed.yaml", "60s"},
+      {"workload", 1000, "reload.yaml", "60s"},    {"restoring", 0, "mixed.yaml", "0.2s"},
+      {"restoring", 50, "mixed.yaml", "0.2s"},     {"restoring", 100, "mixed.yaml", "0.2s"},
+      {"restoring", 150, "mixed.yaml", "0.2s"},    {"restoring", 250, "mixed.yaml", "0.2s"},
   };
   std::map<std::string, int> killed_per_phase;
   int cycles_done = 0;
@@ -297,7 +297,12 @@ TEST_F(ApplyTest, APgctlTargetWithAllowChangesIsRestoredFromItsJournal) {
   ASSERT_TRUE(j.has_value());
   EXPECT_EQ(j->server.kind, "pgctl");
   EXPECT_EQ(j->state, apply::JournalState::kKept);
-  Finished restore = run_pgslow(args({"restore"}));
+  // The journal's server is not the workdir's managed cluster: restore acts only when the
+  // user names the same server.
+  Finished unnamed = run_pgslow(args({"restore"}));
+  EXPECT_NE(unnamed.exit_code, 0) << unnamed.output;
+  EXPECT_NE(unnamed.output.find("--data-dir"), std::string::npos) << unnamed.output;
+  Finished restore = run_pgslow(args({"restore", "--data-dir", cluster().data_dir()->string()}));
   EXPECT_EQ(restore.exit_code, 0) << restore.output;
   expect_original("after restoring the pgctl target");
 }

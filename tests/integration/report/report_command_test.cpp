@@ -114,6 +114,14 @@ std::string find_chromium() {
   return "";
 }
 
+// The page as headless Chromium leaves it after its scripts ran.
+Output dump_dom(const std::string& chromium, const fs::path& html, const fs::path& profile) {
+  return run_command(chromium +
+                     " --headless --no-sandbox --disable-gpu --disable-background-networking "
+                     "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
+                     profile.string() + " --dump-dom file://" + html.string());
+}
+
 TEST_F(ReportCommandTest, HtmlChartsRenderInHeadlessChromium) {
   const std::string chromium = find_chromium();
   if (chromium.empty()) {
@@ -129,11 +137,7 @@ TEST_F(ReportCommandTest, HtmlChartsRenderInHeadlessChromium) {
   EXPECT_EQ(page.find("https://"), std::string::npos);
   EXPECT_EQ(page.find("<script src"), std::string::npos);
 
-  const Output dom =
-      run_command(chromium +
-                  " --headless --no-sandbox --disable-gpu --disable-background-networking "
-                  "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
-                  (dir_ / "chrome").string() + " --dump-dom file://" + html.string());
+  const Output dom = dump_dom(chromium, html, dir_ / "chrome");
   ASSERT_EQ(dom.status, 0) << dom.text;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(dom.text, m, std::regex("<body([^>]*)>"))) << dom.text;
@@ -150,6 +154,66 @@ TEST_F(ReportCommandTest, HtmlChartsRenderInHeadlessChromium) {
     ++rects;
   }
   EXPECT_EQ(rects, 4u);
+}
+
+// Names and descriptions come from files anyone may write. Whatever they hold, every format
+// shows them as text: the HTML still draws its charts, no CSV cell is a formula, report.md
+// renders them literally, and no escape sequence reaches the terminal.
+TEST_F(ReportCommandTest, HostileNamesAreInertInEveryFormat) {
+  report::Run run = testing::sample_run();
+  run.scenario = "x</script><script>alert(1)</script>";
+  run.description = "| <b>bold</b> [link](javascript:alert(1)) \x1b]0;title\x07";
+  run.stages[1].name = "<!--<script>";
+  run.stages[2].name = "=HYPERLINK(\"http://evil\",\"x\")";
+  run.stages[3].name = "\x1b[31mred\x1b[0m\xe2\x80\xa8|pipe";
+  run.stages[4].name = "@SUM(1+1)";
+  std::ofstream(dir_ / "hostile.json") << to_json(run);
+  auto render = [&](const std::string& format) {
+    const fs::path out = dir_ / ("hostile." + format);
+    const Output r = run_command(pgslow("report " + (dir_ / "hostile.json").string() +
+                                        " --format " + format + " --out " + out.string()));
+    EXPECT_EQ(r.status, 0) << r.text;
+    return read_all(out);
+  };
+
+  const std::string csv = render("csv");
+  EXPECT_NE(csv.find("\"'=HYPERLINK("), std::string::npos) << csv;
+  EXPECT_NE(csv.find("'@SUM(1+1)"), std::string::npos) << csv;
+  for (const std::string& line : {std::string("\n="), std::string("\n@"), std::string("\n+"),
+                                  std::string(",="), std::string(",@"), std::string(",+")})
+    EXPECT_EQ(csv.find(line), std::string::npos) << line << " in\n" << csv;
+  EXPECT_EQ(csv.find('\x1b'), std::string::npos) << csv;
+
+  const std::string md = render("md");
+  EXPECT_EQ(md.find("<b>"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<!--"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<script"), std::string::npos) << md;
+  EXPECT_NE(md.find("&lt;b&gt;bold&lt;/b&gt;"), std::string::npos) << md;
+  EXPECT_NE(md.find("\\|pipe"), std::string::npos) << md;
+  EXPECT_EQ(md.find('\x1b'), std::string::npos) << md;
+
+  const std::string console = render("console");
+  EXPECT_EQ(console.find('\x1b'), std::string::npos) << console;
+  EXPECT_EQ(console.find('\x07'), std::string::npos) << console;
+  EXPECT_NE(console.find("\\x1b[31mred"), std::string::npos) << console;
+
+  const std::string html = render("html");
+  EXPECT_EQ(html.find("<!--<script>"), std::string::npos);
+  EXPECT_EQ(html.find("</script><script>alert"), std::string::npos);
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "chromium is not installed (apt-get install chromium): HTML check skipped";
+  }
+  const Output dom = dump_dom(chromium, (dir_ / "hostile.html"), dir_ / "chrome");
+  ASSERT_EQ(dom.status, 0) << dom.text;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom.text, m, std::regex("<body([^>]*)>"))) << dom.text;
+  const std::string body = m[1];
+  EXPECT_NE(body.find("data-rendered=\"true\""), std::string::npos) << body;
+  EXPECT_NE(body.find("data-bars=\"4\""), std::string::npos) << body;
+  EXPECT_NE(body.find("data-lines=\"4\""), std::string::npos) << body;
+  // The names are text in the page, never elements.
+  EXPECT_EQ(dom.text.find("<script>alert"), std::string::npos);
 }
 
 }  // namespace

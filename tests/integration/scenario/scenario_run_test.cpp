@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "apply/bytes.h"
 #include "common/paths.h"
@@ -303,6 +304,120 @@ TEST(Run, KilledDuringTheWorkloadIsRepairedByTheNextCommand) {
   EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
   EXPECT_EQ(before.settings, after.settings);
   EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+}
+
+// A one-stage select-only scenario (scale 1, 2 clients, no warm-up) whose stage sets `settings`
+// (YAML lines under `settings:`, indented six spaces).
+fs::path one_stage_scenario(const std::string& name, const std::string& settings, int duration_s) {
+  fs::path file = workdir() / (name + ".yaml");
+  write_file_durably(file, "name: " + name +
+                               "\nworkload:\n  name: select-only\n  scale: 1\n  clients: 2\n"
+                               "measure:\n  warmup: 0s\n  duration: " +
+                               std::to_string(duration_s) + "s\nstages:\n  - name: " + name +
+                               "\n    settings:\n" + settings);
+  return file;
+}
+
+// A stage whose statement_timeout (1ms) would cancel pgslow's own queries: pgslow's sessions set
+// their own timeouts, so the run ends and the configuration is restored, never stuck.
+TEST(Run, StatementTimeoutStageEndsRestored) {
+  cluster();
+  const fs::path file = one_stage_scenario("timeout", "      statement_timeout: 1ms\n", 1);
+  const ServerState before = server_state();
+  ProcessResult r = pgslow({"run", file.string(), "--out", (workdir() / "timeout-out").string()});
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << "\n" << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  const ServerState after = server_state();
+  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+  EXPECT_EQ(before.settings, after.settings);
+  EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+}
+
+// Every changed stage failed (the server rejects the configuration): exit 1 with a message
+// that says so, the configuration restored.
+TEST(Run, EveryChangedStageFailedIsExit1) {
+  cluster();
+  // More shared memory than the machine has: the server cannot start with it.
+  const fs::path file = one_stage_scenario("rejected", "      shared_buffers: 4TB\n", 1);
+  const ServerState before = server_state();
+  ProcessResult r = pgslow({"run", file.string(), "--out", (workdir() / "rejected-out").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("every changed stage failed"), std::string::npos) << r.output;
+  const ServerState after = server_state();
+  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+  EXPECT_EQ(before.settings, after.settings);
+}
+
+// The server restarts while a changed stage is measured (an operator, a crash): pgslow does not
+// abort (exit 134, "terminate called"), it ends with the configuration restored and exit 0 (the
+// clients reconnected) or 1 (the stage failed).
+TEST(Run, ServerRestartMidStageEndsRestored) {
+  cluster();
+  const fs::path file = one_stage_scenario("restart", "      random_page_cost: 1e300\n", 4);
+  const ServerState before = server_state();
+  ProcessResult r;
+  std::thread run([&] {
+    r = pgslow({"run", file.string(), "--out", (workdir() / "restart-out").string()});
+  });
+  // Wait until the planner stage is applied and its clients are connected, then restart.
+  bool restarted = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (!restarted && std::chrono::steady_clock::now() < deadline) {
+    try {
+      pg::Connection conn = pg::Connection::open(conninfo());
+      const auto rpc =
+          conn.query_value("SELECT setting FROM pg_settings WHERE name = 'random_page_cost'");
+      const auto clients = conn.query_value(
+          "SELECT count(*) FROM pg_stat_activity WHERE datname LIKE 'pgslow_%' AND "
+          "backend_type = 'client backend' AND pid <> pg_backend_pid()");
+      if (rpc && *rpc != "4" && clients && std::stoi(*clients) >= 2) {
+        restarted = true;
+        conn.close();
+        try {
+          cluster().restart(std::chrono::seconds(60));
+        } catch (const std::exception&) {
+          // pgslow may be restoring (restarting) at the same moment: make sure it is up.
+          if (!cluster().is_running()) cluster().start();
+        }
+      }
+    } catch (const std::exception&) {
+      // The server is between states (pgslow restarting it): ask again.
+    }
+  }
+  run.join();
+  ASSERT_TRUE(restarted) << r.output;
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << "\n" << r.output;
+  EXPECT_EQ(r.signal, 0) << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  const ServerState after = server_state();
+  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+  EXPECT_EQ(before.settings, after.settings);
+  EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
+}
+
+// The clients take every connection slot (max_connections 5, 8 clients): with --allow-partial
+// the run goes on with the clients that connected; pgslow's own evidence connections were
+// opened before the clients, so they neither fail the run nor take it down.
+TEST(Run, AllowPartialWhenClientsTakeEveryConnectionSlot) {
+  cluster();
+  fs::path file = one_stage_scenario("slots", "      max_connections: 5\n", 2);
+  std::string text = read_file(file);
+  text.replace(text.find("clients: 2"), 10, "clients: 8");
+  write_file_durably(file, text);
+  const ServerState before = server_state();
+  const fs::path out = workdir() / "slots-out";
+  ProcessResult r = pgslow({"run", file.string(), "--allow-partial", "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  const ServerState after = server_state();
+  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+  EXPECT_EQ(before.settings, after.settings);
+  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  ASSERT_EQ(run.stages.size(), 2u);
+  ASSERT_FALSE(run.stages[1].repeats.empty()) << run.stages[1].error;
+  const auto& m = run.stages[1].repeats[0];
+  EXPECT_LT(m.clients_connected, m.clients_requested);
+  EXPECT_GT(m.clients_connected, 0);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/progress.h"
+#include "driver/driver.h"
 #include "tests/support/cluster_fixture.h"
 #include "workload/tpcc/checks.h"
 #include "workload/tpcc/constants.h"
@@ -22,6 +23,7 @@ namespace pgslow::workload::tpcc {
 namespace {
 
 constexpr const char* kTemplate = "tpcc_template";
+const std::string kBegin = begin_sql(Isolation::kReadCommitted);
 
 class TpccTest : public ::testing::Test {
  protected:
@@ -135,13 +137,16 @@ TEST_F(TpccTest, EachTransactionTypeKeepsTheDatabaseConsistent) {
     NewOrderInput no = draw_new_order(rng, t);
     no.rollback = false;
     if (no.lines.back().i_id > kItems) no.lines.back().i_id = 1;  // keep it committing
-    tally(run_synchronously(run_new_order(session, no)));
-    tally(run_synchronously(run_payment(session, draw_payment(rng, t))));
-    tally(run_synchronously(run_order_status(session, draw_order_status(rng, t))));
-    tally(run_synchronously(run_stock_level(session, draw_stock_level(rng, t))));
+    tally(run_synchronously(run_new_order(session, no, kBegin)));
+    tally(run_synchronously(run_payment(session, draw_payment(rng, t), kBegin)));
+    tally(run_synchronously(run_order_status(session, draw_order_status(rng, t), kBegin)));
+    tally(run_synchronously(run_stock_level(session, draw_stock_level(rng, t), kBegin)));
   }
+  DeliveryTally deliveries;
   for (int i = 0; i < 3; ++i)
-    tally(run_synchronously(run_delivery(session, draw_delivery(rng, t))));
+    tally(run_synchronously(run_delivery(session, draw_delivery(rng, t), kBegin, deliveries)));
+  EXPECT_EQ(deliveries.districts, 30u);
+  EXPECT_EQ(deliveries.skipped, 0u);
   EXPECT_EQ(committed, 4 * kEach + 3);
   EXPECT_EQ(rolled_back, 0);
   EXPECT_EQ(count(conn, "SELECT count(*) FROM orders"), orders_before + kEach);
@@ -167,7 +172,7 @@ TEST_F(TpccTest, NewOrderRollbackLeavesNoTrace) {
       "(SELECT count(*) FROM order_line) || '/' || (SELECT sum(d_next_o_id) FROM district) || "
       "'/' || (SELECT sum(s_quantity) + sum(s_order_cnt) FROM stock)";
   const auto before = conn.query_value(snapshot);
-  EXPECT_EQ(run_synchronously(run_new_order(session, in)), TxStatus::kRolledBack);
+  EXPECT_EQ(run_synchronously(run_new_order(session, in, kBegin)), TxStatus::kRolledBack);
   EXPECT_EQ(conn.query_value("SELECT 1"), "1");  // the connection is usable, not in a failed tx
   EXPECT_EQ(conn.query_value(snapshot), before);
 }
@@ -201,6 +206,101 @@ TEST_F(TpccTest, ClientsRunTheMixAndCanRetryTheSameInputs) {
   EXPECT_GT(started[0], 100);
   EXPECT_GT(started[1], 100);
   expect_checks_pass(conn);
+}
+
+// A district without undelivered orders is skipped and counted; the others are delivered.
+TEST_F(TpccTest, DeliverySkipsOnlyEmptyDistrictsAndCountsThem) {
+  pg::Connection conn = pg::Connection::open(pgslow::testing::clone_database(kTemplate));
+  for (const auto& st : workload().statements()) conn.prepare(st.name, st.sql);
+  BlockingSession session(conn);
+  // District 4 delivered completely, as if by earlier Deliveries.
+  conn.exec(
+      "UPDATE orders SET o_carrier_id = 1 WHERE o_w_id = 1 AND o_d_id = 4 AND o_carrier_id IS "
+      "NULL");
+  conn.exec("UPDATE order_line SET ol_delivery_d = now() WHERE ol_w_id = 1 AND ol_d_id = 4");
+  conn.exec("DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 4");
+  DeliveryTally tally;
+  EXPECT_EQ(run_synchronously(
+                run_delivery(session, DeliveryInput{.w_id = 1, .carrier_id = 3}, kBegin, tally)),
+            TxStatus::kCommitted);
+  EXPECT_EQ(tally.districts, 10u);
+  EXPECT_EQ(tally.skipped, 1u);
+  EXPECT_EQ(count(conn, "SELECT count(*) FROM new_order"), 9 * 900 - 9);
+}
+
+// A real run through the driver, then every consistency check; then one orphan row of each
+// kind the ORDER-side checks cannot see, each caught by its clause.
+TEST_F(TpccTest, RunThenEveryCheckAndOrphansAreCaught) {
+  const std::string conninfo = pgslow::testing::clone_database(kTemplate);
+  WorkloadParams params;
+  params.clients = 4;
+  params.seed = 9;
+  ASSERT_TRUE(workload().validate(params).empty());
+  driver::DriverOptions o;
+  o.clients = 4;
+  o.workers = 1;
+  o.duration_s = 2;
+  SilentProgress progress;
+  const report::Measurement m = driver::run_workload(workload(), params, conninfo, o, progress);
+  ASSERT_GT(m.committed, 20u);
+  ASSERT_EQ(m.failed, 0u);  // read committed: no serialization failures
+  // tpmC counts the rolled-back New-Orders too; NOPM only the committed ones.
+  ASSERT_GE(m.headline.size(), 3u);
+  EXPECT_EQ(m.headline[0].name, "tpmC");
+  EXPECT_EQ(m.headline[1].name, "NOPM");
+  EXPECT_DOUBLE_EQ(
+      m.headline[0].value,
+      static_cast<double>(m.by_type[0].committed + m.by_type[0].rolled_back) * 60 / m.duration_s);
+  EXPECT_EQ(m.headline.back().name, "Delivery skips");
+
+  // Serializable on the same data: four clients on one warehouse conflict on the district
+  // rows; the failures are retried and counted, only serialization failures are left after the
+  // last try, and the data stays consistent.
+  params.options["isolation"] = "serializable";
+  ASSERT_TRUE(workload().validate(params).empty());
+  o.duration_s = 1;
+  o.max_tries = 3;
+  const report::Measurement s = driver::run_workload(workload(), params, conninfo, o, progress);
+  EXPECT_GT(s.committed, 0u);
+  EXPECT_GT(s.retries + s.failed, 0u) << "no serialization conflict in a serializable run";
+  for (const auto& [cls, n] : s.failures_by_class) EXPECT_EQ(cls, "serialization failure") << n;
+
+  pg::Connection conn = pg::Connection::open(conninfo);
+  expect_checks_pass(conn);
+
+  auto failing = [&] {
+    std::vector<std::string> out;
+    for (const auto& r : run_checks(conn))
+      if (!r.passed) out.push_back(r.clause);
+    return out;
+  };
+  // 3.3.2.5 from the NEW-ORDER side: a NEW-ORDER row without its order.
+  conn.exec("INSERT INTO new_order VALUES (1, 2, 99999)");
+  EXPECT_EQ(failing(), (std::vector<std::string>{"3.3.2.2", "3.3.2.3", "3.3.2.5"}));
+  conn.exec("DELETE FROM new_order WHERE no_o_id = 99999");
+  // 3.3.2.6 from the ORDER-LINE side: lines without their order.
+  conn.exec(
+      "INSERT INTO order_line (ol_w_id, ol_d_id, ol_o_id, ol_number, ol_i_id, ol_supply_w_id, "
+      "ol_quantity, ol_amount, ol_dist_info) VALUES (1, 2, 99999, 1, 1, 1, 1, 0, 'x')");
+  EXPECT_EQ(failing(), (std::vector<std::string>{"3.3.2.4", "3.3.2.6"}));
+  conn.exec("DELETE FROM order_line WHERE ol_o_id = 99999");
+  expect_checks_pass(conn);
+}
+
+TEST_F(TpccTest, LoadCheckHoldsOnTheTemplateOnly) {
+  {
+    pg::Connection conn = template_db();
+    const CheckResult r = run_load_check(conn);
+    EXPECT_EQ(r.clause, "3.3.2.11");
+    EXPECT_TRUE(r.passed) << r.detail;
+  }
+  // One delivered order more than loaded breaks it (a run changes the counts).
+  pg::Connection conn = pg::Connection::open(pgslow::testing::clone_database(kTemplate));
+  conn.exec("DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 5 AND no_o_id = 2101");
+  const CheckResult r = run_load_check(conn);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.detail.find("district 5: count(ORDER) - count(NEW-ORDER) = 2101"), std::string::npos)
+      << r.detail;
 }
 
 }  // namespace

@@ -53,10 +53,28 @@ Journal sample() {
   p.unit = "kB";
   p.context = "user";
   p.auto_conf_value = "5MB";
+  p.pgslow_values = {"64kB", "1MB"};
   j.touched.push_back(p);
   j.settings_before = {{"shared_buffers", "16384"}, {"work_mem", "5120"}};
   j.pending_restart_before = {"max_connections"};
   return j;
+}
+
+// A workshop mystery's journal: sealed on disk (no setting name readable), read back whole.
+TEST(Journal, AHiddenJournalIsSealedAndReadsBack) {
+  EXPECT_EQ(unseal(seal("shared_buffers=2MB")), "shared_buffers=2MB");
+  Journal j = sample();
+  j.hidden = true;
+  const std::string text = journal_to_json(j);
+  EXPECT_EQ(text.find("shared_buffers"), std::string::npos) << text;
+  EXPECT_EQ(text.find("tiny-cache"), std::string::npos) << text;
+  const Journal back = journal_from_json(text, "j");
+  EXPECT_TRUE(back.hidden);
+  Journal open = back;
+  open.hidden = false;
+  Journal expected = sample();
+  EXPECT_EQ(journal_to_json(open), journal_to_json(expected));
+  EXPECT_EQ(back.settings_summary().find("shared_buffers"), std::string::npos);
 }
 
 TEST(Journal, RoundTripsEveryField) {
@@ -153,6 +171,52 @@ TEST(Journal, SavesLoadsAndRemovesInAWorkdir) {
   remove_journal(dir);
   EXPECT_FALSE(load_journal(dir).has_value());
   remove_journal(dir);  // no journal: fine
+  fs::remove_all(dir);
+}
+
+TEST(Journal, KeepsWhatPgslowSetAndFindsNamesWithoutCase) {
+  Journal j = sample();
+  Journal back = journal_from_json(journal_to_json(j), "test");
+  ASSERT_NE(back.find_touched("WORK_MEM"), nullptr);
+  EXPECT_EQ(back.find_touched("Work_Mem")->pgslow_values,
+            (std::vector<std::string>{"64kB", "1MB"}));
+}
+
+TEST(Journal, TheSavedFileMustBeTheDataDirectorysOwn) {
+  Journal j = sample();
+  j.auto_conf->path = "/etc/cron.d/evil";
+  EXPECT_THROW(journal_from_json(journal_to_json(j), "test"), RuntimeError);
+}
+
+TEST(Journal, ASymlinkedOrForeignJournalIsRefused) {
+  fs::path dir = fs::temp_directory_path() / ("pgslow-journal-trust-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Journal j = sample();
+  save_journal(dir, j);
+  fs::path real = dir / "elsewhere.json";
+  fs::rename(journal_path(dir), real);
+  fs::create_symlink(real, journal_path(dir));
+  try {
+    load_journal(dir);
+    ADD_FAILURE() << "a symlinked journal was read";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+  }
+  fs::remove(journal_path(dir));
+  fs::rename(real, journal_path(dir));
+  fs::permissions(journal_path(dir), fs::perms::others_write, fs::perm_options::add);
+  EXPECT_THROW(load_journal(dir), RuntimeError);
+  if (::geteuid() == 0) {
+    fs::permissions(journal_path(dir), fs::perms::others_write, fs::perm_options::remove);
+    ASSERT_EQ(::chown(journal_path(dir).c_str(), 65534, 65534), 0);  // nobody
+    try {
+      load_journal(dir);
+      ADD_FAILURE() << "another user's journal was read";
+    } catch (const RuntimeError& e) {
+      EXPECT_NE(std::string(e.what()).find("uid 65534"), std::string::npos) << e.what();
+    }
+  }
   fs::remove_all(dir);
 }
 

@@ -12,7 +12,9 @@ TEST(ParameterName, AcceptsRealNamesOnly) {
   EXPECT_TRUE(is_valid_parameter_name("auto_explain.log_min_duration"));
   EXPECT_TRUE(is_valid_parameter_name("_x1"));
   EXPECT_FALSE(is_valid_parameter_name(""));
-  EXPECT_FALSE(is_valid_parameter_name("Shared_Buffers"));  // pg_settings names are lower case
+  // The server's own mixed-case names (PostgreSQL compares names without case).
+  EXPECT_TRUE(is_valid_parameter_name("TimeZone"));
+  EXPECT_TRUE(is_valid_parameter_name("DateStyle"));
   EXPECT_FALSE(is_valid_parameter_name("work_mem; DROP TABLE x"));
   EXPECT_FALSE(is_valid_parameter_name("work_mem = '1'"));
   EXPECT_FALSE(is_valid_parameter_name("\"work_mem\""));
@@ -26,6 +28,8 @@ TEST(AlterSystem, BuildsOneStatementPerParameter) {
   EXPECT_EQ(alter_system_reset("work_mem"), "ALTER SYSTEM RESET work_mem");
   EXPECT_THROW(alter_system_set("work_mem;", "'1'"), InputError);
   EXPECT_THROW(alter_system_reset("all"), InputError);
+  EXPECT_THROW(alter_system_reset("ALL"), InputError);
+  EXPECT_EQ(alter_system_set("TimeZone", "'UTC'"), "ALTER SYSTEM SET TimeZone = 'UTC'");
   EXPECT_THROW(alter_system_reset("x y"), InputError);
 }
 

@@ -1,12 +1,17 @@
 #include "apply/workdir_lock.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
+#include "apply/journal.h"
 #include "common/errors.h"
 
 namespace pgslow::apply {
@@ -98,6 +103,78 @@ TEST_F(WorkdirLockTest, TheLockOfAKilledProcessIsTakenOver) {
   EXPECT_EQ(lock_holder(dir_).value().who.pid, ::getpid());
   ::close(ready[0]);
   ::close(ready[1]);
+}
+
+// The lock is held (here by another open file description of this process), but the file still
+// names a process that is gone: the refusal must not send the user after a dead pid.
+TEST_F(WorkdirLockTest, TheRefusalNeverNamesADeadHolder) {
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);  // gone: its pid names nobody now
+  fs::create_directories(dir_);
+  int fd = ::open(lock_path(dir_).c_str(), O_RDWR | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  std::string text = std::to_string(child) + " 12345 -\npgslow run dead.yaml\n";
+  ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  try {
+    WorkdirLock::acquire(dir_, "pgslow apply x");
+    ADD_FAILURE() << "the held lock was taken";
+  } catch (const RuntimeError& e) {
+    std::string what = e.what();
+    EXPECT_EQ(what.find(std::to_string(child)), std::string::npos) << what;
+    EXPECT_EQ(what.find("dead.yaml"), std::string::npos) << what;
+    EXPECT_NE(what.find("another pgslow process"), std::string::npos) << what;
+  }
+  std::optional<LockHolder> holder = lock_holder(dir_);
+  ASSERT_TRUE(holder.has_value());
+  EXPECT_EQ(holder->who.pid, 0);
+  ::close(fd);
+}
+
+TEST_F(WorkdirLockTest, TheLockFileIsPrivateAndNeverASymlink) {
+  { WorkdirLock lock = WorkdirLock::acquire(dir_, "pgslow status --conninfo 'password=x'"); }
+  struct stat st {};
+  ASSERT_EQ(::stat(lock_path(dir_).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  fs::path victim = dir_.string() + "-victim";
+  { std::ofstream(victim) << "precious\n"; }
+  fs::remove(lock_path(dir_));
+  fs::create_symlink(victim, lock_path(dir_));
+  try {
+    WorkdirLock::acquire(dir_, "pgslow status");
+    ADD_FAILURE() << "a symlinked lock was followed";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+  }
+  std::ifstream in(victim);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "precious");
+  fs::remove(victim);
+}
+
+TEST_F(WorkdirLockTest, AWorkdirOthersMayWriteIsRefused) {
+  fs::create_directories(dir_);
+  fs::permissions(dir_, fs::perms::all);  // 0777, like a careless /var/tmp/pgslow
+  try {
+    WorkdirLock::acquire(dir_, "pgslow status");
+    ADD_FAILURE() << "a world-writable workdir was trusted";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("chmod go-w"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_journal(dir_), RuntimeError);
+  EXPECT_FALSE(fs::exists(lock_path(dir_)));
+}
+
+TEST_F(WorkdirLockTest, AWorkdirPgslowCreatesIsNotGroupWritable) {
+  mode_t old = ::umask(0);
+  WorkdirLock::acquire(dir_ / "a" / "b", "pgslow status");
+  ::umask(old);
+  EXPECT_EQ(fs::status(dir_ / "a" / "b").permissions() &
+                (fs::perms::group_write | fs::perms::others_write),
+            fs::perms::none);
 }
 
 TEST_F(WorkdirLockTest, TheProcessWideLockIsTakenOnce) {

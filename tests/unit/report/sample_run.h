@@ -1,6 +1,6 @@
 #pragma once
 // A hand-built Run for the renderer tests: a baseline with three repeats, a cache stage with a
-// skipped knob, a WAL stage with a warning, a planner stage resting on 12 transactions, and an
+// skipped knob, a WAL stage with a warning (and a headline figure with one), a planner stage resting on 12 transactions, and an
 // I/O stage that failed. Numbers echo the published "42,000x slower" run.
 
 #include <cmath>
@@ -34,6 +34,12 @@ inline Measurement measurement(double tps, double seconds, double p99_ms) {
   no.rolled_back = m.rolled_back;
   no.latency = m.latency;
   m.by_type.push_back(no);
+  // The workload's own figures, as tpcc-lite computes them: tpmC counts the rolled back too.
+  const double minutes = seconds / 60;
+  m.headline.push_back({"tpmC", static_cast<double>(no.committed + no.rolled_back) / minutes,
+                        "New-Orders per minute, rolled back included", ""});
+  m.headline.push_back({"NOPM", static_cast<double>(no.committed) / minutes,
+                        "committed New-Orders per minute", ""});
   return m;
 }
 
@@ -104,6 +110,9 @@ inline Run sample_run() {
                  {"checkpoint_timeout", "5min", "30s", "reload"}};
   wal.warnings = {"checkpoint_completion_target = 0 makes every checkpoint a burst of writes"};
   wal.repeats = {measurement(1040, 60, 35), measurement(1001, 60, 37), measurement(1075, 60, 34)};
+  for (auto& m : wal.repeats)
+    m.headline.push_back({"Delivery skips", 1.4, "% of districts",
+                          "14 of 1000 districts had no undelivered order (5.4.5 allows 1%)"});
   wal.evidence = {{"buffer_hit_ratio", 0.701},
                   {"blocks_read", 2.5e6},
                   {"blocks_hit", 6.0e6},

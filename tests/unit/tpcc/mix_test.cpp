@@ -3,27 +3,60 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <vector>
 
 namespace pgslow::workload::tpcc {
 namespace {
 
-TEST(Mix, WeightsSumTo100AndMeetTheSpecMinimums) {
+std::vector<std::size_t> deal(std::uint64_t seed, int n) {
+  Rng rng(seed);
+  Deck deck;
+  std::vector<std::size_t> out;
+  for (int i = 0; i < n; ++i) out.push_back(deck.deal(rng));
+  return out;
+}
+
+std::array<int, 5> count(const std::vector<std::size_t>& cards, std::size_t from, std::size_t n) {
+  std::array<int, 5> c{};
+  for (std::size_t i = from; i < from + n; ++i) ++c[cards[i]];
+  return c;
+}
+
+TEST(Mix, TheDeckHas23CardsAndMeetsTheSpecMinimums) {
   int total = 0;
-  for (const auto& e : mix()) total += e.weight;
-  EXPECT_EQ(total, 100);
+  for (const auto& e : mix()) total += e.cards;
+  EXPECT_EQ(total, kDeckSize);
   // Clause 5.2.3: at least 43% Payment and 4% of each of the light three.
-  EXPECT_GE(mix()[1].weight, 43);
-  for (std::size_t i = 2; i < mix().size(); ++i) EXPECT_GE(mix()[i].weight, 4);
+  EXPECT_GE(100.0 * mix()[1].cards / kDeckSize, 43.0);
+  for (std::size_t i = 2; i < mix().size(); ++i)
+    EXPECT_GE(100.0 * mix()[i].cards / kDeckSize, 4.0) << mix()[i].name;
   EXPECT_EQ(mix()[0].name, "new_order");
 }
 
-TEST(Mix, DrawsFollowTheWeights) {
-  Rng rng(11);
-  std::array<int, 5> counts{};
-  constexpr int kDraws = 100'000;
-  for (int i = 0; i < kDraws; ++i) ++counts[draw_from_mix(rng)];
-  for (std::size_t i = 0; i < mix().size(); ++i)
-    EXPECT_NEAR(100.0 * counts[i] / kDraws, mix()[i].weight, 0.6) << mix()[i].name;
+// Every deal of 23 (each shuffle) holds exactly 10/10/1/1/1, whatever the seed; so any
+// stretch of 46 consecutive cards holds one whole deck and with it every minimum.
+TEST(Mix, EveryWindowOf23HasTheMinimums) {
+  for (std::uint64_t seed : {1u, 2u, 3u, 42u, 1000u}) {
+    const auto cards = deal(seed, kDeckSize * 200);
+    for (std::size_t d = 0; d < cards.size(); d += kDeckSize) {
+      const auto c = count(cards, d, kDeckSize);
+      ASSERT_EQ(c, (std::array<int, 5>{10, 10, 1, 1, 1})) << "seed " << seed << " deck " << d;
+    }
+    for (std::size_t from = 0; from + 2 * kDeckSize <= cards.size(); ++from) {
+      const auto c = count(cards, from, 2 * kDeckSize);
+      ASSERT_GE(c[1], 10) << from;
+      for (std::size_t t = 2; t < 5; ++t) ASSERT_GE(c[t], 1) << from;
+    }
+  }
+}
+
+TEST(Mix, TheDeckIsShuffledAndTheSameSeedDealsTheSameHands) {
+  EXPECT_EQ(deal(7, 500), deal(7, 500));
+  EXPECT_NE(deal(7, 500), deal(8, 500));
+  // Shuffled: the deals differ from one another.
+  const auto cards = deal(9, kDeckSize * 2);
+  EXPECT_NE(std::vector<std::size_t>(cards.begin(), cards.begin() + kDeckSize),
+            std::vector<std::size_t>(cards.begin() + kDeckSize, cards.end()));
 }
 
 TEST(Mix, WaitTimeIsKeyingPlusTruncatedThinkTime) {

@@ -58,6 +58,7 @@ TEST(Statements, EachParamStructBindsAsManyValuesAsItsSqlUses) {
       {"os_get_last_order", OsGetLastOrder{}.params().size()},
       {"os_get_order_lines", OsGetOrderLines{}.params().size()},
       {"del_take_oldest_new_order", DelTakeOldestNewOrder{}.params().size()},
+      {"del_has_new_order", DelHasNewOrder{}.params().size()},
       {"del_update_order", DelUpdateOrder{}.params().size()},
       {"del_update_order_lines", DelUpdateOrderLines{}.params().size()},
       {"del_update_customer", DelUpdateCustomer{}.params().size()},

@@ -1,0 +1,79 @@
+#pragma once
+// What workshop mode shows (docs/workshop.md): a measured effect with its interval and the
+// transactions behind it, the reveal of a lesson (each prediction next to the measurement,
+// the evidence that explains the gap) and a mystery's clues. Plain structs in, text out.
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "report/model.h"
+
+namespace pgslow::report {
+
+// The change of a stage's throughput against a reference stage, with a 95% interval of the
+// ratio from blocks of per-second samples (neighbouring seconds are correlated, so seconds
+// are averaged in blocks before their spread is used).
+struct Effect {
+  double ratio = 0;  // stage TPS / reference TPS
+  double low = 0;    // 95% interval of the ratio
+  double high = 0;
+  std::uint64_t transactions = 0;            // the stage's, all repeats
+  std::uint64_t reference_transactions = 0;  // the reference's
+  enum class Verdict { kSlower, kFaster, kWithinNoise } verdict = Verdict::kWithinNoise;
+  bool known = false;  // false: one of the stages did not run
+};
+
+Effect measure_effect(const StageResult& stage, const StageResult& reference);
+// "6.7x slower (95%: 6.1x-7.4x slower; 1,234 vs 45,678 transactions)",
+// "within noise (±3.1%; 4,321 vs 4,400 transactions)".
+std::string describe_effect(const Effect& effect);
+// "6.7x slower", "+12.0%": the ratio only, in the words of format_change.
+std::string describe_ratio(double ratio);
+
+// Mean latency of all repeats, and what Little's law predicts for a closed loop
+// (clients / TPS): the lessons check one against the other.
+struct LatencyCheck {
+  double mean_us = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  double tps = 0;
+  int clients = 0;
+  double littles_law_us = 0;  // clients / tps; 0 for fixed-rate stages
+};
+LatencyCheck latency_check(const StageResult& stage);
+
+// One participant's answer to one prediction question, with its score once measured.
+struct PredictionRow {
+  std::string participant;
+  std::string question;
+  std::string answer;
+  std::string verdict;  // "right direction, within 2x", "wrong direction", "correct" ...
+};
+
+struct EvidenceRow {
+  std::string label;      // "hit ratio"
+  std::string reference;  // "99.9%"
+  std::string stage;      // "70.5%"
+};
+
+// The reveal of a lesson: what was measured, who predicted what, and why.
+struct Reveal {
+  std::string lesson;
+  std::string reference_stage;
+  std::string stage;
+  Effect effect;
+  std::vector<std::pair<std::string, LatencyCheck>> latency;  // per stage shown
+  std::vector<PredictionRow> predictions;
+  std::vector<EvidenceRow> evidence;
+  std::string gap;  // the lesson's explanation of the gap between guess and measurement
+};
+void render_reveal(const Reveal& reveal, std::ostream& out);
+
+// Evidence rows of `stage` against `reference` for the given keys (all moved keys when
+// empty), in catalog order; keys either stage lacks are left out.
+std::vector<EvidenceRow> evidence_rows(const StageResult& stage, const StageResult& reference,
+                                       const std::vector<std::string>& keys);
+
+}  // namespace pgslow::report

@@ -1,0 +1,111 @@
+// `pgslow lesson [LESSON]`: walks a workshop lesson (docs/workshop.md).
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "apply/interrupt.h"
+#include "cli/commands.h"
+#include "cli/scenario_support.h"
+#include "common/progress.h"
+#include "pg/connection.h"
+#include "report/text.h"
+#include "workshop/lesson.h"
+#include "workshop/lesson_run.h"
+
+namespace pgslow::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void list_lessons() {
+  report::TextTable t;
+  t.header = {"lesson", "minutes", "title"};
+  t.right = {false, true, false};
+  for (const std::string& name : workshop::lesson_names()) {
+    workshop::Lesson l = workshop::load_lesson(workshop::resolve_lesson(name));
+    t.rows.push_back({name, l.minutes > 0 ? std::to_string(l.minutes) : "-", l.title});
+  }
+  std::cout << t.render()
+            << "\n`pgslow lesson NAME` walks one; docs/workshop.md plans a session.\n";
+}
+
+}  // namespace
+
+void add_lesson_commands(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand("lesson",
+                                 "walk a workshop lesson: explain, predict, run, reveal, diagnose");
+  struct Args {
+    std::string lesson;
+    std::string answers;
+    std::string out;
+    int wait_predictions = 0;
+    double wait_timeout = 600;
+    std::optional<double> duration, warmup;
+    std::optional<int> repeats;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("lesson", a->lesson, "lesson file or name (without it: the list)");
+  cmd->add_option("--answers", a->answers,
+                  "the participants' predictions from a file (scripted lesson)");
+  cmd->add_option("--out", a->out, "results folder (default results/lesson-<name>-<time>)");
+  cmd->add_option("--wait-predictions", a->wait_predictions,
+                  "with --dashboard: wait until this many predictions came in from the page");
+  cmd->add_option("--wait-timeout", a->wait_timeout,
+                  "seconds to wait for them at most (default 600)");
+  cmd->add_option("--duration", a->duration,
+                  "seconds per measured run (overrides the lesson's scenario)");
+  cmd->add_option("--warmup", a->warmup, "warm-up seconds (overrides the lesson's scenario)");
+  cmd->add_option("--repeats", a->repeats,
+                  "measured runs per stage (overrides the lesson's scenario)");
+  auto dashboard = add_dashboard_options(cmd);
+  cmd->callback([&ctx, a, cmd, dashboard] {
+    if (a->lesson.empty()) {
+      list_lessons();
+      return;
+    }
+    before_command(ctx, "lesson");
+    const workshop::Lesson lesson = workshop::load_lesson(workshop::resolve_lesson(a->lesson));
+    std::optional<std::vector<workshop::Participant>> answers;
+    if (!a->answers.empty()) answers = workshop::load_answers(a->answers, lesson);
+    if (!fs::exists(lesson.scenario)) {
+      ConfigError e;
+      e.where = lesson.scenario_where;
+      e.message = fmt::format("scenario: no such file {}", lesson.scenario.string());
+      throw InputError(std::vector<ConfigError>{e});
+    }
+    Prepared p = prepare(ctx, lesson.scenario.string(), false);
+    if (auto problems = workshop::check_lesson(lesson, p.plan, p.catalog); has_errors(problems))
+      throw InputError(std::move(problems));
+    pg::Connection conn = pg::Connection::open(p.server->conninfo());
+    const knobs::ServerSettings live = knobs::ServerSettings::read(conn);
+    conn.close();
+
+    scenario::RunOptions options = run_options_for(ctx, p);
+    options.duration_s = a->duration;
+    options.warmup_s = a->warmup;
+    options.repeats = a->repeats;
+    workshop::LessonSetup setup{lesson, p.plan, *p.server, p.catalog, live, ctx.workdir, options};
+
+    ConsoleProgress console;
+    std::unique_ptr<workshop::Dashboard> board =
+        open_dashboard(cmd, *dashboard, "pgslow lesson " + lesson.name);
+    if (board) board->watch_server(p.server->conninfo());
+    SilentProgress none;
+    TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
+    workshop::LessonIo io{std::cout, answers ? nullptr : &std::cin, answers};
+    io.dashboard = board.get();
+    io.wait_for_room = a->wait_predictions;
+    io.room_timeout = std::chrono::seconds(static_cast<long>(a->wait_timeout));
+    report::Reveal reveal;
+    report::Run run = workshop::run_lesson(setup, io, progress, reveal);
+    const fs::path out_dir =
+        a->out.empty() ? default_out_dir("lesson-" + lesson.name) : fs::path(a->out);
+    write_results(run, out_dir);
+    std::cout << fmt::format("Results: {}/report.md (.json .csv .html)\n", out_dir.string());
+    linger(board.get(), *dashboard);
+  });
+}
+
+}  // namespace pgslow::cli

@@ -1,0 +1,182 @@
+// `pgslow mystery start|clues|guess|reveal`: a hidden degradation to diagnose
+// (docs/workshop.md, "Mystery mode").
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <random>
+
+#include "apply/interrupt.h"
+#include "apply/journal.h"
+#include "apply/recovery.h"
+#include "cli/commands.h"
+#include "cli/scenario_support.h"
+#include "common/progress.h"
+#include "common/strings.h"
+#include "knobs/validate.h"
+#include "pg/connection.h"
+#include "report/workshop.h"
+#include "server/target.h"
+#include "workshop/lab.h"
+#include "workshop/mystery.h"
+
+namespace pgslow::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct StartArgs {
+  int difficulty = 1;
+  std::optional<std::uint64_t> seed;
+  std::optional<double> duration, warmup;
+};
+
+workshop::MysteryState require_mystery(const Context& ctx) {
+  std::optional<workshop::MysteryState> s = workshop::load_mystery(ctx.workdir);
+  if (!s)
+    throw InputError(
+        fmt::format("no mystery in {}: `pgslow mystery start` hides one", ctx.workdir.string()));
+  return *s;
+}
+
+void start(Context& ctx, const StartArgs& a, CLI::App* cmd, const DashboardArgs& dashboard) {
+  before_command(ctx, "mystery start");
+  if (workshop::load_mystery(ctx.workdir))
+    throw InputError("a mystery is already applied: `pgslow mystery reveal` ends it first");
+  if (apply::inspect_journal(ctx.workdir).journal)
+    throw InputError(
+        "the server carries a change by pgslow (`pgslow status`): `pgslow restore` it first");
+  const std::uint64_t seed = a.seed.value_or(std::random_device{}());
+  knobs::Catalog catalog = knobs::Catalog::load_default();
+  workshop::MysteryAnswer answer = workshop::choose_mystery(a.difficulty, seed, catalog);
+  scenario::Scenario sc = workshop::mystery_scenario(answer);
+  sc.target.workdir = ctx.workdir;
+  sc.target.pg_bin = ctx.pg_bin;
+  std::unique_ptr<server::ServerControl> server = server::open_target(sc.target);
+  pg::Connection conn = pg::Connection::open(server->conninfo());
+  scenario::Plan plan = scenario::make_plan(sc, catalog, knobs::ServerSettings::read(conn));
+  conn.close();
+
+  scenario::RunOptions options;
+  options.target = sc.target;
+  options.duration_s = a.duration;
+  options.warmup_s = a.warmup;
+  ConsoleProgress console;
+  std::unique_ptr<workshop::Dashboard> board = open_dashboard(cmd, dashboard, "pgslow mystery");
+  if (board) board->watch_server(server->conninfo());
+  SilentProgress none;
+  TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
+  progress.note(fmt::format(
+      "pgslow mystery start: difficulty {}; measuring the server as found, then hiding a change",
+      a.difficulty));
+
+  workshop::MysteryState state;
+  state.difficulty = a.difficulty;
+  state.seed = seed;
+  state.started_at = apply::utc_now_iso8601();
+  state.answer = answer;
+  state.measured.scenario = "mystery";
+  state.measured.workload = sc.workload.name;
+  state.measured.scale = sc.workload.scale;
+  workshop::Lab lab(*server, catalog, ctx.workdir, sc, options, progress, /*hidden=*/true);
+  for (const scenario::PlannedStage& st : plan.stages) {
+    report::StageResult r = lab.measure(st);
+    if (!r.error.empty()) {
+      lab.restore();
+      throw RuntimeError(
+          fmt::format("the {} stage could not be measured; configuration restored. Try another "
+                      "--seed.",
+                      st.is_baseline ? "baseline" : "mystery"));
+    }
+    state.measured.stages.push_back(std::move(r));
+    apply::InterruptGuard::throw_if_interrupted();
+  }
+  lab.keep(plan.stages.back().settings, "mystery");
+  workshop::save_mystery(ctx.workdir, state);
+  const report::Effect e =
+      report::measure_effect(state.measured.stages.back(), state.measured.stages.front());
+  std::cout << fmt::format(
+      "A mystery is applied to {}.\nThe same workload is now {}.\n\nWhat changed? `pgslow mystery "
+      "clues` shows what a "
+      "DBA looks at first;\n`pgslow mystery guess KNOB...` scores a guess; `pgslow mystery reveal` "
+      "names it and "
+      "restores.\n",
+      server->describe(), report::describe_effect(e));
+  linger(board.get(), dashboard);
+}
+
+void reveal(Context& ctx) {
+  before_command(ctx, "mystery reveal");
+  std::optional<workshop::MysteryState> s = workshop::load_mystery(ctx.workdir);
+  if (s) {
+    workshop::render_mystery_reveal(*s, std::cout);
+  } else {
+    std::cout
+        << "no mystery file: the answer is lost (the start was interrupted); restoring anyway\n";
+  }
+  apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
+  if (wj.journal) {
+    apply::InterruptGuard guard;
+    apply::restore_from_journal(ctx.workdir, *wj.journal, managed_target(ctx));
+    std::cout << fmt::format("restored {}: original configuration back and verified\n",
+                             wj.journal->server.description);
+  } else {
+    std::cout << "nothing to restore: no journal (the configuration is already the original)\n";
+  }
+  workshop::remove_mystery(ctx.workdir);
+  apply::InterruptGuard::throw_if_interrupted();
+}
+
+}  // namespace
+
+void add_mystery_commands(CLI::App& app, Context& ctx) {
+  auto* group = app.add_subcommand("mystery", "hide a degradation for participants to diagnose");
+  group->require_subcommand(1);
+  {
+    auto* cmd = group->add_subcommand("start", "measure the server, then hide a degradation in it");
+    auto a = std::make_shared<StartArgs>();
+    cmd->add_option("--difficulty", a->difficulty,
+                    "1: one preset; 2: with harmless decoys; 3: two causes and decoys")
+        ->check(CLI::Range(1, 3));
+    cmd->add_option("--seed", a->seed, "the same seed hides the same answer (default: random)");
+    cmd->add_option("--duration", a->duration, "seconds per measured run (default 15)");
+    cmd->add_option("--warmup", a->warmup, "warm-up seconds (default 3)");
+    auto dashboard = add_dashboard_options(cmd);
+    cmd->callback([&ctx, a, cmd, dashboard] { start(ctx, *a, cmd, *dashboard); });
+  }
+  group->add_subcommand("clues", "what a DBA looks at first (names no setting of the answer)")
+      ->callback([&ctx] {
+        before_command(ctx, "mystery clues");
+        workshop::render_clues(require_mystery(ctx), knobs::Catalog::load_default(), std::cout);
+      });
+  {
+    auto* cmd = group->add_subcommand("guess", "score a guess: the knobs you think cause it");
+    auto knobs_arg = std::make_shared<std::vector<std::string>>();
+    cmd->add_option("knob", *knobs_arg, "knob names")->required();
+    cmd->callback([&ctx, knobs_arg] {
+      before_command(ctx, "mystery guess");
+      workshop::MysteryState s = require_mystery(ctx);
+      knobs::Catalog catalog = knobs::Catalog::load_default();
+      for (const std::string& k : *knobs_arg) {
+        if (catalog.find(k) == nullptr) {
+          auto m = closest_match(k, catalog.knob_names());
+          throw InputError(fmt::format("\"{}\" is not a knob pgslow knows{}", k,
+                                       m ? fmt::format(" (did you mean {}?)", *m) : ""));
+        }
+      }
+      workshop::GuessScore g = workshop::score_guess(s.answer, *knobs_arg);
+      ++s.guesses;
+      s.solved = s.solved || g.solved;
+      workshop::save_mystery(ctx.workdir, s);
+      std::cout << g.text << "\n";
+      if (g.solved)
+        std::cout << "`pgslow mystery reveal` shows the whole answer and restores the server.\n";
+    });
+  }
+  group->add_subcommand("reveal", "name the answer and restore the configuration")
+      ->callback([&ctx] { reveal(ctx); });
+}
+
+}  // namespace pgslow::cli

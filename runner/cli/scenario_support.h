@@ -1,0 +1,56 @@
+#pragma once
+// What the commands that measure a scenario share (run, lesson): finding the scenario,
+// validating it against the live server, the results folder, and the --dashboard option.
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "cli/context.h"
+#include "knobs/catalog.h"
+#include "report/model.h"
+#include "scenario/plan.h"
+#include "scenario/run.h"
+#include "scenario/scenario.h"
+#include "server/server_control.h"
+#include "workshop/dashboard.h"
+
+namespace pgslow::cli {
+
+// A scenario argument is a file, or the name of one in scenarios/ ("quick").
+std::filesystem::path resolve_scenario(const std::string& arg);
+
+struct Prepared {
+  scenario::Scenario scenario;
+  std::unique_ptr<server::ServerControl> server;
+  knobs::Catalog catalog;
+  scenario::Plan plan;
+};
+
+// Parse, open the target, validate against the live server. Changes nothing.
+Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes);
+
+// Run options for a prepared scenario: its target, recorded for recovery, in this workdir.
+scenario::RunOptions run_options_for(const Context& ctx, const Prepared& prepared);
+
+std::filesystem::path default_out_dir(const std::string& scenario_name);
+void render(const report::Run& run, std::string_view format, std::ostream& out);
+// report.md/.json/.csv/.html and one server log excerpt per stage.
+void write_results(const report::Run& run, const std::filesystem::path& dir);
+
+// --dashboard [ADDR] (127.0.0.1:8080 without ADDR) and --linger SECONDS.
+struct DashboardArgs {
+  std::string address;
+  double linger_s = 0;
+};
+std::shared_ptr<DashboardArgs> add_dashboard_options(CLI::App* cmd);
+// The dashboard when --dashboard was given (its address printed on stderr), else nullptr.
+std::unique_ptr<workshop::Dashboard> open_dashboard(CLI::App* cmd, const DashboardArgs& args,
+                                                    const std::string& title);
+// Keeps the page up for --linger seconds after the end (the room reads the reveal).
+void linger(workshop::Dashboard* board, const DashboardArgs& args);
+
+}  // namespace pgslow::cli

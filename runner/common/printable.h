@@ -1,0 +1,56 @@
+#pragma once
+// Text from files anyone may write (scenario and stage names, a journal, a results file) made
+// safe for a terminal. Header-only so that the report renderers, which link nothing of the
+// runner, use the same rule.
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace pgslow {
+
+namespace detail {
+// The length of a control character at s[i] (1 for C0 and DEL, 2 for a UTF-8 C1), or 0.
+inline std::size_t control_at(std::string_view s, std::size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  if (c < 0x20 || c == 0x7f) return 1;
+  if (c == 0xc2 && i + 1 < s.size()) {
+    const unsigned char n = static_cast<unsigned char>(s[i + 1]);
+    if (n >= 0x80 && n <= 0x9f) return 2;
+  }
+  return 0;
+}
+}  // namespace detail
+
+// `s` safe to show on a terminal: control characters (C0, DEL, C1: they start escape
+// sequences) become \xNN, a tab a space; everything else, UTF-8 included, stays.
+inline std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = detail::control_at(s, i);
+    if (n == 0) {
+      out += s[i++];
+      continue;
+    }
+    if (s[i] == '\t') {
+      out += ' ';
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(s[i + n - 1]));
+      out += buf;
+    }
+    i += n;
+  }
+  return out;
+}
+
+// Whether `s` holds a control character (tab included): printable would change it.
+inline bool has_control_characters(std::string_view s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (detail::control_at(s, i) != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace pgslow

@@ -1,0 +1,75 @@
+#pragma once
+// Mystery mode (docs/workshop.md): pgslow hides a degradation, participants find it from the
+// evidence. The answer is drawn from a table of culprits (presets, or at difficulty 3 a
+// random pair of knob changes) with harmless decoys from difficulty 2 on. It is applied under
+// the journal rules like `pgslow apply` (journal first, `pgslow recover` after a kill -9),
+// with the journal sealed (apply::Journal::hidden) and the answer kept in a sealed file of
+// its own (<workdir>/mystery.json), so neither `status`, `plan` nor `cat journal.json` gives
+// it away. Every text a participant sees passes through redact().
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "knobs/catalog.h"
+#include "report/model.h"
+#include "scenario/run.h"
+
+namespace pgslow::workshop {
+
+struct MysteryAnswer {
+  std::string label;                     // "the tiny-cache preset", for the reveal only
+  std::vector<knobs::Setting> culprits;  // what makes it slow
+  std::vector<std::string> key;          // the knobs a guess must name to solve it
+  std::vector<knobs::Setting> decoys;    // harmless changes (difficulty 2 and up)
+};
+
+// The answer for a difficulty (1-3) and seed; the same pair always gives the same answer.
+// Knobs the catalog lacks are left out of the choice.
+MysteryAnswer choose_mystery(int difficulty, std::uint64_t seed, const knobs::Catalog& catalog);
+
+struct MysteryState {
+  int difficulty = 1;
+  std::uint64_t seed = 0;
+  std::string started_at;
+  MysteryAnswer answer;
+  int guesses = 0;
+  bool solved = false;
+  report::Run measured;  // stages "baseline" (the server as found) and "mystery"
+};
+
+std::filesystem::path mystery_path(const std::filesystem::path& workdir);
+// Sealed on disk; load returns nullopt when there is no mystery.
+void save_mystery(const std::filesystem::path& workdir, const MysteryState& state);
+std::optional<MysteryState> load_mystery(const std::filesystem::path& workdir);
+void remove_mystery(const std::filesystem::path& workdir);
+
+// Text with every knob name of the catalog, every preset name and the answer's label
+// replaced by "[a setting]" / "[hidden]" (whole words; "autovacuum_runs" is a word of its own).
+std::string redact(const std::string& text, const knobs::Catalog& catalog,
+                   const MysteryAnswer& answer);
+
+// The clues: the symptom with its interval, the evidence that moved, the server log lines of
+// the measured window (only lines a DBA would read; settings changes left out). Redacted.
+void render_clues(const MysteryState& state, const knobs::Catalog& catalog, std::ostream& out);
+
+// Scores a guess; true when every key knob is named.
+struct GuessScore {
+  bool solved = false;
+  std::size_t named_culprits = 0;  // guessed knobs that are part of the answer
+  std::size_t named_others = 0;    // guessed knobs that are not
+  std::string text;
+};
+GuessScore score_guess(const MysteryAnswer& answer, const std::vector<std::string>& guess);
+
+// The reveal: the answer, the decoys, the effect with its interval.
+void render_mystery_reveal(const MysteryState& state, std::ostream& out);
+
+// The scenario a mystery is measured with: a small write-heavy workload whose symptoms show
+// within seconds on 2 cores; one stage, "mystery", after the baseline.
+scenario::Scenario mystery_scenario(const MysteryAnswer& answer);
+
+}  // namespace pgslow::workshop

@@ -1,0 +1,378 @@
+// Workshop mode on a real server, through the built pgslow binary: a lesson scripted with an
+// answers file, a mystery from start to reveal (the configuration back byte for byte, the
+// answer never on a participant's screen), a mystery killed -9 and recovered, and the live
+// dashboard driven by headless Chromium during a real run.
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "apply/bytes.h"
+#include "apply/journal.h"
+#include "common/paths.h"
+#include "common/strings.h"
+#include "knobs/catalog.h"
+#include "pg/connection.h"
+#include "pgslow_process.h"
+#include "report/json.h"
+#include "tests/support/cluster_fixture.h"
+#include "workshop/mystery.h"
+
+namespace pgslow::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+fs::path workdir() {
+  return cluster().cluster_dir().parent_path();
+}
+
+std::vector<std::string> args(std::vector<std::string> rest) {
+  std::vector<std::string> out = {"--workdir", workdir().string()};
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
+// postgresql.auto.conf's sha256 and every pg_settings value: "restored byte for byte".
+struct Snapshot {
+  std::string sha256;
+  std::map<std::string, std::string> settings;
+  bool operator==(const Snapshot&) const = default;
+};
+
+Snapshot snapshot() {
+  Snapshot s;
+  s.sha256 = apply::sha256_hex(read_file(*cluster().data_dir() / "postgresql.auto.conf"));
+  pg::Connection conn = pg::Connection::open(conninfo());
+  pg::Result r = conn.exec("SELECT name, setting FROM pg_settings");
+  for (int i = 0; i < r.rows(); ++i)
+    s.settings[std::string(r.get(i, 0))] = std::string(r.get(i, 1));
+  return s;
+}
+
+// Whole-word occurrence (knob names are words of [A-Za-z0-9_], preset names also take '-').
+bool mentions(const std::string& text, const std::string& word) {
+  const std::regex re("(^|[^A-Za-z0-9_-])" + std::regex_replace(word, std::regex("[-]"), "\\-") +
+                          "($|[^A-Za-z0-9_-])",
+                      std::regex::icase);
+  return std::regex_search(text, re);
+}
+
+// A small lesson around a reload-only degradation with a big effect (index access priced out).
+fs::path write_lesson_files() {
+  const fs::path dir = workdir() / "workshop-test";
+  fs::create_directories(dir);
+  std::ofstream(dir / "scenario.yaml") << "name: workshop-test\n"
+                                          "workload: {name: select-only, scale: 1, clients: 2}\n"
+                                          "measure: {warmup: 1s, duration: 3s}\n"
+                                          "stages:\n"
+                                          "  - name: no-index\n"
+                                          "    presets: [planner-sabotage]\n";
+  std::ofstream(dir / "lesson.yaml") << "lesson: test\n"
+                                        "title: Test lesson\n"
+                                        "minutes: 10\n"
+                                        "scenario: scenario.yaml\n"
+                                        "compare: {stage: no-index}\n"
+                                        "explain:\n"
+                                        "  knobs: [random_page_cost]\n"
+                                        "  text: The planner prices index access.\n"
+                                        "predict:\n"
+                                        "  - id: tps\n"
+                                        "    ask: How does throughput change?\n"
+                                        "  - id: cause\n"
+                                        "    ask: Which counter moves?\n"
+                                        "    choices: [sequential scans, checkpoints]\n"
+                                        "    answer: sequential scans\n"
+                                        "reveal:\n"
+                                        "  evidence: [seq_scans, seq_tup_read]\n"
+                                        "  gap: Each lookup reads the whole table.\n"
+                                        "diagnose:\n"
+                                        "  - ask: How many rows per transaction?\n"
+                                        "    evidence: [seq_tup_read]\n"
+                                        "    answer: The whole table.\n";
+  std::ofstream(dir / "answers.yaml") << "participants:\n"
+                                         "  - name: Ann\n"
+                                         "    answers: {tps: \"slower, about 3x\", cause: a}\n"
+                                         "  - name: Bob\n"
+                                         "    answers: {tps: \"no change\", cause: checkpoints}\n";
+  return dir;
+}
+
+std::string section(const std::string& text, const std::string& from, const std::string& to) {
+  const auto a = text.find(from);
+  if (a == std::string::npos) return "";
+  const auto b = text.find(to, a);
+  return text.substr(a, b == std::string::npos ? std::string::npos : b - a);
+}
+
+TEST(Lesson, AnswersFileEndToEndRevealsPredictionsNextToTheMeasuredEffect) {
+  const Snapshot before = snapshot();
+  const fs::path dir = write_lesson_files();
+  const Finished r =
+      run_pgslow(args({"lesson", (dir / "lesson.yaml").string(), "--answers",
+                       (dir / "answers.yaml").string(), "--out", (dir / "out").string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* step : {"== EXPLAIN", "== PREDICT", "== RUN", "== REVEAL", "== DIAGNOSE"})
+    EXPECT_NE(r.output.find(step), std::string::npos) << step << "\n" << r.output;
+  // Explain shows the knob's catalog text with the live server's value.
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("random_page_cost: now 4 on this server")))
+      << r.output;
+  const std::string reveal = section(r.output, "== REVEAL", "== DIAGNOSE");
+  // The measured effect with its interval and transaction counts, then each prediction.
+  EXPECT_TRUE(std::regex_search(
+      reveal,
+      std::regex("no-index against baseline: [0-9.,]+x slower \\(95% interval .* to .*; [0-9,]+ vs "
+                 "[0-9,]+ transactions\\)")))
+      << reveal;
+  EXPECT_TRUE(std::regex_search(reveal, std::regex("Ann +tps +slower, about 3x +right"))) << reveal;
+  EXPECT_TRUE(std::regex_search(reveal, std::regex("Bob +tps +no change +wrong direction")))
+      << reveal;
+  EXPECT_TRUE(std::regex_search(
+      reveal, std::regex("Bob +cause +checkpoints +the evidence says \"sequential scans\"")))
+      << reveal;
+  EXPECT_NE(reveal.find("mean latency"), std::string::npos) << reveal;  // Little's law check
+  EXPECT_NE(reveal.find("rows seq-read"), std::string::npos) << reveal;
+  EXPECT_TRUE(fs::exists(dir / "out" / "report.json"));
+  EXPECT_EQ(snapshot(), before);
+}
+
+TEST(Mystery, StartCluesGuessRevealNeverShowsTheAnswerAndRestoresByteForByte) {
+  const Snapshot before = snapshot();
+  constexpr std::uint64_t kSeed = 11;
+  const knobs::Catalog catalog = knobs::Catalog::load_default();
+  const workshop::MysteryAnswer answer = workshop::choose_mystery(2, kSeed, catalog);
+  ASSERT_EQ(answer.decoys.size(), 2u);
+  std::vector<std::string> secret;
+  for (const auto& s : answer.culprits) secret.push_back(s.name);
+  for (const auto& s : answer.decoys) secret.push_back(s.name);
+  for (const auto& p : catalog.presets()) {
+    if (p.name != "default") secret.push_back(p.name);
+  }
+  auto expect_no_secret = [&](const std::string& what, const std::string& text) {
+    for (const std::string& s : secret)
+      EXPECT_FALSE(mentions(text, s)) << what << " names " << s << ":\n" << text;
+  };
+
+  const Finished start =
+      run_pgslow(args({"mystery", "start", "--difficulty", "2", "--seed", std::to_string(kSeed),
+                       "--duration", "3", "--warmup", "1"}));
+  ASSERT_EQ(start.exit_code, 0) << start.output;
+  expect_no_secret("start", start.output);
+  expect_no_secret("journal.json", read_file(apply::journal_path(workdir())));
+  expect_no_secret("mystery.json", read_file(workshop::mystery_path(workdir())));
+  const Finished status = run_pgslow(args({"status"}));
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  expect_no_secret("status", status.output);
+
+  const Finished clues = run_pgslow(args({"mystery", "clues"}));
+  ASSERT_EQ(clues.exit_code, 0) << clues.output;
+  EXPECT_NE(clues.output.find("throughput:"), std::string::npos) << clues.output;
+  EXPECT_NE(clues.output.find("What moved most"), std::string::npos) << clues.output;
+  EXPECT_NE(clues.output.find("do no harm"), std::string::npos)
+      << clues.output;  // decoys from difficulty 2
+  expect_no_secret("clues", clues.output);
+
+  std::string wrong = "work_mem";
+  for (const std::string candidate : {"work_mem", "jit", "bgwriter_delay"}) {
+    if (std::find(secret.begin(), secret.end(), candidate) == secret.end()) {
+      wrong = candidate;
+      break;
+    }
+  }
+  const Finished miss = run_pgslow(args({"mystery", "guess", wrong}));
+  EXPECT_EQ(miss.exit_code, 0) << miss.output;
+  EXPECT_NE(miss.output.find("NOT IT"), std::string::npos) << miss.output;
+  std::vector<std::string> right = {"mystery", "guess"};
+  right.insert(right.end(), answer.key.begin(), answer.key.end());
+  const Finished hit = run_pgslow(args(right));
+  EXPECT_NE(hit.output.find("SOLVED"), std::string::npos) << hit.output;
+
+  const Finished reveal = run_pgslow(args({"mystery", "reveal"}));
+  ASSERT_EQ(reveal.exit_code, 0) << reveal.output;
+  EXPECT_NE(reveal.output.find("THE ANSWER: " + answer.label), std::string::npos) << reveal.output;
+  for (const auto& s : answer.decoys) EXPECT_TRUE(mentions(reveal.output, s.name)) << reveal.output;
+  EXPECT_NE(reveal.output.find("2 guesses, solved"), std::string::npos) << reveal.output;
+  EXPECT_FALSE(fs::exists(apply::journal_path(workdir())));
+  EXPECT_FALSE(fs::exists(workshop::mystery_path(workdir())));
+  EXPECT_EQ(snapshot(), before);
+}
+
+TEST(Mystery, KilledDuringStartIsRecoveredFromTheSealedJournal) {
+  const Snapshot before = snapshot();
+  PgslowProcess p(args({"mystery", "start", "--difficulty", "3", "--seed", "5", "--duration", "20",
+                        "--warmup", "1"}));
+  // The kill lands once the journal records the hidden settings (the mystery stage is being
+  // applied or measured), not during the baseline.
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  auto degraded = [] {
+    try {
+      std::optional<apply::Journal> j = apply::load_journal(workdir());
+      return j && !j->settings.empty();
+    } catch (const std::exception&) {
+      return false;  // caught while being replaced
+    }
+  };
+  while (!degraded() && !p.exited()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << p.output();
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_FALSE(p.exited()) << p.output();
+  p.signal(SIGKILL);
+  p.wait();
+  ASSERT_TRUE(fs::exists(apply::journal_path(workdir())));
+  EXPECT_TRUE(apply::load_journal(workdir())->hidden);
+  const Finished r = run_pgslow(args({"recover"}));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("recovered"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(apply::journal_path(workdir())));
+  EXPECT_EQ(snapshot(), before);
+}
+
+// ---- the dashboard in headless Chromium ------------------------------------------------
+
+std::string find_chromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    for (const char* dir : {"/usr/bin", "/usr/local/bin", "/snap/bin"}) {
+      const fs::path p = fs::path(dir) / name;
+      if (fs::exists(p)) return p.string();
+    }
+  }
+  return "";
+}
+
+std::string run_command(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  ::pclose(pipe);
+  return out;
+}
+
+class Browser {
+ public:
+  explicit Browser(std::string chromium) : chromium_(std::move(chromium)) {}
+  std::string command(const std::string& what) const {
+    return chromium_ +
+           " --headless --no-sandbox --disable-gpu --disable-background-networking "
+           "--disable-component-update --disable-sync --no-first-run --window-size=1200,900 "
+           "--virtual-time-budget=3000 --user-data-dir=" +
+           (workdir() / "chrome").string() + " " + what;
+  }
+  std::string dom(const std::string& url) const {
+    return run_command(command("--dump-dom '" + url + "'"));
+  }
+  std::string screenshot(const std::string& url, const fs::path& file) const {
+    run_command(command("--screenshot=" + file.string() + " '" + url + "'"));
+    return read_file(file);
+  }
+
+ private:
+  std::string chromium_;
+};
+
+json state(httplib::Client& client) {
+  auto res = client.Get("/state");
+  if (!res || res->status != 200) return json::object();
+  return json::parse(res->body);
+}
+
+std::size_t points(httplib::Client& client) {
+  json s = state(client);
+  return s.contains("points") ? s["points"].size() : 0;
+}
+
+TEST(Dashboard, ChromiumSeesTheRunLiveAndTheRoomsPredictionReachesTheReveal) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty())
+    GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
+  const Browser browser(chromium);
+  const fs::path dir = write_lesson_files();
+  PgslowProcess p(
+      args({"lesson", (dir / "lesson.yaml").string(), "--answers", (dir / "answers.yaml").string(),
+            "--out", (dir / "out-dashboard").string(), "--duration", "10", "--dashboard",
+            "127.0.0.1:0", "--wait-predictions", "1", "--wait-timeout", "120", "--linger", "120"}));
+  ASSERT_TRUE(p.wait_for_output("dashboard: http://127.0.0.1:", 120s)) << p.output();
+  std::smatch m;
+  const std::string out = p.output();
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("dashboard: (http://127.0.0.1:([0-9]+)/)")))
+      << out;
+  const std::string url = m[1];
+  httplib::Client client("127.0.0.1", std::stoi(m[2]));
+
+  // A participant enters a prediction through the page (the form, filled from the link).
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (!state(client).value("predictions_open", false)) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << p.output();
+    std::this_thread::sleep_for(50ms);
+  }
+  const std::string form = browser.dom(url + "?name=Zoe&answer=slower%2C%2050x&submit=1");
+  EXPECT_NE(form.find("data-sent=\"true\""), std::string::npos) << form.substr(0, 2000);
+
+  // Two screenshots a few seconds of the run apart differ.
+  std::size_t n = 0;
+  while ((n = points(client)) < 2) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << p.output();
+    std::this_thread::sleep_for(50ms);
+  }
+  const std::string first = browser.screenshot(url, workdir() / "dashboard-1.png");
+  while (points(client) < n + 3) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << p.output();
+    std::this_thread::sleep_for(50ms);
+  }
+  const std::string second = browser.screenshot(url, workdir() / "dashboard-2.png");
+  ASSERT_FALSE(first.empty());
+  ASSERT_FALSE(second.empty());
+  EXPECT_NE(first, second);
+
+  // The reveal carries the page's prediction, scored against the measurement.
+  ASSERT_TRUE(p.wait_for_output("Results:", 300s)) << p.output();
+  const std::string reveal = section(p.output(), "== REVEAL", "== DIAGNOSE");
+  EXPECT_TRUE(std::regex_search(reveal, std::regex("Zoe \\(page\\) +tps +slower, 50x +right")))
+      << reveal;
+
+  // The TPS chart holds every per-second point of the run's report, in order.
+  const std::string dom = browser.dom(url);
+  std::smatch s;
+  ASSERT_TRUE(
+      std::regex_search(dom, s, std::regex("data-series=\"tps\" data-values=\"([0-9,]*)\"")))
+      << dom;
+  std::vector<long> drawn;
+  for (const std::string& v : split(s[1].str(), ',')) {
+    if (!v.empty()) drawn.push_back(std::stol(v));
+  }
+  const report::Run run =
+      report::read_json(read_file(dir / "out-dashboard" / "report.json"), "report.json");
+  std::size_t at = 0, expected = 0;
+  for (const auto& stage : run.stages) {
+    for (const auto& rep : stage.repeats) {
+      for (double v : rep.tps_per_second) {
+        ++expected;
+        while (at < drawn.size() && drawn[at] != std::lround(v)) ++at;
+        EXPECT_LT(at, drawn.size()) << "the chart lacks the point " << v << " of " << stage.name;
+        if (at < drawn.size()) ++at;
+      }
+    }
+  }
+  EXPECT_GE(expected, 20u);
+  EXPECT_NE(dom.find("data-step=\"diagnose\""), std::string::npos);
+  p.signal(SIGKILL);  // lingering: the configuration was restored before "Results:"
+  p.wait();
+}
+
+}  // namespace
+}  // namespace pgslow::testing

@@ -1,0 +1,242 @@
+// The transactions' statement order against a scripted Session (no server): the rolled-back
+// New-Order of 2.4.2.3, Delivery's skip accounting (2.7.4.2), the isolation of each BEGIN,
+// and the headline figures (5.4.2).
+
+#include "workload/tpcc/transactions.h"
+
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "workload/tpcc/constants.h"
+#include "workload/tpcc/tpcc.h"
+
+namespace pgslow::workload::tpcc {
+namespace {
+
+// A result with the given text rows, as libpq would return it.
+pg::Result rows(const std::vector<std::vector<std::string>>& values, int columns = 3) {
+  PGresult* r = PQmakeEmptyPGresult(nullptr, PGRES_TUPLES_OK);
+  static char name[] = "c";
+  std::vector<PGresAttDesc> attrs(static_cast<std::size_t>(columns));
+  for (auto& a : attrs) a = PGresAttDesc{name, 0, 0, 0, 25, -1, -1};
+  PQsetResultAttrs(r, columns, attrs.data());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::size_t j = 0; j < values[i].size(); ++j)
+      PQsetvalue(r, static_cast<int>(i), static_cast<int>(j),
+                 const_cast<char*>(values[i][j].data()), static_cast<int>(values[i][j].size()));
+  return pg::Result(r);
+}
+
+// Answers the tpcc statements like a server with every item id up to kItems, and logs what ran.
+class ScriptedSession final : public Session {
+ public:
+  std::vector<std::string> log;
+  // Per district: the answers del_take_oldest_new_order and del_has_new_order give, in turn.
+  std::map<std::int64_t, std::deque<bool>> oldest_found, has_new_order;
+  bool fail_commit = false;
+
+  Task<pg::Result> execute(const std::string& statement, pg::Params params) override {
+    std::string entry = statement;
+    if (statement == "no_update_stock") entry += " " + *params[1];
+    log.push_back(entry);
+    if (statement == "no_update_district") co_return rows({{"0.1000", "3001"}});
+    if (statement == "no_get_items") co_return items(*params[0]);
+    if (statement == "no_update_stock") co_return rows({{"50", "data", "dist-info"}});
+    if (statement == "del_take_oldest_new_order")
+      co_return next(oldest_found, *params[1]) ? rows({{"2101"}}) : rows({});
+    if (statement == "del_has_new_order")
+      co_return rows({{next(has_new_order, *params[1]) ? "t" : "f"}});
+    if (statement == "del_update_order") co_return rows({{"7"}});
+    if (statement == "del_update_order_lines") co_return rows({{"123.45"}});
+    co_return rows({{"1", "1", "1"}});
+  }
+  Task<pg::Result> query(const std::string& sql) override {
+    log.push_back(sql);
+    if (sql == "COMMIT" && fail_commit)
+      throw pg::Error(pg::ErrorClass::kSerialization, "40001", "could not serialize", sql);
+    co_return pg::Result();
+  }
+
+ private:
+  static bool next(std::map<std::int64_t, std::deque<bool>>& script, const std::string& d_id) {
+    auto& answers = script[std::stoll(d_id)];
+    if (answers.empty()) return true;
+    const bool a = answers.front();
+    answers.pop_front();
+    return a;
+  }
+  // "{3,17,100001}" -> a row (id, price, name, data) for each id that exists.
+  static pg::Result items(const std::string& array) {
+    std::vector<std::vector<std::string>> found;
+    std::size_t pos = 1;
+    while (pos < array.size() - 1) {
+      std::size_t end = array.find_first_of(",}", pos);
+      const std::string id = array.substr(pos, end - pos);
+      if (std::stoll(id) <= kItems) found.push_back({id, "2.50", "name", "data"});
+      pos = end + 1;
+    }
+    return rows(found, 4);
+  }
+};
+
+Terminal terminal() {
+  return Terminal{.warehouses = 1, .w_id = 1, .d_id = 1, .constants = run_constants(1)};
+}
+
+NewOrderInput rolled_back_order() {
+  Rng rng(21);
+  NewOrderInput in;
+  do {
+    in = draw_new_order(rng, terminal());
+  } while (!in.rollback);
+  return in;
+}
+
+TEST(NewOrder, TheRollbackDrawHasTheUnusedItemLast) {
+  Rng rng(5);
+  for (int i = 0; i < 20'000; ++i) {
+    const NewOrderInput in = draw_new_order(rng, terminal());
+    ASSERT_GE(in.lines.size(), static_cast<std::size_t>(kMinOrderLines));
+    ASSERT_LE(in.lines.size(), static_cast<std::size_t>(kMaxOrderLines));
+    for (std::size_t l = 0; l + 1 < in.lines.size(); ++l) ASSERT_LE(in.lines[l].i_id, kItems);
+    ASSERT_EQ(in.lines.back().i_id > kItems, in.rollback);
+  }
+}
+
+// 2.4.2.3: the valid items' stock is updated first; meeting the unused item rolls back.
+TEST(NewOrder, RollbackProcessesTheValidItemsFirst) {
+  const NewOrderInput in = rolled_back_order();
+  ScriptedSession s;
+  const std::string begin = begin_sql(Isolation::kReadCommitted);
+  EXPECT_EQ(run_synchronously(run_new_order(s, in, begin)), TxStatus::kRolledBack);
+  std::vector<std::string> expected = {begin,
+                                       "no_get_customer",
+                                       "no_update_district",
+                                       "no_insert_order",
+                                       "no_insert_new_order",
+                                       "no_get_items"};
+  for (std::size_t l = 0; l + 1 < in.lines.size(); ++l)
+    expected.push_back("no_update_stock " + std::to_string(in.lines[l].i_id));
+  expected.push_back("ROLLBACK");
+  EXPECT_EQ(s.log, expected);
+}
+
+TEST(NewOrder, ACommittedOrderInsertsItsLines) {
+  Rng rng(4);
+  NewOrderInput in;
+  do {
+    in = draw_new_order(rng, terminal());
+  } while (in.rollback);
+  ScriptedSession s;
+  EXPECT_EQ(run_synchronously(run_new_order(s, in, "BEGIN")), TxStatus::kCommitted);
+  EXPECT_EQ(s.log.size(), 6 + in.lines.size() + 2);
+  EXPECT_EQ(s.log[s.log.size() - 2], "no_insert_order_lines");
+  EXPECT_EQ(s.log.back(), "COMMIT");
+}
+
+// 2.7.4.2: a district is skipped only when it has no undelivered order; a lost race (the
+// oldest order taken by a concurrent Delivery) tries the next oldest instead.
+TEST(Delivery, SkipsOnlyEmptyDistrictsAndCountsThemOnCommit) {
+  ScriptedSession s;
+  s.oldest_found[2] = {false, true};  // lost a race, an order is left: the next DELETE takes it
+  s.has_new_order[2] = {true};
+  s.oldest_found[5] = {false};  // nothing left: skipped
+  s.has_new_order[5] = {false};
+  DeliveryTally tally;
+  EXPECT_EQ(
+      run_synchronously(run_delivery(s, DeliveryInput{.w_id = 1, .carrier_id = 4}, "BEGIN", tally)),
+      TxStatus::kCommitted);
+  EXPECT_EQ(tally.districts, 10u);
+  EXPECT_EQ(tally.skipped, 1u);
+  int customers = 0;
+  for (const auto& e : s.log) customers += e == "del_update_customer";
+  EXPECT_EQ(customers, 9);
+
+  // A failed COMMIT counts nothing: the driver's retry counts the attempt that commits.
+  ScriptedSession failing;
+  failing.fail_commit = true;
+  failing.oldest_found[1] = {false};
+  failing.has_new_order[1] = {false};
+  EXPECT_THROW(run_synchronously(run_delivery(failing, DeliveryInput{.w_id = 1, .carrier_id = 4},
+                                              "BEGIN", tally)),
+               pg::Error);
+  EXPECT_EQ(tally.districts, 10u);
+  EXPECT_EQ(tally.skipped, 1u);
+}
+
+TEST(Isolation, ParsesTheOptionAndOrderStatusReadsOneSnapshot) {
+  EXPECT_EQ(parse_isolation("read-committed"), Isolation::kReadCommitted);
+  EXPECT_EQ(parse_isolation("repeatable-read"), Isolation::kRepeatableRead);
+  EXPECT_EQ(parse_isolation("serializable"), Isolation::kSerializable);
+  EXPECT_FALSE(parse_isolation("snapshot"));
+  EXPECT_EQ(begin_sql(Isolation::kReadCommitted), "BEGIN ISOLATION LEVEL READ COMMITTED");
+  EXPECT_EQ(begin_sql(Isolation::kReadCommitted, true),
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  EXPECT_EQ(begin_sql(Isolation::kSerializable), "BEGIN ISOLATION LEVEL SERIALIZABLE");
+
+  const auto w = make_tpcc_lite();
+  WorkloadParams p;
+  p.options["isolation"] = "serializable";
+  EXPECT_TRUE(w->validate(p).empty());
+  p.options["isolation"] = "snapshot";
+  ASSERT_EQ(w->validate(p).size(), 1u);
+  EXPECT_NE(w->validate(p)[0].message.find("workload.isolation"), std::string::npos);
+}
+
+RunCounts counts(std::uint64_t no_committed, std::uint64_t no_rolled_back, double seconds,
+                 std::uint64_t districts, std::uint64_t skipped) {
+  RunCounts run;
+  run.duration_s = seconds;
+  // Shares that meet 5.2.3's minimums.
+  const std::uint64_t n = no_committed + no_rolled_back;
+  auto type = [](const char* name, std::uint64_t committed, std::uint64_t rolled_back = 0) {
+    report::TxTypeResult t;
+    t.name = name;
+    t.committed = committed;
+    t.rolled_back = rolled_back;
+    return t;
+  };
+  run.by_type = {type("new_order", no_committed, no_rolled_back), type("payment", n),
+                 type("order_status", n / 10), type("delivery", n / 10),
+                 type("stock_level", n / 10)};
+  run.counters = {districts, skipped};
+  return run;
+}
+
+// 5.4.2: tpmC = NOPM + rolled-back New-Orders per minute.
+TEST(Headline, TpmCIsNopmPlusRolledBackNewOrdersPerMinute) {
+  const auto figures = headline_figures(counts(990, 10, 30, 1000, 5));
+  ASSERT_EQ(figures.size(), 3u);
+  EXPECT_EQ(figures[0].name, "tpmC");
+  EXPECT_EQ(figures[1].name, "NOPM");
+  EXPECT_DOUBLE_EQ(figures[1].value, 990 * 2.0);
+  EXPECT_DOUBLE_EQ(figures[0].value, figures[1].value + 10 * 2.0);
+  EXPECT_EQ(figures[2].name, "Delivery skips");
+  EXPECT_DOUBLE_EQ(figures[2].value, 0.5);
+  EXPECT_TRUE(figures[2].warning.empty());
+}
+
+// 5.4.5: more than 1% skipped districts is flagged.
+TEST(Headline, DeliverySkipsAbove1PercentAreWarnedAbout) {
+  const auto figures = headline_figures(counts(100, 1, 60, 1000, 11));
+  ASSERT_EQ(figures.size(), 3u);
+  EXPECT_DOUBLE_EQ(figures[2].value, 1.1);
+  EXPECT_NE(figures[2].warning.find("11 of 1000 districts"), std::string::npos);
+}
+
+TEST(Headline, AShareBelowTheMinimumMixIsWarnedAbout) {
+  RunCounts run = counts(100, 0, 60, 0, 0);
+  run.by_type[1].committed = 50;  // Payment 50 of 180
+  const auto figures = headline_figures(run);
+  ASSERT_EQ(figures.size(), 3u);  // no Delivery districts: no skip figure
+  EXPECT_EQ(figures[2].name, "payment share");
+  EXPECT_NE(figures[2].warning.find("43%"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pgslow::workload::tpcc
