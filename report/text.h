@@ -31,6 +31,10 @@ std::string markdown_text(const std::string& s);
 // A Markdown table cell: markdown_text with newlines as <br>.
 std::string markdown_cell(const std::string& s);
 
+// A CSV field (csv.cpp): RFC 4180 quoting, printable_lines, and a text starting with
+// = + - @ (or a tab or carriage return) gets a leading ' so a spreadsheet never runs it.
+std::string csv_field(const std::string& raw);
+
 // Every line of `text` safe for a terminal (common/strings printable), newlines kept.
 std::string printable_lines(const std::string& text);
 

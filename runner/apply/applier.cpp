@@ -83,6 +83,7 @@ ServerRecord describe_server(const server::ServerControl& server,
   if (const auto* managed = dynamic_cast<const server::ManagedCluster*>(&server)) {
     t["workdir"] = managed->cluster_dir().parent_path().string();
     t["port"] = std::to_string(managed->port());
+    if (managed->pg_version()) t["pg_version"] = std::to_string(*managed->pg_version());
     return r;
   }
   if (r.data_dir) t["data_dir"] = r.data_dir->string();

@@ -46,6 +46,7 @@ server::ManagedOptions managed_options(const server::TargetSpec& given) {
   server::ManagedOptions options;
   options.workdir = given.workdir;
   options.pg_bin = given.pg_bin;
+  options.pg_version = given.pg_version;  // <workdir>/cluster-N
   return options;
 }
 
@@ -68,6 +69,11 @@ bool journal_matches_target(const Journal& j, const server::TargetSpec& given, s
     case server::TargetKind::kManaged: {
       if (!same_path(recorded(j, "workdir"), given.workdir))
         return differs("it protects the managed cluster of another workdir");
+      if (recorded(j, "pg_version") != (given.pg_version ? std::to_string(*given.pg_version) : ""))
+        return differs(recorded(j, "pg_version").empty()
+                           ? std::string("it protects the workdir's default managed cluster")
+                           : "it protects the managed cluster of PostgreSQL " +
+                                 recorded(j, "pg_version"));
       data_dir = server::ManagedCluster(managed_options(given)).data_dir();
       break;
     }
@@ -106,18 +112,26 @@ std::string target_options_for(const Journal& j) {
   return args.empty() ? std::string() : printable(shell_quote(args));
 }
 
+std::string command_for(const Journal& j, const std::string& verb) {
+  const std::string version = j.server.kind == "managed" ? recorded(j, "pg_version") : "";
+  const std::string options = target_options_for(j);
+  return "pgslow " +
+         (version.empty() ? std::string()
+                          : printable(shell_quote({"--pg-version", version})) + " ") +
+         verb + (options.empty() ? std::string() : " " + options);
+}
+
 std::unique_ptr<server::ServerControl> open_journal_server(const Journal& j,
                                                            const server::TargetSpec& given) {
   std::string why;
   if (!journal_matches_target(j, given, &why)) {
-    std::string options = target_options_for(j);
     throw RuntimeError(fmt::format(
         "the journal of {} does not protect the server this command names: {}. pgslow runs no "
         "command and writes no file a journal names unless you name the same server{}",
         printable(j.server.description), printable(why),
-        options.empty()
-            ? std::string(" (run pgslow with the --workdir the journal belongs to)")
-            : ": `pgslow recover " + options + "` (or `pgslow restore " + options + "`)"));
+        j.server.kind == "managed"
+            ? " (run `" + command_for(j, "recover") + "` with the --workdir the journal belongs to)"
+            : ": `" + command_for(j, "recover") + "` (or `" + command_for(j, "restore") + "`)"));
   }
   switch (given.kind) {
     case server::TargetKind::kManaged:

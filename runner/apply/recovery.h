@@ -45,6 +45,11 @@ bool journal_matches_target(const Journal& journal, const server::TargetSpec& gi
 // messages; empty for the managed cluster (the workdir names it).
 std::string target_options_for(const Journal& journal);
 
+// The whole command line that names the journal's server for `verb` ("recover", "restore"):
+// "pgslow --pg-version 18 recover" for a versioned managed cluster (--pg-version goes before
+// the subcommand), "pgslow restore --data-dir /srv/pg" for a data directory.
+std::string command_for(const Journal& journal, const std::string& verb);
+
 // Opens the server `given` names, after checking that the journal protects it (RuntimeError
 // saying which options name the journal's server otherwise). The managed cluster is not
 // started (recovery must first put the original file back).

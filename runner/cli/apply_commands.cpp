@@ -29,6 +29,14 @@
 
 namespace pgslow::cli {
 
+server::TargetSpec managed_target(const Context& ctx) {
+  server::TargetSpec spec;
+  spec.workdir = ctx.workdir;
+  spec.pg_bin = ctx.pg_bin;
+  spec.pg_version = ctx.pg_version;
+  return spec;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -61,6 +69,7 @@ server::TargetSpec make_spec(const Context& ctx, const TargetArgs& t) {
   server::TargetSpec spec;
   spec.workdir = ctx.workdir;
   spec.pg_bin = ctx.pg_bin;
+  spec.pg_version = ctx.pg_version;
   spec.allow_changes = t.allow_changes;
   if (!t.reload_command.empty() || !t.restart_command.empty() ||
       (!t.conninfo.empty() && t.data_dir.empty())) {
@@ -296,13 +305,16 @@ void status_command(Context& ctx) {
   }
 
   apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
-  // status reads the managed cluster of its workdir; a journal's other server is described,
-  // never reached with the journal's commands (status runs nothing a journal names).
+  // status reads the managed cluster of its workdir (and --pg-version); a journal's other
+  // server (another version's cluster included) is described, never reached with the
+  // journal's commands (status runs nothing a journal names).
   server::ManagedOptions options;
   options.workdir = ctx.workdir;
   options.pg_bin = ctx.pg_bin;
+  options.pg_version = ctx.pg_version;
   auto managed = std::make_unique<server::ManagedCluster>(std::move(options));
-  const bool journal_is_managed = wj.journal && wj.journal->server.kind == "managed";
+  const bool journal_is_managed =
+      wj.journal && apply::journal_matches_target(*wj.journal, managed_target(ctx));
   if (!wj.journal || journal_is_managed) {
     server::ClusterStatus s = managed->status();
     std::string state = !s.initialized ? "not created (`pgslow server start` creates it)"
@@ -311,10 +323,9 @@ void status_command(Context& ctx) {
     rows.push_back({"server", fmt::format("{}: {}{}", managed->describe(), state,
                                           s.version.empty() ? "" : ", PostgreSQL " + s.version)});
   } else {
-    std::string options_text = apply::target_options_for(*wj.journal);
     rows.push_back(
-        {"server", fmt::format("{} (`pgslow restore {}` names it)",
-                               printable(wj.journal->server.description), options_text)});
+        {"server", fmt::format("{} (`{}` names it)", printable(wj.journal->server.description),
+                               apply::command_for(*wj.journal, "restore"))});
   }
 
   const apply::Journal* j = wj.journal ? &*wj.journal : nullptr;
@@ -348,8 +359,9 @@ void status_command(Context& ctx) {
   }
   print_table(rows, "");
   if (j && j->hidden) {
-    fmt::print("\nA workshop mystery is applied: its settings stay hidden until `pgslow mystery "
-               "reveal`.\n");
+    fmt::print(
+        "\nA workshop mystery is applied: its settings stay hidden until `pgslow mystery "
+        "reveal`.\n");
   } else if (j && !j->settings.empty()) {
     std::map<std::string, knobs::ServerSetting> now;
     if (journal_is_managed) now = current_values(*managed);
@@ -388,16 +400,6 @@ bool is_command(const std::string& command, std::initializer_list<const char*> n
 }
 
 }  // namespace
-
-// The managed cluster of the workdir: the one server a journal may name without the user
-// naming it.
-server::TargetSpec managed_target(const Context& ctx) {
-  server::TargetSpec spec;
-  spec.workdir = ctx.workdir;
-  spec.pg_bin = ctx.pg_bin;
-  return spec;
-}
-
 
 void add_apply_commands(CLI::App& app, Context& ctx) {
   {
@@ -473,9 +475,7 @@ void before_command(Context& ctx, const std::string& command) {
     return;
   }
 
-  const std::string options = apply::target_options_for(j);
-  const std::string restore_hint =
-      options.empty() ? "`pgslow restore`" : "`pgslow restore " + options + "`";
+  const std::string restore_hint = "`" + apply::command_for(j, "restore") + "`";
   if (wj.condition == apply::JournalCondition::kKept) {
     if (is_command(command, {"apply", "restore", "recover", "status"}) ||
         starts_with(command, "mystery"))
@@ -491,9 +491,10 @@ void before_command(Context& ctx, const std::string& command) {
   // server's journal holds commands and paths that pgslow uses only when the user names the
   // same server.
   if (!apply::journal_matches_target(j, managed)) {
-    spdlog::warn("an interrupted {} left {} changed ({}); `pgslow recover {}` restores it",
+    spdlog::warn("an interrupted {} left {} changed ({}); `{}` restores it",
                  printable(j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`"),
-                 printable(j.server.description), printable(j.settings_summary()), options);
+                 printable(j.server.description), printable(j.settings_summary()),
+                 apply::command_for(j, "recover"));
     return;
   }
 

@@ -87,6 +87,7 @@ void bisect_command(Context& ctx, const BisectArgs& a) {
   server::TargetSpec spec;
   spec.workdir = ctx.workdir;
   spec.pg_bin = ctx.pg_bin;
+  spec.pg_version = ctx.pg_version;
   spec.allow_changes = a.allow_changes;
   if (!a.data_dir.empty()) {
     spec.kind = server::TargetKind::kPgctl;

@@ -10,8 +10,8 @@
 
 namespace pgslow::cli {
 
-void add_server_commands(CLI::App& app, Context& ctx);    // server start|status|stop|destroy|conninfo
-void add_knob_commands(CLI::App& app, Context& ctx);      // knobs, presets, check
+void add_server_commands(CLI::App& app, Context& ctx);  // server start|status|stop|destroy|conninfo
+void add_knob_commands(CLI::App& app, Context& ctx);    // knobs, presets, check
 void add_workload_commands(CLI::App& app, Context& ctx);  // load, bench, check-data
 void add_apply_commands(CLI::App& app, Context& ctx);     // apply, restore, recover, status
 void add_run_commands(CLI::App& app, Context& ctx);       // run, plan
@@ -20,12 +20,12 @@ void add_bisect_commands(CLI::App& app, Context& ctx);    // bisect
 void add_lesson_commands(CLI::App& app, Context& ctx);    // lesson (workshop)
 void add_mystery_commands(CLI::App& app, Context& ctx);   // mystery start|clues|guess|reveal
 
+// The managed cluster of the workdir and --pg-version (<workdir>/cluster-N): the one server a
+// journal may name without the user naming it.
+server::TargetSpec managed_target(const Context& ctx);
+
 // Runs before every command that touches a workdir: repairs a run that was interrupted
 // (the journal of a process that is gone) before anything else happens.
 void before_command(Context& ctx, const std::string& command);
-
-// The managed cluster of the workdir: the one server a journal may name without the user
-// naming it (apply_commands.cpp).
-server::TargetSpec managed_target(const Context& ctx);
 
 }  // namespace pgslow::cli

@@ -75,6 +75,7 @@ ServerSettings read_server(Context& ctx, const ServerOptions& opts, std::string*
     server::ManagedOptions managed;
     managed.workdir = ctx.workdir;
     managed.pg_bin = ctx.pg_bin;
+    managed.pg_version = ctx.pg_version;
     server::ManagedCluster cluster(managed);
     cluster.start();
     conninfo = cluster.conninfo();

@@ -9,6 +9,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "pg/error.h"
+#include "server/pg_versions.h"
 
 int main(int argc, char** argv) {
   using namespace pgslow;
@@ -19,11 +20,15 @@ int main(int argc, char** argv) {
   cli::Context ctx;
   std::string workdir = ctx.workdir.string();
   std::string pg_bin;
+  std::string pg_version;
   bool verbose = false;
   bool quiet = false;
   app.add_option("--workdir", workdir, "pgslow's working directory (managed cluster, journal)")
       ->capture_default_str();
   app.add_option("--pg-bin", pg_bin, "folder with the PostgreSQL server binaries (initdb, pg_ctl)");
+  app.add_option("--pg-version", pg_version,
+                 "major version of the managed cluster (15-18; 16-18 via `pgslow server install`)")
+      ->envname("PGSLOW_PG_VERSION");
   app.add_flag("-v,--verbose", verbose, "show debug diagnostics on stderr");
   app.add_flag("-q,--quiet", quiet, "show only warnings and errors on stderr");
 
@@ -41,6 +46,7 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] {
     ctx.workdir = workdir;
     if (!pg_bin.empty()) ctx.pg_bin = pg_bin;
+    if (!pg_version.empty()) ctx.pg_version = server::parse_major_version(pg_version);
     ctx.verbosity = verbose ? Verbosity::kVerbose : (quiet ? Verbosity::kQuiet : Verbosity::kNormal);
     init_logging(ctx.verbosity);
   });

@@ -54,6 +54,7 @@ void start(Context& ctx, const StartArgs& a, CLI::App* cmd, const DashboardArgs&
   scenario::Scenario sc = workshop::mystery_scenario(answer);
   sc.target.workdir = ctx.workdir;
   sc.target.pg_bin = ctx.pg_bin;
+  sc.target.pg_version = ctx.pg_version;
   std::unique_ptr<server::ServerControl> server = server::open_target(sc.target);
   pg::Connection conn = pg::Connection::open(server->conninfo());
   scenario::Plan plan = scenario::make_plan(sc, catalog, knobs::ServerSettings::read(conn));

@@ -3,22 +3,25 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
 #include "apply/interrupt.h"
 #include "cli/commands.h"
 #include "cli/scenario_support.h"
-#include "workshop/dashboard.h"
 #include "common/paths.h"
 #include "common/progress.h"
 #include "common/strings.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
 #include "report/reporter.h"
+#include "report/versions.h"
 #include "scenario/plan.h"
 #include "scenario/run.h"
+#include "server/pg_versions.h"
 #include "server/target.h"
+#include "workshop/dashboard.h"
 
 namespace pgslow::cli {
 
@@ -53,6 +56,7 @@ Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
   server::TargetSpec spec = p.scenario.target;
   spec.workdir = ctx.workdir;
   spec.pg_bin = ctx.pg_bin;
+  spec.pg_version = ctx.pg_version;
   p.server = server::open_target(spec);
   pg::Connection conn = pg::Connection::open(p.server->conninfo());
   knobs::ServerSettings settings = knobs::ServerSettings::read(conn);
@@ -65,6 +69,7 @@ scenario::RunOptions run_options_for(const Context& ctx, const Prepared& prepare
   options.target = prepared.scenario.target;
   options.target->workdir = ctx.workdir;
   options.target->pg_bin = ctx.pg_bin;
+  options.target->pg_version = ctx.pg_version;
   return options;
 }
 
@@ -101,6 +106,141 @@ void write_results(const report::Run& run, const fs::path& dir) {
   }
 }
 
+namespace {
+
+struct RunArgs {
+  std::string scenario;
+  std::string out;
+  bool allow_changes = false;
+  std::optional<double> duration, warmup;
+  std::optional<int> repeats;
+  int workers = 0;
+  int max_tries = 1;
+  bool allow_partial = false;
+  driver::Protocol protocol = driver::Protocol::kPrepared;
+  bool check_data = false;
+  std::vector<std::string> versions;  // --versions 15,16,17,18
+};
+
+// Runs a validated scenario, writes its results to `out_dir`, and returns them. The
+// configuration is restored on every way out (scenario::run_plan).
+report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::path& out_dir,
+                         Progress& progress) {
+  scenario::RunOptions options = run_options_for(ctx, p);
+  options.duration_s = a.duration;
+  options.warmup_s = a.warmup;
+  options.repeats = a.repeats;
+  options.workers = a.workers;
+  options.max_tries = a.max_tries;
+  options.allow_partial = a.allow_partial;
+  options.protocol = a.protocol;
+  options.check_data = a.check_data;
+
+  progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
+                            p.scenario.name, p.plan.stages.size(), p.server->describe(),
+                            p.plan.estimated_seconds));
+  report::Run run;
+  try {
+    scenario::run_plan(p.plan, *p.server, p.catalog, ctx.workdir, options, progress, run);
+  } catch (const apply::Interrupted&) {
+    if (!run.stages.empty()) {
+      write_results(run, out_dir);
+      render(run, "console", std::cout);
+      std::cerr << fmt::format(
+          "pgslow: interrupted; configuration restored; partial results in {}\n", out_dir.string());
+    }
+    throw;
+  }
+  write_results(run, out_dir);
+  return run;
+}
+
+// Exit status of a finished run: 1 when the baseline or every changed stage failed (nothing
+// it was asked to measure was measured), kExitExpectation when an expectation failed. `which`
+// names the run among several ("PostgreSQL 16: "), or is empty.
+void check_run(const report::Run& run, const fs::path& out_dir, const std::string& which = "") {
+  std::size_t failed = 0;
+  for (std::size_t i = 1; i < run.stages.size(); ++i) failed += run.stages[i].error.empty() ? 0 : 1;
+  if (!run.stages.empty() && !run.stages.front().error.empty())
+    throw RuntimeError(fmt::format(
+        "{}the baseline stage failed: {}; nothing could be compared (the configuration is "
+        "restored)",
+        which, run.stages.front().error));
+  if (run.stages.size() > 1 && failed == run.stages.size() - 1)
+    throw RuntimeError(
+        fmt::format("{}every changed stage failed ({} of {}); see the errors above and the logs "
+                    "in {} (the configuration is restored)",
+                    which, failed, run.stages.size() - 1, (out_dir / "logs").string()));
+  for (const auto& e : run.expectations) {
+    if (!e.passed) {
+      throw Error(kExitExpectation,
+                  fmt::format("{}expectation failed: {} (measured: {})", which, e.text, e.detail));
+    }
+  }
+}
+
+// `run --versions 15,16,17,18`: the same scenario on each version's managed cluster, one after
+// the other, then one report with the versions side by side. Every version is validated before
+// the first one changes anything. With --dashboard, the page follows every version's progress
+// (its server counters are those of the first version's cluster only: it watches one server).
+void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const DashboardArgs& dashboard) {
+  std::vector<int> majors;
+  for (const auto& text : a.versions) {
+    int major = server::parse_major_version(text);
+    if (std::find(majors.begin(), majors.end(), major) != majors.end())
+      throw InputError(fmt::format("--versions names PostgreSQL {} twice", major));
+    majors.push_back(major);
+  }
+  if (ctx.pg_version) throw InputError("give either --pg-version or --versions, not both");
+  if (ctx.pg_bin)
+    throw InputError("--versions picks each version's programs itself: drop --pg-bin");
+  std::vector<Prepared> prepared;
+  for (int major : majors) {
+    Context c = ctx;
+    c.pg_version = major;
+    Prepared p = prepare(c, a.scenario, a.allow_changes);
+    if (p.scenario.target.kind != server::TargetKind::kManaged) {
+      throw InputError(fmt::format(
+          "--versions runs on pgslow's managed clusters, and scenario {} names a {} target",
+          p.scenario.name, server::to_string(p.scenario.target.kind)));
+    }
+    prepared.push_back(std::move(p));
+  }
+  const std::string name = prepared.front().scenario.name;
+  const fs::path out_dir = a.out.empty() ? default_out_dir(name) : fs::path(a.out);
+
+  ConsoleProgress console;
+  std::unique_ptr<workshop::Dashboard> board =
+      open_dashboard(cmd, dashboard, "pgslow run --versions " + name);
+  if (board) board->watch_server(prepared.front().server->conninfo());
+  SilentProgress none;
+  TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
+
+  report::VersionRuns runs;
+  std::vector<fs::path> dirs;
+  for (std::size_t i = 0; i < majors.size(); ++i) {
+    Context c = ctx;
+    c.pg_version = majors[i];
+    dirs.push_back(out_dir / fmt::format("pg{}", majors[i]));
+    runs.runs.push_back(run_prepared(c, prepared[i], a, dirs.back(), progress));
+  }
+  fs::create_directories(out_dir);
+  for (const auto& format : report::version_report_formats()) {
+    if (format == "console") continue;
+    std::ofstream out(out_dir / ("versions." + format));
+    report::render_versions(runs, format, out);
+  }
+  report::render_versions(runs, "console", std::cout);
+  std::cout << fmt::format(
+      "\nResults: {0}/versions.md (.json .csv .html); each version's own report in {0}/pg<N>/\n",
+      out_dir.string());
+  linger(board.get(), dashboard);
+  for (std::size_t i = 0; i < majors.size(); ++i)
+    check_run(runs.runs[i], dirs[i], fmt::format("PostgreSQL {}: ", majors[i]));
+}
+
+}  // namespace
+
 void add_run_commands(CLI::App& app, Context& ctx) {
   // pgslow plan
   {
@@ -117,19 +257,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
   // pgslow run
   {
     auto* cmd = app.add_subcommand("run", "run a scenario and print the before/after table");
-    struct Args {
-      std::string scenario;
-      std::string out;
-      bool allow_changes = false;
-      std::optional<double> duration, warmup;
-      std::optional<int> repeats;
-      int workers = 0;
-      int max_tries = 1;
-      bool allow_partial = false;
-      driver::Protocol protocol = driver::Protocol::kPrepared;
-      bool check_data = false;
-    };
-    auto a = std::make_shared<Args>();
+    auto a = std::make_shared<RunArgs>();
     cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")
         ->required();
     cmd->add_option("--out", a->out, "results folder (default results/<scenario>-<time>)");
@@ -151,67 +279,29 @@ void add_run_commands(CLI::App& app, Context& ctx) {
         },
         "how statements are sent, like pgbench -M: simple, extended or prepared (default)");
     cmd->add_flag("--check-data", a->check_data,
-                  "run the workload's consistency checks after each run; a failed check fails the stage");
+                  "run the workload's consistency checks after each run; a failed check fails "
+                  "the stage");
+    cmd->add_option("--versions", a->versions,
+                    "run on the managed cluster of each of these PostgreSQL major versions "
+                    "(e.g. 15,16,17,18) and report them side by side")
+        ->delimiter(',');
     auto dashboard = add_dashboard_options(cmd);
     cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
+      if (!a->versions.empty()) return run_versions(ctx, *a, cmd, *dashboard);
       Prepared p = prepare(ctx, a->scenario, a->allow_changes);
-      scenario::RunOptions options = run_options_for(ctx, p);
-      options.duration_s = a->duration;
-      options.warmup_s = a->warmup;
-      options.repeats = a->repeats;
-      options.workers = a->workers;
-      options.max_tries = a->max_tries;
-      options.allow_partial = a->allow_partial;
-      options.protocol = a->protocol;
-      options.check_data = a->check_data;
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
-
       ConsoleProgress console;
-      std::unique_ptr<workshop::Dashboard> board = open_dashboard(cmd, *dashboard, "pgslow run " + p.scenario.name);
+      std::unique_ptr<workshop::Dashboard> board =
+          open_dashboard(cmd, *dashboard, "pgslow run " + p.scenario.name);
       if (board) board->watch_server(p.server->conninfo());
       SilentProgress none;
       TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
-      progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
-                                p.scenario.name, p.plan.stages.size(), p.server->describe(),
-                                p.plan.estimated_seconds));
-      report::Run run;
-      try {
-        scenario::run_plan(p.plan, *p.server, p.catalog, ctx.workdir, options, progress, run);
-      } catch (const apply::Interrupted&) {
-        if (!run.stages.empty()) {
-          write_results(run, out_dir);
-          render(run, "console", std::cout);
-          std::cerr << fmt::format(
-              "pgslow: interrupted; configuration restored; partial results in {}\n",
-              out_dir.string());
-        }
-        throw;
-      }
-      write_results(run, out_dir);
+      report::Run run = run_prepared(ctx, p, *a, out_dir, progress);
       render(run, "console", std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
       linger(board.get(), *dashboard);
-      // A run whose every changed stage failed measured nothing it was asked to: exit 1.
-      std::size_t failed = 0;
-      for (std::size_t i = 1; i < run.stages.size(); ++i)
-        failed += run.stages[i].error.empty() ? 0 : 1;
-      if (!run.stages.empty() && !run.stages.front().error.empty())
-        throw RuntimeError(
-            fmt::format("the baseline stage failed: {}; nothing could be compared (the "
-                        "configuration is restored)",
-                        run.stages.front().error));
-      if (run.stages.size() > 1 && failed == run.stages.size() - 1)
-        throw RuntimeError(
-            fmt::format("every changed stage failed ({} of {}); see the errors above and "
-                        "the logs in {} (the configuration is restored)",
-                        failed, run.stages.size() - 1, (out_dir / "logs").string()));
-      for (const auto& e : run.expectations) {
-        if (!e.passed) {
-          throw Error(kExitExpectation,
-                      fmt::format("expectation failed: {} (measured: {})", e.text, e.detail));
-        }
-      }
+      check_run(run, out_dir);
     });
   }
 }

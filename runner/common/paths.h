@@ -5,8 +5,9 @@
 
 namespace pgslow {
 
-// The folder holding knobs/ and scenarios/: $PGSLOW_HOME if set, else the source tree this
-// binary was built from, else the folder above the executable.
+// The folder holding knobs/ and scenarios/: $PGSLOW_HOME if set, else the nearest folder above
+// the executable that holds them (or their <prefix>/share/pgslow when installed), else the
+// source tree this binary was built from.
 std::filesystem::path data_root();
 
 // Writes `contents` to `path` durably: a temporary file in the same folder, fsync, rename

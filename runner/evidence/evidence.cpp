@@ -150,6 +150,15 @@ std::optional<std::vector<std::string>> stat_fields(int pid) {
   return fields;  // fields[0] is the state (field 3), fields[1] the ppid (field 4)
 }
 
+// Whether a server child is an I/O worker: its process title reads "postgres: io worker N"
+// (PostgreSQL 18, io_method = worker).
+bool is_io_worker(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string title;
+  std::getline(in, title, '\0');
+  return title.find("io worker") != std::string::npos;
+}
+
 // One process's io counters; nullopt when unreadable.
 std::optional<ProcIo> read_proc_io(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/io");
@@ -184,6 +193,9 @@ void read_proc(const SnapshotOptions& options, Snapshot& s) {
   s.counters["write_syscalls"] = Counter{static_cast<double>(io->syscw), kProc};
   s.counters["read_bytes"] = Counter{static_cast<double>(io->read_bytes), kProc};
   s.counters["write_bytes"] = Counter{static_cast<double>(io->write_bytes), kProc};
+  // I/O workers exist from 18 on; before, the key is absent rather than 0.
+  if (s.server_major >= 18)
+    s.counters["io_worker_reads"] = Counter{static_cast<double>(io->io_worker_syscr), kProc};
   s.proc_processes = io->processes;
 }
 
@@ -226,6 +238,7 @@ std::optional<ProcIo> read_server_proc_io(int postmaster_pid) {
       if (errno == EACCES) return std::nullopt;  // a partial sum would be wrong, not small
       continue;                                  // exited while we looked: the parent has it
     }
+    if (is_io_worker(pid)) total->io_worker_syscr += io->syscr;
     total->syscr += io->syscr;
     total->syscw += io->syscw;
     total->read_bytes += io->read_bytes;

@@ -74,6 +74,10 @@ double window_seconds(const Snapshot& before, const Snapshot& after);
 // cannot be read (no such process, permission). Exposed for tests.
 struct ProcIo {
   std::uint64_t syscr = 0, syscw = 0, read_bytes = 0, write_bytes = 0;
+  // Read syscalls of PostgreSQL 18's I/O worker processes (io_method = worker), which read on
+  // behalf of the backends; pg_stat_io counts those reads under the issuing backend, so only
+  // /proc tells the worker's share (0 with io_method = sync or io_uring).
+  std::uint64_t io_worker_syscr = 0;
   int processes = 0;
 };
 std::optional<ProcIo> read_server_proc_io(int postmaster_pid);

@@ -23,6 +23,7 @@
 #include "common/strings.h"
 #include "pg/connection.h"
 #include "server/pg_binaries.h"
+#include "server/pg_versions.h"
 #include "server/server_log.h"
 
 namespace pgslow::server {
@@ -143,7 +144,9 @@ int pick_free_port() {
 ManagedCluster::ManagedCluster(ManagedOptions options) : options_(std::move(options)) {
   if (options_.workdir.empty()) options_.workdir = ".pgslow";
   options_.workdir = fs::absolute(options_.workdir).lexically_normal();
-  cluster_dir_ = options_.workdir / "cluster";
+  cluster_dir_ =
+      options_.workdir / (options_.pg_version ? fmt::format("cluster-{}", *options_.pg_version)
+                                              : std::string("cluster"));
   data_dir_ = cluster_dir_ / "data";
   socket_dir_ = cluster_dir_ / "socket";
   log_file_ = cluster_dir_ / "server.log";
@@ -183,7 +186,9 @@ void ManagedCluster::save_state() const {
 }
 
 fs::path ManagedCluster::bin() const {
-  if (!pg_bin_) {
+  if (!pg_bin_ && options_.pg_version && !options_.pg_bin) {
+    pg_bin_ = pg_bin_for_version(*options_.pg_version);
+  } else if (!pg_bin_) {
     PgBinSearch search;
     search.explicit_dir = options_.pg_bin;
     pg_bin_ = find_pg_bin(search);

@@ -7,6 +7,8 @@
 //   <workdir>/cluster/socket/      the Unix socket, in a private (0700) folder
 //   <workdir>/cluster/server.log   the server log (pg_ctl -l)
 //   <workdir>/cluster/state        what pgslow remembers: port, binaries
+// A cluster of a chosen major version (--pg-version 17) lives in <workdir>/cluster-17 instead,
+// so clusters of several versions live side by side.
 // When pgslow runs as root, initdb and the server run as the `postgres` system user, which
 // owns <workdir>/cluster.
 
@@ -25,6 +27,9 @@ namespace pgslow::server {
 struct ManagedOptions {
   std::filesystem::path workdir;
   std::optional<std::filesystem::path> pg_bin;  // --pg-bin; else found (pg_binaries.h)
+  // --pg-version: the cluster of this major version, in <workdir>/cluster-<major>, with that
+  // version's programs (pg_versions.h); nullopt: <workdir>/cluster with the programs found.
+  std::optional<int> pg_version;
   int port = 0;                                 // 0: pick a free one and remember it
   // Extra server settings (name, value), written to the cluster's pgslow.conf at each start,
   // e.g. {"max_connections", "5"} for a test.
@@ -67,6 +72,7 @@ class ManagedCluster : public ServerControl {
   std::filesystem::path cluster_dir() const { return cluster_dir_; }
   // The folder of initdb/pg_ctl/postgres this cluster uses (found on first use).
   std::filesystem::path pg_bin() const { return bin(); }
+  std::optional<int> pg_version() const { return options_.pg_version; }
 
   // ServerControl
   TargetKind kind() const override { return TargetKind::kManaged; }

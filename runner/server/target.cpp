@@ -237,6 +237,7 @@ std::unique_ptr<ServerControl> open_target(const TargetSpec& spec) {
       ManagedOptions options;
       options.workdir = spec.workdir.empty() ? fs::path(".pgslow") : spec.workdir;
       options.pg_bin = spec.pg_bin;
+      options.pg_version = spec.pg_version;
       auto cluster = std::make_unique<ManagedCluster>(std::move(options));
       if (!cluster->is_running()) cluster->start();
       return cluster;

@@ -16,6 +16,7 @@ struct TargetSpec {
   TargetKind kind = TargetKind::kManaged;
   std::filesystem::path workdir;                // managed: where the cluster lives
   std::optional<std::filesystem::path> pg_bin;  // managed, pgctl: the server programs
+  std::optional<int> pg_version;                // managed: the cluster of this major version
   std::filesystem::path data_dir;               // pgctl: required; command: optional
   std::string conninfo;                         // command: required; pgctl: derived if empty
   std::string reload_command;                   // command: empty means pg_reload_conf()

@@ -14,6 +14,7 @@
 #include "common/errors.h"
 #include "common/process.h"
 #include "pg/connection.h"
+#include "server/pg_versions.h"
 
 namespace pgslow::testing {
 
@@ -96,6 +97,10 @@ TemporaryCluster::TemporaryCluster(std::vector<std::pair<std::string, std::strin
   server::ManagedOptions options;
   options.workdir = workdir_;
   options.settings = std::move(settings);
+  // The version matrix (tests/CMakeLists.txt) runs a binary once per major version; pgslow
+  // commands the tests start read the same variable, so they reach the same cluster.
+  if (const char* version = std::getenv("PGSLOW_PG_VERSION"); version && *version)
+    options.pg_version = server::parse_major_version(version);
   cluster_ = std::make_unique<server::ManagedCluster>(std::move(options));
   watchdog_fd_ = start_watchdog(cluster_->pg_bin() / "pg_ctl", *cluster_->data_dir(), workdir_);
   try {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "report/reporter.h"
+#include "report/versions.h"
 #include "tests/unit/report/sample_run.h"
 
 namespace pgslow::report {
@@ -59,6 +60,21 @@ TEST(Golden, Comparison) {
   std::ostringstream out;
   render_comparison(testing::sample_run(), other, "pg15.json", "pg17.json", false, out);
   check_golden("compare.txt", out.str());
+}
+
+// The same scenario on two versions, side by side, in every format.
+TEST(Golden, Versions) {
+  report::Run other = testing::sample_run();
+  other.server_version = "PostgreSQL 18.4";
+  other.server_major = 18;
+  other.stages[1].repeats = {testing::measurement(2104, 60, 15)};
+  other.stages.pop_back();  // a stage one version did not run
+  const VersionRuns runs{{testing::sample_run(), other}};
+  for (const auto& format : version_report_formats()) {
+    std::ostringstream out;
+    render_versions(runs, format, out);
+    check_golden("versions." + (format == "console" ? std::string("txt") : format), out.str());
+  }
 }
 
 TEST(Console, FitsOneHundredColumns) {
