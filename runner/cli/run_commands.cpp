@@ -9,6 +9,7 @@
 
 #include "apply/interrupt.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/scenario_support.h"
 #include "common/paths.h"
 #include "common/progress.h"
@@ -270,14 +271,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_option("--max-tries", a->max_tries,
                     "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
-    cmd->add_option_function<std::string>(
-        "--protocol,-M",
-        [a](const std::string& v) {
-          auto p = driver::parse_protocol(v);
-          if (!p) throw CLI::ValidationError("--protocol", "use simple, extended or prepared");
-          a->protocol = *p;
-        },
-        "how statements are sent, like pgbench -M: simple, extended or prepared (default)");
+    add_protocol_option(cmd, a->protocol);
     cmd->add_flag("--check-data", a->check_data,
                   "run the workload's consistency checks after each run; a failed check fails "
                   "the stage");
