@@ -83,10 +83,10 @@ report::Measurement run_workload(const workload::Workload& workload,
   shared.workload = &workload;
   shared.conninfo = conninfo;
   shared.options = o;
-  shared.statements = workload.statements();
+  shared.statements = workload.statements(params);
   shared.statement_set.protocol = o.protocol;
-  for (const auto& st : shared.statements) shared.statement_set.sql[st.name] = st.sql;
-  std::vector<std::string> type_names = workload.transaction_types();
+  for (const auto& st : shared.statements) shared.statement_set.defs[st.name] = st;
+  std::vector<std::string> type_names = workload.transaction_types(params);
   shared.types = std::max<std::size_t>(1, type_names.size());
   shared.stop = stop;
   if (o.pool_size > 0) shared.pool = std::make_unique<SharedPool>(o.pool_size);

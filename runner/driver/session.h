@@ -30,6 +30,8 @@ struct ConnSlot {
 class EventLoop {
  public:
   virtual void watch_write(ConnSlot* slot) = 0;
+  // Resumes `h` at `at` (now_us() time), or earlier when the run's window ends.
+  virtual void wake_at(std::int64_t at, std::coroutine_handle<> h) = 0;
 
  protected:
   ~EventLoop() = default;
@@ -58,12 +60,13 @@ struct ResultAwaiter {
 // The statements of a workload by name, and how to send them (pgbench -M).
 struct StatementSet {
   Protocol protocol = Protocol::kPrepared;
-  std::map<std::string, std::string, std::less<>> sql;  // name -> text with $1, $2 ...
+  std::map<std::string, workload::StatementDef, std::less<>> defs;  // name -> text with $1 ...
 };
 
-// `sql` with each $n replaced by the n-th value as a quoted literal (NULL for a null):
-// what the simple protocol sends.
-std::string inline_parameters(const std::string& sql, const pg::Params& params);
+// `sql` with each $n replaced by the n-th value (NULL for a null): what the simple protocol
+// sends. As a quoted literal, or as written with `as_text` (pgbench's script variables).
+std::string inline_parameters(const std::string& sql, const pg::Params& params,
+                              bool as_text = false);
 
 class DriverSession final : public workload::Session {
  public:
@@ -76,6 +79,7 @@ class DriverSession final : public workload::Session {
 
   Task<pg::Result> execute(const std::string& statement, pg::Params params) override;
   Task<pg::Result> query(const std::string& sql) override;
+  Task<void> sleep(std::int64_t us) override;
 
  private:
   void send_check() const;

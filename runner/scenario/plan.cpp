@@ -8,6 +8,8 @@
 
 #include "common/strings.h"
 #include "knobs/value.h"
+#include "scenario/run.h"
+#include "workload/registry.h"
 
 namespace pgslow::scenario {
 
@@ -119,6 +121,17 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   plan.scenario = scenario;
   plan.server_major = server.major;
   plan.server_version = fmt::format("{}.{}", server.version_num / 10000, server.version_num % 10000);
+
+  // The workload and its options (script files included) are checked before anything runs.
+  try {
+    workload::WorkloadParams params = workload_params(scenario);
+    for (auto& p : workload::find_workload(scenario.workload.name).validate(params)) {
+      if (p.where.file.empty()) p.where = scenario.workload.where;
+      problems.push_back(std::move(p));
+    }
+  } catch (const InputError& e) {
+    problems.push_back(ConfigError{scenario.workload.where, e.what(), ""});
+  }
 
   report::LoadSettings base_load;
   base_load.clients = scenario.workload.clients;

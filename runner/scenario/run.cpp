@@ -74,6 +74,7 @@ workload::WorkloadParams workload_params(const Scenario& s) {
   params.think_time = s.workload.think_time;
   params.seed = s.workload.seed;
   params.options = s.workload.options;
+  params.base_dir = s.file.parent_path();  // script files are relative to the scenario
   return params;
 }
 

@@ -181,7 +181,15 @@ void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   yaml::Fields options = r.fields(f.get("options"), "workload.options");
   if (f.has("options")) {
     for (const auto& [key, value] : options.entries()) {
-      if (auto v = r.string(value, "workload.options." + key)) s.workload.options[key] = *v;
+      if (value.IsSequence()) {  // a list (scripts: [a.sql@1, b.sql@2]): comma-separated
+        std::vector<std::string> items;
+        for (const auto& item : value) {
+          if (auto v = r.string(item, "workload.options." + key)) items.push_back(*v);
+        }
+        s.workload.options[key] = join(items, ",");
+      } else if (auto v = r.string(value, "workload.options." + key)) {
+        s.workload.options[key] = *v;
+      }
     }
   }
 }

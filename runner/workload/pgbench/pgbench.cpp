@@ -83,7 +83,9 @@ void load_pgbench(const std::string& conninfo, int scale, Progress& progress) {
   conn.exec_all(kKeys);
 }
 
-std::vector<ConfigError> validate_scale(const WorkloadParams& params) {
+}  // namespace
+
+std::vector<ConfigError> validate_pgbench_scale(const WorkloadParams& params) {
   std::vector<ConfigError> errors;
   if (params.scale < 1 || params.scale > 20000) {
     ConfigError e;
@@ -92,6 +94,13 @@ std::vector<ConfigError> validate_scale(const WorkloadParams& params) {
     e.hint = "pgbench's scale: 100,000 accounts (about 15 MB) per unit";
     errors.push_back(std::move(e));
   }
+  return errors;
+}
+
+namespace {
+
+std::vector<ConfigError> validate_scale(const WorkloadParams& params) {
+  std::vector<ConfigError> errors = validate_pgbench_scale(params);
   for (const auto& [key, value] : params.options) {
     ConfigError e;
     e.where.file = "command line";
@@ -102,7 +111,9 @@ std::vector<ConfigError> validate_scale(const WorkloadParams& params) {
   return errors;
 }
 
-std::vector<CheckResult> check_sizes(pg::Connection& conn, int scale) {
+}  // namespace
+
+std::vector<CheckResult> check_pgbench_sizes(pg::Connection& conn, int scale) {
   std::vector<CheckResult> out;
   auto count = [&](const char* table, std::int64_t want) {
     CheckResult c;
@@ -121,18 +132,22 @@ std::vector<CheckResult> check_sizes(pg::Connection& conn, int scale) {
   return out;
 }
 
-class PgbenchWorkload : public Workload {
+std::string PgbenchTables::data_fingerprint(const WorkloadParams& params) const {
+  // Every workload on these tables shares one template.
+  return fmt::format("pgbench scale={} schema={}", params.scale, kSchemaVersion);
+}
+
+void PgbenchTables::load(const std::string& conninfo, const WorkloadParams& params,
+                         Progress& progress) const {
+  load_pgbench(conninfo, params.scale, progress);
+}
+
+namespace {
+
+class PgbenchWorkload : public PgbenchTables {
  public:
   std::vector<ConfigError> validate(WorkloadParams& params) const override {
     return validate_scale(params);
-  }
-  std::string data_fingerprint(const WorkloadParams& params) const override {
-    // Both scripts run on the same tables: one template serves both.
-    return fmt::format("pgbench scale={} schema={}", params.scale, kSchemaVersion);
-  }
-  void load(const std::string& conninfo, const WorkloadParams& params,
-            Progress& progress) const override {
-    load_pgbench(conninfo, params.scale, progress);
   }
 };
 
@@ -182,8 +197,8 @@ class TpcbLike final : public PgbenchWorkload {
            "locks on the few branch rows (contention grows with clients / scale), WAL and "
            "commit latency.";
   }
-  std::vector<std::string> transaction_types() const override { return {"tpcb"}; }
-  std::vector<StatementDef> statements() const override {
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"tpcb"}; }
+  std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     // The SQL of pgbench's built-in script, parameters in the same order.
     return {
         {kUpdateAccount, "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"},
@@ -202,7 +217,7 @@ class TpcbLike final : public PgbenchWorkload {
   }
   std::vector<CheckResult> check(pg::Connection& conn,
                                  const WorkloadParams& params) const override {
-    auto out = check_sizes(conn, params.scale);
+    auto out = check_pgbench_sizes(conn, params.scale);
     // Every committed transaction adds the same delta to one account, teller and branch and
     // records it in the history: the four sums stay equal.
     pg::Result r = conn.exec(
@@ -251,8 +266,8 @@ class SelectOnly final : public PgbenchWorkload {
            "Stresses the client/server round trip, connection handling and the buffer "
            "cache (scale 100+ no longer fits a small shared_buffers).";
   }
-  std::vector<std::string> transaction_types() const override { return {"select"}; }
-  std::vector<StatementDef> statements() const override {
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"select"}; }
+  std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     return {{kSelectOnly, "SELECT abalance FROM pgbench_accounts WHERE aid = $1"}};
   }
   std::unique_ptr<Client> make_client(const WorkloadParams& params,
@@ -262,7 +277,7 @@ class SelectOnly final : public PgbenchWorkload {
   }
   std::vector<CheckResult> check(pg::Connection& conn,
                                  const WorkloadParams& params) const override {
-    return check_sizes(conn, params.scale);
+    return check_pgbench_sizes(conn, params.scale);
   }
 };
 
@@ -296,8 +311,8 @@ class RangeAggregate final : public PgbenchWorkload {
            "tables): the server's CPU, not the round trip, is the bottleneck. The pool "
            "lesson's second curve.";
   }
-  std::vector<std::string> transaction_types() const override { return {"range"}; }
-  std::vector<StatementDef> statements() const override {
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"range"}; }
+  std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     return {{kRangeAggregate,
              "SELECT count(*), sum(abalance), avg(abalance) FROM pgbench_accounts "
              "WHERE aid BETWEEN $1 AND $2"}};
@@ -309,7 +324,7 @@ class RangeAggregate final : public PgbenchWorkload {
   }
   std::vector<CheckResult> check(pg::Connection& conn,
                                  const WorkloadParams& params) const override {
-    return check_sizes(conn, params.scale);
+    return check_pgbench_sizes(conn, params.scale);
   }
 };
 
