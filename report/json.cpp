@@ -45,7 +45,7 @@ Json measurement_json(const Measurement& m) {
   for (const auto& f : m.headline)
     headline.push_back(Json{
         {"name", f.name}, {"value", number(f.value)}, {"unit", f.unit}, {"warning", f.warning}});
-  return Json{{"duration_s", number(m.duration_s)},
+  Json out = Json{{"duration_s", number(m.duration_s)},
               {"committed", m.committed},
               {"rolled_back", m.rolled_back},
               {"failed", m.failed},
@@ -64,6 +64,12 @@ Json measurement_json(const Measurement& m) {
               {"clients_connected", m.clients_connected},
               {"connections_refused", m.connections_refused},
               {"tps_per_second", series}};
+  // Only when measured (a local server), so reports of remote servers carry no zero.
+  if (m.idle_connections_measured > 0) {
+    out["idle_connection_pss_bytes"] = number(m.idle_connection_pss_bytes);
+    out["idle_connections_measured"] = m.idle_connections_measured;
+  }
+  return out;
 }
 
 namespace {
@@ -223,6 +229,8 @@ Measurement read_measurement(const Reader& r, const std::string& source) {
   m.pool_wait = read_latency(r.child("pool_wait"));
   m.connect_time = read_latency(r.child("connect_time"));
   r.number("on_time_ratio", m.on_time_ratio);
+  r.number("idle_connection_pss_bytes", m.idle_connection_pss_bytes);
+  r.number("idle_connections_measured", m.idle_connections_measured);
   r.array("by_type", [&](const Json& j, const std::string& path) {
     Reader t(j, path, source);
     TxTypeResult tx;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/stats.h"
 
 namespace pgslow::report {
@@ -13,6 +15,9 @@ const std::string kNone = "—";
 std::string ms(double micros) {
   return fmt::format("{}", micros / 1000);
 }
+
+// Server connections a stage holds open: its pool, else one per client.
+int connections(const LoadSettings& load) { return load.pool_size > 0 ? load.pool_size : load.clients; }
 
 bool any_stage(const Run& run, bool (*pred)(const StageResult&)) {
   for (const auto& s : run.stages)
@@ -98,6 +103,27 @@ std::vector<LoadColumn> load_columns(const Run& run) {
                     },
                     [](const StageResult&, const Measurement* m) {
                       return m ? ms(m->connect_time.p99_us) : std::string();
+                    }});
+  }
+  // Idle-connection memory where the scenario varies the connections (clients or pool size).
+  if (any_stage(run, [](const StageResult& s) {
+        for (const auto& m : s.repeats)
+          if (m.idle_connections_measured > 0) return true;
+        return false;
+      }) &&
+      std::any_of(run.stages.begin(), run.stages.end(), [&](const StageResult& s) {
+        return connections(s.load) != connections(run.stages.front().load);
+      })) {
+    cols.push_back({"mem/idle conn", "idle_connection_pss_bytes",
+                    [](const StageResult&, const Measurement* m) {
+                      return m && m->idle_connections_measured > 0
+                                 ? format_size(m->idle_connection_pss_bytes)
+                                 : kNone;
+                    },
+                    [](const StageResult&, const Measurement* m) {
+                      return m && m->idle_connections_measured > 0
+                                 ? fmt::format("{}", m->idle_connection_pss_bytes)
+                                 : std::string();
                     }});
   }
   if (any_stage(run, [](const StageResult& s) {

@@ -65,6 +65,10 @@ struct Measurement {
   LatencySummary connect_time;    // every connection the run opened (one per transaction with
                                   // connect_per_transaction)
   double on_time_ratio = 0;       // fixed-rate mode: share started within kOnTimeLagUs of schedule
+  // The server's memory (PSS) per client connection, idle right after connecting; 0: not
+  // measured (a remote server, connect per transaction).
+  double idle_connection_pss_bytes = 0;
+  int idle_connections_measured = 0;  // the backends it was measured on
   std::vector<TxTypeResult> by_type;
   std::vector<HeadlineFigure> headline;  // the workload's own figures; empty for most
   std::map<std::string, std::uint64_t> failures_by_class;  // "serialization failure" -> n

@@ -131,6 +131,13 @@ report::Measurement run_workload(const workload::Workload& workload,
                  wanted, what, connected);
   }
 
+  if (o.on_connected) {
+    // The workers wait for the start signal: their pid lists are complete and not written.
+    std::vector<int> pids;
+    for (auto& w : ws) pids.insert(pids.end(), w->backend_pids_.begin(), w->backend_pids_.end());
+    o.on_connected(pids);
+  }
+
   const std::int64_t t0 = now_us();
   shared.start_us.store(t0);
   shared.start_us.notify_all();

@@ -48,6 +48,9 @@ struct DriverOptions {
   // measured window. Keep them short; they run outside the workers' hot path.
   std::function<void()> on_measure_start;
   std::function<void()> on_measure_end;
+  // Called once every client (or pool connection) has connected, before the clock starts,
+  // with the server pids of those connections, idle at that moment (idle-connection memory).
+  std::function<void(const std::vector<int>& backend_pids)> on_connected;
 };
 
 // Checks the options; problems name the option (--clients, --rate, ...).

@@ -38,6 +38,7 @@ bool Worker::connect(ConnSlot& slot) {
   try {
     slot.conn = pg::Connection::open(shared_.conninfo, pg::SessionKind::kWorkload);
     connect_time_.record(now_us() - began);
+    if (shared_.start_us.load() == 0) backend_pids_.push_back(slot.conn.backend_pid());
     if (shared_.options.protocol == Protocol::kPrepared)
       for (const auto& st : shared_.statements) slot.conn.prepare(st.name, st.sql);
     slot.conn.set_nonblocking(true);

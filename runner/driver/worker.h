@@ -85,6 +85,7 @@ class Worker final : public EventLoop, public Inbox {
   std::uint64_t reconnects_ = 0;
   int connected_ = 0;
   int refused_ = 0;
+  std::vector<int> backend_pids_;  // server pids of the connections opened before the start
   std::optional<pg::Error> connect_error_;  // the first connection failure
   std::exception_ptr fatal_;                // a bug in a workload: ends the run
   std::int64_t window_end_ = 0;             // when this worker stopped counting

@@ -176,12 +176,27 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
     snapshot(after);
     lock_waits.stop();
   };
+  // The server's memory per idle connection, read from /proc while the clients sit connected
+  // before the clock starts (a local server only: its postmaster's children).
+  std::optional<evidence::BackendMemory> idle_memory;
+  const std::optional<int> postmaster =
+      snap_options.data_dir ? evidence::postmaster_pid_of(*snap_options.data_dir) : std::nullopt;
+  if (postmaster) {
+    d.on_connected = [&](const std::vector<int>& pids) {
+      idle_memory = evidence::backend_memory(pids, *postmaster);
+    };
+  }
 
   // Test-only fault injection (docs/journal.md): a workload running on a changed server.
   if (applier_ != nullptr && applier_->has_changes()) apply::crash_point(apply::phase::kWorkload);
   report::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
                                                apply::InterruptGuard::stop_flag());
   lock_waits.stop();
+  if (idle_memory) {
+    m.idle_connections_measured = idle_memory->backends;
+    m.idle_connection_pss_bytes =
+        static_cast<double>(idle_memory->pss_bytes) / idle_memory->backends;
+  }
   // A failed check throws RuntimeError: the stage fails with the offending rows named.
   if (mo.check_data) workload::check_data(workload_, reset.conninfo, params);
   evidence.clear();

@@ -5,8 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+
+#include <unistd.h>
 
 #include "driver/driver.h"
+#include "evidence/evidence.h"
 #include "tests/support/cluster_fixture.h"
 #include "workload/dataset.h"
 #include "workload/registry.h"
@@ -298,6 +302,32 @@ TEST(ScriptWorkload, WeightedScriptsRunAndSubstituteTheirVariables) {
     EXPECT_LE(r.get_int64(0, 8), 4);
     EXPECT_LE(r.get_int64(0, 9), 1000);
   }
+}
+
+// The driver hands over its connections' server pids before the clock starts; /proc then
+// tells each idle backend's memory (PSS), counted only for children of this postmaster.
+TEST(Driver, IdleConnectionsMemoryIsReadPerBackend) {
+  std::string db = fresh(testing::conninfo(), "select-only");
+  SilentProgress quiet;
+  DriverOptions o = brief(6);
+  o.duration_s = 1;
+  const auto postmaster = evidence::postmaster_pid_of(*testing::cluster().data_dir());
+  ASSERT_TRUE(postmaster);
+  std::optional<evidence::BackendMemory> memory;
+  std::vector<int> pids;
+  o.on_connected = [&](const std::vector<int>& p) {
+    pids = p;
+    memory = evidence::backend_memory(p, *postmaster);
+  };
+  run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
+  EXPECT_EQ(pids.size(), 6u);
+  ASSERT_TRUE(memory);
+  EXPECT_EQ(memory->backends, 6);
+  const double per_backend = static_cast<double>(memory->pss_bytes) / memory->backends;
+  EXPECT_GT(per_backend, 100e3);  // a backend holds its own catalog caches and stack at least
+  EXPECT_LT(per_backend, 100e6);
+  // Our own process is no child of the postmaster: not counted.
+  EXPECT_FALSE(evidence::backend_memory({static_cast<int>(::getpid())}, *postmaster));
 }
 
 }  // namespace
