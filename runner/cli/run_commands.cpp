@@ -49,10 +49,11 @@ fs::path resolve_scenario(const std::string& arg) {
 }
 
 // Parse, open the target, validate against the live server. Changes nothing.
-Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes) {
+Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes, bool attribute) {
   Prepared p;
   p.scenario = scenario::load_scenario(resolve_scenario(arg));
   if (allow_changes) p.scenario.target.allow_changes = true;
+  if (attribute) p.scenario.attribute = true;
   p.catalog = knobs::Catalog::load_default();
   server::TargetSpec spec = p.scenario.target;
   spec.workdir = ctx.workdir;
@@ -119,6 +120,7 @@ struct RunArgs {
   int max_tries = 1;
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;
+  bool attribute = false;
   bool check_data = false;
   std::vector<std::string> versions;  // --versions 15,16,17,18
 };
@@ -199,7 +201,7 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
   for (int major : majors) {
     Context c = ctx;
     c.pg_version = major;
-    Prepared p = prepare(c, a.scenario, a.allow_changes);
+    Prepared p = prepare(c, a.scenario, a.allow_changes, a.attribute);
     if (p.scenario.target.kind != server::TargetKind::kManaged) {
       throw InputError(fmt::format(
           "--versions runs on pgslow's managed clusters, and scenario {} names a {} target",
@@ -247,11 +249,14 @@ void add_run_commands(CLI::App& app, Context& ctx) {
   {
     auto* cmd = app.add_subcommand("plan", "show what a run would do, changing nothing");
     auto scenario_arg = std::make_shared<std::string>();
+    auto attribute = std::make_shared<bool>(false);
     cmd->add_option("scenario", *scenario_arg, "scenario file or name (scenarios/NAME.yaml)")
         ->required();
-    cmd->callback([&ctx, scenario_arg] {
+    cmd->add_flag("--attribute", *attribute,
+                  "show the cost of naming each knob's part in every multi-knob stage");
+    cmd->callback([&ctx, scenario_arg, attribute] {
       before_command(ctx, "plan");
-      Prepared p = prepare(ctx, *scenario_arg, false);
+      Prepared p = prepare(ctx, *scenario_arg, false, *attribute);
       scenario::print_plan(p.plan, std::cout);
     });
   }
@@ -272,6 +277,9 @@ void add_run_commands(CLI::App& app, Context& ctx) {
                     "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
     add_protocol_option(cmd, a->protocol);
+    cmd->add_flag("--attribute", a->attribute,
+                  "name each knob's part in every stage with several knobs (extra runs; "
+                  "`pgslow plan --attribute` shows how many)");
     cmd->add_flag("--check-data", a->check_data,
                   "run the workload's consistency checks after each run; a failed check fails "
                   "the stage");
@@ -283,7 +291,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
       if (!a->versions.empty()) return run_versions(ctx, *a, cmd, *dashboard);
-      Prepared p = prepare(ctx, a->scenario, a->allow_changes);
+      Prepared p = prepare(ctx, a->scenario, a->allow_changes, a->attribute);
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
       ConsoleProgress console;
       std::unique_ptr<workshop::Dashboard> board =

@@ -31,7 +31,7 @@ struct Prepared {
 };
 
 // Parse, open the target, validate against the live server. Changes nothing.
-Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes);
+Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes, bool attribute = false);
 
 // Run options for a prepared scenario: its target, recorded for recovery, in this workdir.
 scenario::RunOptions run_options_for(const Context& ctx, const Prepared& prepared);

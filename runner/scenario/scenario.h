@@ -67,6 +67,7 @@ struct StageSpec {
   std::vector<PresetRef> presets;
   std::vector<knobs::Setting> settings;  // override the presets
   LoadKnobs load;
+  std::optional<bool> attribute;  // unset: the scenario's `attribute`
   SourceLocation where;
   bool sweep_point = false;  // expanded from the sweep: section
 };
@@ -101,6 +102,8 @@ struct Scenario {
   WorkloadSpec workload;
   MeasureSpec measure;
   Mode mode = Mode::kCumulative;
+  // Name each knob's part in every stage with several knobs (docs/scenario-format.md).
+  bool attribute = false;
   std::vector<knobs::Setting> baseline;
   SweepSpec sweep;
   std::vector<StageSpec> stages;  // the sweep's points first, then the stages: list
