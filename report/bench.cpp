@@ -63,6 +63,13 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
     out << fmt::format("pool wait     p50 {}  p99 {}  max {} (pool of {}; latency includes it)\n",
                        format_latency_us(m.pool_wait.p50_us), format_latency_us(m.pool_wait.p99_us),
                        format_latency_us(m.pool_wait.max_us), bench.load.pool_size);
+  if (bench.load.connect_per_transaction)
+    out << fmt::format("connect time  p50 {}  p99 {} (one connection per transaction)\n",
+                       format_latency_us(m.connect_time.p50_us),
+                       format_latency_us(m.connect_time.p99_us));
+  if (m.idle_connections_measured > 0)
+    out << fmt::format("server memory {} per idle connection (PSS of {} backends after connecting)\n",
+                       format_size(m.idle_connection_pss_bytes), m.idle_connections_measured);
   for (const auto& [cls, n] : m.failures_by_class)
     out << fmt::format("failed ({}): {}\n", cls, count(n));
   if (m.reconnects > 0) out << fmt::format("reconnects {}\n", count(m.reconnects));

@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "report/attribution.h"
+#include "report/curve.h"
+#include "report/load_columns.h"
 #include "report/reporter.h"
 #include "report/stats.h"
 #include "report/summary.h"
@@ -51,12 +53,19 @@ void ConsoleReporter::report(const Run& run, std::ostream& terminal) const {
   TextTable table;
   table.header = {"stage", "TPS", "tx", "vs baseline", "95% interval", "p99"};
   table.right = {false, true, true, true, true, true};
+  const auto columns = load_columns(run);
+  for (const auto& c : columns) {
+    table.header.push_back(c.header);
+    table.right.push_back(true);
+  }
   for (const auto& s : summaries) {
     const StageResult& stage = run.stages[s.index];
     table.rows.push_back({stage.name, s.ran ? format_number(s.tps) : "failed",
                           s.ran ? format_count(s.transactions) : "—",
                           s.vs_baseline ? s.vs_baseline->text : "—", interval_text(s.vs_baseline),
                           s.ran ? format_latency_us(s.p99_us) : "—"});
+    const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
+    for (const auto& c : columns) table.rows.back().push_back(c.cell(stage, m));
   }
   const auto rendered = lines_of(table.render("  "));
   out << rendered[0] << "\n";
@@ -87,6 +96,17 @@ void ConsoleReporter::report(const Run& run, std::ostream& terminal) const {
       for (std::size_t l = 0; l < lines.size(); ++l)
         out << (l == 0 ? "    cause     " : "              ") << lines[l] << "\n";
     }
+  }
+  for (const auto& curve : sweep_curves(run)) {
+    out << "\n  sweep over " << dimension_label(curve.dimension)
+        << (curve.series.empty() ? "" : " (" + curve.series + ")") << "\n";
+    const CurveTable ct = curve_table(curve);
+    TextTable t;
+    t.header = ct.header;
+    t.right.assign(ct.header.size(), true);
+    t.right.back() = false;
+    t.rows = ct.rows;
+    out << t.render("    ") << "    " << describe_knee(curve) << "\n";
   }
   if (!run.expectations.empty()) {
     out << "\n  expectations\n";

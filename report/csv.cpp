@@ -7,6 +7,7 @@
 
 #include "report/attribution.h"
 #include "report/evidence_info.h"
+#include "report/load_columns.h"
 #include "report/reporter.h"
 #include "report/summary.h"
 #include "report/text.h"
@@ -74,6 +75,11 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
                                      "clients",
                                      "evidence_seconds",
                                      "headline"};
+  const auto columns = load_columns(run);
+  for (const auto& c : columns) {
+    if (c.key != "failed") header.push_back(c.key);
+  }
+  header.insert(header.end(), {"pool_size", "rate", "connect_per_transaction"});
   for (const auto& k : keys) header.push_back(k);
   header.push_back("error");
   // Per-knob attribution: one more row per knob under its stage (status "knob"), with these
@@ -118,6 +124,11 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
         s.ran ? csv_number(s.window_seconds) : "",
         s.headline_text,
     };
+    for (const auto& c : columns) {
+      if (c.key != "failed") row.push_back(c.csv(stage, m));
+    }
+    row.insert(row.end(), {std::to_string(stage.load.pool_size), csv_number(stage.load.rate),
+                           stage.load.connect_per_transaction ? "true" : "false"});
     for (const auto& k : keys) {
       const auto it = stage.evidence.find(k);
       row.push_back(it != stage.evidence.end() ? csv_number(it->second) : "");

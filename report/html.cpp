@@ -6,7 +6,9 @@
 #include <ostream>
 
 #include "report/attribution.h"
+#include "report/curve.h"
 #include "report/evidence_info.h"
+#include "report/load_columns.h"
 #include "report/reporter.h"
 #include "report/stats.h"
 #include "report/summary.h"
@@ -341,8 +343,10 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
   out << "<h2>Stages</h2>\n<table id=\"stages\">\n<thead><tr><th>Stage</th><th>Knobs changed</th>"
       << "<th class=\"num\">TPS</th><th class=\"num\">Transactions</th><th class=\"num\">vs "
          "baseline</th><th class=\"num\">95% interval</th>"
-      << (cumulative ? "<th class=\"num\">vs previous</th>" : "")
-      << "<th class=\"num\">p99</th><th>Evidence that moved most</th></tr></thead>\n<tbody>\n";
+      << (cumulative ? "<th class=\"num\">vs previous</th>" : "") << "<th class=\"num\">p99</th>";
+  const auto columns = load_columns(run);
+  for (const auto& c : columns) out << "<th class=\"num\">" << html_escape(c.header) << "</th>";
+  out << "<th>Evidence that moved most</th></tr></thead>\n<tbody>\n";
   for (const auto& s : summaries) {
     const StageResult& stage = run.stages[s.index];
     std::string knobs;
@@ -369,10 +373,30 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
         << change_cell(s.vs_baseline) << "<td class=\"num\">"
         << html_escape(interval_text(s.vs_baseline)) << "</td>"
         << (cumulative ? change_cell(s.vs_previous) : std::string()) << "<td class=\"num\">"
-        << (s.ran ? html_escape(format_latency_us(s.p99_us)) : "—") << "</td><td>"
-        << (evidence.empty() ? "—" : evidence) << "</td></tr>\n";
+        << (s.ran ? html_escape(format_latency_us(s.p99_us)) : "—") << "</td>";
+    const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
+    for (const auto& c : columns)
+      out << "<td class=\"num\">" << html_escape(c.cell(stage, m)) << "</td>";
+    out << "<td>" << (evidence.empty() ? "—" : evidence) << "</td></tr>\n";
   }
   out << "</tbody>\n</table>\n";
+
+  for (const auto& curve : sweep_curves(run)) {
+    out << "<h2>Sweep over " << html_escape(dimension_label(curve.dimension))
+        << (curve.series.empty() ? "" : " (" + html_escape(curve.series) + ")") << "</h2>\n"
+        << "<div class=\"chart sweep\">" << curve_svg(curve) << "</div>\n"
+        << "<p class=\"knee\">" << html_escape(describe_knee(curve)) << "</p>\n";
+    const CurveTable ct = curve_table(curve);
+    out << "<table class=\"curve\">\n<thead><tr>";
+    for (const auto& h : ct.header) out << "<th class=\"num\">" << html_escape(h) << "</th>";
+    out << "</tr></thead>\n<tbody>\n";
+    for (const auto& row : ct.rows) {
+      out << "<tr>";
+      for (const auto& cell : row) out << "<td class=\"num\">" << html_escape(cell) << "</td>";
+      out << "</tr>\n";
+    }
+    out << "</tbody>\n</table>\n";
+  }
 
   bool any_attribution = false;
   for (const auto& stage : run.stages) any_attribution = any_attribution || stage.attribution;

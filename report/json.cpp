@@ -45,7 +45,7 @@ Json measurement_json(const Measurement& m) {
   for (const auto& f : m.headline)
     headline.push_back(Json{
         {"name", f.name}, {"value", number(f.value)}, {"unit", f.unit}, {"warning", f.warning}});
-  return Json{{"duration_s", number(m.duration_s)},
+  Json out = Json{{"duration_s", number(m.duration_s)},
               {"committed", m.committed},
               {"rolled_back", m.rolled_back},
               {"failed", m.failed},
@@ -56,11 +56,20 @@ Json measurement_json(const Measurement& m) {
               {"latency", latency_json(m.latency)},
               {"schedule_lag", latency_json(m.schedule_lag)},
               {"pool_wait", latency_json(m.pool_wait)},
+              {"connect_time", latency_json(m.connect_time)},
+              {"on_time_ratio", number(m.on_time_ratio)},
               {"by_type", by_type},
               {"failures_by_class", failures},
               {"clients_requested", m.clients_requested},
               {"clients_connected", m.clients_connected},
+              {"connections_refused", m.connections_refused},
               {"tps_per_second", series}};
+  // Only when measured (a local server), so reports of remote servers carry no zero.
+  if (m.idle_connections_measured > 0) {
+    out["idle_connection_pss_bytes"] = number(m.idle_connection_pss_bytes);
+    out["idle_connections_measured"] = m.idle_connections_measured;
+  }
+  return out;
 }
 
 namespace {
@@ -126,7 +135,9 @@ Json stage_json(const StageResult& s) {
                 {"pool_size", s.load.pool_size},
                 {"connect_per_transaction", s.load.connect_per_transaction},
                 {"rate", number(s.load.rate)},
-                {"workers", s.load.workers}}},
+                {"workers", s.load.workers},
+                {"rate_percent", number(s.load.rate_percent)}}},
+              {"sweep_point", s.sweep_point},
               {"repeats", repeats},
               {"evidence", evidence},
               {"evidence_seconds", number(s.evidence_seconds)},
@@ -255,6 +266,10 @@ Measurement read_measurement(const Reader& r, const std::string& source) {
   m.latency = read_latency(r.child("latency"));
   m.schedule_lag = read_latency(r.child("schedule_lag"));
   m.pool_wait = read_latency(r.child("pool_wait"));
+  m.connect_time = read_latency(r.child("connect_time"));
+  r.number("on_time_ratio", m.on_time_ratio);
+  r.number("idle_connection_pss_bytes", m.idle_connection_pss_bytes);
+  r.number("idle_connections_measured", m.idle_connections_measured);
   r.array("by_type", [&](const Json& j, const std::string& path) {
     Reader t(j, path, source);
     TxTypeResult tx;
@@ -274,6 +289,7 @@ Measurement read_measurement(const Reader& r, const std::string& source) {
            });
   r.number("clients_requested", m.clients_requested);
   r.number("clients_connected", m.clients_connected);
+  r.number("connections_refused", m.connections_refused);
   r.array("tps_per_second", [&](const Json& j, const std::string& path) {
     m.tps_per_second.push_back(read_number(j, path, source));
   });
@@ -362,6 +378,8 @@ StageResult read_stage(const Reader& r, const std::string& source) {
   load.boolean("connect_per_transaction", s.load.connect_per_transaction);
   load.number("rate", s.load.rate);
   load.number("workers", s.load.workers);
+  load.number("rate_percent", s.load.rate_percent);
+  r.boolean("sweep_point", s.sweep_point);
   r.array("repeats", [&](const Json& j, const std::string& path) {
     s.repeats.push_back(read_measurement(Reader(j, path, source), source));
   });
@@ -418,6 +436,7 @@ std::string to_json(const Run& run) {
                  {"duration_s", number(run.duration_s)},
                  {"repeats", run.repeats},
                  {"mode", run.mode},
+                 {"sweep", run.sweep},
                  {"machine",
                   {{"cores", run.machine.cores},
                    {"memory_bytes", run.machine.memory_bytes},
@@ -468,6 +487,10 @@ Run read_json(const std::string& text, const std::string& source) {
   r.number("duration_s", run.duration_s);
   r.number("repeats", run.repeats);
   r.string("mode", run.mode);
+  r.array("sweep", [&](const Json& j, const std::string& path) {
+    if (!j.is_string()) throw ReadError(fmt::format("{}: {}: expected a string", source, path));
+    run.sweep.push_back(j.get<std::string>());
+  });
   const Reader machine = r.child("machine");
   machine.number("cores", run.machine.cores);
   machine.number("memory_bytes", run.machine.memory_bytes);

@@ -4,7 +4,9 @@
 #include <set>
 
 #include "report/attribution.h"
+#include "report/curve.h"
 #include "report/evidence_info.h"
+#include "report/load_columns.h"
 #include "report/reporter.h"
 #include "report/stats.h"
 #include "report/summary.h"
@@ -35,10 +37,15 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
 
   const auto summaries = summarize(run);
   const bool cumulative = run.mode != "isolated";
+  const auto columns = load_columns(run);
   out << "\n## Stages\n\n"
       << "| Stage | Knobs changed | TPS | Transactions | vs baseline | 95% interval |"
-      << (cumulative ? " vs previous |" : "") << " p99 | Evidence that moved most |\n"
-      << "|---|---|--:|--:|--:|--:|" << (cumulative ? "--:|" : "") << "--:|---|\n";
+      << (cumulative ? " vs previous |" : "") << " p99 |";
+  for (const auto& c : columns) out << " " << markdown_cell(c.header) << " |";
+  out << " Evidence that moved most |\n|---|---|--:|--:|--:|--:|" << (cumulative ? "--:|" : "")
+      << "--:|";
+  for (std::size_t i = 0; i < columns.size(); ++i) out << "--:|";
+  out << "---|\n";
   for (const auto& s : summaries) {
     const StageResult& stage = run.stages[s.index];
     std::string tps = s.ran ? s.tps_text : "**failed**";
@@ -53,8 +60,27 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
         << (s.vs_baseline ? s.vs_baseline->text : "—") << " | " << interval_text(s.vs_baseline)
         << " | ";
     if (cumulative) out << (s.vs_previous ? s.vs_previous->text : "—") << " | ";
-    out << (s.ran ? format_latency_us(s.p99_us) : "—") << " | "
-        << (evidence.empty() ? "—" : evidence) << " |\n";
+    out << (s.ran ? format_latency_us(s.p99_us) : "—") << " | ";
+    const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
+    for (const auto& c : columns) out << markdown_cell(c.cell(stage, m)) << " | ";
+    out << (evidence.empty() ? "—" : evidence) << " |\n";
+  }
+  for (const auto& curve : sweep_curves(run)) {
+    out << "\n## Sweep over " << markdown_cell(dimension_label(curve.dimension))
+        << (curve.series.empty() ? "" : " (" + markdown_cell(curve.series) + ")") << "\n\n";
+    const CurveTable ct = curve_table(curve);
+    out << "|";
+    for (const auto& h : ct.header) out << " " << markdown_cell(h) << " |";
+    out << "\n|";
+    for (std::size_t i = 0; i < ct.header.size(); ++i)
+      out << (i + 1 < ct.header.size() ? "--:|" : "---|");
+    out << "\n";
+    for (const auto& row : ct.rows) {
+      out << "|";
+      for (const auto& cell : row) out << " " << markdown_cell(cell) << " |";
+      out << "\n";
+    }
+    out << "\n" << markdown_cell(describe_knee(curve)) << "\n";
   }
 
   bool any_attribution = false;

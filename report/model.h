@@ -11,6 +11,9 @@
 
 namespace pgslow::report {
 
+// A fixed-rate transaction is on time when it starts at most this late (schedule lag).
+inline constexpr double kOnTimeLagUs = 1000;
+
 // Latency percentiles in microseconds.
 struct LatencySummary {
   double mean_us = 0;
@@ -55,15 +58,23 @@ struct Measurement {
   std::uint64_t failed = 0;
   std::uint64_t retries = 0;
   std::uint64_t reconnects = 0;
-  double tps = 0;               // committed + rolled_back per second (pgbench counts both)
-  LatencySummary latency;       // from the scheduled start in fixed-rate mode
-  LatencySummary schedule_lag;  // fixed-rate mode only
-  LatencySummary pool_wait;     // pool mode only: time waiting for a pooled connection
+  double tps = 0;                 // committed + rolled_back per second (pgbench counts both)
+  LatencySummary latency;         // from the scheduled start in fixed-rate mode
+  LatencySummary schedule_lag;    // fixed-rate mode only
+  LatencySummary pool_wait;       // pool mode only: time waiting for a pooled connection
+  LatencySummary connect_time;    // every connection the run opened (one per transaction with
+                                  // connect_per_transaction)
+  double on_time_ratio = 0;       // fixed-rate mode: share started within kOnTimeLagUs of schedule
+  // The server's memory (PSS) per client connection, idle right after connecting; 0: not
+  // measured (a remote server, connect per transaction).
+  double idle_connection_pss_bytes = 0;
+  int idle_connections_measured = 0;  // the backends it was measured on
   std::vector<TxTypeResult> by_type;
   std::vector<HeadlineFigure> headline;  // the workload's own figures; empty for most
   std::map<std::string, std::uint64_t> failures_by_class;  // "serialization failure" -> n
   int clients_requested = 0;
   int clients_connected = 0;           // fewer than requested: refused connections (53300)
+  int connections_refused = 0;         // connections the server refused at the start (53300)
   std::vector<double> tps_per_second;  // the progress series, one value per second
 
   bool operator==(const Measurement&) const = default;
@@ -95,6 +106,7 @@ struct LoadSettings {
   bool connect_per_transaction = false;
   double rate = 0;  // transactions per second, 0: closed loop
   int workers = 0;  // driver threads
+  double rate_percent = 0;  // the rate as a share of the baseline's TPS ("75%"); 0: absolute
 
   bool operator==(const LoadSettings&) const = default;
 };
@@ -172,6 +184,7 @@ struct StageResult {
   // Seconds the evidence window covered (snapshot to snapshot); 0: the median repeat's
   // duration_s. Counters are normalised per second or per transaction over this window.
   double evidence_seconds = 0;
+  bool sweep_point = false;  // a point of the scenario's sweep (Run::sweep)
   std::optional<Attribution> attribution;  // `attribute: true`: each knob's part
 
   bool operator==(const StageResult&) const = default;
@@ -229,6 +242,9 @@ struct Run {
   std::vector<StageResult> stages;  // the first is the baseline
   // The baseline's configuration measured again between stages, in order (interleaved).
   std::vector<ReferenceRun> references;
+  // The swept load dimensions ("pool_size", then "clients" for a family of curves); empty
+  // without a sweep. The curve's points are the stages marked sweep_point.
+  std::vector<std::string> sweep;
   std::vector<Expectation> expectations;
 
   bool operator==(const Run&) const = default;

@@ -1,5 +1,7 @@
 #include "report/summary.h"
 
+#include "report/load_columns.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -360,9 +362,12 @@ std::vector<StageSummary> summarize(const Run& run) {
       for (const auto& f : m->headline)
         if (!f.warning.empty()) s.headline_warnings.push_back(f.name + ": " + f.warning);
       const Runs mine = runs_of(stage);
-      if (previous != nullptr && !isolated)
+      // A fixed-rate stage's throughput is the rate it was given: it is judged on latency,
+      // lag and the rate kept (load_columns.h), never "x slower" than a closed loop.
+      const bool closed = !fixed_rate(stage);
+      if (previous != nullptr && !isolated && closed && !fixed_rate(*previous))
         s.vs_previous = compare_runs(mine, runs_of(*previous), noise);
-      if (baseline != nullptr && i > 0) {
+      if (baseline != nullptr && i > 0 && closed) {
         // The baseline measured right before and right after this stage.
         Runs around;
         for (const auto& ref : run.references) {

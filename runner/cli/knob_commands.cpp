@@ -338,7 +338,7 @@ ServerSettings read_scenario_server(Context& ctx, const server::TargetSpec& targ
   return ServerSettings::read(conn);
 }
 
-// A scenario file (a top-level `stages:` key): its shape, its workload, its presets and every
+// A scenario file (a top-level `stages:` or `workload:` key): its shape, its workload, its presets and every
 // stage's configuration against the live server (or offline: names and safe values only),
 // exactly as `pgslow plan` and `pgslow run` would check it before changing anything.
 std::vector<ConfigError> check_scenario_file(Context& ctx, const fs::path& path, bool offline,
@@ -377,7 +377,8 @@ std::vector<ConfigError> check_scenario_file(Context& ctx, const fs::path& path,
 enum class FileKind { kSettings, kScenario, kCatalog, kPresets };
 FileKind kind_of(const YAML::Node& root) {
   if (!root.IsMap()) return FileKind::kSettings;
-  if (root["stages"].IsDefined()) return FileKind::kScenario;
+  // A scenario of sweeps alone has no stages: list; every scenario names its workload.
+  if (root["stages"].IsDefined() || root["workload"].IsDefined()) return FileKind::kScenario;
   if (root["knobs"].IsDefined()) return FileKind::kCatalog;
   if (root["presets"].IsDefined()) return FileKind::kPresets;
   return FileKind::kSettings;

@@ -9,6 +9,7 @@
 
 #include "apply/interrupt.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/scenario_support.h"
 #include "common/paths.h"
 #include "common/progress.h"
@@ -118,6 +119,7 @@ struct RunArgs {
   int workers = 0;
   int max_tries = 1;
   bool allow_partial = false;
+  driver::Protocol protocol = driver::Protocol::kPrepared;
   bool attribute = false;
   bool check_data = false;
   std::vector<std::string> versions;  // --versions 15,16,17,18
@@ -134,6 +136,7 @@ report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::
   options.workers = a.workers;
   options.max_tries = a.max_tries;
   options.allow_partial = a.allow_partial;
+  options.protocol = a.protocol;
   options.check_data = a.check_data;
 
   progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
@@ -275,6 +278,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_option("--max-tries", a->max_tries,
                     "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
+    add_protocol_option(cmd, a->protocol);
     cmd->add_flag("--attribute", a->attribute,
                   "name each knob's part in every stage with several knobs (extra runs; "
                   "`pgslow plan --attribute` shows how many)");

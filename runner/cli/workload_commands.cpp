@@ -7,6 +7,7 @@
 
 #include "apply/interrupt.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/progress.h"
@@ -54,22 +55,28 @@ struct WorkloadArgs {
   std::string conninfo;
   std::uint64_t seed = 1;
   std::vector<std::string> options;  // KEY=VALUE
+  std::vector<std::string> scripts;  // --script FILE[@WEIGHT]
 };
 
 void add_workload_args(CLI::App* cmd, WorkloadArgs& a) {
-  cmd->add_option("--workload,-w", a.workload, "workload name")->required();
+  cmd->add_option("--workload,-w", a.workload, "workload name (script when --script is given)");
   cmd->add_option("--scale,-s", a.scale,
                   "data size: pgbench scale, warehouses (tpcc-lite), 1,000 rows (update-spread)");
   cmd->add_option("--warehouses", a.scale, "tpcc-lite: an alias of --scale");
   cmd->add_option("--option,-o", a.options,
                   "a workload option KEY=VALUE, repeatable (tpcc-lite: isolation=serializable, "
                   "load_connections=4)");
+  cmd->add_option("--script,-f", a.scripts,
+                  "a pgbench script file FILE[@WEIGHT] for -w script, repeatable (pgbench -f)");
   cmd->add_option("--conninfo", a.conninfo,
                   "run on this server instead of the managed cluster (libpq conninfo)");
 }
 
 const workload::Workload& resolve(WorkloadArgs& a, workload::WorkloadParams& params,
                                   std::vector<ConfigError>& problems) {
+  if (!a.scripts.empty() && a.workload.empty()) a.workload = "script";
+  if (a.workload.empty())
+    throw InputError("--workload is required (pgslow workloads lists them), or --script FILE");
   const workload::Workload& w = workload::find_workload(a.workload);
   params.scale = a.scale > 0 ? a.scale : 1;
   params.seed = a.seed;
@@ -85,7 +92,15 @@ const workload::Workload& resolve(WorkloadArgs& a, workload::WorkloadParams& par
     }
     params.options[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  // --script adds to the `scripts` option (FILE[@WEIGHT], ...), relative to the working
+  // directory.
+  for (const auto& s : a.scripts) {
+    std::string& list = params.options["scripts"];
+    list += (list.empty() ? "" : ",") + s;
+  }
   auto errs = w.validate(params);
+  for (auto& e : errs)
+    if (e.where.file.empty()) e.where.file = "command line";
   problems.insert(problems.end(), errs.begin(), errs.end());
   return w;
 }
@@ -146,6 +161,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
       ->add_option("--max-tries", opts->max_tries,
                    "attempts per transaction on serialization failure or deadlock")
       ->capture_default_str();
+  add_protocol_option(bench, opts->protocol);
   bench->add_flag("--allow-partial", opts->allow_partial,
                   "run with the clients that could connect when the server refuses some");
   bench->add_option("--seed", bench_args->seed, "random seed of the inputs")->capture_default_str();
@@ -189,6 +205,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     lab_options.measure.workers = opts->workers;
     lab_options.measure.max_tries = opts->max_tries;
     lab_options.measure.allow_partial = opts->allow_partial;
+    lab_options.measure.protocol = opts->protocol;
     lab_options.measure.check_data = *check_data;
     lab_options.measure.schedule_seed = bench_args->seed;
     knobs::Catalog catalog = knobs::Catalog::load_default();

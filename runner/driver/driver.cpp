@@ -77,23 +77,24 @@ report::Measurement run_workload(const workload::Workload& workload,
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int workers = o.workers > 0 ? o.workers : cores;
   workers = std::min(workers, o.clients);
-  if (o.pool_size > 0) workers = std::min(workers, o.pool_size);
   o.workers = workers;
 
   Shared shared(workers);
   shared.workload = &workload;
   shared.conninfo = conninfo;
   shared.options = o;
-  shared.statements = workload.statements();
-  std::vector<std::string> type_names = workload.transaction_types();
+  shared.statements = workload.statements(params);
+  shared.statement_set.protocol = o.protocol;
+  for (const auto& st : shared.statements) shared.statement_set.defs[st.name] = st;
+  std::vector<std::string> type_names = workload.transaction_types(params);
   shared.types = std::max<std::size_t>(1, type_names.size());
   shared.stop = stop;
+  if (o.pool_size > 0) shared.pool = std::make_unique<SharedPool>(o.pool_size);
 
   std::vector<std::unique_ptr<Worker>> ws;
-  for (int i = 0; i < workers; ++i) ws.push_back(std::make_unique<Worker>(shared, i));
+  for (int i = 0; i < workers; ++i) ws.push_back(std::make_unique<Worker>(shared, i, workers));
   for (int i = 0; i < o.clients; ++i)
     ws[i % workers]->add_client(workload.make_client(params, i), i);
-  for (int i = 0; i < o.pool_size; ++i) ws[i % workers]->add_pool_connection();
 
   progress.update(fmt::format("connecting {} {}", o.pool_size > 0 ? o.pool_size : o.clients,
                               o.pool_size > 0 ? "pool connections" : "clients"));
@@ -128,6 +129,13 @@ report::Measurement run_workload(const workload::Workload& workload,
     }
     spdlog::warn("{} of {} {} could not connect (too many clients); running with {}", refused,
                  wanted, what, connected);
+  }
+
+  if (o.on_connected) {
+    // The workers wait for the start signal: their pid lists are complete and not written.
+    std::vector<int> pids;
+    for (auto& w : ws) pids.insert(pids.end(), w->backend_pids_.begin(), w->backend_pids_.end());
+    o.on_connected(pids);
   }
 
   const std::int64_t t0 = now_us();
@@ -194,13 +202,14 @@ report::Measurement run_workload(const workload::Workload& workload,
 
   std::exception_ptr fatal;
   std::vector<Tally> tallies(shared.types);
-  Histogram lag, pool_wait;
+  Histogram lag, pool_wait, connect_time;
   std::int64_t window_end = 0;
   for (auto& w : ws) {
     if (w->fatal_ && !fatal) fatal = w->fatal_;
     for (std::size_t i = 0; i < shared.types; ++i) tallies[i].merge(w->tallies_[i]);
     lag.merge(w->schedule_lag_);
     pool_wait.merge(w->pool_wait_);
+    connect_time.merge(w->connect_time_);
     m.reconnects += w->reconnects_;
     window_end = std::max(window_end, w->window_end_);
   }
@@ -228,6 +237,13 @@ report::Measurement run_workload(const workload::Workload& workload,
   m.latency = total.latency.summary();
   if (o.rate > 0) m.schedule_lag = lag.summary();
   if (o.pool_size > 0) m.pool_wait = pool_wait.summary();
+  m.connect_time = connect_time.summary();
+  if (o.rate > 0 && lag.count() > 0) {
+    std::uint64_t on_time = 0;
+    for (auto& w : ws) on_time += w->on_time_;
+    m.on_time_ratio = static_cast<double>(on_time) / static_cast<double>(lag.count());
+  }
+  m.connections_refused = refused;
   total.add_failures_to(m.failures_by_class);
   m.clients_requested = o.clients;
   m.clients_connected = o.pool_size > 0 ? (connected > 0 ? o.clients : 0) : connected;

@@ -13,13 +13,23 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/progress.h"
 #include "report/model.h"
 #include "workload/workload.h"
 
 namespace pgslow::driver {
+
+// How statements reach the server, like pgbench -M: the query text with the values inlined
+// as literals (simple), the text with parameters in the extended protocol (extended, parsed
+// every time), or prepared once per connection and executed by name (prepared, the default).
+enum class Protocol { kSimple, kExtended, kPrepared };
+std::string_view protocol_name(Protocol p);
+// "simple" | "extended" | "prepared"; nullopt otherwise.
+std::optional<Protocol> parse_protocol(std::string_view text);
 
 struct DriverOptions {
   int clients = 1;
@@ -29,6 +39,7 @@ struct DriverOptions {
   double rate = 0;         // transactions per second in total; 0: closed loop
   int pool_size = 0;       // 0: one connection per client
   bool connect_per_transaction = false;
+  Protocol protocol = Protocol::kPrepared;
   int max_tries = 1;           // attempts per transaction for retryable errors (1: no retry)
   bool allow_partial = false;  // go on with the clients that could connect
   std::uint64_t seed = 1;      // arrival schedule; the workload's inputs use params.seed
@@ -37,6 +48,9 @@ struct DriverOptions {
   // measured window. Keep them short; they run outside the workers' hot path.
   std::function<void()> on_measure_start;
   std::function<void()> on_measure_end;
+  // Called once every client (or pool connection) has connected, before the clock starts,
+  // with the server pids of those connections, idle at that moment (idle-connection memory).
+  std::function<void(const std::vector<int>& backend_pids)> on_connected;
 };
 
 // Checks the options; problems name the option (--clients, --rate, ...).

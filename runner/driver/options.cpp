@@ -4,6 +4,24 @@
 
 namespace pgslow::driver {
 
+std::string_view protocol_name(Protocol p) {
+  switch (p) {
+    case Protocol::kSimple:
+      return "simple";
+    case Protocol::kExtended:
+      return "extended";
+    case Protocol::kPrepared:
+      return "prepared";
+  }
+  return "prepared";
+}
+
+std::optional<Protocol> parse_protocol(std::string_view text) {
+  for (Protocol p : {Protocol::kSimple, Protocol::kExtended, Protocol::kPrepared})
+    if (text == protocol_name(p)) return p;
+  return std::nullopt;
+}
+
 std::vector<ConfigError> validate(const DriverOptions& o) {
   std::vector<ConfigError> errors;
   auto add = [&](std::string msg, std::string hint) {

@@ -5,9 +5,11 @@
 
 #include <coroutine>
 #include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "driver/driver.h"
 #include "pg/connection.h"
 #include "workload/workload.h"
 
@@ -28,6 +30,8 @@ struct ConnSlot {
 class EventLoop {
  public:
   virtual void watch_write(ConnSlot* slot) = 0;
+  // Resumes `h` at `at` (now_us() time), or earlier when the run's window ends.
+  virtual void wake_at(std::int64_t at, std::coroutine_handle<> h) = 0;
 
  protected:
   ~EventLoop() = default;
@@ -53,19 +57,36 @@ struct ResultAwaiter {
 
 // The driver's Session: non-blocking libpq under a coroutine. A client's session is bound
 // to a connection for each transaction (its own, or one acquired from the pool).
+// The statements of a workload by name, and how to send them (pgbench -M).
+struct StatementSet {
+  Protocol protocol = Protocol::kPrepared;
+  std::map<std::string, workload::StatementDef, std::less<>> defs;  // name -> text with $1 ...
+};
+
+// `sql` with each $n replaced by the n-th value (NULL for a null): what the simple protocol
+// sends. As a quoted literal, or as written with `as_text` (pgbench's script variables).
+std::string inline_parameters(const std::string& sql, const pg::Params& params,
+                              bool as_text = false);
+
 class DriverSession final : public workload::Session {
  public:
-  explicit DriverSession(EventLoop* loop) : loop_(loop) { values_.reserve(16); }
+  DriverSession(EventLoop* loop, const StatementSet* statements)
+      : loop_(loop), statements_(statements) {
+    values_.reserve(16);
+  }
   void bind(ConnSlot* slot) { slot_ = slot; }
   ConnSlot* slot() const { return slot_; }
 
   Task<pg::Result> execute(const std::string& statement, pg::Params params) override;
   Task<pg::Result> query(const std::string& sql) override;
+  Task<void> sleep(std::int64_t us) override;
 
  private:
   void send_check() const;
   EventLoop* loop_;
+  const StatementSet* statements_;
   ConnSlot* slot_ = nullptr;
+  std::string text_;  // the simple protocol's statement, alive until the result
   std::vector<const char*> values_;
 };
 

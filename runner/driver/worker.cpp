@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,27 +21,38 @@ constexpr std::int64_t kDrainUs = 5'000'000;  // in-flight transactions get this
 
 Worker::~Worker() {
   clients_.clear();  // destroys suspended coroutines before their connections
+  if (wake_fd_ >= 0) ::close(wake_fd_);
   if (epfd_ >= 0) ::close(epfd_);
 }
 
 void Worker::add_client(std::unique_ptr<workload::Client> c, int global_index) {
   ClientState s;
   s.client = std::move(c);
-  s.session = std::make_unique<DriverSession>(this);
+  s.session = std::make_unique<DriverSession>(this, &shared_.statement_set);
   s.schedule.reseed(shared_.options.seed * 1000003ULL + static_cast<std::uint64_t>(global_index));
   clients_.push_back(std::move(s));
 }
 
-bool Worker::open_connection(ConnSlot& slot) {
+bool Worker::connect(ConnSlot& slot) {
+  const std::int64_t began = now_us();
   try {
     slot.conn = pg::Connection::open(shared_.conninfo, pg::SessionKind::kWorkload);
-    for (const auto& st : shared_.statements) slot.conn.prepare(st.name, st.sql);
+    connect_time_.record(now_us() - began);
+    if (shared_.start_us.load() == 0) backend_pids_.push_back(slot.conn.backend_pid());
+    if (shared_.options.protocol == Protocol::kPrepared)
+      for (const auto& st : shared_.statements) slot.conn.prepare(st.name, st.sql);
     slot.conn.set_nonblocking(true);
   } catch (const pg::Error& e) {
     slot.conn.close();
     if (!connect_error_) connect_error_ = e;
     return false;
   }
+  slot.want_write = false;
+  slot.error = nullptr;
+  return true;
+}
+
+void Worker::attach(ConnSlot& slot) {
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.ptr = &slot;
@@ -48,14 +60,17 @@ bool Worker::open_connection(ConnSlot& slot) {
     throw RuntimeError(fmt::format("epoll_ctl: {}", std::strerror(errno)));
   slot.in_epoll = true;
   slot.want_write = false;
-  slot.error = nullptr;
-  return true;
 }
 
-void Worker::close_connection(ConnSlot& slot) {
+void Worker::detach(ConnSlot& slot) {
   if (slot.in_epoll && slot.conn.raw() && slot.conn.socket() >= 0)
     epoll_ctl(epfd_, EPOLL_CTL_DEL, slot.conn.socket(), nullptr);
   slot.in_epoll = false;
+  slot.want_write = false;
+}
+
+void Worker::close_connection(ConnSlot& slot) {
+  detach(slot);
   slot.conn.close();
 }
 
@@ -69,14 +84,26 @@ void Worker::watch_write(ConnSlot* s) {
 }
 
 void Worker::release(ConnSlot* slot) {
-  if (!pool_waiters_.empty()) {
-    PoolWaiter w = pool_waiters_.front();
-    pool_waiters_.pop_front();
-    *w.got = slot;
-    ready_.push_back(w.h);  // resumed by the loop, not on this client's stack
-  } else {
-    free_.push_back(slot);
+  detach(*slot);
+  held_.erase(std::find(held_.begin(), held_.end(), slot));
+  shared_.pool->release(slot, now_us());
+}
+
+void Worker::post(std::coroutine_handle<> h) {
+  {
+    std::lock_guard lock(inbox_mu_);
+    inbox_.push_back(h);
   }
+  const std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+}
+
+void Worker::take_inbox() {
+  std::uint64_t count = 0;
+  [[maybe_unused]] ssize_t n = ::read(wake_fd_, &count, sizeof count);
+  std::lock_guard lock(inbox_mu_);
+  ready_.insert(ready_.end(), inbox_.begin(), inbox_.end());
+  inbox_.clear();
 }
 
 void Worker::deliver(ConnSlot* s) {
@@ -137,14 +164,14 @@ void Worker::end_window(std::int64_t at) {
   };
   for (auto& c : clients_)
     if (c.own) cancel(*c.own);
-  for (auto& p : pool_) cancel(*p);
+  for (ConnSlot* p : held_) cancel(*p);
   while (!timers_.empty()) {
     ready_.push_back(timers_.top().h);
     timers_.pop();
   }
-  while (!pool_waiters_.empty()) {
-    ready_.push_back(pool_waiters_.front().h);  // resumes with no connection: ends its loop
-    pool_waiters_.pop_front();
+  // Waiting for a pooled connection: resumed with none, which ends their loops.
+  if (shared_.pool) {
+    for (auto h : shared_.pool->cancel_waiters(this)) ready_.push_back(h);
   }
 }
 
@@ -176,9 +203,22 @@ Task<void> Worker::client_loop(ClientState& c) {
     ConnSlot* slot = nullptr;
     Outcome outcome;
     bool ran = false;
+    std::int64_t got = start;
     if (pooled) {
-      slot = co_await AcquireAwaiter{this};
+      AcquireAwaiter acquire{this};
+      slot = co_await acquire;
       if (slot == nullptr) break;
+      got = acquire.granted_at;
+      if (ending_) {  // granted just as the window closed: hand it on, start nothing
+        shared_.pool->release(slot, got);
+        break;
+      }
+      held_.push_back(slot);
+      if (slot->conn.is_open()) {
+        attach(*slot);
+      } else if (open_connection(*slot)) {
+        ++reconnects_;
+      }
     } else if (o.connect_per_transaction) {
       slot = c.own.get();
       if (!open_connection(*slot)) {
@@ -200,11 +240,8 @@ Task<void> Worker::client_loop(ClientState& c) {
         }
       }
     }
-    std::int64_t got = now_us();
+    if (!pooled) got = now_us();
     if (slot != nullptr) {
-      if (pooled && !slot->conn.is_open()) {
-        if (open_connection(*slot)) ++reconnects_;
-      }
       c.session->bind(slot);
       try {
         outcome = co_await run_with_retries(*c.client, *c.session, o.max_tries);
@@ -228,7 +265,10 @@ Task<void> Worker::client_loop(ClientState& c) {
     c.client->take_counters(measured ? counters_ : unmeasured_counters_);
     if (measured) {
       tallies_[type].add(outcome, end - scheduled);
-      if (rate_mode) schedule_lag_.record(start - scheduled);
+      if (rate_mode) {
+        schedule_lag_.record(start - scheduled);
+        if (static_cast<double>(start - scheduled) <= report::kOnTimeLagUs) ++on_time_;
+      }
       if (pooled && slot != nullptr) pool_wait_.record(got - start);
     }
     if (!ran) co_await SleepAwaiter{this, now_us() + 10'000};  // a refused connect: back off
@@ -239,18 +279,25 @@ Task<void> Worker::client_loop(ClientState& c) {
 void Worker::run() {
   epfd_ = epoll_create1(EPOLL_CLOEXEC);
   const DriverOptions& o = shared_.options;
-  // Connect (blocking, in parallel across workers) before the clock starts.
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epfd_ < 0 || wake_fd_ < 0)
+    throw RuntimeError(fmt::format("epoll/eventfd: {}", std::strerror(errno)));
+  epoll_event wake{};
+  wake.events = EPOLLIN;
+  wake.data.ptr = nullptr;  // not a connection: the inbox
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, wake_fd_, &wake);
+  // Connect (blocking, in parallel across workers) before the clock starts. Pool connections
+  // are opened by the workers in turn and join the shared pool unattached.
   if (o.pool_size > 0) {
-    for (auto& p : pool_) {
-      if (open_connection(*p)) {
-        free_.push_back(p.get());
+    for (int i = index_; i < shared_.pool->size(); i += count_) {
+      ConnSlot& p = shared_.pool->slot(i);
+      if (connect(p)) {
+        shared_.pool->add_free(&p);
+        shared_.pool_open.fetch_add(1);
         ++connected_;
       } else {
         ++refused_;
       }
-    }
-    if (connected_ > 0) {
-      for (auto& c : clients_) c.loop = client_loop(c);
     }
   } else {
     for (auto& c : clients_) {
@@ -267,6 +314,10 @@ void Worker::run() {
   shared_.start_us.wait(0);
   std::int64_t t0 = shared_.start_us.load();
   if (t0 < 0) return;
+  // Every worker has connected: pooled clients run when the pool has any connection.
+  if (o.pool_size > 0 && shared_.pool_open.load() > 0) {
+    for (auto& c : clients_) c.loop = client_loop(c);
+  }
   measure_start_ = t0 + static_cast<std::int64_t>(o.warmup_s * 1e6);
   end_us_ = measure_start_ + static_cast<std::int64_t>(o.duration_s * 1e6);
   window_end_ = end_us_;
@@ -308,15 +359,25 @@ void Worker::run() {
       n = epoll_wait(epfd_, events, 64, static_cast<int>((wait_us + 999) / 1000));
     if (n < 0 && errno != EINTR)
       throw RuntimeError(fmt::format("epoll_wait: {}", std::strerror(errno)));
-    for (int i = 0; i < n; ++i)
-      on_event(static_cast<ConnSlot*>(events[i].data.ptr), events[i].events);
+    for (int i = 0; i < n; ++i) {
+      auto* slot = static_cast<ConnSlot*>(events[i].data.ptr);
+      if (slot == nullptr) {
+        take_inbox();
+      } else {
+        on_event(slot, events[i].events);
+      }
+    }
     publish(false);
   }
   publish(true);
   for (auto& c : clients_) c.loop = Task<void>();  // abandoned coroutines, if any
   for (auto& c : clients_)
     if (c.own) close_connection(*c.own);
-  for (auto& p : pool_) close_connection(*p);
+  // Pooled connections still held (abandoned at the drain deadline) leave this epoll set;
+  // the pool closes them after every worker has stopped.
+  for (ConnSlot* p : held_) detach(*p);
+  held_.clear();
+  if (shared_.pool) shared_.pool->cancel_waiters(this);
 }
 
 }  // namespace pgslow::driver

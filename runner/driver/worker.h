@@ -1,7 +1,8 @@
 #pragma once
 // One worker thread of the driver: an epoll event loop multiplexing its clients'
 // connections (pgbench's shape), the clients' transaction loops as coroutines, timers for
-// think times and fixed-rate arrivals, and the per-worker connection pool. Counters are kept
+// think times and fixed-rate arrivals; pooled clients share one SharedPool (pool.h) across
+// all workers. Counters are kept
 // per worker (no lock on the hot path) and published for the progress line a few times a
 // second; the main thread merges the rest after join (driver.cpp).
 
@@ -21,6 +22,7 @@
 #include "driver/driver.h"
 #include "driver/histogram.h"
 #include "driver/outcome.h"
+#include "driver/pool.h"
 #include "driver/session.h"
 
 namespace pgslow::driver {
@@ -47,18 +49,21 @@ struct Shared {
   std::string conninfo;
   DriverOptions options;
   std::vector<workload::StatementDef> statements;
+  StatementSet statement_set;  // by name, with the protocol (the sessions read it)
   std::size_t types = 1;
   std::latch connected;
   std::atomic<std::int64_t> start_us{0};    // 0 until the main thread starts the clock; -1: abort
   const std::atomic<bool>* stop = nullptr;  // the caller's (Ctrl-C)
   std::atomic<bool> abort{false};           // the run's own: the main thread gave up
+  std::unique_ptr<SharedPool> pool;         // pool mode only
+  std::atomic<int> pool_open{0};            // pool connections the workers opened
   explicit Shared(int workers) : connected(workers) {}
   bool stopping() const { return abort.load() || (stop != nullptr && stop->load()); }
 };
 
-class Worker final : public EventLoop {
+class Worker final : public EventLoop, public Inbox {
  public:
-  Worker(Shared& shared, int index) : shared_(shared), index_(index) {
+  Worker(Shared& shared, int index, int count) : shared_(shared), index_(index), count_(count) {
     tallies_.resize(shared.types);
   }
   ~Worker();
@@ -66,7 +71,6 @@ class Worker final : public EventLoop {
   Worker& operator=(const Worker&) = delete;
 
   void add_client(std::unique_ptr<workload::Client> c, int global_index);
-  void add_pool_connection() { pool_.push_back(std::make_unique<ConnSlot>()); }
 
   void run();  // the thread body
 
@@ -76,9 +80,12 @@ class Worker final : public EventLoop {
   std::vector<std::uint64_t> unmeasured_counters_;  // the others: dropped
   Histogram schedule_lag_;
   Histogram pool_wait_;
+  Histogram connect_time_;     // every connection this worker opened
+  std::uint64_t on_time_ = 0;  // fixed rate: counted transactions started within kOnTimeLagUs
   std::uint64_t reconnects_ = 0;
   int connected_ = 0;
   int refused_ = 0;
+  std::vector<int> backend_pids_;  // server pids of the connections opened before the start
   std::optional<pg::Error> connect_error_;  // the first connection failure
   std::exception_ptr fatal_;                // a bug in a workload: ends the run
   std::int64_t window_end_ = 0;             // when this worker stopped counting
@@ -86,6 +93,11 @@ class Worker final : public EventLoop {
   int client_count() const { return static_cast<int>(clients_.size()); }
 
   void watch_write(ConnSlot* s) override;
+  void wake_at(std::int64_t at, std::coroutine_handle<> h) override {
+    if (ending_) ready_.push_back(h);  // the window closed: no more waiting
+    else timers_.push({at, h});
+  }
+  void post(std::coroutine_handle<> h) override;  // from any thread
 
  private:
   struct Timer {
@@ -100,22 +112,33 @@ class Worker final : public EventLoop {
     void await_suspend(std::coroutine_handle<> h) { w->timers_.push({at, h}); }
     void await_resume() const noexcept {}
   };
+  // Waits for a connection of the shared pool; `got` and `granted_at` are written by the
+  // releasing worker under the pool's mutex before it posts the handle to this worker.
   struct AcquireAwaiter {
     Worker* w;
     ConnSlot* got = nullptr;
-    bool await_ready() noexcept {
-      if (w->free_.empty()) return false;
-      got = w->free_.back();
-      w->free_.pop_back();
-      return true;
+    std::int64_t granted_at = 0;
+    bool await_ready() const noexcept { return false; }
+    bool await_suspend(std::coroutine_handle<> h) {
+      got = w->shared_.pool->acquire_or_wait({w, h, &got, &granted_at});
+      if (got == nullptr) return true;
+      granted_at = now_us();
+      return false;
     }
-    void await_suspend(std::coroutine_handle<> h) { w->pool_waiters_.push_back({h, &got}); }
     ConnSlot* await_resume() const noexcept { return got; }  // nullptr: the run ended
   };
 
-  bool open_connection(ConnSlot& slot);  // blocking connect + prepare; false on failure
+  bool connect(ConnSlot& slot);  // blocking connect + prepare; false on failure
+  void attach(ConnSlot& slot);   // into this worker's epoll set
+  void detach(ConnSlot& slot);   // out of it (a pooled connection about to be released)
+  bool open_connection(ConnSlot& slot) {
+    if (!connect(slot)) return false;
+    attach(slot);
+    return true;
+  }
   void close_connection(ConnSlot& slot);
   void release(ConnSlot* slot);
+  void take_inbox();
   Task<void> client_loop(ClientState& c);
   void on_event(ConnSlot* s, std::uint32_t events);
   void deliver(ConnSlot* s);
@@ -125,15 +148,13 @@ class Worker final : public EventLoop {
 
   Shared& shared_;
   int index_;
+  int count_;  // workers in the run
   int epfd_ = -1;
+  int wake_fd_ = -1;  // eventfd in the epoll set: post() wakes the loop
   std::vector<ClientState> clients_;
-  std::vector<std::unique_ptr<ConnSlot>> pool_;
-  std::vector<ConnSlot*> free_;
-  struct PoolWaiter {
-    std::coroutine_handle<> h;
-    ConnSlot** got;
-  };
-  std::deque<PoolWaiter> pool_waiters_;
+  std::vector<ConnSlot*> held_;  // pooled connections this worker's clients hold
+  std::mutex inbox_mu_;
+  std::vector<std::coroutine_handle<>> inbox_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::vector<std::coroutine_handle<>> ready_;
   int active_ = 0;

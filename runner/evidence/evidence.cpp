@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <charconv>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "common/clock.h"
@@ -216,6 +217,32 @@ std::optional<int> postmaster_pid_of(const std::filesystem::path& data_dir) {
   int pid = 0;
   if (!in || !(in >> pid) || pid <= 0) return std::nullopt;
   return pid;
+}
+
+std::optional<std::uint64_t> read_pss_bytes(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps_rollup");
+  std::string key;
+  std::uint64_t kb = 0;
+  while (in >> key) {
+    if (key == "Pss:" && (in >> kb)) return kb * 1024;
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return std::nullopt;
+}
+
+std::optional<BackendMemory> backend_memory(const std::vector<int>& pids, int postmaster_pid) {
+  BackendMemory out;
+  for (int pid : pids) {
+    // A pid of another machine's server (or reused since) is no child of our postmaster.
+    const auto fields = stat_fields(pid);
+    if (!fields || fields->size() < 2 || (*fields)[1] != std::to_string(postmaster_pid)) continue;
+    const auto pss = read_pss_bytes(pid);
+    if (!pss) continue;
+    out.pss_bytes += *pss;
+    out.backends += 1;
+  }
+  if (out.backends == 0) return std::nullopt;
+  return out;
 }
 
 std::optional<ProcIo> read_server_proc_io(int postmaster_pid) {

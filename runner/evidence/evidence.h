@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "pg/connection.h"
 
@@ -83,6 +84,19 @@ struct ProcIo {
 std::optional<ProcIo> read_server_proc_io(int postmaster_pid);
 // The postmaster's pid from <data_dir>/postmaster.pid, nullopt when absent or unreadable.
 std::optional<int> postmaster_pid_of(const std::filesystem::path& data_dir);
+
+// The server's memory held by a set of backends: the proportional set size of each
+// (/proc/PID/smaps_rollup "Pss:": private pages plus each shared page divided among the
+// processes that map it, so the sum over processes does not count shared memory twice).
+// Only children of `postmaster_pid` count; nullopt when none can be read (a remote server,
+// no permission).
+struct BackendMemory {
+  int backends = 0;
+  std::uint64_t pss_bytes = 0;  // summed over the backends
+};
+std::optional<BackendMemory> backend_memory(const std::vector<int>& pids, int postmaster_pid);
+// Pss of one process in bytes, nullopt when unreadable. Exposed for tests.
+std::optional<std::uint64_t> read_pss_bytes(int pid);
 
 // Samples, in its own connection, how many backends of the database wait on a heavyweight
 // lock (pg_stat_activity.wait_event_type = 'Lock'), every `interval`. The running total is

@@ -214,6 +214,11 @@ void Connection::send_query(const char* sql) {
   if (PQsendQuery(conn_, sql) == 0) throw_connection_error(sql);
 }
 
+void Connection::send_query_params(const char* sql, int n_params, const char* const* values) {
+  if (PQsendQueryParams(conn_, sql, n_params, nullptr, values, nullptr, nullptr, 0) == 0)
+    throw_connection_error(sql);
+}
+
 bool Connection::flush() {
   int rc = PQflush(conn_);
   if (rc < 0) throw_connection_error("flush");

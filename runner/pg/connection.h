@@ -108,6 +108,8 @@ class Connection {
   // a broken connection).
   void send_prepared(const char* name, int n_params, const char* const* values);
   void send_query(const char* sql);
+  // The extended protocol with the statement's text (unnamed, parsed every time).
+  void send_query_params(const char* sql, int n_params, const char* const* values);
   // Flushes queued output; true when everything was sent, false when the socket is full.
   bool flush();
   // Reads what the socket has; throws pg::Error(kConnectionLost) when the connection broke.

@@ -9,6 +9,8 @@
 #include "bisect/attribution.h"
 #include "common/strings.h"
 #include "knobs/value.h"
+#include "scenario/run.h"
+#include "workload/registry.h"
 
 namespace pgslow::scenario {
 
@@ -83,13 +85,22 @@ struct StageDraft {
   std::vector<knobs::Setting> own;        // what this stage itself adds (for skipped/warnings)
   report::LoadSettings load;
   bool attribute = false;
+  bool sweep_point = false;
 };
 
 report::LoadSettings apply_load(report::LoadSettings load, const LoadKnobs& knobs) {
   if (knobs.clients) load.clients = *knobs.clients;
   if (knobs.pool_size) load.pool_size = *knobs.pool_size;
   if (knobs.connect_per_transaction) load.connect_per_transaction = *knobs.connect_per_transaction;
-  if (knobs.rate) load.rate = *knobs.rate;
+  if (knobs.rate) {
+    load.rate = *knobs.rate;
+    load.rate_percent = 0;
+  }
+  if (knobs.rate_percent) {
+    load.rate_percent = *knobs.rate_percent;
+    load.rate = 0;  // resolved from the baseline's TPS when the stage runs
+  }
+  if (knobs.workers) load.workers = *knobs.workers;
   return load;
 }
 
@@ -115,6 +126,17 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   plan.server_version =
       fmt::format("{}.{}", server.version_num / 10000, server.version_num % 10000);
 
+  // The workload and its options (script files included) are checked before anything runs.
+  try {
+    workload::WorkloadParams params = workload_params(scenario);
+    for (auto& p : workload::find_workload(scenario.workload.name).validate(params)) {
+      if (p.where.file.empty()) p.where = scenario.workload.where;
+      problems.push_back(std::move(p));
+    }
+  } catch (const InputError& e) {
+    problems.push_back(ConfigError{scenario.workload.where, e.what(), ""});
+  }
+
   report::LoadSettings base_load;
   base_load.clients = scenario.workload.clients;
 
@@ -134,7 +156,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       load = apply_load(load, scenario.stages[i].load);
       drafts.push_back(StageDraft{scenario.stages[i].name, scenario.stages[i].description, false,
                                   acc, own_settings[i], load,
-                                  scenario.stages[i].attribute.value_or(scenario.attribute)});
+                                  scenario.stages[i].attribute.value_or(scenario.attribute),
+                                  scenario.stages[i].sweep_point});
     }
   }
   if (scenario.mode == Mode::kIsolated || scenario.mode == Mode::kBoth) {
@@ -149,7 +172,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       }
       drafts.push_back(StageDraft{name, scenario.stages[i].description, true, alone,
                                   own_settings[i], load,
-                                  scenario.stages[i].attribute.value_or(scenario.attribute)});
+                                  scenario.stages[i].attribute.value_or(scenario.attribute),
+                                  scenario.stages[i].sweep_point});
     }
   }
 
@@ -170,6 +194,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     stage.description = d.description;
     stage.is_baseline = i == 0;
     stage.load = d.load;
+    stage.sweep_point = d.sweep_point;
     stage.verdicts = knobs::validate(d.requested, catalog, server);
     for (const auto& v : stage.verdicts) {
       for (const auto& p : v.problems) {
@@ -247,11 +272,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   // Identical configurations measured twice are allowed (a repeat), but say so.
   for (std::size_t i = 1; i < plan.stages.size(); ++i) {
     if (same_settings(plan.stages[i].settings, plan.stages[i - 1].settings) &&
-        plan.stages[i].load.clients == plan.stages[i - 1].load.clients &&
-        plan.stages[i].load.pool_size == plan.stages[i - 1].load.pool_size &&
-        plan.stages[i].load.rate == plan.stages[i - 1].load.rate &&
-        plan.stages[i].load.connect_per_transaction ==
-            plan.stages[i - 1].load.connect_per_transaction) {
+        plan.stages[i].load == plan.stages[i - 1].load) {
       plan.stages[i].warnings.push_back(
           "this stage runs the same configuration as the one before (every knob it sets was "
           "skipped or already set)");
@@ -318,6 +339,9 @@ void print_plan(const Plan& plan, std::ostream& out) {
     if (st.load.pool_size > 0) load += fmt::format(", pool of {}", st.load.pool_size);
     if (st.load.connect_per_transaction) load += ", a new connection per transaction";
     if (st.load.rate > 0) load += fmt::format(", {:g} tx/s fixed rate", st.load.rate);
+    if (st.load.rate_percent > 0)
+      load += fmt::format(", fixed rate {:g}% of the baseline's TPS", st.load.rate_percent);
+    if (st.load.workers > 0) load += fmt::format(", {} driver threads", st.load.workers);
     out << fmt::format("{}. {}  [{}{}]\n", i, st.name, load, st.needs_restart ? ", restart" : "");
     if (!st.description.empty() && !st.is_baseline) out << fmt::format("   {}\n", st.description);
     std::size_t width = 0;

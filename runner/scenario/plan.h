@@ -29,6 +29,7 @@ struct PlannedStage {
   std::vector<std::string> warnings;            // pitfalls of the values used
   bool needs_restart = false;                   // versus the stage before
   report::LoadSettings load;
+  bool sweep_point = false;  // a point of the scenario's sweep
   std::size_t reference = 0;  // the stage `changes` compare with (baseline, or the one before)
   // Per-knob attribution (attribute: true and at least two knobs changed): the units the
   // search works on (catalog pairs merged) and the extra runs it is expected to cost.

@@ -75,6 +75,7 @@ workload::WorkloadParams workload_params(const Scenario& s) {
   params.think_time = s.workload.think_time;
   params.seed = s.workload.seed;
   params.options = s.workload.options;
+  params.base_dir = s.file.parent_path();  // script files are relative to the scenario
   return params;
 }
 
@@ -90,7 +91,8 @@ stage::LabOptions make_lab_options(const Scenario& s, const RunOptions& options,
   m.repeats = options.repeats.value_or(s.measure.repeats);
   m.workers = options.workers;
   m.max_tries = options.max_tries;
-  m.allow_partial = options.allow_partial;
+  m.allow_partial = options.allow_partial || s.allow_partial;
+  m.protocol = options.protocol;
   m.check_data = options.check_data || s.measure.check_data;
   m.schedule_seed = s.workload.seed;
   return lab_options;
@@ -133,6 +135,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   run.duration_s = m.duration_s;
   run.repeats = m.repeats;
   run.mode = std::string(mode_name(s.mode));
+  run.sweep = s.sweep.dimensions;
   run.machine = this_machine();
 
   // The data: loaded once into a template (skipped when a matching one exists).
@@ -159,11 +162,26 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
     for (std::size_t i = 0; i < plan.stages.size(); ++i) {
       const PlannedStage& st = plan.stages[i];
       progress.note(fmt::format("stage {}/{}: {}", i + 1, plan.stages.size(), st.name));
+      report::LoadSettings load = st.load;
+      if (load.rate_percent > 0) {
+        // A relative rate: a share of the closed-loop baseline measured at the start.
+        const report::Measurement* b =
+            run.stages.empty() ? nullptr : report::median_repeat(run.stages.front());
+        const double base = b != nullptr ? b->tps : 0;
+        if (base <= 0)
+          throw RuntimeError(fmt::format(
+              "stage '{}' asks for {:g}% of the baseline's TPS, but the baseline did not run",
+              st.name, load.rate_percent));
+        load.rate = base * load.rate_percent / 100.0;
+        progress.note(fmt::format("  fixed rate {:g}% of {:.0f} = {:.0f} tx/s", load.rate_percent,
+                                  base, load.rate));
+      }
       StageMarker marker{st.name, {}};
       for (const auto& c : st.changes) marker.changes.push_back(report::describe_change(c));
       progress.stage_started(marker);
-      report::StageResult r = lab.measure({st.name, st.settings, {}}, st.load);
+      report::StageResult r = lab.measure({st.name, st.settings, {}}, load);
       r.description = st.description;
+      r.sweep_point = st.sweep_point;
       // The plan's changes compare with the stage measured before (what the table shows);
       // the applier's compare with the original configuration.
       r.changes = st.changes;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/progress.h"
+#include "driver/driver.h"
 #include "knobs/catalog.h"
 #include "report/model.h"
 #include "scenario/plan.h"
@@ -32,6 +33,7 @@ struct RunOptions {
   int workers = 0;
   int max_tries = 1;
   bool allow_partial = false;
+  driver::Protocol protocol = driver::Protocol::kPrepared;
   bool check_data = false;  // --check-data, on top of the scenario's measure.check_data
 };
 

@@ -7,6 +7,7 @@
 
 #include "common/strings.h"
 #include "common/yaml.h"
+#include "scenario/sweep.h"
 
 namespace pgslow::scenario {
 
@@ -80,7 +81,8 @@ std::string remove_layout(std::string s) {
 const std::vector<std::string> kTopFields = {"name",    "description", "target",
                                              "workload", "measure",     "mode",
                                              "baseline", "stages",      "expect",
-                                             "allow_changes", "attribute"};
+                                             "allow_changes", "allow_partial", "sweep",
+                                             "attribute"};
 
 // A duration field: a YAML number (seconds) or a string with a unit.
 std::optional<double> read_duration(yaml::Reader& r, const YAML::Node& node, std::string_view what) {
@@ -180,7 +182,15 @@ void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   yaml::Fields options = r.fields(f.get("options"), "workload.options");
   if (f.has("options")) {
     for (const auto& [key, value] : options.entries()) {
-      if (auto v = r.string(value, "workload.options." + key)) s.workload.options[key] = *v;
+      if (value.IsSequence()) {  // a list (scripts: [a.sql@1, b.sql@2]): comma-separated
+        std::vector<std::string> items;
+        for (const auto& item : value) {
+          if (auto v = r.string(item, "workload.options." + key)) items.push_back(*v);
+        }
+        s.workload.options[key] = join(items, ",");
+      } else if (auto v = r.string(value, "workload.options." + key)) {
+        s.workload.options[key] = *v;
+      }
     }
   }
 }
@@ -203,22 +213,76 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (auto v = r.boolean(f.get("check_data"), "measure.check_data")) s.measure.check_data = *v;
 }
 
+}  // namespace
+
+bool read_load_value(yaml::Reader& r, const YAML::Node& node, const std::string& dimension,
+                     const std::string& what, LoadKnobs& knobs) {
+  if (dimension == "clients") {
+    knobs.clients = read_positive_int(r, node, what, 1, 10000);
+    return knobs.clients.has_value();
+  }
+  if (dimension == "pool_size") {
+    knobs.pool_size = read_positive_int(r, node, what, 0, 10000);
+    return knobs.pool_size.has_value();
+  }
+  if (dimension == "workers") {
+    knobs.workers = read_positive_int(r, node, what, 0, 256);
+    return knobs.workers.has_value();
+  }
+  if (dimension == "rate") {
+    auto text = r.string(node, what);
+    if (!text) return false;
+    std::string t = trim(*text);
+    const bool percent = !t.empty() && t.back() == '%';
+    if (percent) t.pop_back();
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || (percent && v <= 0)) {
+      r.error(node, fmt::format("{} = {} is not a rate", what, yaml::printable(*text)),
+              "write transactions per second (2000; 0 is closed loop) or a share of the "
+              "baseline's TPS (75%)");
+      return false;
+    }
+    if (percent) {
+      knobs.rate_percent = v;
+      knobs.rate.reset();
+    } else {
+      knobs.rate = v;
+      knobs.rate_percent.reset();
+    }
+    return true;
+  }
+  if (dimension == "connect_per_transaction") {
+    knobs.connect_per_transaction = r.boolean(node, what);
+    return knobs.connect_per_transaction.has_value();
+  }
+  return false;
+}
+
+LoadKnobs merge_load(LoadKnobs base, const LoadKnobs& overlay) {
+  if (overlay.clients) base.clients = overlay.clients;
+  if (overlay.pool_size) base.pool_size = overlay.pool_size;
+  if (overlay.connect_per_transaction) base.connect_per_transaction = overlay.connect_per_transaction;
+  if (overlay.rate || overlay.rate_percent) {
+    base.rate = overlay.rate;
+    base.rate_percent = overlay.rate_percent;
+  }
+  if (overlay.workers) base.workers = overlay.workers;
+  return base;
+}
+
 LoadKnobs read_load(yaml::Reader& r, const YAML::Node& node, const std::string& what) {
   LoadKnobs load;
   if (!node.IsDefined()) return load;
-  yaml::Fields f = r.fields(node, what, {"clients", "pool_size", "connect_per_transaction", "rate"});
-  load.clients = read_positive_int(r, f.get("clients"), what + ".clients", 1, 10000);
-  load.pool_size = read_positive_int(r, f.get("pool_size"), what + ".pool_size", 0, 10000);
-  load.connect_per_transaction = r.boolean(f.get("connect_per_transaction"), what + ".connect_per_transaction");
-  if (auto v = r.number(f.get("rate"), what + ".rate")) {
-    if (*v < 0 || !std::isfinite(*v)) {
-      r.error(f.get("rate"), fmt::format("{}.rate must be 0 (closed loop) or a positive rate", what));
-    } else {
-      load.rate = *v;
-    }
+  yaml::Fields f =
+      r.fields(node, what, {"clients", "pool_size", "connect_per_transaction", "rate", "workers"});
+  for (const auto& [key, value] : f.entries()) {
+    read_load_value(r, value, key, what + "." + key, load);
   }
   return load;
 }
+
+namespace {
 
 void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (!node.IsDefined()) {
@@ -347,6 +411,7 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
   }
   read_target(r, f.get("target"), s);
   if (auto v = r.boolean(f.get("allow_changes"), "allow_changes")) s.target.allow_changes = *v;
+  if (auto v = r.boolean(f.get("allow_partial"), "allow_partial")) s.allow_partial = *v;
   read_workload(r, f.get("workload"), s);
   read_measure(r, f.get("measure"), s);
   if (auto v = r.boolean(f.get("attribute"), "attribute")) s.attribute = *v;
@@ -367,7 +432,14 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
     yaml::Fields b = r.fields(f.get("baseline"), "baseline", {"settings"});
     if (b.has("settings")) s.baseline = knobs::read_settings(r, b.get("settings"), "baseline settings");
   }
-  read_stages(r, f.get("stages"), s);
+  if (f.has("sweep")) read_sweep(r, f.get("sweep"), s);
+  if (!s.sweep.empty() && !f.has("stages")) {
+    s.stages = expand_sweep(s.sweep);  // a sweep alone is enough
+  } else {
+    read_stages(r, f.get("stages"), s);
+    auto points = expand_sweep(s.sweep);
+    s.stages.insert(s.stages.begin(), points.begin(), points.end());
+  }
   read_expect(r, f.get("expect"), s);
   // Expectations must name a stage that exists.
   std::vector<std::string> stage_names = {"baseline"};

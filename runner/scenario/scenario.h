@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/yaml.h"
 #include "knobs/catalog.h"
 #include "server/target.h"
 
@@ -21,9 +22,22 @@ struct LoadKnobs {
   std::optional<int> clients;
   std::optional<int> pool_size;
   std::optional<bool> connect_per_transaction;
-  std::optional<double> rate;
-  bool empty() const { return !clients && !pool_size && !connect_per_transaction && !rate; }
+  std::optional<double> rate;          // transactions per second
+  std::optional<double> rate_percent;  // "75%": of the baseline's measured TPS
+  std::optional<int> workers;
+  bool empty() const {
+    return !clients && !pool_size && !connect_per_transaction && !rate && !rate_percent &&
+           !workers;
+  }
 };
+
+// Reads a `load:` map (clients, pool_size, connect_per_transaction, rate, workers).
+LoadKnobs read_load(yaml::Reader& r, const YAML::Node& node, const std::string& what);
+// Reads one load value of `dimension` into `knobs`; false (with an error) when it is not valid.
+bool read_load_value(yaml::Reader& r, const YAML::Node& node, const std::string& dimension,
+                     const std::string& what, LoadKnobs& knobs);
+// `overlay` on top of `base`.
+LoadKnobs merge_load(LoadKnobs base, const LoadKnobs& overlay);
 
 struct WorkloadSpec {
   std::string name;
@@ -55,6 +69,16 @@ struct StageSpec {
   LoadKnobs load;
   std::optional<bool> attribute;  // unset: the scenario's `attribute`
   SourceLocation where;
+  bool sweep_point = false;  // expanded from the sweep: section
+};
+
+// `sweep:` (scenario/sweep.h): the values of one or two load dimensions.
+struct SweepSpec {
+  std::vector<std::string> dimensions;       // "clients", "pool_size", "rate", "workers"
+  std::vector<std::vector<LoadKnobs>> values;  // per dimension, one LoadKnobs per value
+  LoadKnobs load;                              // fixed for every point
+  SourceLocation where;
+  bool empty() const { return dimensions.empty(); }
 };
 
 struct Expectation {
@@ -68,6 +92,9 @@ struct Expectation {
 
 struct Scenario {
   std::filesystem::path file;
+  // Run with the clients that got a connection when the server refuses some (SQLSTATE 53300)
+  // and report the refusals, instead of failing the stage (run --allow-partial).
+  bool allow_partial = false;
   std::string name;
   std::string description;
   server::TargetSpec target;  // kind managed unless the file says otherwise
@@ -78,7 +105,8 @@ struct Scenario {
   // Name each knob's part in every stage with several knobs (docs/scenario-format.md).
   bool attribute = false;
   std::vector<knobs::Setting> baseline;
-  std::vector<StageSpec> stages;
+  SweepSpec sweep;
+  std::vector<StageSpec> stages;  // the sweep's points first, then the stages: list
   std::vector<Expectation> expect;
 };
 

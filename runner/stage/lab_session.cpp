@@ -168,7 +168,7 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
 
   driver::DriverOptions d;
   d.clients = load.clients > 0 ? load.clients : params_.clients;
-  d.workers = mo.workers;
+  d.workers = load.workers > 0 ? load.workers : mo.workers;
   d.warmup_s = mo.warmup_s;
   d.duration_s = mo.duration_s;
   d.rate = load.rate;
@@ -176,6 +176,7 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   d.connect_per_transaction = load.connect_per_transaction;
   d.max_tries = mo.max_tries;
   d.allow_partial = mo.allow_partial;
+  d.protocol = mo.protocol;
   d.seed = mo.schedule_seed;
   workload::WorkloadParams params = params_;
   params.clients = d.clients;
@@ -227,6 +228,16 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
     snapshot(after);
     lock_waits.stop();
   };
+  // The server's memory per idle connection, read from /proc while the clients sit connected
+  // before the clock starts (a local server only: its postmaster's children).
+  std::optional<evidence::BackendMemory> idle_memory;
+  const std::optional<int> postmaster =
+      snap_options.data_dir ? evidence::postmaster_pid_of(*snap_options.data_dir) : std::nullopt;
+  if (postmaster) {
+    d.on_connected = [&](const std::vector<int>& pids) {
+      idle_memory = evidence::backend_memory(pids, *postmaster);
+    };
+  }
 
   // Test-only fault injection (docs/journal.md): a workload running on a changed server.
   if (applier_ != nullptr && applier_->has_changes()) apply::crash_point(apply::phase::kWorkload);
@@ -234,6 +245,11 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
                                                apply::InterruptGuard::stop_flag());
   lock_waits.stop();
   require_same_server(server_, probe, started_at);
+  if (idle_memory) {
+    m.idle_connections_measured = idle_memory->backends;
+    m.idle_connection_pss_bytes =
+        static_cast<double>(idle_memory->pss_bytes) / idle_memory->backends;
+  }
   // A failed check throws RuntimeError: the stage fails with the offending rows named.
   if (mo.check_data) workload::check_data(workload_, reset.conninfo, params);
   evidence.clear();
@@ -247,7 +263,7 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   evidence["latency_p99"] = m.latency.p99_us;
   if (load.rate > 0) evidence["schedule_lag"] = m.schedule_lag.p99_us;
   if (load.pool_size > 0) evidence["pool_wait"] = m.pool_wait.p99_us;
-  evidence["connections_refused"] = m.clients_requested - m.clients_connected;
+  evidence["connections_refused"] = m.connections_refused;
   return m;
 }
 
@@ -260,7 +276,7 @@ report::StageResult LabSession::measure(const Configuration& configuration,
   stage.name = configuration.name;
   stage.load = load;
   if (stage.load.clients == 0) stage.load.clients = params_.clients;
-  stage.load.workers = options_.measure.workers;
+  if (stage.load.workers == 0) stage.load.workers = options_.measure.workers;
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
   if (applier_ == nullptr) {
     if (!configuration.settings.empty())

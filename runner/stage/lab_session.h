@@ -29,6 +29,7 @@
 #include "apply/interrupt.h"
 #include "common/progress.h"
 #include "knobs/catalog.h"
+#include "driver/driver.h"
 #include "report/model.h"
 #include "server/server_control.h"
 #include "server/target.h"
@@ -45,6 +46,7 @@ struct MeasureOptions {
   int workers = 0;    // driver threads; 0: one per core
   int max_tries = 1;  // attempts per transaction for serialization failures and deadlocks
   bool allow_partial = false;
+  driver::Protocol protocol = driver::Protocol::kPrepared;  // how statements are sent (-M)
   bool check_data = false;  // consistency checks after each run; a failed check fails the stage
   std::uint64_t schedule_seed = 1;  // the fixed-rate arrival schedule (the driver's seed)
 };

@@ -18,6 +18,8 @@ const std::vector<std::unique_ptr<Workload>>& all() {
     w.push_back(tpcc::make_tpcc_lite());
     w.push_back(make_tpcb_like());
     w.push_back(make_select_only());
+    w.push_back(make_range_aggregate());
+    w.push_back(make_script_workload());
     w.push_back(make_insert());
     w.push_back(make_update_spread());
     w.push_back(make_update_hot_row());

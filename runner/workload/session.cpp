@@ -1,5 +1,8 @@
 #include "workload/workload.h"
 
+#include <chrono>
+#include <thread>
+
 namespace pgslow::workload {
 
 Task<pg::Result> BlockingSession::execute(const std::string& statement, pg::Params params) {
@@ -7,5 +10,10 @@ Task<pg::Result> BlockingSession::execute(const std::string& statement, pg::Para
 }
 
 Task<pg::Result> BlockingSession::query(const std::string& sql) { co_return conn_.exec(sql); }
+
+Task<void> Session::sleep(std::int64_t us) {
+  std::this_thread::sleep_for(std::chrono::microseconds(us));
+  co_return;
+}
 
 }  // namespace pgslow::workload

@@ -5,6 +5,7 @@
 // transaction comes next and runs it through a Session.
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,12 +27,18 @@ struct WorkloadParams {
   bool think_time = false;  // TPC-C keying and think times; off by default, as in BenchBase
   std::uint64_t seed = 1;   // same seed, same inputs: runs are comparable
   std::map<std::string, std::string> options;  // workload-specific, checked by validate()
+  // Relative paths in options (script files) are relative to this: the scenario file's
+  // folder, or the working directory on the command line (empty).
+  std::filesystem::path base_dir;
 };
 
 // A statement prepared on every connection the driver opens.
 struct StatementDef {
   std::string name;
   std::string sql;
+  // The simple protocol writes the parameters into the text as they are, unquoted, as pgbench
+  // substitutes a script's :variables; otherwise as quoted literals.
+  bool text_substitution = false;
 };
 
 // How a transaction ended when it did not raise an error.
@@ -66,6 +73,9 @@ class Session {
   virtual Task<pg::Result> execute(const std::string& statement, pg::Params params) = 0;
   // Runs plain SQL without parameters: BEGIN, COMMIT, ROLLBACK.
   virtual Task<pg::Result> query(const std::string& sql) = 0;
+  // Waits inside a transaction (a script's \sleep). The driver's session suspends the
+  // transaction on its event loop; this default blocks the thread (loaders and tests).
+  virtual Task<void> sleep(std::int64_t us);
 };
 
 // A blocking Session over a pg::Connection: every await completes at once.
@@ -106,8 +116,9 @@ class Workload {
   // Checks the parameters and fills derived defaults; problems name the parameter.
   virtual std::vector<ConfigError> validate(WorkloadParams& params) const = 0;
   // Transaction type names, in a fixed order (the per-type result table).
-  virtual std::vector<std::string> transaction_types() const = 0;
-  virtual std::vector<StatementDef> statements() const = 0;
+  virtual std::vector<std::string> transaction_types(const WorkloadParams& params) const = 0;
+  // Prepared on every connection the driver opens.
+  virtual std::vector<StatementDef> statements(const WorkloadParams& params) const = 0;
   // Identity of the loaded data (workload, scale, schema version): a template database is
   // reused only when its fingerprint matches.
   virtual std::string data_fingerprint(const WorkloadParams& params) const = 0;

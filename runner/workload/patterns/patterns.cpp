@@ -148,8 +148,8 @@ class Insert final : public PatternWorkload {
            "Stresses the append path: WAL volume, commit flushes (synchronous_commit, "
            "wal_buffers, commit_delay) and index insertion at the right edge.";
   }
-  std::vector<std::string> transaction_types() const override { return {"insert"}; }
-  std::vector<StatementDef> statements() const override {
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"insert"}; }
+  std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     return {{kInsertRow, "INSERT INTO pgslow_insert (client, payload) VALUES ($1, $2)"}};
   }
   void load(const std::string& conninfo, const WorkloadParams&, Progress& progress) const override {
@@ -186,8 +186,8 @@ class UpdateSpread final : public PatternWorkload {
     return "UPDATE a random row of 1,000 x scale per transaction. Row locks rarely collide: "
            "the baseline for update-hot-row; stresses HOT updates, WAL and vacuum.";
   }
-  std::vector<std::string> transaction_types() const override { return {"update"}; }
-  std::vector<StatementDef> statements() const override {
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"update"}; }
+  std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     return {{kUpdateSpread,
              "UPDATE pgslow_spread SET counter = counter + 1, updated_at = now() WHERE id = $1"}};
   }
@@ -215,8 +215,8 @@ class UpdateHotRow final : public PatternWorkload {
            "lock of the one before: throughput stays flat as clients grow and lock waits "
            "appear only as latency, never as errors.";
   }
-  std::vector<std::string> transaction_types() const override { return {"update"}; }
-  std::vector<StatementDef> statements() const override {
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"update"}; }
+  std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     return {{kUpdateHot,
              "UPDATE pgslow_hot SET counter = counter + 1, updated_at = now() WHERE id = 1"}};
   }

@@ -18,6 +18,10 @@ const std::string kUpdateTeller = "tpcb_update_teller";
 const std::string kUpdateBranch = "tpcb_update_branch";
 const std::string kInsertHistory = "tpcb_insert_history";
 const std::string kSelectOnly = "select_account";
+const std::string kRangeAggregate = "range_aggregate";
+// Accounts one range aggregate reads: enough that the server, not the round trip, is the
+// bottleneck (the pool lab's second curve).
+constexpr std::int64_t kRangeRows = 10000;
 
 // pgbench's sizes per scale unit (naccounts, ntellers, nbranches).
 constexpr std::int64_t kAccountsPerScale = 100000;
@@ -79,7 +83,9 @@ void load_pgbench(const std::string& conninfo, int scale, Progress& progress) {
   conn.exec_all(kKeys);
 }
 
-std::vector<ConfigError> validate_scale(const WorkloadParams& params) {
+}  // namespace
+
+std::vector<ConfigError> validate_pgbench_scale(const WorkloadParams& params) {
   std::vector<ConfigError> errors;
   if (params.scale < 1 || params.scale > 20000) {
     ConfigError e;
@@ -88,17 +94,26 @@ std::vector<ConfigError> validate_scale(const WorkloadParams& params) {
     e.hint = "pgbench's scale: 100,000 accounts (about 15 MB) per unit";
     errors.push_back(std::move(e));
   }
+  return errors;
+}
+
+namespace {
+
+std::vector<ConfigError> validate_scale(const WorkloadParams& params) {
+  std::vector<ConfigError> errors = validate_pgbench_scale(params);
   for (const auto& [key, value] : params.options) {
     ConfigError e;
     e.where.file = "command line";
     e.message = fmt::format("unknown option \"{}\" for a pgbench workload", key);
-    e.hint = "tpcb-like and select-only take only scale";
+    e.hint = "tpcb-like, select-only and range-aggregate take only scale";
     errors.push_back(std::move(e));
   }
   return errors;
 }
 
-std::vector<CheckResult> check_sizes(pg::Connection& conn, int scale) {
+}  // namespace
+
+std::vector<CheckResult> check_pgbench_sizes(pg::Connection& conn, int scale) {
   std::vector<CheckResult> out;
   auto count = [&](const char* table, std::int64_t want) {
     CheckResult c;
@@ -117,18 +132,22 @@ std::vector<CheckResult> check_sizes(pg::Connection& conn, int scale) {
   return out;
 }
 
-class PgbenchWorkload : public Workload {
+std::string PgbenchTables::data_fingerprint(const WorkloadParams& params) const {
+  // Every workload on these tables shares one template.
+  return fmt::format("pgbench scale={} schema={}", params.scale, kSchemaVersion);
+}
+
+void PgbenchTables::load(const std::string& conninfo, const WorkloadParams& params,
+                         Progress& progress) const {
+  load_pgbench(conninfo, params.scale, progress);
+}
+
+namespace {
+
+class PgbenchWorkload : public PgbenchTables {
  public:
   std::vector<ConfigError> validate(WorkloadParams& params) const override {
     return validate_scale(params);
-  }
-  std::string data_fingerprint(const WorkloadParams& params) const override {
-    // Both scripts run on the same tables: one template serves both.
-    return fmt::format("pgbench scale={} schema={}", params.scale, kSchemaVersion);
-  }
-  void load(const std::string& conninfo, const WorkloadParams& params,
-            Progress& progress) const override {
-    load_pgbench(conninfo, params.scale, progress);
   }
 };
 
@@ -178,8 +197,8 @@ class TpcbLike final : public PgbenchWorkload {
            "locks on the few branch rows (contention grows with clients / scale), WAL and "
            "commit latency.";
   }
-  std::vector<std::string> transaction_types() const override { return {"tpcb"}; }
-  std::vector<StatementDef> statements() const override {
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"tpcb"}; }
+  std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     // The SQL of pgbench's built-in script, parameters in the same order.
     return {
         {kUpdateAccount, "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"},
@@ -198,7 +217,7 @@ class TpcbLike final : public PgbenchWorkload {
   }
   std::vector<CheckResult> check(pg::Connection& conn,
                                  const WorkloadParams& params) const override {
-    auto out = check_sizes(conn, params.scale);
+    auto out = check_pgbench_sizes(conn, params.scale);
     // Every committed transaction adds the same delta to one account, teller and branch and
     // records it in the history: the four sums stay equal.
     pg::Result r = conn.exec(
@@ -247,8 +266,8 @@ class SelectOnly final : public PgbenchWorkload {
            "Stresses the client/server round trip, connection handling and the buffer "
            "cache (scale 100+ no longer fits a small shared_buffers).";
   }
-  std::vector<std::string> transaction_types() const override { return {"select"}; }
-  std::vector<StatementDef> statements() const override {
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"select"}; }
+  std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     return {{kSelectOnly, "SELECT abalance FROM pgbench_accounts WHERE aid = $1"}};
   }
   std::unique_ptr<Client> make_client(const WorkloadParams& params,
@@ -258,11 +277,62 @@ class SelectOnly final : public PgbenchWorkload {
   }
   std::vector<CheckResult> check(pg::Connection& conn,
                                  const WorkloadParams& params) const override {
-    return check_sizes(conn, params.scale);
+    return check_pgbench_sizes(conn, params.scale);
+  }
+};
+
+// ---- range-aggregate: the pool lesson's heavy query ----
+
+class RangeClient final : public Client {
+ public:
+  RangeClient(int scale, std::uint64_t seed) : scale_(scale), rng_(seed) {}
+  std::size_t choose() override {
+    const std::int64_t last = std::max<std::int64_t>(1, kAccountsPerScale * scale_ - kRangeRows + 1);
+    from_ = rng_.uniform(1, last);
+    return 0;
+  }
+  Task<TxStatus> execute(Session& s) override {
+    pg::Params range = pg::make_params(std::to_string(from_), std::to_string(from_ + kRangeRows - 1));
+    co_await s.execute(kRangeAggregate, std::move(range));
+    co_return TxStatus::kCommitted;
+  }
+
+ private:
+  int scale_;
+  Random rng_;
+  std::int64_t from_ = 1;
+};
+
+class RangeAggregate final : public PgbenchWorkload {
+ public:
+  std::string_view name() const override { return "range-aggregate"; }
+  std::string_view description() const override {
+    return "A range aggregate over 10,000 consecutive accounts per transaction (pgbench's "
+           "tables): the server's CPU, not the round trip, is the bottleneck. The pool "
+           "lesson's second curve.";
+  }
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"range"}; }
+  std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
+    return {{kRangeAggregate,
+             "SELECT count(*), sum(abalance), avg(abalance) FROM pgbench_accounts "
+             "WHERE aid BETWEEN $1 AND $2"}};
+  }
+  std::unique_ptr<Client> make_client(const WorkloadParams& params,
+                                      int client_index) const override {
+    return std::make_unique<RangeClient>(
+        params.scale, params.seed * 7919 + static_cast<std::uint64_t>(client_index));
+  }
+  std::vector<CheckResult> check(pg::Connection& conn,
+                                 const WorkloadParams& params) const override {
+    return check_pgbench_sizes(conn, params.scale);
   }
 };
 
 }  // namespace
+
+std::unique_ptr<Workload> make_range_aggregate() {
+  return std::make_unique<RangeAggregate>();
+}
 
 std::unique_ptr<Workload> make_tpcb_like() {
   return std::make_unique<TpcbLike>();

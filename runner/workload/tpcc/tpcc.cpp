@@ -160,13 +160,13 @@ class TpccLite final : public Workload {
     return problems;
   }
 
-  std::vector<std::string> transaction_types() const override {
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override {
     std::vector<std::string> names;
     for (const auto& e : mix()) names.emplace_back(e.name);
     return names;
   }
 
-  std::vector<StatementDef> statements() const override {
+  std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     std::vector<StatementDef> all;
     for (auto list : {new_order_statements(), payment_statements(), order_status_statements(),
                       delivery_statements(), stock_level_statements()})

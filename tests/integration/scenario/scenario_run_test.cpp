@@ -17,6 +17,7 @@
 #include "common/process.h"
 #include "common/strings.h"
 #include "pg/connection.h"
+#include "report/curve.h"
 #include "report/json.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
@@ -197,6 +198,104 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
                 0.01 * run.stages[s].repeats[0].tps + 0.01)
         << lines[s + 1];
   }
+}
+
+// A sweep expands into one stage per value and the report's curve holds one point per value,
+// in report.json, the Markdown table and the HTML chart.
+TEST(Run, SweepExpandsIntoStagesAndTheCurveHasOnePointPerValue) {
+  cluster();
+  fs::path file = workdir() / "sweep.yaml";
+  write_file_durably(file, R"(name: sweep
+workload:
+  name: select-only
+  scale: 1
+  clients: 1
+measure:
+  warmup: 0s
+  duration: 1s
+mode: isolated
+sweep:
+  pool_size: [1, 2, 3]
+  load: {clients: 4}
+)");
+  const fs::path out = workdir() / "results-sweep";
+  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  EXPECT_EQ(run.sweep, std::vector<std::string>{"pool_size"});
+  ASSERT_EQ(run.stages.size(), 4u);  // the baseline and three points
+  const auto curves = report::sweep_curves(run);
+  ASSERT_EQ(curves.size(), 1u);
+  ASSERT_EQ(curves[0].points.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    const auto& p = curves[0].points[static_cast<std::size_t>(i)];
+    EXPECT_EQ(p.value, std::to_string(i + 1));
+    EXPECT_TRUE(p.ran);
+    EXPECT_GT(p.tps, 0);
+    EXPECT_EQ(run.stages[p.stage].load.pool_size, i + 1);
+    EXPECT_EQ(run.stages[p.stage].load.clients, 4);
+    ASSERT_TRUE(p.pool_wait_p99_us);
+  }
+  ASSERT_TRUE(curves[0].peak);
+  const std::string md = read_file(out / "report.md");
+  EXPECT_NE(md.find("## Sweep over pool size"), std::string::npos) << md;
+  EXPECT_NE(md.find("pool wait p99"), std::string::npos) << md;
+  EXPECT_NE(md.find(report::describe_knee(curves[0])), std::string::npos) << md;
+  const std::string html = read_file(out / "report.html");
+  EXPECT_NE(html.find("<svg class=\"curve\""), std::string::npos);
+  EXPECT_NE(r.output.find("sweep over pool size"), std::string::npos) << r.output;
+}
+
+// Past max_connections: with allow_partial the stage runs with the clients that connected
+// and reports the refused ones; the pooled fix has none; the configuration is put back.
+TEST(Run, RefusalScenarioReportsRefusedConnectionsAndRestores) {
+  cluster();
+  fs::path file = workdir() / "refusals.yaml";
+  write_file_durably(file, R"(name: refusals
+workload:
+  name: select-only
+  scale: 1
+  clients: 2
+measure:
+  warmup: 0s
+  duration: 1s
+mode: isolated
+allow_partial: true
+baseline:
+  settings:
+    max_connections: 12
+stages:
+  - name: too-many
+    load: {clients: 30}
+  - name: pooled
+    load: {clients: 30, pool_size: 4}
+)");
+  const fs::path out = workdir() / "results-refusals";
+  const ServerState before = server_state();
+  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+  const ServerState after = server_state();
+  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
+  EXPECT_EQ(before.settings, after.settings);
+
+  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  ASSERT_EQ(run.stages.size(), 3u);
+  const auto& too_many = run.stages[1];
+  ASSERT_TRUE(too_many.error.empty()) << too_many.error;
+  ASSERT_EQ(too_many.repeats.size(), 1u);
+  const auto& m = too_many.repeats[0];
+  EXPECT_GT(m.connections_refused, 0);
+  EXPECT_LT(m.clients_connected, 30);
+  EXPECT_EQ(m.clients_connected + m.connections_refused, 30);
+  EXPECT_GT(m.committed, 0u);
+  EXPECT_EQ(too_many.evidence.at("connections_refused"), m.connections_refused);
+  const auto& pooled = run.stages[2];
+  ASSERT_EQ(pooled.repeats.size(), 1u) << pooled.error;
+  EXPECT_EQ(pooled.repeats[0].connections_refused, 0);
+  EXPECT_GT(pooled.repeats[0].committed, 0u);
+  // The report shows the refused column.
+  const std::string md = read_file(out / "report.md");
+  EXPECT_NE(md.find("refused"), std::string::npos) << md;
 }
 
 // kill -9 in the middle of a measured stage (the planner stage's workload, its settings

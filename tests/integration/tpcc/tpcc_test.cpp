@@ -53,7 +53,7 @@ class TpccTest : public ::testing::Test {
   static pg::Connection clone() {
     static const std::string conninfo = pgslow::testing::clone_database(kTemplate);
     pg::Connection conn = pg::Connection::open(conninfo);
-    for (const auto& st : workload().statements()) conn.prepare(st.name, st.sql);
+    for (const auto& st : workload().statements({})) conn.prepare(st.name, st.sql);
     return conn;
   }
 
@@ -194,7 +194,7 @@ TEST_F(TpccTest, ClientsRunTheMixAndCanRetryTheSameInputs) {
   // Running the last choice again (a driver retry) works on the same inputs.
   const TxStatus first = run_synchronously(client->execute(session));
   EXPECT_EQ(run_synchronously(client->execute(session)), first);
-  const auto types = workload().transaction_types();
+  const auto types = workload().transaction_types({});
   for (std::size_t i = 0; i < types.size(); ++i) {
     std::cout << types[i] << ": " << started[i] << " started, " << committed[i] << " committed, "
               << rolled_back[i] << " rolled back\n";
@@ -211,7 +211,7 @@ TEST_F(TpccTest, ClientsRunTheMixAndCanRetryTheSameInputs) {
 // A district without undelivered orders is skipped and counted; the others are delivered.
 TEST_F(TpccTest, DeliverySkipsOnlyEmptyDistrictsAndCountsThem) {
   pg::Connection conn = pg::Connection::open(pgslow::testing::clone_database(kTemplate));
-  for (const auto& st : workload().statements()) conn.prepare(st.name, st.sql);
+  for (const auto& st : workload().statements({})) conn.prepare(st.name, st.sql);
   BlockingSession session(conn);
   // District 4 delivered completely, as if by earlier Deliveries.
   conn.exec(

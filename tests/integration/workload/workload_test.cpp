@@ -3,7 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include <unistd.h>
+
 #include "driver/driver.h"
+#include "evidence/evidence.h"
 #include "tests/support/cluster_fixture.h"
 #include "workload/dataset.h"
 #include "workload/registry.h"
@@ -12,6 +19,7 @@ namespace pgslow {
 namespace {
 
 using driver::DriverOptions;
+using driver::Protocol;
 using driver::run_workload;
 
 std::uint64_t sum_by_type(const report::Measurement& m) {
@@ -148,6 +156,37 @@ TEST(Driver, PoolReportsAcquireWait) {
   EXPECT_GE(m.latency.max_us, m.pool_wait.max_us);
 }
 
+// One connection shared by six clients on three worker threads: it moves between the
+// workers' epoll sets for every transaction (FIFO across workers), and nothing fails.
+TEST(Driver, OneSharedPoolAcrossWorkerThreads) {
+  std::string db = fresh(testing::conninfo(), "select-only");
+  SilentProgress quiet;
+  DriverOptions o = brief(6);
+  o.workers = 3;
+  o.pool_size = 1;
+  report::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
+  EXPECT_GT(m.committed, 100u);
+  EXPECT_EQ(m.failed, 0u);
+  EXPECT_EQ(m.connections_refused, 0);
+  EXPECT_GT(m.pool_wait.p50_us, 0);
+  EXPECT_GE(m.latency.max_us, m.pool_wait.max_us);
+  EXPECT_EQ(m.reconnects, 0u);  // the one connection was handed on, never reopened
+}
+
+// pgbench -M: the same work through the simple, extended and prepared protocols.
+TEST(Driver, EveryProtocolRunsTheWorkload) {
+  for (Protocol protocol : {Protocol::kSimple, Protocol::kExtended, Protocol::kPrepared}) {
+    std::string db = fresh(testing::conninfo(), "tpcb-like");
+    SilentProgress quiet;
+    DriverOptions o = brief(2);
+    o.duration_s = 1;
+    o.protocol = protocol;
+    report::Measurement m = run_workload(workload::find_workload("tpcb-like"), {}, db, o, quiet);
+    EXPECT_GT(m.committed, 0u) << driver::protocol_name(protocol);
+    EXPECT_EQ(m.failed, 0u) << driver::protocol_name(protocol);
+  }
+}
+
 TEST(Driver, ConnectPerTransaction) {
   std::string db = fresh(testing::conninfo(), "select-only");
   SilentProgress quiet;
@@ -156,6 +195,9 @@ TEST(Driver, ConnectPerTransaction) {
   report::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
   EXPECT_GT(m.committed, 0u);
   EXPECT_EQ(m.failed, 0u);
+  // Connect time is measured per connection: a connection takes longer than nothing.
+  EXPECT_GT(m.connect_time.p50_us, 0);
+  EXPECT_GE(m.connect_time.p99_us, m.connect_time.p50_us);
   pg::Connection c = pg::Connection::open(db);
   // Every transaction opened its own session: nothing stays connected afterwards.
   EXPECT_EQ(
@@ -199,6 +241,93 @@ TEST(Driver, RefusedConnectionsAreReportedWithTheirCount) {
   EXPECT_GT(m.clients_connected, 0);
   EXPECT_LT(m.clients_connected, 8);
   EXPECT_GT(m.committed, 0u);
+}
+
+// Two pgbench scripts, weights 3 and 1, in each protocol: both run in about that ratio, and
+// their :variables reach the rows they write (substituted as text with -M simple, bound as
+// parameters otherwise).
+TEST(ScriptWorkload, WeightedScriptsRunAndSubstituteTheirVariables) {
+  const auto dir = std::filesystem::temp_directory_path() / "pgslow_script_it";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "write.sql")
+      << "\\set aid random(1, 100000 * :scale)\n"
+         "\\set delta random_gaussian(-5000, 5000, 2.5)\n"
+         "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)\n"
+         "  VALUES (1, :client_id + 1, :aid, :delta, now());\n";
+  std::ofstream(dir / "other.sql") << "\\set aid random_zipfian(1, 1000, 1.5)\n"
+                                      "\\sleep 200 us\n"
+                                      "BEGIN;\n"
+                                      "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n"
+                                      "INSERT INTO pgbench_history (tid, aid, delta) VALUES (2, "
+                                      ":aid, 0); END;\n";
+  const workload::Workload& w = workload::find_workload("script");
+  for (Protocol protocol : {Protocol::kSimple, Protocol::kExtended, Protocol::kPrepared}) {
+    SCOPED_TRACE(std::string(driver::protocol_name(protocol)));
+    workload::WorkloadParams params;
+    params.base_dir = dir;
+    params.options["scripts"] = "write.sql@3, other.sql@1";
+    auto problems = w.validate(params);
+    ASSERT_FALSE(has_errors(problems)) << problems[0].str();
+    std::string db = fresh(testing::conninfo(), "tpcb-like");  // the same tables and template
+    SilentProgress quiet;
+    DriverOptions o = brief(4);
+    o.protocol = protocol;
+    report::Measurement m = run_workload(w, params, db, o, quiet);
+    EXPECT_EQ(m.failed, 0u) << (m.failures_by_class.empty() ? ""
+                                                            : m.failures_by_class.begin()->first);
+    ASSERT_EQ(m.by_type.size(), 2u);
+    EXPECT_EQ(m.by_type[0].name, "write");
+    EXPECT_EQ(m.by_type[1].name, "other");
+    const double a = static_cast<double>(m.by_type[0].committed);
+    const double b = static_cast<double>(m.by_type[1].committed);
+    ASSERT_GT(b, 20) << "too few transactions to judge the weights";
+    EXPECT_GT(a / b, 2.0);
+    EXPECT_LT(a / b, 4.5);
+
+    pg::Connection conn = pg::Connection::open(db);
+    pg::Result r = conn.exec(
+        "SELECT count(*) FILTER (WHERE tid = 1), count(*) FILTER (WHERE tid = 2), "
+        "min(aid) FILTER (WHERE tid = 1), max(aid) FILTER (WHERE tid = 1), "
+        "count(DISTINCT aid) FILTER (WHERE tid = 1), min(delta), max(delta), "
+        "min(bid), max(bid), max(aid) FILTER (WHERE tid = 2) FROM pgbench_history");
+    EXPECT_GE(static_cast<double>(r.get_int64(0, 0)), a);
+    EXPECT_GE(static_cast<double>(r.get_int64(0, 1)), b);
+    EXPECT_GE(r.get_int64(0, 2), 1);
+    EXPECT_LE(r.get_int64(0, 3), 100000);
+    EXPECT_GT(r.get_int64(0, 4), a / 2);  // random accounts, not one value repeated
+    EXPECT_GE(r.get_int64(0, 5), -5000);
+    EXPECT_LE(r.get_int64(0, 6), 5000);
+    EXPECT_LT(r.get_int64(0, 5), 0);  // the gaussian around 0 reached both signs
+    EXPECT_GE(r.get_int64(0, 7), 1);  // :client_id + 1
+    EXPECT_LE(r.get_int64(0, 8), 4);
+    EXPECT_LE(r.get_int64(0, 9), 1000);
+  }
+}
+
+// The driver hands over its connections' server pids before the clock starts; /proc then
+// tells each idle backend's memory (PSS), counted only for children of this postmaster.
+TEST(Driver, IdleConnectionsMemoryIsReadPerBackend) {
+  std::string db = fresh(testing::conninfo(), "select-only");
+  SilentProgress quiet;
+  DriverOptions o = brief(6);
+  o.duration_s = 1;
+  const auto postmaster = evidence::postmaster_pid_of(*testing::cluster().data_dir());
+  ASSERT_TRUE(postmaster);
+  std::optional<evidence::BackendMemory> memory;
+  std::vector<int> pids;
+  o.on_connected = [&](const std::vector<int>& p) {
+    pids = p;
+    memory = evidence::backend_memory(p, *postmaster);
+  };
+  run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
+  EXPECT_EQ(pids.size(), 6u);
+  ASSERT_TRUE(memory);
+  EXPECT_EQ(memory->backends, 6);
+  const double per_backend = static_cast<double>(memory->pss_bytes) / memory->backends;
+  EXPECT_GT(per_backend, 100e3);  // a backend holds its own catalog caches and stack at least
+  EXPECT_LT(per_backend, 100e6);
+  // Our own process is no child of the postmaster: not counted.
+  EXPECT_FALSE(evidence::backend_memory({static_cast<int>(::getpid())}, *postmaster));
 }
 
 }  // namespace

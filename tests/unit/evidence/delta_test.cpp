@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include "evidence/evidence.h"
 
 namespace pgslow::evidence {
@@ -84,6 +86,16 @@ TEST(Delta, WindowSeconds) {
   before.taken_at_us = 1'000'000;
   after.taken_at_us = 61'500'000;
   EXPECT_DOUBLE_EQ(window_seconds(before, after), 60.5);
+}
+
+// /proc/PID/smaps_rollup of this very process: some memory, in bytes.
+TEST(BackendMemory, ReadsThePssOfAProcess) {
+  const auto pss = read_pss_bytes(static_cast<int>(::getpid()));
+  ASSERT_TRUE(pss);
+  EXPECT_GT(*pss, 100'000u);
+  EXPECT_FALSE(read_pss_bytes(-1));
+  // Not a child of pid 1's... nothing here is a child of a postmaster with pid 0.
+  EXPECT_FALSE(backend_memory({static_cast<int>(::getpid())}, 0));
 }
 
 }  // namespace

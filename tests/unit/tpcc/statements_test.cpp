@@ -67,7 +67,7 @@ TEST(Statements, EachParamStructBindsAsManyValuesAsItsSqlUses) {
   };
   const auto workload = make_tpcc_lite();
   std::set<std::string> names;
-  for (const auto& st : workload->statements()) {
+  for (const auto& st : workload->statements({})) {
     EXPECT_TRUE(names.insert(st.name).second) << "duplicate statement " << st.name;
     ASSERT_TRUE(bound.count(st.name)) << st.name << " has no parameter struct in this test";
     std::size_t highest = 0;

@@ -36,7 +36,7 @@ TEST(Workload, ValidateNamesTheParameter) {
 TEST(Workload, TypesFingerprintAndClients) {
   const auto w = make_tpcc_lite();
   EXPECT_EQ(w->name(), "tpcc-lite");
-  EXPECT_EQ(w->transaction_types(),
+  EXPECT_EQ(w->transaction_types({}),
             (std::vector<std::string>{"new_order", "payment", "order_status", "delivery",
                                       "stock_level"}));
   WorkloadParams p;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "workload/dataset.h"
 
 namespace pgslow::workload {
@@ -10,7 +13,8 @@ namespace {
 TEST(Registry, KnowsTheBuiltInWorkloads) {
   auto names = workload_names();
   for (const char* n :
-       {"tpcc-lite", "tpcb-like", "select-only", "insert", "update-spread", "update-hot-row"})
+       {"tpcc-lite", "tpcb-like", "select-only", "range-aggregate", "script", "insert",
+        "update-spread", "update-hot-row"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   EXPECT_EQ(find_workload("tpcb-like").name(), "tpcb-like");
 }
@@ -28,14 +32,18 @@ TEST(Registry, UnknownNameListsTheNamesAndSuggestsTheClosest) {
 }
 
 TEST(Registry, EveryWorkloadDescribesItselfAndValidatesScale) {
+  // The script workload runs script files: one for it.
+  const auto script = std::filesystem::temp_directory_path() / "pgslow_registry_test.sql";
+  std::ofstream(script) << "SELECT 1;\n";
   for (const auto& name : workload_names()) {
     const Workload& w = find_workload(name);
-    EXPECT_FALSE(w.description().empty()) << name;
-    EXPECT_FALSE(w.transaction_types().empty()) << name;
-    EXPECT_FALSE(w.statements().empty()) << name;
     WorkloadParams ok;
+    if (name == "script") ok.options["scripts"] = script.string();
+    EXPECT_FALSE(w.description().empty()) << name;
     EXPECT_FALSE(has_errors(w.validate(ok))) << name;
-    WorkloadParams bad;
+    EXPECT_FALSE(w.transaction_types(ok).empty()) << name;
+    EXPECT_FALSE(w.statements(ok).empty()) << name;
+    WorkloadParams bad = ok;
     bad.scale = 0;
     auto errors = w.validate(bad);
     ASSERT_TRUE(has_errors(errors)) << name;
@@ -43,7 +51,7 @@ TEST(Registry, EveryWorkloadDescribesItselfAndValidatesScale) {
     EXPECT_TRUE(msg.find("scale") != std::string::npos ||
                 msg.find("warehouses") != std::string::npos)
         << name << ": " << msg;
-    WorkloadParams a, b;
+    WorkloadParams a = ok, b = ok;
     b.scale = 2;
     EXPECT_NE(w.data_fingerprint(a), w.data_fingerprint(b)) << name;
     EXPECT_NE(w.make_client(a, 0), nullptr) << name;

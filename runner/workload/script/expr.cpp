@@ -1,0 +1,731 @@
+#include "workload/script/expr.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "common/strings.h"
+
+namespace pgslow::workload::script {
+
+std::string Value::text() const {
+  switch (kind) {
+    case Kind::kInt:
+      return std::to_string(i);
+    case Kind::kDouble:
+      return fmt::format("{:.15g}", d);  // pgbench: "%.*g" with DBL_DIG digits
+    case Kind::kBool:
+      return b ? "true" : "false";
+  }
+  return {};
+}
+
+namespace {
+
+enum class Op {
+  kConst,
+  kVar,
+  kNeg,
+  kBitNot,
+  kNot,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kAnd,
+  kOr,
+  kBitAnd,
+  kBitOr,
+  kBitXor,
+  kShl,
+  kShr,
+  kCall
+};
+
+struct Function;
+
+}  // namespace
+
+struct Node {
+  Op op = Op::kConst;
+  Value constant;
+  int slot = 0;
+  const Function* fn = nullptr;
+  std::vector<std::unique_ptr<Node>> args;
+};
+
+namespace {
+
+using Args = std::vector<Value>;
+
+// ---- coercions, with pgbench's rules (src/bin/pgbench/pgbench.c coerceTo*) ----
+
+std::int64_t to_int(const Value& v, const char* what) {
+  switch (v.kind) {
+    case Value::Kind::kInt:
+      return v.i;
+    case Value::Kind::kDouble: {
+      const double d = std::trunc(v.d);
+      if (std::isnan(d) || d < -9.2233720368547758e18 || d >= 9.2233720368547758e18)
+        throw EvalError(fmt::format("double {} is out of the integer range in {}", v.d, what));
+      return static_cast<std::int64_t>(d);
+    }
+    case Value::Kind::kBool:
+      break;
+  }
+  throw EvalError(fmt::format("{} needs a number, not a boolean", what));
+}
+
+double to_double(const Value& v, const char* what) {
+  switch (v.kind) {
+    case Value::Kind::kInt:
+      return static_cast<double>(v.i);
+    case Value::Kind::kDouble:
+      return v.d;
+    case Value::Kind::kBool:
+      break;
+  }
+  throw EvalError(fmt::format("{} needs a number, not a boolean", what));
+}
+
+bool to_bool(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::kInt:
+      return v.i != 0;
+    case Value::Kind::kDouble:
+      return v.d != 0.0;
+    case Value::Kind::kBool:
+      return v.b;
+  }
+  return false;
+}
+
+bool is_double(const Value& v) {
+  return v.kind == Value::Kind::kDouble;
+}
+
+void overflow_check(bool overflow, const char* what) {
+  if (overflow) throw EvalError(fmt::format("bigint out of range in {}", what));
+}
+
+// ---- the random distributions (pgbench's documentation, "Random Functions") ----
+
+void check_range(std::int64_t lo, std::int64_t hi, const char* fn) {
+  if (lo > hi) throw EvalError(fmt::format("empty range given to {}: {} > {}", fn, lo, hi));
+}
+
+// Uniform in (0, 1]: log() of it is finite.
+double uniform_open_low(Random& rng) {
+  return 1.0 - rng.uniform01();
+}
+
+std::int64_t scaled(std::int64_t lo, std::int64_t hi, double r) {
+  return lo + static_cast<std::int64_t>(static_cast<double>(hi - lo + 1) * r);
+}
+
+// The density at the upper bound is exp(-parameter) times that at the lower bound.
+std::int64_t random_exponential(Random& rng, std::int64_t lo, std::int64_t hi, double param) {
+  check_range(lo, hi, "random_exponential");
+  if (!(param > 0)) throw EvalError("random_exponential's parameter must be greater than 0");
+  const double cut = std::exp(-param);
+  const double r = -std::log(cut + (1.0 - cut) * uniform_open_low(rng)) / param;  // [0, 1)
+  return scaled(lo, hi, r);
+}
+
+// A normal distribution truncated to [-parameter, parameter) standard deviations and mapped
+// onto the range: about 67% of the values fall in the middle 1/parameter of it.
+std::int64_t random_gaussian(Random& rng, std::int64_t lo, std::int64_t hi, double param) {
+  check_range(lo, hi, "random_gaussian");
+  if (!(param >= 2.0)) throw EvalError("random_gaussian's parameter must be at least 2.0");
+  double stdev;
+  do {  // Box-Muller, redrawn until inside the cut
+    const double r1 = uniform_open_low(rng), r2 = rng.uniform01();
+    stdev = std::sqrt(-2.0 * std::log(r1)) * std::sin(2.0 * std::numbers::pi * r2);
+  } while (stdev < -param || stdev >= param);
+  return scaled(lo, hi, (stdev + param) / (param * 2.0));
+}
+
+// Bounded Zipf by rejection (Devroye, "Non-Uniform Random Variate Generation", p. 550):
+// value k (counted from lo) is drawn ((k+1)/k)^s times as often as k+1.
+std::int64_t random_zipfian(Random& rng, std::int64_t lo, std::int64_t hi, double s) {
+  check_range(lo, hi, "random_zipfian");
+  if (!(s >= 1.001 && s <= 1000))
+    throw EvalError("random_zipfian's parameter must be in [1.001, 1000]");
+  const double n = static_cast<double>(hi - lo + 1);
+  const double b = std::pow(2.0, s - 1.0);
+  for (;;) {
+    const double u = uniform_open_low(rng), v = rng.uniform01();
+    const double x = std::floor(std::pow(u, -1.0 / (s - 1.0)));
+    const double t = std::pow(1.0 + 1.0 / x, s - 1.0);
+    if (x <= n && v * x * (t - 1.0) / (b - 1.0) <= t / b)
+      return lo + static_cast<std::int64_t>(x) - 1;
+  }
+}
+
+// 64-bit MurmurHash2 (MurmurHash64A) of the integer's 8 bytes.
+std::int64_t hash_murmur2(std::int64_t value, std::int64_t seed) {
+  constexpr std::uint64_t m = 0xc6a4a7935bd1e995ULL;
+  constexpr int r = 47;
+  std::uint64_t h = static_cast<std::uint64_t>(seed) ^ (8 * m);
+  std::uint64_t k = static_cast<std::uint64_t>(value);
+  k *= m;
+  k ^= k >> r;
+  k *= m;
+  h ^= k;
+  h *= m;
+  h ^= h >> r;
+  h *= m;
+  h ^= h >> r;
+  return static_cast<std::int64_t>(h);
+}
+
+// 64-bit FNV-1a of the integer's 8 bytes, least significant first, offset by the seed.
+std::int64_t hash_fnv1a(std::int64_t value, std::int64_t seed) {
+  std::uint64_t h = 0xcbf29ce484222325ULL ^ static_cast<std::uint64_t>(seed);
+  auto v = static_cast<std::uint64_t>(value);
+  for (int i = 0; i < 8; ++i) {
+    h ^= v & 0xff;
+    h *= 0x100000001b3ULL;
+    v >>= 8;
+  }
+  return static_cast<std::int64_t>(h);
+}
+
+// ---- the function table ----
+
+struct Function {
+  const char* name;
+  int min_args;
+  int max_args;  // -1: any number
+  Value (*call)(const Args&, Random&);
+};
+
+Value least_or_greatest(const Args& a, bool least) {
+  bool any_double = false;
+  for (const auto& v : a) any_double = any_double || is_double(v);
+  if (any_double) {
+    double best = to_double(a[0], least ? "least" : "greatest");
+    for (const auto& v : a) {
+      const double d = to_double(v, least ? "least" : "greatest");
+      best = least ? std::min(best, d) : std::max(best, d);
+    }
+    return Value::of_double(best);
+  }
+  std::int64_t best = to_int(a[0], least ? "least" : "greatest");
+  for (const auto& v : a) {
+    const std::int64_t x = to_int(v, least ? "least" : "greatest");
+    best = least ? std::min(best, x) : std::max(best, x);
+  }
+  return Value::of_int(best);
+}
+
+Value int_mod(std::int64_t x, std::int64_t y, const char* what) {
+  if (y == 0) throw EvalError(fmt::format("division by zero in {}", what));
+  if (y == -1) return Value::of_int(0);  // INT64_MIN % -1 would trap
+  return Value::of_int(x % y);
+}
+
+const Function kFunctions[] = {
+    {"abs", 1, 1,
+     [](const Args& a, Random&) {
+       if (is_double(a[0])) return Value::of_double(std::fabs(a[0].d));
+       const std::int64_t v = to_int(a[0], "abs");
+       if (v == std::numeric_limits<std::int64_t>::min())
+         throw EvalError("bigint out of range in abs");
+       return Value::of_int(v < 0 ? -v : v);
+     }},
+    {"double", 1, 1,
+     [](const Args& a, Random&) { return Value::of_double(to_double(a[0], "double")); }},
+    {"exp", 1, 1,
+     [](const Args& a, Random&) { return Value::of_double(std::exp(to_double(a[0], "exp"))); }},
+    {"greatest", 1, -1, [](const Args& a, Random&) { return least_or_greatest(a, false); }},
+    {"hash", 1, 2,
+     [](const Args& a, Random&) {
+       return Value::of_int(
+           hash_murmur2(to_int(a[0], "hash"), a.size() > 1 ? to_int(a[1], "hash") : kDefaultSeed));
+     }},
+    {"hash_fnv1a", 1, 2,
+     [](const Args& a, Random&) {
+       return Value::of_int(hash_fnv1a(to_int(a[0], "hash_fnv1a"),
+                                       a.size() > 1 ? to_int(a[1], "hash_fnv1a") : kDefaultSeed));
+     }},
+    {"hash_murmur2", 1, 2,
+     [](const Args& a, Random&) {
+       return Value::of_int(
+           hash_murmur2(to_int(a[0], "hash_murmur2"),
+                        a.size() > 1 ? to_int(a[1], "hash_murmur2") : kDefaultSeed));
+     }},
+    {"int", 1, 1, [](const Args& a, Random&) { return Value::of_int(to_int(a[0], "int")); }},
+    {"least", 1, -1, [](const Args& a, Random&) { return least_or_greatest(a, true); }},
+    {"ln", 1, 1,
+     [](const Args& a, Random&) {
+       const double x = to_double(a[0], "ln");
+       if (x <= 0) throw EvalError("ln of a number that is not positive");
+       return Value::of_double(std::log(x));
+     }},
+    {"mod", 2, 2,
+     [](const Args& a, Random&) {
+       return int_mod(to_int(a[0], "mod"), to_int(a[1], "mod"), "mod");
+     }},
+    {"pi", 0, 0, [](const Args&, Random&) { return Value::of_double(std::numbers::pi); }},
+    {"pow", 2, 2,
+     [](const Args& a, Random&) {
+       return Value::of_double(std::pow(to_double(a[0], "pow"), to_double(a[1], "pow")));
+     }},
+    {"power", 2, 2,
+     [](const Args& a, Random&) {
+       return Value::of_double(std::pow(to_double(a[0], "power"), to_double(a[1], "power")));
+     }},
+    {"random", 2, 2,
+     [](const Args& a, Random& rng) {
+       const std::int64_t lo = to_int(a[0], "random"), hi = to_int(a[1], "random");
+       check_range(lo, hi, "random");
+       return Value::of_int(rng.uniform(lo, hi));
+     }},
+    {"random_exponential", 3, 3,
+     [](const Args& a, Random& rng) {
+       return Value::of_int(random_exponential(rng, to_int(a[0], "random_exponential"),
+                                               to_int(a[1], "random_exponential"),
+                                               to_double(a[2], "random_exponential")));
+     }},
+    {"random_gaussian", 3, 3,
+     [](const Args& a, Random& rng) {
+       return Value::of_int(random_gaussian(rng, to_int(a[0], "random_gaussian"),
+                                            to_int(a[1], "random_gaussian"),
+                                            to_double(a[2], "random_gaussian")));
+     }},
+    {"random_uniform", 2, 2,  // pgslow's alias of random(), not in pgbench
+     [](const Args& a, Random& rng) {
+       const std::int64_t lo = to_int(a[0], "random_uniform"), hi = to_int(a[1], "random_uniform");
+       check_range(lo, hi, "random_uniform");
+       return Value::of_int(rng.uniform(lo, hi));
+     }},
+    {"random_zipfian", 3, 3,
+     [](const Args& a, Random& rng) {
+       return Value::of_int(random_zipfian(rng, to_int(a[0], "random_zipfian"),
+                                           to_int(a[1], "random_zipfian"),
+                                           to_double(a[2], "random_zipfian")));
+     }},
+    {"sqrt", 1, 1,
+     [](const Args& a, Random&) {
+       const double x = to_double(a[0], "sqrt");
+       if (x < 0) throw EvalError("sqrt of a negative number");
+       return Value::of_double(std::sqrt(x));
+     }},
+};
+
+const Function* find_function(std::string_view name) {
+  for (const auto& f : kFunctions)
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+// ---- evaluation ----
+
+Value arithmetic(Op op, const Value& l, const Value& r) {
+  const char* what = op == Op::kAdd ? "+" : op == Op::kSub ? "-" : op == Op::kMul ? "*" : "/";
+  if (op == Op::kMod) return int_mod(to_int(l, "%"), to_int(r, "%"), "%");
+  if (is_double(l) || is_double(r)) {
+    const double a = to_double(l, what), b = to_double(r, what);
+    switch (op) {
+      case Op::kAdd:
+        return Value::of_double(a + b);
+      case Op::kSub:
+        return Value::of_double(a - b);
+      case Op::kMul:
+        return Value::of_double(a * b);
+      default:
+        if (b == 0) throw EvalError("division by zero");
+        return Value::of_double(a / b);
+    }
+  }
+  const std::int64_t a = to_int(l, what), b = to_int(r, what);
+  std::int64_t out = 0;
+  switch (op) {
+    case Op::kAdd:
+      overflow_check(__builtin_add_overflow(a, b, &out), what);
+      return Value::of_int(out);
+    case Op::kSub:
+      overflow_check(__builtin_sub_overflow(a, b, &out), what);
+      return Value::of_int(out);
+    case Op::kMul:
+      overflow_check(__builtin_mul_overflow(a, b, &out), what);
+      return Value::of_int(out);
+    default:
+      if (b == 0) throw EvalError("division by zero");
+      if (b == -1) {  // INT64_MIN / -1 would trap
+        overflow_check(__builtin_sub_overflow(std::int64_t{0}, a, &out), what);
+        return Value::of_int(out);
+      }
+      return Value::of_int(a / b);
+  }
+}
+
+Value compare(Op op, const Value& l, const Value& r) {
+  int c;
+  if (l.kind == Value::Kind::kBool && r.kind == Value::Kind::kBool) {
+    c = (l.b > r.b) - (l.b < r.b);
+  } else if (is_double(l) || is_double(r)) {
+    const double a = to_double(l, "a comparison"), b = to_double(r, "a comparison");
+    c = (a > b) - (a < b);
+  } else {
+    const std::int64_t a = to_int(l, "a comparison"), b = to_int(r, "a comparison");
+    c = (a > b) - (a < b);
+  }
+  switch (op) {
+    case Op::kEq:
+      return Value::of_bool(c == 0);
+    case Op::kNe:
+      return Value::of_bool(c != 0);
+    case Op::kLt:
+      return Value::of_bool(c < 0);
+    case Op::kLe:
+      return Value::of_bool(c <= 0);
+    case Op::kGt:
+      return Value::of_bool(c > 0);
+    default:
+      return Value::of_bool(c >= 0);
+  }
+}
+
+Value eval(const Node& n, const std::vector<Value>& vars, Random& rng) {
+  switch (n.op) {
+    case Op::kConst:
+      return n.constant;
+    case Op::kVar:
+      return vars[static_cast<std::size_t>(n.slot)];
+    case Op::kNeg: {
+      const Value v = eval(*n.args[0], vars, rng);
+      if (is_double(v)) return Value::of_double(-v.d);
+      std::int64_t out = 0;
+      overflow_check(__builtin_sub_overflow(std::int64_t{0}, to_int(v, "-"), &out), "-");
+      return Value::of_int(out);
+    }
+    case Op::kBitNot:
+      return Value::of_int(~to_int(eval(*n.args[0], vars, rng), "~"));
+    case Op::kNot:
+      return Value::of_bool(!to_bool(eval(*n.args[0], vars, rng)));
+    case Op::kAnd:  // short-circuit, as pgbench
+      return Value::of_bool(to_bool(eval(*n.args[0], vars, rng)) &&
+                            to_bool(eval(*n.args[1], vars, rng)));
+    case Op::kOr:
+      return Value::of_bool(to_bool(eval(*n.args[0], vars, rng)) ||
+                            to_bool(eval(*n.args[1], vars, rng)));
+    case Op::kCall: {
+      Args args;
+      args.reserve(n.args.size());
+      for (const auto& a : n.args) args.push_back(eval(*a, vars, rng));
+      return n.fn->call(args, rng);
+    }
+    default:
+      break;
+  }
+  const Value l = eval(*n.args[0], vars, rng), r = eval(*n.args[1], vars, rng);
+  switch (n.op) {
+    case Op::kAdd:
+    case Op::kSub:
+    case Op::kMul:
+    case Op::kDiv:
+    case Op::kMod:
+      return arithmetic(n.op, l, r);
+    case Op::kBitAnd:
+      return Value::of_int(to_int(l, "&") & to_int(r, "&"));
+    case Op::kBitOr:
+      return Value::of_int(to_int(l, "|") | to_int(r, "|"));
+    case Op::kBitXor:
+      return Value::of_int(to_int(l, "#") ^ to_int(r, "#"));
+    case Op::kShl:
+      return Value::of_int(static_cast<std::int64_t>(static_cast<std::uint64_t>(to_int(l, "<<"))
+                                                     << (to_int(r, "<<") & 63)));
+    case Op::kShr:
+      return Value::of_int(to_int(l, ">>") >> (to_int(r, ">>") & 63));
+    default:
+      return compare(n.op, l, r);
+  }
+}
+
+// ---- parsing: precedence climbing over pgbench's grammar (src/bin/pgbench/exprparse.y) ----
+
+class Parser {
+ public:
+  Parser(std::string_view text, const VariableLookup& lookup) : s_(text), lookup_(lookup) {}
+
+  std::unique_ptr<Node> parse_all() {
+    skip_space();
+    if (pos_ >= s_.size()) throw ParseError(1, "empty expression");
+    auto n = parse_or();
+    skip_space();
+    if (pos_ < s_.size())
+      throw ParseError(column(),
+                       fmt::format("unexpected '{}' after the expression", s_.substr(pos_)));
+    return n;
+  }
+
+ private:
+  int column() const { return static_cast<int>(pos_) + 1; }
+  void skip_space() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  bool accept(std::string_view tok) {
+    skip_space();
+    if (s_.substr(pos_, tok.size()) != tok) return false;
+    pos_ += tok.size();
+    return true;
+  }
+  // A keyword (AND, OR, NOT, TRUE, FALSE), case-insensitive, not the start of a longer word.
+  bool accept_word(std::string_view word) {
+    skip_space();
+    if (pos_ + word.size() > s_.size()) return false;
+    for (std::size_t i = 0; i < word.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(s_[pos_ + i])) != word[i]) return false;
+    if (pos_ + word.size() < s_.size() && is_ident(s_[pos_ + word.size()])) return false;
+    pos_ += word.size();
+    return true;
+  }
+  static bool is_ident(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+           (static_cast<unsigned char>(c) & 0x80) != 0;
+  }
+  static std::unique_ptr<Node> make(Op op, std::unique_ptr<Node> l, std::unique_ptr<Node> r = {}) {
+    auto n = std::make_unique<Node>();
+    n->op = op;
+    n->args.push_back(std::move(l));
+    if (r) n->args.push_back(std::move(r));
+    return n;
+  }
+
+  std::unique_ptr<Node> parse_or() {
+    auto l = parse_and();
+    while (accept_word("or")) l = make(Op::kOr, std::move(l), parse_and());
+    return l;
+  }
+  std::unique_ptr<Node> parse_and() {
+    auto l = parse_not();
+    while (accept_word("and")) l = make(Op::kAnd, std::move(l), parse_not());
+    return l;
+  }
+  std::unique_ptr<Node> parse_not() {
+    if (accept_word("not")) return make(Op::kNot, parse_not());
+    return parse_comparison();
+  }
+  std::unique_ptr<Node> parse_comparison() {
+    auto l = parse_bitwise();
+    // Longest operators first: "<=" before "<", "<>" before "<".
+    static constexpr std::pair<std::string_view, Op> kOps[] = {
+        {"<=", Op::kLe}, {">=", Op::kGe}, {"<>", Op::kNe}, {"!=", Op::kNe},
+        {"==", Op::kEq}, {"=", Op::kEq},  {"<", Op::kLt},  {">", Op::kGt}};
+    skip_space();
+    if (s_.substr(pos_, 2) == "<<" || s_.substr(pos_, 2) == ">>") return l;
+    for (const auto& [tok, op] : kOps) {
+      if (accept(tok)) {
+        l = make(op, std::move(l), parse_bitwise());
+        skip_space();
+        for (const auto& [tok2, op2] : kOps) {
+          if (s_.substr(pos_, tok2.size()) == tok2 && s_.substr(pos_, 2) != "<<" &&
+              s_.substr(pos_, 2) != ">>")
+            throw ParseError(column(), "comparisons do not chain: add parentheses");
+        }
+        break;
+      }
+    }
+    return l;
+  }
+  std::unique_ptr<Node> parse_bitwise() {
+    auto l = parse_shift();
+    for (;;) {
+      if (accept("|"))
+        l = make(Op::kBitOr, std::move(l), parse_shift());
+      else if (accept("#"))
+        l = make(Op::kBitXor, std::move(l), parse_shift());
+      else if (accept("&"))
+        l = make(Op::kBitAnd, std::move(l), parse_shift());
+      else
+        return l;
+    }
+  }
+  std::unique_ptr<Node> parse_shift() {
+    auto l = parse_additive();
+    for (;;) {
+      if (accept("<<"))
+        l = make(Op::kShl, std::move(l), parse_additive());
+      else if (accept(">>"))
+        l = make(Op::kShr, std::move(l), parse_additive());
+      else
+        return l;
+    }
+  }
+  std::unique_ptr<Node> parse_additive() {
+    auto l = parse_multiplicative();
+    for (;;) {
+      if (accept("+"))
+        l = make(Op::kAdd, std::move(l), parse_multiplicative());
+      else if (accept("-"))
+        l = make(Op::kSub, std::move(l), parse_multiplicative());
+      else
+        return l;
+    }
+  }
+  std::unique_ptr<Node> parse_multiplicative() {
+    auto l = parse_unary();
+    for (;;) {
+      if (accept("*"))
+        l = make(Op::kMul, std::move(l), parse_unary());
+      else if (accept("/"))
+        l = make(Op::kDiv, std::move(l), parse_unary());
+      else if (accept("%"))
+        l = make(Op::kMod, std::move(l), parse_unary());
+      else
+        return l;
+    }
+  }
+  std::unique_ptr<Node> parse_unary() {
+    if (accept("-")) return make(Op::kNeg, parse_unary());
+    if (accept("+")) return parse_unary();
+    if (accept("~")) return make(Op::kBitNot, parse_unary());
+    return parse_primary();
+  }
+  std::unique_ptr<Node> parse_primary() {
+    skip_space();
+    if (pos_ >= s_.size())
+      throw ParseError(column(), "unterminated expression: a value is missing at the end");
+    const int at = column();
+    const char c = s_[pos_];
+    if (c == '(') {
+      ++pos_;
+      auto n = parse_or();
+      if (!accept(")"))
+        throw ParseError(column(), fmt::format("missing ')' for the '(' at column {}", at));
+      return n;
+    }
+    if (c == ':') {
+      std::size_t end = pos_ + 1;
+      while (end < s_.size() && is_ident(s_[end])) ++end;
+      const std::string_view name = s_.substr(pos_ + 1, end - pos_ - 1);
+      if (name.empty()) throw ParseError(at, "':' must be followed by a variable name");
+      auto slot = lookup_(name);
+      if (!slot)
+        throw ParseError(at,
+                         fmt::format("unknown variable :{} (not set by an earlier \\set, "
+                                     "nor one of :scale, :client_id, :default_seed, :random_seed)",
+                                     name));
+      pos_ = end;
+      auto n = std::make_unique<Node>();
+      n->op = Op::kVar;
+      n->slot = *slot;
+      return n;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return parse_number();
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      std::size_t end = pos_;
+      while (end < s_.size() && is_ident(s_[end])) ++end;
+      std::string name(s_.substr(pos_, end - pos_));
+      for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (name == "true" || name == "false") {
+        pos_ = end;
+        auto n = std::make_unique<Node>();
+        n->constant = Value::of_bool(name == "true");
+        return n;
+      }
+      pos_ = end;
+      if (!accept("("))
+        throw ParseError(at, fmt::format("unexpected word '{}': a function call needs '('", name));
+      const Function* fn = find_function(name);
+      if (fn == nullptr) {
+        auto close = closest_match(name, function_names());
+        throw ParseError(at,
+                         fmt::format("unknown function {}(){}", name,
+                                     close ? fmt::format(" (did you mean {}()?)", *close) : ""));
+      }
+      auto n = std::make_unique<Node>();
+      n->op = Op::kCall;
+      n->fn = fn;
+      if (!accept(")")) {
+        do {
+          n->args.push_back(parse_or());
+        } while (accept(","));
+        if (!accept(")"))
+          throw ParseError(column(), fmt::format("missing ')' closing {}( at column {}", name, at));
+      }
+      const int count = static_cast<int>(n->args.size());
+      if (count < fn->min_args || (fn->max_args >= 0 && count > fn->max_args)) {
+        std::string want = fn->min_args == fn->max_args ? std::to_string(fn->min_args)
+                           : fn->max_args < 0           ? fmt::format("at least {}", fn->min_args)
+                                              : fmt::format("{} or {}", fn->min_args, fn->max_args);
+        throw ParseError(at, fmt::format("{}() takes {} argument{}, got {}", name, want,
+                                         want == "1" ? "" : "s", count));
+      }
+      return n;
+    }
+    throw ParseError(at, fmt::format("unexpected '{}'", c));
+  }
+  std::unique_ptr<Node> parse_number() {
+    const int at = column();
+    std::size_t end = pos_;
+    bool is_dbl = false;
+    while (end < s_.size() && std::isdigit(static_cast<unsigned char>(s_[end]))) ++end;
+    if (end < s_.size() && s_[end] == '.') {
+      is_dbl = true;
+      ++end;
+      while (end < s_.size() && std::isdigit(static_cast<unsigned char>(s_[end]))) ++end;
+    }
+    if (end < s_.size() && (s_[end] == 'e' || s_[end] == 'E')) {
+      std::size_t e = end + 1;
+      if (e < s_.size() && (s_[e] == '+' || s_[e] == '-')) ++e;
+      if (e < s_.size() && std::isdigit(static_cast<unsigned char>(s_[e]))) {
+        is_dbl = true;
+        end = e;
+        while (end < s_.size() && std::isdigit(static_cast<unsigned char>(s_[end]))) ++end;
+      }
+    }
+    const std::string text(s_.substr(pos_, end - pos_));
+    if (text == ".") throw ParseError(at, "unexpected '.'");
+    auto n = std::make_unique<Node>();
+    try {
+      std::size_t used = 0;
+      n->constant = is_dbl ? Value::of_double(std::stod(text, &used))
+                           : Value::of_int(std::stoll(text, &used));
+    } catch (const std::out_of_range&) {
+      throw ParseError(at, fmt::format("number {} is out of range", text));
+    }
+    pos_ = end;
+    return n;
+  }
+
+  std::string_view s_;
+  const VariableLookup& lookup_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+Expr::Expr() = default;
+Expr::Expr(std::unique_ptr<Node> root) : root_(std::move(root)) {}
+Expr::Expr(Expr&&) noexcept = default;
+Expr& Expr::operator=(Expr&&) noexcept = default;
+Expr::~Expr() = default;
+
+Value Expr::evaluate(const std::vector<Value>& variables, Random& rng) const {
+  return eval(*root_, variables, rng);
+}
+
+Expr parse_expression(std::string_view text, const VariableLookup& lookup) {
+  return Expr(Parser(text, lookup).parse_all());
+}
+
+std::vector<std::string> function_names() {
+  std::vector<std::string> names;
+  for (const auto& f : kFunctions) names.emplace_back(f.name);
+  return names;
+}
+
+}  // namespace pgslow::workload::script
