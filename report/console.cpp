@@ -3,6 +3,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "report/attribution.h"
 #include "report/reporter.h"
 #include "report/stats.h"
 #include "report/summary.h"
@@ -80,6 +81,12 @@ void ConsoleReporter::report(const Run& run, std::ostream& terminal) const {
     for (const auto& w : s.headline_warnings) detail("warning", w);
     for (const auto& w : stage.warnings) detail("warning", w);
     if (!stage.error.empty()) detail("error", stage.error);
+    if (stage.attribution) {
+      const auto lines = attribution_lines(*stage.attribution, "", 100 - 14);
+      // The headline's first line beside the label, the rest indented under it.
+      for (std::size_t l = 0; l < lines.size(); ++l)
+        out << (l == 0 ? "    cause     " : "              ") << lines[l] << "\n";
+    }
   }
   if (!run.expectations.empty()) {
     out << "\n  expectations\n";

@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string_view>
 
+#include "report/attribution.h"
 #include "report/evidence_info.h"
 #include "report/reporter.h"
 #include "report/summary.h"
@@ -75,6 +76,11 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
                                      "headline"};
   for (const auto& k : keys) header.push_back(k);
   header.push_back("error");
+  // Per-knob attribution: one more row per knob under its stage (status "knob"), with these
+  // columns filled; empty on stage rows.
+  for (const char* h : {"knob", "verdict", "alone_ratio", "alone_low", "alone_high",
+                        "without_ratio", "knob_transactions", "knob_evidence"})
+    header.push_back(h);
   for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
   out << "\n";
 
@@ -117,8 +123,30 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
       row.push_back(it != stage.evidence.end() ? csv_number(it->second) : "");
     }
     row.push_back(stage.error);
+    row.resize(header.size());
     for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << csv_field(row[i]);
     out << "\n";
+    if (!stage.attribution) continue;
+    const Attribution& a = *stage.attribution;
+    for (const auto& k : a.knobs) {
+      // Harmless knobs carry the group's interval: the one measurement they rest on.
+      const EffectInterval* e = k.alone ? &*k.alone : (a.harmless ? &*a.harmless : nullptr);
+      std::vector<std::string> knob_row(header.size() - 8);
+      knob_row[0] = stage.name;
+      knob_row[1] = "knob";
+      std::string ev;
+      for (const auto& moved : k.evidence)
+        ev += (ev.empty() ? "" : "; ") + describe_evidence(moved);
+      for (const std::string& cell :
+           {describe_knob(k), k.verdict, e ? csv_number(e->ratio) : "",
+            e ? csv_number(e->low) : "", e ? csv_number(e->high) : "",
+            k.without ? csv_number(k.without->ratio) : "",
+            e ? std::to_string(e->transactions) : "", ev})
+        knob_row.push_back(cell);
+      for (std::size_t i = 0; i < knob_row.size(); ++i)
+        out << (i ? "," : "") << csv_field(knob_row[i]);
+      out << "\n";
+    }
   }
 }
 

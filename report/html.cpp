@@ -1,9 +1,11 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "report/attribution.h"
 #include "report/evidence_info.h"
 #include "report/reporter.h"
 #include "report/stats.h"
@@ -235,6 +237,80 @@ std::string change_cell(const std::optional<Change>& c) {
 
 }  // namespace
 
+// The attribution of one stage as a chart drawn here (no script needed): one bar per knob,
+// its effect alone on a log scale from "no change" leftwards to "slower", with the 95%
+// interval as a whisker; the knobs found harmless together share one bar.
+std::string attribution_chart(const Attribution& a) {
+  struct Bar {
+    std::string label;
+    std::string verdict;
+    EffectInterval e;
+  };
+  std::vector<Bar> bars;
+  std::size_t harmless = 0;
+  for (const auto& k : a.knobs) {
+    if (k.alone)
+      bars.push_back({describe_knob(k), k.verdict, *k.alone});
+    else
+      ++harmless;
+  }
+  if (a.harmless && harmless > 0) {
+    bars.push_back({fmt::format("{} other knob{} together", harmless, harmless == 1 ? "" : "s"),
+                    "no measurable effect", *a.harmless});
+  }
+  bars.push_back({"whole stage", "", a.stage});
+  // Decades of slowdown shown: at least one, enough for the slowest end of any interval.
+  double worst = 1;
+  for (const auto& b : bars) worst = std::min({worst, b.e.low, b.e.ratio});
+  const double decades = std::max(1.0, std::ceil(-std::log10(std::max(worst, 1e-6))));
+  const int left = 330, width = 420, row = 26, top = 24;
+  const int height = top + row * static_cast<int>(bars.size()) + 8;
+  auto x = [&](double ratio) {
+    double d = std::clamp(-std::log10(std::max(ratio, 1e-9)), -0.25, decades);
+    return left + static_cast<int>(std::lround(width * (d + 0.25) / (decades + 0.25)));
+  };
+  std::string svg = fmt::format(
+      "<svg class=\"attribution\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"each knob "
+      "alone versus {}\">\n",
+      left + width + 170, height, html_escape(a.reference));
+  for (int d = 0; d <= static_cast<int>(decades); ++d) {
+    int gx = x(std::pow(10.0, -d));
+    svg += fmt::format(
+        "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#d9dee5\"/><text x=\"{0}\" "
+        "y=\"{3}\" font-size=\"11\" fill=\"#5b6675\" text-anchor=\"middle\">{4}</text>\n",
+        gx, top - 4, height - 4, top - 8,
+        d == 0 ? "no change" : fmt::format("{:g}x slower", std::pow(10.0, d)));
+  }
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const Bar& b = bars[i];
+    const int y = top + row * static_cast<int>(i);
+    const int x0 = x(1.0), x1 = x(b.e.ratio);
+    const char* colour = b.verdict == "the cause"     ? "#c0392b"
+                         : b.verdict == "contributes" ? "#e67e22"
+                         : b.verdict.empty()          ? "#1d2430"
+                                                      : "#8a94a3";
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n",
+                       left - 8, y + 16, html_escape(b.label));
+    svg += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"14\" fill=\"{}\"><title>{}: "
+        "{}</title></rect>\n",
+        std::min(x0, x1), y + 5, std::max(1, std::abs(x1 - x0)), colour, html_escape(b.label),
+        html_escape(format_interval(b.e)));
+    const int lo = x(b.e.high), hi = x(b.e.low), ym = y + 12;
+    svg += fmt::format(
+        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#1d2430\"/><line x1=\"{0}\" "
+        "x2=\"{0}\" y1=\"{3}\" y2=\"{4}\" stroke=\"#1d2430\"/><line x1=\"{1}\" x2=\"{1}\" "
+        "y1=\"{3}\" y2=\"{4}\" stroke=\"#1d2430\"/>\n",
+        lo, hi, ym, ym - 4, ym + 4);
+    svg +=
+        fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#5b6675\">{}</text>\n",
+                    left + width + 8, y + 16,
+                    html_escape(b.verdict.empty() ? format_change(b.e.ratio)
+                                                  : b.verdict + ", " + format_change(b.e.ratio)));
+  }
+  return svg + "</svg>";
+}
+
 void HtmlReporter::report(const Run& run, std::ostream& out) const {
   const auto summaries = summarize(run);
   // A span of more than two decades reads better on a log scale: start there.
@@ -297,6 +373,33 @@ void HtmlReporter::report(const Run& run, std::ostream& out) const {
         << (evidence.empty() ? "—" : evidence) << "</td></tr>\n";
   }
   out << "</tbody>\n</table>\n";
+
+  bool any_attribution = false;
+  for (const auto& stage : run.stages) any_attribution = any_attribution || stage.attribution;
+  if (any_attribution) out << "<h2>Which knob did it</h2>\n";
+  for (const auto& stage : run.stages) {
+    if (!stage.attribution) continue;
+    const Attribution& a = *stage.attribution;
+    out << "<h3>" << html_escape(stage.name) << "</h3>\n<p><strong>" << html_escape(a.headline)
+        << "</strong></p>\n<div class=\"chart\">" << attribution_chart(a) << "</div>\n";
+    const TextTable t = attribution_table(a);
+    out << "<table class=\"attribution\">\n<thead><tr>";
+    for (std::size_t i = 0; i < t.header.size(); ++i)
+      out << (t.right[i] ? "<th class=\"num\">" : "<th>") << html_escape(t.header[i]) << "</th>";
+    out << "</tr></thead>\n<tbody>\n";
+    for (const auto& r : t.rows) {
+      out << "<tr>";
+      for (std::size_t i = 0; i < r.size(); ++i)
+        out << (t.right[i] ? "<td class=\"num\">"
+                : i == 0   ? "<td class=\"knobs\">"
+                           : "<td>")
+            << html_escape(r[i]) << "</td>";
+      out << "</tr>\n";
+    }
+    out << "</tbody>\n</table>\n<p class=\"muted\">vs " << html_escape(a.reference) << "; "
+        << html_escape(describe_attribution_cost(a))
+        << (a.note.empty() ? "" : "; " + html_escape(a.note)) << "</p>\n";
+  }
 
   out << "<h2>Throughput per stage</h2>\n<div class=\"controls\"><label><input type=\"checkbox\" "
       << "id=\"log-scale\"" << (start_log ? " checked" : "") << "> log scale</label></div>\n"

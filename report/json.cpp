@@ -65,6 +65,39 @@ Json measurement_json(const Measurement& m) {
 
 namespace {
 
+Json interval_json(const EffectInterval& e) {
+  return Json{{"ratio", number(e.ratio)},           {"low", number(e.low)},
+              {"high", number(e.high)},             {"runs", e.runs},
+              {"reference_runs", e.reference_runs}, {"transactions", e.transactions}};
+}
+
+Json attribution_json_ordered(const Attribution& a) {
+  Json knobs = Json::array();
+  for (const auto& k : a.knobs) {
+    Json evidence = Json::array();
+    for (const auto& e : k.evidence)
+      evidence.push_back(
+          Json{{"key", e.key}, {"reference", number(e.reference)}, {"value", number(e.value)}});
+    knobs.push_back(Json{{"knobs", k.knobs},
+                         {"values", k.values},
+                         {"verdict", k.verdict},
+                         {"alone", k.alone ? interval_json(*k.alone) : Json(nullptr)},
+                         {"without", k.without ? interval_json(*k.without) : Json(nullptr)},
+                         {"evidence", evidence},
+                         {"note", k.note}});
+  }
+  return Json{{"headline", a.headline},
+              {"reference", a.reference},
+              {"stage", interval_json(a.stage)},
+              {"knobs", knobs},
+              {"harmless", a.harmless ? interval_json(*a.harmless) : Json(nullptr)},
+              {"extra_runs", a.extra_runs},
+              {"restarts", a.restarts},
+              {"seconds", number(a.seconds)},
+              {"noise", number(a.noise)},
+              {"note", a.note}};
+}
+
 Json stage_json(const StageResult& s) {
   Json changes = Json::array();
   for (const auto& c : s.changes) {
@@ -99,7 +132,8 @@ Json stage_json(const StageResult& s) {
               {"evidence_seconds", number(s.evidence_seconds)},
               {"reset_seconds", number(s.reset_seconds)},
               {"log_excerpt", s.log_excerpt},
-              {"error", s.error}};
+              {"error", s.error},
+              {"attribution", s.attribution ? attribution_json_ordered(*s.attribution) : Json(nullptr)}};
 }
 
 // Reads one JSON object field by field, naming the path of anything malformed. Missing
@@ -154,6 +188,11 @@ class Reader {
     for (auto it = v->begin(); it != v->end(); ++it) {
       body(it.key(), it.value(), fmt::format("{}.{}", sub(name), it.key()));
     }
+  }
+  // The field exists and is not null.
+  bool present(const char* name) const {
+    const Json* v = find(name);
+    return v != nullptr && !v->is_null();
   }
   Reader child(const char* name) const {
     const Json* v = find(name);
@@ -241,6 +280,60 @@ Measurement read_measurement(const Reader& r, const std::string& source) {
   return m;
 }
 
+EffectInterval read_interval(const Reader& r) {
+  EffectInterval e;
+  r.number("ratio", e.ratio);
+  r.number("low", e.low);
+  r.number("high", e.high);
+  r.number("runs", e.runs);
+  r.number("reference_runs", e.reference_runs);
+  r.number("transactions", e.transactions);
+  return e;
+}
+
+std::vector<std::string> read_strings(const Reader& r, const char* name,
+                                      const std::string& source) {
+  std::vector<std::string> out;
+  r.array(name, [&](const Json& j, const std::string& path) {
+    if (!j.is_string()) throw ReadError(fmt::format("{}: {}: expected a string", source, path));
+    out.push_back(j.get<std::string>());
+  });
+  return out;
+}
+
+Attribution read_attribution(const Reader& r, const std::string& source) {
+  Attribution a;
+  r.string("headline", a.headline);
+  r.string("reference", a.reference);
+  a.stage = read_interval(r.child("stage"));
+  r.array("knobs", [&](const Json& j, const std::string& path) {
+    Reader k(j, path, source);
+    KnobEffect e;
+    e.knobs = read_strings(k, "knobs", source);
+    e.values = read_strings(k, "values", source);
+    k.string("verdict", e.verdict);
+    if (k.present("alone")) e.alone = read_interval(k.child("alone"));
+    if (k.present("without")) e.without = read_interval(k.child("without"));
+    k.array("evidence", [&](const Json& ej, const std::string& epath) {
+      Reader m(ej, epath, source);
+      KnobEvidence ev;
+      m.string("key", ev.key);
+      m.number("reference", ev.reference);
+      m.number("value", ev.value);
+      e.evidence.push_back(std::move(ev));
+    });
+    k.string("note", e.note);
+    a.knobs.push_back(std::move(e));
+  });
+  if (r.present("harmless")) a.harmless = read_interval(r.child("harmless"));
+  r.number("extra_runs", a.extra_runs);
+  r.number("restarts", a.restarts);
+  r.number("seconds", a.seconds);
+  r.number("noise", a.noise);
+  r.string("note", a.note);
+  return a;
+}
+
 StageResult read_stage(const Reader& r, const std::string& source) {
   StageResult s;
   r.string("name", s.name);
@@ -262,10 +355,7 @@ StageResult read_stage(const Reader& r, const std::string& source) {
     c.string("reason", k.reason);
     s.skipped.push_back(std::move(k));
   });
-  r.array("warnings", [&](const Json& j, const std::string& path) {
-    if (!j.is_string()) throw ReadError(fmt::format("{}: {}: expected a string", source, path));
-    s.warnings.push_back(j.get<std::string>());
-  });
+  s.warnings = read_strings(r, "warnings", source);
   const Reader load = r.child("load");
   load.number("clients", s.load.clients);
   load.number("pool_size", s.load.pool_size);
@@ -283,10 +373,15 @@ StageResult read_stage(const Reader& r, const std::string& source) {
   r.number("reset_seconds", s.reset_seconds);
   r.string("log_excerpt", s.log_excerpt);
   r.string("error", s.error);
+  if (r.present("attribution")) s.attribution = read_attribution(r.child("attribution"), source);
   return s;
 }
 
 }  // namespace
+
+nlohmann::json attribution_json(const Attribution& a) {
+  return nlohmann::json::parse(attribution_json_ordered(a).dump());
+}
 
 std::string to_json(const Run& run) {
   Json stages = Json::array();

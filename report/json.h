@@ -3,14 +3,16 @@
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "report/model.h"
 
 namespace pgslow::report {
 
-// 2: Run::references (the interleaved baseline runs). Reports of schema 1 still read.
-inline constexpr int kSchemaVersion = 2;
+// 2: Run::references (the interleaved baseline runs); 3: StageResult::attribution (per-knob
+// attribution). Reports of schema 1 and 2 still read.
+inline constexpr int kSchemaVersion = 3;
 
 // A report.json that cannot be read: the message names the source, the field path
 // ("stages[2].repeats[0].tps") and what was expected.
@@ -21,6 +23,8 @@ class ReadError : public std::runtime_error {
 
 // One measurement as JSON: report.json's repeats, and bench's --json.
 nlohmann::ordered_json measurement_json(const Measurement& m);
+// One stage's attribution as report.json writes it (also `pgslow bisect --isolate --json`).
+nlohmann::json attribution_json(const Attribution& a);
 
 std::string to_json(const Run& run);  // pretty-printed, ends with a newline
 // Parses `text`; `source` names it in errors (the file name). Throws ReadError.

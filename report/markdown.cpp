@@ -3,6 +3,7 @@
 #include <ostream>
 #include <set>
 
+#include "report/attribution.h"
 #include "report/evidence_info.h"
 #include "report/reporter.h"
 #include "report/stats.h"
@@ -54,6 +55,33 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
     if (cumulative) out << (s.vs_previous ? s.vs_previous->text : "—") << " | ";
     out << (s.ran ? format_latency_us(s.p99_us) : "—") << " | "
         << (evidence.empty() ? "—" : evidence) << " |\n";
+  }
+
+  bool any_attribution = false;
+  for (const auto& stage : run.stages) any_attribution = any_attribution || stage.attribution;
+  if (any_attribution) {
+    out << "\n## Which knob did it\n\nEach knob alone against the reference, with its 95% "
+           "interval from the repeated runs; knobs found harmless together share one "
+           "measurement (docs/reading-the-report.md).\n";
+    for (const auto& stage : run.stages) {
+      if (!stage.attribution) continue;
+      const Attribution& a = *stage.attribution;
+      out << "\n### " << markdown_cell(stage.name) << "\n\n**" << markdown_cell(a.headline)
+          << "**\n\n";
+      const TextTable t = attribution_table(a);
+      out << "|";
+      for (const auto& h : t.header) out << " " << markdown_cell(h) << " |";
+      out << "\n|";
+      for (bool right : t.right) out << (right ? "--:|" : "---|");
+      out << "\n";
+      for (const auto& row : t.rows) {
+        out << "|";
+        for (const auto& cell : row) out << " " << markdown_cell(cell) << " |";
+        out << "\n";
+      }
+      out << "\nvs " << markdown_cell(a.reference) << "; " << describe_attribution_cost(a)
+          << (a.note.empty() ? "" : "; " + markdown_cell(a.note)) << "\n";
+    }
   }
 
   bool any_skipped = false;

@@ -99,6 +99,61 @@ struct LoadSettings {
   bool operator==(const LoadSettings&) const = default;
 };
 
+// An effect as a ratio new / reference (0.1: 10x slower) with its 95% interval, computed
+// from the repeated runs of both configurations (their spread; no fixed band), and the
+// transactions the new configuration's runs committed.
+struct EffectInterval {
+  double ratio = 1;
+  double low = 1;
+  double high = 1;
+  int runs = 0;                   // runs of the new configuration
+  int reference_runs = 0;         // runs of the reference
+  std::uint64_t transactions = 0;  // committed + rolled back in the new configuration's runs
+
+  bool operator==(const EffectInterval&) const = default;
+};
+
+// Evidence that moved when a knob alone was applied: the reference's value and the knob's,
+// normalised as the report compares stages (per transaction, per minute; latency_p99 in µs).
+struct KnobEvidence {
+  std::string key;  // docs/knobs.md evidence name ("wal_sync", "latency_p99", ...)
+  double reference = 0;
+  double value = 0;
+
+  bool operator==(const KnobEvidence&) const = default;
+};
+
+// One knob's (or a catalog pair's) part in its stage (docs/reading-the-report.md).
+struct KnobEffect {
+  std::vector<std::string> knobs;   // one knob, or knobs the catalog says act together
+  std::vector<std::string> values;  // the stage's value of each
+  // "the cause", "contributes", "no measurable effect", "only with <knob>"
+  std::string verdict;
+  std::optional<EffectInterval> alone;    // reference + this knob; unset: harmless as a group
+  std::optional<EffectInterval> without;  // the whole stage without it, vs the reference
+  std::vector<KnobEvidence> evidence;     // moved when it alone was applied
+  std::string note;                       // "either one alone is enough", ...
+
+  bool operator==(const KnobEffect&) const = default;
+};
+
+// Per-knob attribution of a stage with several knobs (bisect's search, attribution.h).
+struct Attribution {
+  std::string headline;   // "wal-hell: 15x slower; commit_delay = 10000 is the cause; ..."
+  EffectInterval stage;   // the whole stage vs its reference, from the attribution's runs
+  std::string reference;  // the stage the effects compare with ("baseline")
+  std::vector<KnobEffect> knobs;  // causes first, then contributors, then the harmless
+  // The knobs found harmless as one group (the stage without its causes), when measured.
+  std::optional<EffectInterval> harmless;
+  int extra_runs = 0;  // runs made for the attribution, beyond the stage's own
+  int restarts = 0;
+  double seconds = 0;
+  double noise = 0;   // per-run relative standard deviation (log scale) the intervals use
+  std::string note;   // non-additive effects, verdicts left uncertain
+
+  bool operator==(const Attribution&) const = default;
+};
+
 // One stage: its configuration, its measurements (one per repeat) and the server-side
 // evidence of the measured window. Evidence values are per-stage deltas or ratios, keyed by
 // the evidence names of docs/knobs.md ("buffer_hit_ratio", "checkpoints_requested", ...).
@@ -117,6 +172,7 @@ struct StageResult {
   // Seconds the evidence window covered (snapshot to snapshot); 0: the median repeat's
   // duration_s. Counters are normalised per second or per transaction over this window.
   double evidence_seconds = 0;
+  std::optional<Attribution> attribution;  // `attribute: true`: each knob's part
 
   bool operator==(const StageResult&) const = default;
 };
@@ -153,7 +209,7 @@ struct ReferenceRun {
 };
 
 struct Run {
-  int schema_version = 2;
+  int schema_version = 3;  // 2: references; 3: StageResult::attribution
   std::string pgslow_version;
   std::string scenario;
   std::string description;

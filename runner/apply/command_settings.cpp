@@ -43,7 +43,8 @@ bool is_original(const OriginalParameter& p, const knobs::ServerSettings& runnin
 
 std::map<std::string, std::string> source_files(pg::Connection& conn) {
   std::map<std::string, std::string> out;
-  pg::Result r = conn.exec("SELECT lower(name), coalesce(sourcefile, '') FROM pg_catalog.pg_settings");
+  pg::Result r =
+      conn.exec("SELECT lower(name), coalesce(sourcefile, '') FROM pg_catalog.pg_settings");
   for (int i = 0; i < r.rows(); ++i) out[std::string(r.get(i, 0))] = std::string(r.get(i, 1));
   return out;
 }

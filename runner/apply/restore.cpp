@@ -269,12 +269,14 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
     conn = pg::Connection::open(server.conninfo());
   } else {
     // A local server gets its file back first, so that a start (if it is down) already reads it.
-    if (journal.auto_conf) out.file_written = reset_to_original_files(nullptr, journal, force, &plan);
+    if (journal.auto_conf)
+      out.file_written = reset_to_original_files(nullptr, journal, force, &plan);
     start_if_down(server, timeout, out);
 
     conn = pg::Connection::open(server.conninfo());
     running = knobs::ServerSettings::read(conn);
-    if (!journal.auto_conf) out.file_written = reset_to_original_files(&conn, journal, force, &plan);
+    if (!journal.auto_conf)
+      out.file_written = reset_to_original_files(&conn, journal, force, &plan);
     // Always reload: the file may have been restored by an earlier, interrupted attempt whose
     // reload never happened.
     reload_and_wait(server, conn);
@@ -288,7 +290,8 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
     }
     if (!pending.empty()) {
       spdlog::info("restarting {} to put back {}", server.describe(),
-                   journal.hidden ? std::string("a hidden setting") : fmt::format("{}", fmt::join(pending, ", ")));
+                   journal.hidden ? std::string("a hidden setting")
+                                  : fmt::format("{}", fmt::join(pending, ", ")));
       server.restart(timeout);
       out.restarted = true;
       conn = pg::Connection::open(server.conninfo());

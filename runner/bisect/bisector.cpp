@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/strings.h"
+#include "report/stats.h"
 
 namespace pgslow::bisect {
 namespace {
@@ -83,9 +84,10 @@ const std::vector<double>& Bisector::measure(const Subset& s, int runs,
     changes.push_back(c.change);
     rec.knobs.push_back(c.change.name);
   }
-  rec.restart = restart_part(s) != restart_part(last_.value_or(Subset{}));
+  // runs == 0 records samples measured elsewhere (Options::known_good) without a run.
+  rec.restart = runs > 0 && restart_part(s) != restart_part(last_.value_or(Subset{}));
   std::int64_t start = now_us();
-  std::vector<double> got = measurer_.measure(changes, runs);
+  std::vector<double> got = runs > 0 ? measurer_.measure(changes, runs) : std::vector<double>{};
   rec.seconds = static_cast<double>(now_us() - start) / 1e6;
   if (got.size() != static_cast<std::size_t>(runs))
     throw RuntimeError(
@@ -96,7 +98,7 @@ const std::vector<double>& Bisector::measure(const Subset& s, int runs,
           "a run measured {} TPS: the workload committed nothing, so this configuration "
           "cannot be compared (is the server up, is the duration long enough?)",
           tps));
-  last_ = s;
+  if (runs > 0) last_ = s;
   if (rec.restart) ++result_.restarts;
   auto& all = samples_[s];
   all.insert(all.end(), got.begin(), got.end());
@@ -104,7 +106,7 @@ const std::vector<double>& Bisector::measure(const Subset& s, int runs,
   rec.verdict = Verdict::kUncertain;
   rec.number = static_cast<int>(result_.runs.size()) + 1;
   rec.purpose = purpose;
-  rec.round = purpose == "good" || purpose == "bad" || purpose == "isolate" ? 0 : round_;
+  rec.round = purpose == "good" || purpose == "bad" ? 0 : round_;
   rec.tps = all;
   rec.new_runs = runs;
   rec.tps_level = std::exp(log_mean(all));
@@ -126,11 +128,24 @@ void Bisector::refresh_good(int runs, int window) {
   threshold_log_ += fresh - good_log_;
   good_log_ = fresh;
   result_.drift = std::exp(good_log_ - first_good_log_) - 1;
+  // The noise as the machine is now: good's runs in time order, from successive differences
+  // (slow drift inflates them little). A machine that got less steady after the levels (another
+  // build started) widens every later verdict's band instead of reading as an effect. It only
+  // grows: a quiet spell does not make earlier verdicts' noise smaller.
+  if (all.size() >= 3) {
+    std::vector<double> logs;
+    for (double tps : all) logs.push_back(std::log(tps));
+    sigma_ = std::max(sigma_, std::sqrt(report::successive_difference_variance(logs)));
+    result_.noise = sigma_;
+  }
 }
 
-Bisector::Level Bisector::measure_level(const Subset& s, const std::string& purpose) {
+Bisector::Level Bisector::measure_level(const Subset& s, const std::vector<double>& known,
+                                        const std::string& purpose) {
   Level level;
-  level.samples = measure(s, options_.level_repeats, purpose);
+  samples_[s] = known;
+  level.samples =
+      measure(s, std::max(0, options_.level_repeats - static_cast<int>(known.size())), purpose);
   level.log_mean = log_mean(level.samples);
   return level;
 }
@@ -257,11 +272,18 @@ bool Bisector::clearly_slower(const Level& slow) const {
   return effect >= needed;
 }
 
-void Bisector::search_round(const Subset& failing, double slow_log_mean) {
+bool Bisector::search_round(const Subset& failing, double slow_log_mean) {
   ++round_;
   round_uncertain_ = false;
   if (round_ > 1 || !options_.threshold_tps) threshold_log_ = (good_log_ + slow_log_mean) / 2;
   Subset s = ddmin(failing);
+  // A later round that could not split the remainder at all must see the whole remainder slow
+  // against its own threshold; otherwise nothing reproduced the slowdown (noise or drift made
+  // the remainder look slow), and no knob is blamed.
+  if (round_ > 1 && s == failing && classify(s, "search") != Verdict::kBad) {
+    unreproduced_ = true;
+    return false;
+  }
 
   CulpritGroup g;
   g.round = round_;
@@ -290,22 +312,7 @@ void Bisector::search_round(const Subset& failing, double slow_log_mean) {
   g.interaction = s.size() >= 2 && !any_slow_alone;
   g.certain = !round_uncertain_;
   result_.culprits.push_back(std::move(g));
-}
-
-void Bisector::isolate_all() {
-  for (std::size_t i = 0; i < result_.candidates.size(); ++i) {
-    Subset one{static_cast<int>(i)};
-    IsolatedEffect e;
-    e.verdict = classify(one, "isolate");
-    e.knob = result_.candidates[i].change.name;
-    e.change = result_.candidates[i].describe();
-    e.tps = std::exp(log_mean_of(one));
-    e.ratio = e.tps / result_.good_tps;
-    result_.isolated.push_back(e);
-  }
-  std::stable_sort(
-      result_.isolated.begin(), result_.isolated.end(),
-      [](const IsolatedEffect& a, const IsolatedEffect& b) { return a.ratio < b.ratio; });
+  return true;
 }
 
 Result Bisector::run() {
@@ -322,8 +329,8 @@ Result Bisector::run() {
   Subset all(result_.candidates.size());
   std::iota(all.begin(), all.end(), 0);
 
-  Level good = measure_level({}, "good");
-  Level bad = measure_level(all, "bad");
+  Level good = measure_level({}, options_.known_good, "good");
+  Level bad = measure_level(all, options_.known_bad, "bad");
   good_log_ = good.log_mean;
   first_good_log_ = good.log_mean;
   result_.good_tps = std::exp(good.log_mean);
@@ -364,7 +371,6 @@ Result Bisector::run() {
   }
   result_.threshold_tps =
       std::exp(options_.threshold_tps ? threshold_log_ : (good_log_ + bad.log_mean) / 2);
-  double first_threshold = 0;
 
   // Round after round: a culprit group, then what is left of bad without every group found.
   // An independent second culprit that is not slow enough for the first round's threshold
@@ -372,8 +378,7 @@ Result Bisector::run() {
   Subset failing = all;
   double slow_log = bad.log_mean;
   while (true) {
-    search_round(failing, slow_log);
-    if (round_ == 1) first_threshold = threshold_log_;
+    if (!search_round(failing, slow_log)) break;
     Subset found;
     for (const auto& g : result_.culprits)
       for (const auto& k : g.knobs)
@@ -382,39 +387,56 @@ Result Bisector::run() {
     std::sort(found.begin(), found.end());
     Subset remaining = minus(all, found);
     if (remaining.empty()) break;
-    // Good again right before and right after the remainder, which is judged against their
-    // mean: drift since the levels must not read as a second culprit ("bad without the
-    // culprits" within noise of good stops the search here).
+    // The remainder against good measured right before and right after each of its runs
+    // (pairs bracketed by good): drift since the levels, and a machine that got noisier, must
+    // not read as a second culprit. One pair decides when the remainder is plainly like good or
+    // plainly slow; otherwise up to `level_repeats` (at least 3) pairs, judged by their t
+    // interval at 99%: another round is a claim that another culprit exists, and a false one
+    // blames a harmless knob.
     refresh_good(1, 1);
-    // One run first (fresh: earlier samples are from another time), then good again: a
-    // remainder that looks like good costs nothing more.
-    auto take = [&](int runs) {
-      const auto& got = measure(remaining, runs, "remaining");
-      return std::vector<double>(got.end() - runs, got.end());
-    };
-    std::vector<double> smp = take(1);
-    refresh_good(1, 2);
-    // Like good: even the noise band's worth of bad luck could not make it a culprit.
-    bool like_good = good_log_ - log_mean(smp) <
-                     -std::log(1.0 - options_.min_effect) - options_.band_sigmas * sigma_;
-    if (!like_good && static_cast<int>(smp.size()) < options_.level_repeats) {
-      const auto more = take(options_.level_repeats - static_cast<int>(smp.size()));
-      smp.insert(smp.end(), more.begin(), more.end());
-      refresh_good(1, 2);
+    std::vector<double> smp;
+    std::vector<double> paired;  // log(remainder) - log(good around it), one per pair
+    bool like_good = false;
+    bool plainly_slow = false;
+    const double min_effect_log = -std::log(1.0 - options_.min_effect);
+    const double pair_sigma = sigma_ * std::sqrt(1.5);  // one run minus the mean of two
+    const int pairs = std::max(3, options_.level_repeats);
+    for (int p = 0; p < pairs; ++p) {
+      const double good_before = good_log_;
+      const auto& got = measure(remaining, 1, "remaining");
+      smp.push_back(got.back());
+      refresh_good(1, 1);
+      paired.push_back(std::log(smp.back()) - (good_before + good_log_) / 2);
+      if (p > 0) continue;
+      // Like good: even the noise band's worth of bad luck could not make it a culprit.
+      like_good = -paired.back() < min_effect_log - options_.band_sigmas * sigma_;
+      // Plainly slow: twice the band's worth of good luck could not make it like good.
+      plainly_slow = -paired.back() > min_effect_log + 2 * options_.band_sigmas * pair_sigma;
+      if (like_good || plainly_slow) break;
     }
-    Level rest{log_mean(smp), smp};
-    result_.remaining_tps = std::exp(rest.log_mean);
-    result_.remaining_ratio = *result_.remaining_tps / std::exp(good_log_);
-    result_.runs.back().verdict = clearly_slower(rest) ? Verdict::kBad : Verdict::kGood;
+    result_.remaining_tps = std::exp(log_mean(smp));
+    result_.remaining_ratio = std::exp(report::mean(paired));
+    bool rest_slower = plainly_slow;
+    if (!like_good && !plainly_slow) {
+      // Slower only when the whole interval of the paired effect is below good, and the effect
+      // is one the search can decide (clearly_slower's floor).
+      const double n = static_cast<double>(paired.size());
+      const double mean_d = report::mean(paired);
+      const double se = std::max(report::stddev(paired), pair_sigma) / std::sqrt(n);
+      const double upper = mean_d + report::t_quantile(0.995, n - 1) * se;
+      rest_slower = upper < 0 && clearly_slower(Level{good_log_ + mean_d, smp});
+    }
+    // The verdict belongs to the remainder's last run (good, measured after it, is good).
+    for (std::size_t i = result_.runs.size(); i > 0; --i)
+      if (result_.runs[i - 1].purpose == "remaining") {
+        result_.runs[i - 1].verdict = rest_slower ? Verdict::kBad : Verdict::kGood;
+        break;
+      }
     flush_progress();
-    if (like_good || !clearly_slower(rest) || round_ >= options_.max_rounds) break;
+    if (!rest_slower || round_ >= options_.max_rounds) break;
     failing = remaining;
-    slow_log = rest.log_mean;
-  }
-
-  if (options_.isolate) {
-    threshold_log_ = first_threshold;
-    isolate_all();
+    // The remainder's level as good is now (its paired effect), not as the runs happened.
+    slow_log = good_log_ + report::mean(paired);
   }
 
   // One sentence for the top of every rendering.
@@ -436,6 +458,10 @@ Result Bisector::run() {
       result_.candidates.size(),
       result_.culprits.size() == 1 && result_.culprits[0].knobs.size() == 1 ? "s" : "",
       join(parts, "; "));
+  if (unreproduced_)
+    result_.conclusion +=
+        " (the rest looked slower than good once more, but no part of it reproduced that: "
+        "noise or drift, no further knob is named)";
   if (result_.uncertain)
     result_.conclusion +=
         " (uncertain: some configurations stayed within the noise of the "

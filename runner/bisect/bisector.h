@@ -6,6 +6,9 @@
 //   SimulatedServer sim(...);                // or LabMeasurer over a stage::LabSession
 //   Bisector b(sim, candidates, options);
 //   Result r = b.run();
+//
+// attribution.h builds on this search: each knob's own effect inside a stage
+// (`pgslow bisect --isolate` and `pgslow run --attribute`).
 
 #include <functional>
 #include <map>
@@ -24,8 +27,11 @@ struct Options {
   double min_noise = 0.01;   // floor of the per-run noise (log scale): 3 runs underestimate it
   double min_effect = 0.10;  // bad must be at least 10% slower than good to bisect at all
   std::optional<double> threshold_tps;  // default: the geometric midpoint of good and bad
-  bool isolate = false;                 // also measure each candidate alone (attribution)
-  int max_rounds = 4;                   // independent culprit groups searched one after another
+  // Runs of good and bad already made elsewhere (a scenario's baseline and stage): reused as
+  // the first samples of each level, topped up to level_repeats.
+  std::vector<double> known_good;
+  std::vector<double> known_bad;
+  int max_rounds = 4;  // independent culprit groups searched one after another
   std::function<void(const RunRecord&)> on_run;  // progress: called after every Measurer call
 };
 
@@ -43,15 +49,16 @@ class Bisector {
   };
 
   const std::vector<double>& measure(const Subset& s, int runs, const std::string& purpose);
-  Level measure_level(const Subset& s, const std::string& purpose);
+  Level measure_level(const Subset& s, const std::vector<double>& known,
+                      const std::string& purpose);
   void refresh_good(int runs, int window);
   Verdict classify(const Subset& s, const std::string& purpose);
   Subset ddmin(Subset c);
   std::vector<Subset> order_for_restarts(std::vector<Subset> tests) const;
   Subset restart_part(const Subset& s) const;
   bool clearly_slower(const Level& slow) const;
-  void search_round(const Subset& failing, double slow_log_mean);
-  void isolate_all();
+  // False when the round found nothing that reproduces the slowdown (no group is added).
+  bool search_round(const Subset& failing, double slow_log_mean);
   double log_mean_of(const Subset& s) const;
   void flush_progress();
 
@@ -66,7 +73,8 @@ class Bisector {
   double threshold_log_ = 0;
   int round_ = 0;
   bool round_uncertain_ = false;
-  std::size_t reported_ = 0;  // runs already passed to options_.on_run
+  bool unreproduced_ = false;  // a later round found no part of the remainder slow
+  std::size_t reported_ = 0;   // runs already passed to options_.on_run
 };
 
 }  // namespace pgslow::bisect

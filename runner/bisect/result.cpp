@@ -6,6 +6,8 @@
 #include <regex>
 
 #include "common/strings.h"
+#include "report/attribution.h"
+#include "report/json.h"
 #include "report/text.h"
 
 namespace pgslow::bisect {
@@ -100,15 +102,6 @@ Table run_table(const Result& r) {
   return t;
 }
 
-Table isolate_table(const Result& r) {
-  Table t{{"rank", "change", "TPS", "vs good", "verdict"}};
-  int rank = 1;
-  for (const auto& e : r.isolated)
-    t.push_back({std::to_string(rank++), e.change, tps_text(e.tps), ratio_text(e.ratio),
-                 to_string(e.verdict)});
-  return t;
-}
-
 Table excluded_table(const Result& r) {
   Table t{{"setting", "value", "where", "why not bisected"}};
   for (const auto& e : r.excluded)
@@ -165,9 +158,9 @@ void render_console(const Result& r, std::ostream& out) {
     print_table(out, culprit_table(r));
     out << "\n";
   }
-  if (!r.isolated.empty()) {
-    out << "Each change alone (--isolate), slowest first\n";
-    print_table(out, isolate_table(r));
+  if (r.attribution) {
+    out << "Each change's part (--isolate)\n";
+    for (const auto& line : report::attribution_lines(*r.attribution, "  ")) out << line << "\n";
     out << "\n";
   }
   if (!r.runs.empty()) {
@@ -204,10 +197,13 @@ void render_markdown(const Result& r, std::ostream& out) {
     print_markdown_table(out, culprit_table(r));
     out << "\n";
   }
-  if (!r.isolated.empty()) {
-    out << "## Each change alone\n\n";
-    print_markdown_table(out, isolate_table(r));
-    out << "\n";
+  if (r.attribution) {
+    out << "## Each change's part\n\n**" << r.attribution->headline << "**\n\n";
+    const report::TextTable t = report::attribution_table(*r.attribution);
+    Table rows{t.header};
+    for (const auto& row : t.rows) rows.push_back(row);
+    print_markdown_table(out, rows);
+    out << "\n" << report::describe_attribution_cost(*r.attribution) << "\n\n";
   }
   if (!r.runs.empty()) {
     out << "## Runs\n\n";
@@ -273,13 +269,7 @@ nlohmann::json to_json(const Result& r) {
                              {"certain", g.certain},
                              {"solo", solo}});
   }
-  j["isolated"] = json::array();
-  for (const auto& e : r.isolated)
-    j["isolated"].push_back({{"knob", e.knob},
-                             {"change", e.change},
-                             {"tps", e.tps},
-                             {"ratio", e.ratio},
-                             {"verdict", to_string(e.verdict)}});
+  if (r.attribution) j["attribution"] = report::attribution_json(*r.attribution);
   j["runs"] = json::array();
   for (const auto& run : r.runs)
     j["runs"].push_back({{"number", run.number},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bisect/setting.h"
+#include "report/model.h"
 
 namespace pgslow::bisect {
 
@@ -39,7 +40,7 @@ std::string to_string(Verdict v);
 // One call of the Measurer: a configuration and its samples.
 struct RunRecord {
   int number = 0;                  // 1-based, in the order measured
-  std::string purpose;             // "good", "bad", "search", "solo", "remaining", "isolate"
+  std::string purpose;             // "good", "bad", "search", "solo", "remaining"
   int round = 0;                   // search round (0: levels, isolate)
   std::vector<std::string> knobs;  // the candidate changes applied over good
   std::vector<double> tps;         // one sample per run, cumulative for this configuration
@@ -71,15 +72,6 @@ struct CulpritGroup {
   std::vector<SoloEffect> solo;
 };
 
-// One row of the --isolate attribution table.
-struct IsolatedEffect {
-  std::string knob;
-  std::string change;
-  double tps = 0;
-  double ratio = 0;
-  Verdict verdict = Verdict::kGood;  // against the first round's threshold
-};
-
 struct Result {
   std::vector<Candidate> candidates;
   std::vector<Excluded> excluded;
@@ -95,7 +87,7 @@ struct Result {
   std::vector<CulpritGroup> culprits;
   std::optional<double> remaining_tps;  // bad without every culprit, when measured
   std::optional<double> remaining_ratio;
-  std::vector<IsolatedEffect> isolated;  // --isolate, slowest first
+  std::optional<report::Attribution> attribution;  // --isolate: each change's part (attribution.h)
 
   std::vector<RunRecord> runs;
   int total_runs = 0;   // benchmark runs (samples), good and bad included

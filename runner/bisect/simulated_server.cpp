@@ -22,12 +22,14 @@ std::vector<double> SimulatedServer::measure(const std::vector<Setting>& changes
   std::set<std::string> changed;
   for (const auto& s : changes) changed.insert(s.name);
   double tps = expected_tps(changed);
-  std::normal_distribution<double> noise(0.0, model_.noise);
+  std::normal_distribution<double> unit(0.0, 1.0);
   std::vector<double> samples;
   for (int i = 0; i < repeats; ++i) {
     // Drift: the machine's speed changes run by run, the same for every configuration.
-    const double drifted = std::max(0, runs_ + i - model_.drift_after_runs);
-    samples.push_back(tps * std::exp(model_.drift_per_run * drifted + noise(rng_)));
+    const int drifted = std::max(0, runs_ + i - model_.drift_after_runs);
+    const bool hogged = runs_ + i >= model_.drift_after_runs && model_.noise_after_drift > 0;
+    const double sigma = hogged ? model_.noise_after_drift : model_.noise;
+    samples.push_back(tps * std::exp(model_.drift_per_run * drifted + sigma * unit(rng_)));
   }
   ++calls_;
   runs_ += repeats;

@@ -36,6 +36,9 @@ struct SimulatedModel {
   // 1% slower each run), starting after `drift_after_runs` runs (a CPU hog starting partway).
   double drift_per_run = 0;
   int drift_after_runs = 0;
+  // From `drift_after_runs` on, the noise per run becomes this (0: unchanged): a CPU hog makes
+  // the machine not only slower but less steady.
+  double noise_after_drift = 0;
   std::uint64_t seed = 1;
 };
 

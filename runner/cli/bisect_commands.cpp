@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bisect/attribution.h"
 #include "bisect/bisector.h"
 #include "bisect/configuration.h"
 #include "bisect/lab_measurer.h"
@@ -111,7 +112,6 @@ void bisect_command(Context& ctx, const BisectArgs& a) {
   bo.level_repeats = a.repeats;
   bo.max_repeats = std::max(a.max_repeats, a.repeats);
   bo.min_effect = a.min_effect / 100.0;
-  bo.isolate = a.isolate;
   std::size_t n = diff.candidates.size();
   bo.on_run = [&](const bisect::RunRecord& r) { progress->note(run_line(r, n)); };
 
@@ -136,7 +136,19 @@ void bisect_command(Context& ctx, const BisectArgs& a) {
     lab.prepare();  // the template, once; a matching one is reused
     bisect::LabMeasurer measurer(lab, diff.good);
     try {
-      result = bisect::Bisector(measurer, diff.candidates, bo).run();
+      if (a.isolate) {
+        // Each change's part: the same attribution `pgslow run --attribute` makes.
+        bisect::AttributionOptions ao;
+        ao.search = bo;
+        ao.stage = bad.label;
+        ao.reference = good.label;
+        ao.together = bisect::together_groups(catalog);
+        bisect::Attributed at = bisect::attribute(measurer, diff.candidates, ao);
+        result = std::move(at.search);
+        result.attribution = std::move(at.attribution);
+      } else {
+        result = bisect::Bisector(measurer, diff.candidates, bo).run();
+      }
     } catch (...) {
       // Put the configuration back before the error (or Ctrl-C) reaches the user.
       lab.restore_after_error();
@@ -192,7 +204,8 @@ void add_bisect_commands(CLI::App& app, Context& ctx) {
                   "percent: bad must be at least this much slower than good to bisect")
       ->capture_default_str();
   cmd->add_flag("--isolate", a->isolate,
-                "also measure each candidate alone against good and rank them");
+                "also name each change's part: its effect alone with an interval, the bad "
+                "configuration without it, and a verdict (the attribution of `run --attribute`)");
   add_target_options(cmd, a->target);
   cmd->add_option("--json", a->json, "also write the result as JSON to this file");
   cmd->add_option("--markdown", a->markdown, "also write the result as Markdown to this file");

@@ -48,9 +48,10 @@ fs::path resolve_scenario(const std::string& arg) {
 }
 
 // Parse, open the target, validate against the live server. Changes nothing.
-Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs) {
+Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs, bool attribute) {
   Prepared p;
   p.scenario = scenario::load_scenario(resolve_scenario(arg));
+  if (attribute) p.scenario.attribute = true;
   p.catalog = knobs::Catalog::load_default();
   // The target options win over the scenario's own target.
   p.target = target_spec(ctx, targs, &p.scenario.target);
@@ -111,6 +112,7 @@ struct RunArgs {
   int workers = 0;
   int max_tries = 1;
   bool allow_partial = false;
+  bool attribute = false;
   bool check_data = false;
   std::vector<std::string> versions;  // --versions 15,16,17,18
 };
@@ -190,11 +192,11 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
   for (int major : majors) {
     Context c = ctx;
     c.pg_version = major;
-    Prepared p = prepare(c, a.scenario, a.target);
+    Prepared p = prepare(c, a.scenario, a.target, a.attribute);
     if (p.target.kind != server::TargetKind::kManaged) {
-      throw InputError(fmt::format(
-          "--versions runs on pgslow's managed clusters, and the target is a {} server",
-          server::to_string(p.target.kind)));
+      throw InputError(
+          fmt::format("--versions runs on pgslow's managed clusters, and the target is a {} server",
+                      server::to_string(p.target.kind)));
     }
     prepared.push_back(std::move(p));
   }
@@ -238,13 +240,16 @@ void add_run_commands(CLI::App& app, Context& ctx) {
   {
     auto* cmd = app.add_subcommand("plan", "show what a run would do, changing nothing");
     auto scenario_arg = std::make_shared<std::string>();
+    auto attribute = std::make_shared<bool>(false);
     cmd->add_option("scenario", *scenario_arg, "scenario file or name (scenarios/NAME.yaml)")
         ->required();
     auto targs = std::make_shared<TargetOptions>();
     add_target_options(cmd, *targs);
-    cmd->callback([&ctx, scenario_arg, targs] {
+    cmd->add_flag("--attribute", *attribute,
+                  "show the cost of naming each knob's part in every multi-knob stage");
+    cmd->callback([&ctx, scenario_arg, targs, attribute] {
       before_command(ctx, "plan");
-      Prepared p = prepare(ctx, *scenario_arg, *targs);
+      Prepared p = prepare(ctx, *scenario_arg, *targs, *attribute);
       scenario::print_plan(p.plan, std::cout);
     });
   }
@@ -263,6 +268,9 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_option("--max-tries", a->max_tries,
                     "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
+    cmd->add_flag("--attribute", a->attribute,
+                  "name each knob's part in every stage with several knobs (extra runs; "
+                  "`pgslow plan --attribute` shows how many)");
     cmd->add_flag("--check-data", a->check_data,
                   "run the workload's consistency checks after each run; a failed check fails "
                   "the stage");
@@ -274,7 +282,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
       if (!a->versions.empty()) return run_versions(ctx, *a, cmd, *dashboard);
-      Prepared p = prepare(ctx, a->scenario, a->target);
+      Prepared p = prepare(ctx, a->scenario, a->target, a->attribute);
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
       ConsoleProgress console;
       std::unique_ptr<workshop::Dashboard> board =

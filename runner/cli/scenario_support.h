@@ -34,7 +34,8 @@ struct Prepared {
 
 // Parse, open the target (the options' when they name one, else the scenario's), validate
 // against the live server. Changes nothing.
-Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs);
+Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs,
+                 bool attribute = false);
 
 // Run options for a prepared scenario: its target, recorded for recovery, in this workdir.
 scenario::RunOptions run_options_for(const Prepared& prepared);

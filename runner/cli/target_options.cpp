@@ -12,9 +12,10 @@ bool TargetOptions::names_server() const {
 }
 
 void add_target_options(CLI::App* cmd, TargetOptions& t) {
-  CLI::Option_group* group = cmd->add_option_group(
-      "Target", "which server: the managed cluster unless one of these names another "
-                "(docs/server.md)");
+  CLI::Option_group* group =
+      cmd->add_option_group("Target",
+                            "which server: the managed cluster unless one of these names another "
+                            "(docs/server.md)");
   for (const server::TargetField& f : server::target_fields()) {
     std::string& value = t.fields[std::string(f.yaml)];  // std::map: the reference stays valid
     group->add_option(std::string(f.option), value, std::string(f.help));

@@ -124,7 +124,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   Fd input;
   if (options.input) {
     input.fd = ::memfd_create("pgslow-stdin", MFD_CLOEXEC);
-    if (input.fd < 0) throw RuntimeError(fmt::format("cannot create a memfd: {}", std::strerror(errno)));
+    if (input.fd < 0)
+      throw RuntimeError(fmt::format("cannot create a memfd: {}", std::strerror(errno)));
     std::size_t done = 0;
     while (done < options.input->size()) {
       ssize_t n = ::write(input.fd, options.input->data() + done, options.input->size() - done);

@@ -21,7 +21,7 @@ namespace {
 const std::vector<std::string> kFileFields = {"category", "description", "knobs", "presets"};
 const std::vector<std::string> kKnobFields = {
     "name",  "since",    "until", "healthy",        "slow",          "why",
-    "watch", "pitfalls", "refs",  "min_by_version", "max_by_version"};
+    "watch", "pitfalls", "refs",  "min_by_version", "max_by_version", "acts_with"};
 const std::vector<std::string> kPresetFields = {"name", "description", "includes", "settings"};
 
 // Oldest and newest major versions a catalog entry may name (9 stands for "anything old").
@@ -168,6 +168,7 @@ std::optional<Knob> read_knob(yaml::Reader& r, const YAML::Node& node,
     k.watch = *watch;
   }
   if (auto pitfalls = r.string_list(f.get("pitfalls"), "pitfalls")) k.pitfalls = *pitfalls;
+  if (auto with = r.string_list(f.get("acts_with"), "acts_with")) k.acts_with = *with;
   if (auto refs = r.string(f.get("refs"), "refs", true, node)) {
     if (!starts_with(*refs, "https://") && !starts_with(*refs, "http://")) {
       r.error(f.get("refs"), "'refs' must be a link to the PostgreSQL documentation",
@@ -333,6 +334,15 @@ Catalog Catalog::load(const fs::path& knobs_dir) {
     if (!fresh) {
       problems.push_back({p.where, fmt::format("preset '{}' is defined twice", p.name),
                           "first at " + it->second->where.str(), ConfigError::Severity::kError});
+    }
+  }
+  // acts_with names catalog knobs (attribution reports them as one unit).
+  for (const auto& k : cat.knobs_) {
+    for (const auto& w : k.acts_with) {
+      if (!cat.find(w))
+        problems.push_back({k.where, fmt::format("knob '{}': acts_with names unknown knob '{}'",
+                                                 k.name, w),
+                            "name a knob of the catalog", ConfigError::Severity::kError});
     }
   }
   // Presets name catalog knobs and existing presets, without cycles.

@@ -32,6 +32,9 @@ struct Knob {
   std::vector<std::string> watch;  // evidence keys (evidence_keys.h)
   std::vector<std::string> pitfalls;
   std::string refs;
+  // Knobs this one only acts together with (commit_siblings with commit_delay): attribution
+  // measures and reports them as one unit, never split.
+  std::vector<std::string> acts_with;
   // Known per-version minimums/maximums ("15: 1MB, 17: 64kB"), for hints when a value is out
   // of the live server's range: the version is the first major version with that bound.
   std::map<int, std::string> min_by_version;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "bisect/attribution.h"
 #include "common/strings.h"
 #include "knobs/value.h"
 
@@ -80,6 +81,7 @@ struct StageDraft {
   std::vector<knobs::Setting> requested;  // the whole configuration asked for
   std::vector<knobs::Setting> own;        // what this stage itself adds (for skipped/warnings)
   report::LoadSettings load;
+  bool attribute = false;
 };
 
 report::LoadSettings apply_load(report::LoadSettings load, const LoadKnobs& knobs) {
@@ -129,7 +131,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       acc = overlay(acc, own_settings[i]);
       load = apply_load(load, scenario.stages[i].load);
       drafts.push_back(StageDraft{scenario.stages[i].name, scenario.stages[i].description, false,
-                                  acc, own_settings[i], load});
+                                  acc, own_settings[i], load,
+                                  scenario.stages[i].attribute.value_or(scenario.attribute)});
     }
   }
   if (scenario.mode == Mode::kIsolated || scenario.mode == Mode::kBoth) {
@@ -142,8 +145,9 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
         if (i == 0) continue;
         name += " (alone)";
       }
-      drafts.push_back(
-          StageDraft{name, scenario.stages[i].description, true, alone, own_settings[i], load});
+      drafts.push_back(StageDraft{name, scenario.stages[i].description, true, alone,
+                                  own_settings[i], load,
+                                  scenario.stages[i].attribute.value_or(scenario.attribute)});
     }
   }
 
@@ -215,6 +219,20 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
         stage.needs_restart = true;
       }
     }
+    stage.reference = d.isolated ? 0 : (i == 0 ? 0 : i - 1);
+    if (d.attribute && !stage.is_baseline && stage.changes.size() >= 2) {
+      stage.attribute = true;
+      stage.attribution_units = static_cast<int>(
+          bisect::attribution_units(attribution_candidates(stage), bisect::together_groups(catalog))
+              .size());
+      stage.attribution_runs = bisect::expected_attribution_runs(
+          stage.attribution_units, scenario.measure.repeats,
+          attribution_level_repeats(scenario.measure.repeats));
+      // Two spare runs for a verdict near the threshold, and two more pairs (remainder, good)
+      // when the stage without its cause is not plainly like the reference (docs/bisect.md,
+      // "Rounds"); noisier than that, the stage says so instead of running on.
+      stage.attribution_max_runs = stage.attribution_runs + 2 + 4;
+    }
     previous_applied = stage.settings;
     previous_load = stage.load;
     plan.stages.push_back(std::move(stage));
@@ -238,8 +256,35 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   const double per_run = scenario.measure.warmup_s + scenario.measure.duration_s;
   for (const auto& st : plan.stages) {
     plan.estimated_seconds += scenario.measure.repeats * (per_run + 1.0) + (st.needs_restart ? 3.0 : 0.5);
+    if (st.attribution_runs == 0) continue;
+    bool restarts = std::any_of(st.changes.begin(), st.changes.end(),
+                                [](const report::KnobChange& c) { return c.apply_by == "restart"; });
+    // Each run resets the data; about half of the search's configurations switch the
+    // restart-needing knobs (they share chunks, see bisector.cpp).
+    double seconds = st.attribution_runs * (per_run + 1.0) + (restarts ? 1.5 : 0.5) * st.attribution_runs;
+    plan.attribution_runs += st.attribution_runs;
+    plan.attribution_seconds += seconds;
+    plan.estimated_seconds += seconds;
   }
   return plan;
+}
+
+int attribution_level_repeats(int repeats) {
+  return std::max(2, repeats);
+}
+
+std::vector<bisect::Candidate> attribution_candidates(const PlannedStage& stage) {
+  std::vector<bisect::Candidate> out;
+  for (const auto& c : stage.changes) {
+    bisect::Candidate k;
+    k.change.name = c.name;
+    k.change.value = c.new_value;
+    k.good_value = c.old_value;
+    k.server_value = c.old_value;
+    k.needs_restart = c.apply_by == "restart";
+    out.push_back(std::move(k));
+  }
+  return out;
 }
 
 void print_plan(const Plan& plan, std::ostream& out) {
@@ -270,9 +315,17 @@ void print_plan(const Plan& plan, std::ostream& out) {
       out << fmt::format("   skipped {} = {}: {}\n", k.name, k.value, k.reason);
     }
     for (const auto& w : st.warnings) out << fmt::format("   warning: {}\n", w);
+    if (st.attribute)
+      out << fmt::format(
+          "   attribute: {} knobs as {} units, about {} extra runs (at most {}) to name each "
+          "one's part\n",
+          st.changes.size(), st.attribution_units, st.attribution_runs, st.attribution_max_runs);
   }
   out << fmt::format("\nEstimated time: about {:.0f} s of measuring (plus loading the data once)\n",
                      plan.estimated_seconds);
+  if (plan.attribution_runs > 0)
+    out << fmt::format("  of which attribution: about {} extra runs, {:.0f} s\n", plan.attribution_runs,
+                       plan.attribution_seconds);
   out << "Nothing was changed: `pgslow run` applies this plan and always restores the configuration.\n";
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bisect/result.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "report/model.h"
@@ -28,6 +29,13 @@ struct PlannedStage {
   std::vector<std::string> warnings;            // pitfalls of the values used
   bool needs_restart = false;                   // versus the stage before
   report::LoadSettings load;
+  std::size_t reference = 0;  // the stage `changes` compare with (baseline, or the one before)
+  // Per-knob attribution (attribute: true and at least two knobs changed): the units the
+  // search works on (catalog pairs merged) and the extra runs it is expected to cost.
+  bool attribute = false;
+  int attribution_units = 0;
+  int attribution_runs = 0;
+  int attribution_max_runs = 0;  // the budget: past it the stage is reported not attributed
 };
 
 struct Plan {
@@ -36,7 +44,16 @@ struct Plan {
   std::string server_version;  // "15.18"
   std::vector<PlannedStage> stages;  // stages[0] is the baseline
   double estimated_seconds = 0;      // measuring and resets; loading the data comes on top
+  int attribution_runs = 0;          // of which extra runs for attribution
+  double attribution_seconds = 0;    // of which attribution's
 };
+
+// Runs of the reference and the stage an attribution needs at least: the interval needs the
+// spread of repeated runs, so a scenario with one repeat gets one more of each.
+int attribution_level_repeats(int repeats);
+
+// The stage's changes versus its reference as bisect candidates (attribution's input).
+std::vector<bisect::Candidate> attribution_candidates(const PlannedStage& stage);
 
 // Checks the scenario against the catalog (presets, knob names) and the live server (versions,
 // ranges, contexts, cross-parameter rules). Throws InputError carrying every problem.

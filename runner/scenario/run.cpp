@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/strings.h"
 #include "report/summary.h"
+#include "scenario/stage_measurer.h"
 #include "stage/lab_session.h"
 #include "workload/registry.h"
 
@@ -137,6 +138,8 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   // The data: loaded once into a template (skipped when a matching one exists).
   lab.prepare();
 
+  // Attribution's extra runs of a reference, kept for the next stage compared with it.
+  std::map<std::size_t, std::vector<double>> reference_samples;
   try {
     for (std::size_t i = 0; i < plan.stages.size(); ++i) {
       const PlannedStage& st = plan.stages[i];
@@ -155,6 +158,19 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
           r.warnings.push_back(w);
       }
       if (run.data_bytes == 0 && r.error.empty()) run.data_bytes = lab.data_bytes();
+      if (st.attribute && r.error.empty() && !r.repeats.empty() &&
+          st.reference < run.stages.size() && !apply::InterruptGuard::interrupted()) {
+        progress.note(fmt::format("stage {}/{}: {}: naming each knob's part", i + 1,
+                                  plan.stages.size(), st.name));
+        try {
+          r.attribution = attribute_stage(plan, i, run.stages[st.reference], r, catalog, m.repeats,
+                                          lab, reference_samples[st.reference], progress);
+        } catch (const RuntimeError& e) {
+          // The stage's own figure stands; only the per-knob part is missing.
+          r.warnings.push_back(fmt::format("not attributed: {}", e.what()));
+          progress.note(r.warnings.back());
+        }
+      }
       run.stages.push_back(std::move(r));
       apply::InterruptGuard::throw_if_interrupted();
       // Interleaved baseline: the reference configuration again after every other stage, so
@@ -190,6 +206,42 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   lab.finish();
   evaluate_expectations(s, run);
   run.wall_seconds = static_cast<double>(now_us() - wall_start) / 1e6;
+}
+
+report::Attribution attribute_stage(const Plan& plan, std::size_t index,
+                                    const report::StageResult& reference,
+                                    const report::StageResult& stage, const knobs::Catalog& catalog,
+                                    int repeats, stage::LabSession& lab,
+                                    std::vector<double>& reference_samples, Progress& progress) {
+  const PlannedStage& st = plan.stages[index];
+  const PlannedStage& ref = plan.stages[st.reference];
+  std::vector<bisect::Candidate> candidates = attribution_candidates(st);
+  StageMeasurer measurer(lab, st.name, ref.settings, st.load, progress);
+  std::vector<knobs::Setting> all;
+  for (const auto& c : candidates) all.push_back(c.change);
+  measurer.seed(all, stage);
+
+  bisect::AttributionOptions o;
+  o.search.level_repeats = attribution_level_repeats(repeats);
+  o.search.max_repeats = std::max(o.search.level_repeats, 3);
+  o.max_runs = st.attribution_max_runs;
+  o.stage = st.name;
+  o.reference = reference.name;
+  o.together = bisect::together_groups(catalog);
+  for (const auto& k : catalog.knobs()) o.watch[k.name] = k.watch;
+  for (const auto& m : stage.repeats) o.search.known_bad.push_back(m.tps);
+  // The reference's runs count when they measured the same load.
+  if (reference.load == stage.load && reference.error.empty()) {
+    if (reference_samples.empty())
+      for (const auto& m : reference.repeats) reference_samples.push_back(m.tps);
+    o.search.known_good = reference_samples;
+    measurer.seed({}, reference);
+  }
+  o.observe = [&](const std::vector<knobs::Setting>& changes) { return measurer.observe(changes); };
+  bisect::Attributed a = bisect::attribute(measurer, candidates, o);
+  if (reference.load == stage.load) reference_samples = a.good_samples;
+  progress.note("  " + a.attribution.headline);
+  return std::move(a.attribution);
 }
 
 }  // namespace pgslow::scenario

@@ -5,6 +5,7 @@
 // that every renderer reads.
 
 #include <atomic>
+#include <functional>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -48,6 +49,15 @@ stage::LabOptions make_lab_options(const Scenario& scenario, const RunOptions& o
 void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Catalog& catalog,
               const std::filesystem::path& workdir, const RunOptions& options, Progress& progress,
               report::Run& run);
+
+// Names each knob's part in a measured stage (plan.stages[index].attribute): bisect's
+// attribution through a StageMeasurer over the lab session, reusing the stage's runs and the reference's
+// (`reference_samples`, extended with the extra reference runs for the next stage).
+report::Attribution attribute_stage(const Plan& plan, std::size_t index,
+                                    const report::StageResult& reference,
+                                    const report::StageResult& stage, const knobs::Catalog& catalog,
+                                    int repeats, stage::LabSession& lab,
+                                    std::vector<double>& reference_samples, Progress& progress);
 
 // Fills Run::expectations from the stages' TPS; true when all passed.
 bool evaluate_expectations(const Scenario& scenario, report::Run& run);

@@ -81,7 +81,7 @@ std::string remove_layout(std::string s) {
 const std::vector<std::string> kTopFields = {"name",    "description", "target",
                                              "workload", "measure",     "mode",
                                              "baseline", "stages",      "expect",
-                                             "allow_changes"};
+                                             "allow_changes", "attribute"};
 
 // A duration field: a YAML number (seconds) or a string with a unit.
 std::optional<double> read_duration(yaml::Reader& r, const YAML::Node& node, std::string_view what) {
@@ -194,7 +194,7 @@ void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     StageSpec stage;
     stage.where = r.where(item);
     yaml::Fields f =
-        r.fields(item, "a stage", {"name", "description", "presets", "settings", "load"});
+        r.fields(item, "a stage", {"name", "description", "presets", "settings", "load", "attribute"});
     if (!item.IsMap()) continue;
     auto name = r.string(f.get("name"), "stage name", true, item);
     if (name && !unsafe_name_reason(*name, false).empty()) {
@@ -224,6 +224,7 @@ void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     }
     if (f.has("settings")) stage.settings = knobs::read_settings(r, f.get("settings"), what + " settings");
     stage.load = read_load(r, f.get("load"), what + " load");
+    stage.attribute = r.boolean(f.get("attribute"), what + " attribute");
     if (stage.presets.empty() && stage.settings.empty() && stage.load.empty() && name) {
       r.error(item, fmt::format("{} changes nothing", what),
               "give it presets:, settings: or load: (the baseline is measured anyway)");
@@ -310,6 +311,7 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
   if (auto v = r.boolean(f.get("allow_changes"), "allow_changes")) s.target.allow_changes = *v;
   read_workload(r, f.get("workload"), s);
   read_measure(r, f.get("measure"), s);
+  if (auto v = r.boolean(f.get("attribute"), "attribute")) s.attribute = *v;
   if (auto mode = r.string(f.get("mode"), "mode")) {
     std::string m = to_lower(*mode);
     if (m == "cumulative") {

@@ -53,6 +53,7 @@ struct StageSpec {
   std::vector<PresetRef> presets;
   std::vector<knobs::Setting> settings;  // override the presets
   LoadKnobs load;
+  std::optional<bool> attribute;  // unset: the scenario's `attribute`
   SourceLocation where;
 };
 
@@ -74,6 +75,8 @@ struct Scenario {
   WorkloadSpec workload;
   MeasureSpec measure;
   Mode mode = Mode::kCumulative;
+  // Name each knob's part in every stage with several knobs (docs/scenario-format.md).
+  bool attribute = false;
   std::vector<knobs::Setting> baseline;
   std::vector<StageSpec> stages;
   std::vector<Expectation> expect;

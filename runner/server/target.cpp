@@ -8,8 +8,8 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "common/clock.h"

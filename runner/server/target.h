@@ -25,7 +25,7 @@ struct TargetSpec {
   // puts the originals back (empty: apply_command with the original values).
   std::string apply_command;
   std::string restore_command;
-  bool allow_changes = false;                   // pgctl, command: may pgslow change it?
+  bool allow_changes = false;  // pgctl, command: may pgslow change it?
   // pgctl: where pg_ctl sends the server's log on restart (pg_ctl -l); empty means
   // <data_dir>/pgslow-server.log.
   std::filesystem::path log_file;

@@ -40,6 +40,19 @@ bool same_data_dir(const TargetRecord& r, const std::optional<fs::path>& data_di
   return true;
 }
 
+template <class Server>
+std::unique_ptr<ServerControl> open_as(const TargetSpec& spec) {
+  return std::make_unique<Server>(spec);
+}
+
+// Putting the original back is not a change: allowed without allow_changes.
+template <class Server>
+std::unique_ptr<ServerControl> reopen_as(const TargetSpec& given) {
+  TargetSpec spec = given;
+  spec.allow_changes = true;
+  return std::make_unique<Server>(spec);
+}
+
 // ---- managed ----
 
 ManagedOptions managed_options(const TargetSpec& spec) {
@@ -99,14 +112,8 @@ const TargetKindOps kPgctlOps{
             "/var/lib/postgresql/15/main");
       return out;
     },
-    [](const TargetSpec& spec) -> std::unique_ptr<ServerControl> {
-      return std::make_unique<PgctlServer>(spec);
-    },
-    [](const TargetSpec& given) -> std::unique_ptr<ServerControl> {
-      TargetSpec spec = given;
-      spec.allow_changes = true;
-      return std::make_unique<PgctlServer>(spec);
-    },
+    open_as<PgctlServer>,
+    reopen_as<PgctlServer>,
     [](const ServerControl&, const TargetSpec*, TargetRecord&) {},
     [](const TargetRecord& r, const TargetSpec& given, std::string* why) {
       return same_data_dir(r, given.data_dir, why);
@@ -143,14 +150,8 @@ const TargetKindOps kCommandOps{
         out.push_back("a command target's restore command goes with an apply command: give apply");
       return out;
     },
-    [](const TargetSpec& spec) -> std::unique_ptr<ServerControl> {
-      return std::make_unique<CommandServer>(spec);
-    },
-    [](const TargetSpec& given) -> std::unique_ptr<ServerControl> {
-      TargetSpec spec = given;
-      spec.allow_changes = true;
-      return std::make_unique<CommandServer>(spec);
-    },
+    open_as<CommandServer>,
+    reopen_as<CommandServer>,
     [](const ServerControl&, const TargetSpec* spec, TargetRecord& r) {
       if (!spec) return;
       for (std::string_view name : kCommandFields) {
@@ -160,8 +161,7 @@ const TargetKindOps kCommandOps{
       }
     },
     [](const TargetRecord& r, const TargetSpec& given, std::string* why) {
-      if (pg::conninfo_without_secrets(given.conninfo) !=
-          pg::conninfo_without_secrets(r.conninfo))
+      if (pg::conninfo_without_secrets(given.conninfo) != pg::conninfo_without_secrets(r.conninfo))
         return differs(why, "it protects the server at " + r.conninfo);
       for (std::string_view name : kCommandFields) {
         const TargetField& f = field(name);
@@ -291,11 +291,12 @@ void read_target(yaml::Reader& r, const YAML::Node& node, TargetSpec& spec) {
     const std::string key(field.yaml);
     if (!f.has(key)) continue;
     if (ops && std::find(ops->fields.begin(), ops->fields.end(), field.yaml) == ops->fields.end()) {
-      r.error(f.get(key), fmt::format("a {} target takes no {}", ops->name, field.yaml),
-              ops->fields.empty() ? std::string("remove it")
-                                  : "it takes " + join(std::vector<std::string>(
-                                                           ops->fields.begin(), ops->fields.end()),
-                                                       ", "));
+      r.error(
+          f.get(key), fmt::format("a {} target takes no {}", ops->name, field.yaml),
+          ops->fields.empty()
+              ? std::string("remove it")
+              : "it takes " +
+                    join(std::vector<std::string>(ops->fields.begin(), ops->fields.end()), ", "));
       continue;
     }
     if (auto v = r.string(f.get(key), "target." + key)) field.set(spec, *v);

@@ -62,7 +62,7 @@ struct TargetKindOps {
 
 const TargetKindOps& target_kind(TargetKind kind);
 const TargetKindOps* find_target_kind(std::string_view name);  // nullptr when unknown
-std::string target_kind_names();                                 // "managed, pgctl or command"
+std::string target_kind_names();                               // "managed, pgctl or command"
 
 // The kind the given fields name: an apply, reload or restart command, or a conninfo alone,
 // mean `command`; a data directory `pgctl`; nothing the managed cluster.

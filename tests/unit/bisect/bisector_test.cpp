@@ -6,9 +6,11 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "bisect/simulated_server.h"
+#include "good_again.h"
 
 namespace pgslow::bisect {
 namespace {
@@ -28,15 +30,6 @@ SimulatedModel clean_model(int n) {
   SimulatedModel m = harmless_model(n, 1);
   for (auto& k : m.knobs) k.factor = 1.0;
   return m;
-}
-
-// Runs spent measuring good again (between rounds, near the threshold): drift control, not
-// search.
-int good_again(const Result& r) {
-  int n = 0;
-  for (const auto& run : r.runs)
-    if (run.purpose == "good" && run.number > 1) n += run.new_runs;
-  return n;
 }
 
 Result bisect(SimulatedModel model, Options options = {}) {
@@ -119,6 +112,34 @@ TEST(Bisector, DriftAfterTheFirstRoundBlamesNoHarmlessKnob) {
     ASSERT_TRUE(r.remaining_ratio.has_value());
     EXPECT_NEAR(*r.remaining_ratio, 1.0, 0.12) << r.conclusion;
   }
+}
+
+TEST(Bisector, NoisierMachineAfterTheLevelsBlamesNoHarmlessKnob) {
+  // The live test's situation (tests/integration/bisect): two knobs that ruin the plan among
+  // ten harmless ones, and a CPU hog that starts after the levels and makes every run much less
+  // steady (12% noise per run instead of 2%). The noise measured at the start understates it;
+  // the noise of good measured again must take over, and the remainder (harmless knobs only)
+  // must not start a round of its own on one unlucky run.
+  int blamed = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    SimulatedModel m = harmless_model(12, seed);
+    // Either cost alone forces the sequential scan; both together are no slower than one.
+    knob(m, "k03").factor = 0.01;
+    knob(m, "k10").factor = 0.01;
+    m.interactions.push_back({"k03", "k10", 100});
+    m.noise = 0.02;
+    m.drift_after_runs = 4;
+    m.noise_after_drift = 0.12;
+    Options o;
+    o.level_repeats = 2;
+    Result r = bisect(m, o);
+    std::set<std::string> found;
+    for (const auto& g : r.culprits) found.insert(g.knobs.begin(), g.knobs.end());
+    EXPECT_EQ(found, (std::set<std::string>{"k03", "k10"}))
+        << "seed " << seed << ": " << r.conclusion;
+    if (found.size() > 2) ++blamed;
+  }
+  EXPECT_EQ(blamed, 0);
 }
 
 TEST(Bisector, TwoKnobInteractionHarmlessAlone) {
@@ -233,20 +254,6 @@ TEST(Bisector, RestartKnobsAreGroupedAndCounted) {
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(r.candidates[static_cast<std::size_t>(i)].needs_restart);
 }
 
-TEST(Bisector, IsolateRanksEveryCandidate) {
-  SimulatedModel m = harmless_model(8, 9);
-  knob(m, "k03").factor = 0.2;
-  knob(m, "k05").factor = 0.7;
-  Options o;
-  o.isolate = true;
-  Result r = bisect(m, o);
-  ASSERT_EQ(r.isolated.size(), 8u);
-  EXPECT_EQ(r.isolated[0].knob, "k03");
-  EXPECT_EQ(r.isolated[1].knob, "k05");
-  EXPECT_EQ(r.isolated[0].verdict, Verdict::kBad);
-  EXPECT_NEAR(r.isolated[1].ratio, 0.7, 0.03);
-}
-
 TEST(Bisector, ThresholdOverrideMustLieBetweenTheLevels) {
   SimulatedModel m = harmless_model(4, 9);
   knob(m, "k01").factor = 0.2;
@@ -260,9 +267,7 @@ TEST(Bisector, ThresholdOverrideMustLieBetweenTheLevels) {
 TEST(Bisector, RenderingsCarryTheFindings) {
   SimulatedModel m = harmless_model(8, 12);
   m.interactions.push_back({"k02", "k05", 0.1});
-  Options o;
-  o.isolate = true;
-  Result r = bisect(m, o);
+  Result r = bisect(m);
   std::ostringstream console, markdown;
   render_console(r, console);
   render_markdown(r, markdown);

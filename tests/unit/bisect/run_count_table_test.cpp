@@ -11,17 +11,10 @@
 
 #include "bisect/bisector.h"
 #include "bisect/simulated_server.h"
+#include "good_again.h"
 
 namespace pgslow::bisect {
 namespace {
-
-// Good measured again between rounds and near the threshold: drift control, not search.
-int good_again(const Result& r) {
-  int n = 0;
-  for (const auto& run : r.runs)
-    if (run.purpose == "good" && run.number > 1) n += run.new_runs;
-  return n;
-}
 
 struct Stats {
   int min = 1 << 30;

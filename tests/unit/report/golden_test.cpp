@@ -52,6 +52,10 @@ TEST(Golden, Json) {
   check_golden("sample.json", render("json", testing::sample_run()));
 }
 
+TEST(Golden, Html) {
+  check_golden("sample.html", render("html", testing::sample_run()));
+}
+
 TEST(Golden, Comparison) {
   report::Run other = testing::sample_run();
   other.server_version = "PostgreSQL 17.2";

@@ -126,6 +126,31 @@ inline Run sample_run() {
                   {"index_scans", 4.9e5},
                   {"dead_tuples", 880}};
   wal.evidence_seconds = 70;
+  // Which of the two knobs did it: max_wal_size, with the evidence that moved alone.
+  Attribution why;
+  why.headline =
+      "wal-hell: -49.9% (2.0x slower); max_wal_size = 32MB is the cause; 1 other knob: no "
+      "measurable effect (±6%)";
+  why.reference = "baseline";
+  why.stage = {0.501, 0.47, 0.53, 3, 3, 184200};
+  KnobEffect cause;
+  cause.knobs = {"max_wal_size"};
+  cause.values = {"32MB"};
+  cause.verdict = "the cause";
+  cause.alone = EffectInterval{0.52, 0.49, 0.56, 1, 3, 62400};
+  cause.without = EffectInterval{0.98, 0.92, 1.05, 1, 3, 120000};
+  cause.evidence = {{"checkpoints_requested", 0, 35.1}, {"wal_fpi", 0.00407, 0.714}};
+  KnobEffect harmless;
+  harmless.knobs = {"checkpoint_timeout"};
+  harmless.values = {"30s"};
+  harmless.verdict = "no measurable effect";
+  why.knobs = {cause, harmless};
+  why.harmless = cause.without;
+  why.extra_runs = 4;
+  why.restarts = 0;
+  why.seconds = 290;
+  why.noise = 0.021;
+  wal.attribution = why;
 
   StageResult planner;
   planner.name = "planner";

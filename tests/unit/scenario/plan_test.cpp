@@ -1,5 +1,7 @@
 #include "scenario/plan.h"
 
+#include "bisect/attribution.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -160,6 +162,30 @@ TEST(MakePlan, UnknownPresetAndOutOfRangeValueAreReportedTogether) {
     EXPECT_NE(text.find("t.yaml:12:7"), std::string::npos) << text;
     EXPECT_NE(text.find("work_mem"), std::string::npos) << text;
   }
+}
+
+TEST(MakePlan, AttributionCostsExtraRunsOnlyWhereAStageHasSeveralKnobs) {
+  Scenario s = three_stages(Mode::kIsolated);
+  s.attribute = true;
+  s.stages[0].attribute = false;  // a stage may opt out
+  s.stages[0].settings = {{"work_mem", "64kB", {"t.yaml", 6, 7}}};
+  s.stages[1].settings.push_back({"random_page_cost", "1e300", {"t.yaml", 10, 7}});
+  Plan plan = make_plan(s, catalog(), server15());
+  EXPECT_FALSE(plan.stages[1].attribute) << "opted out";
+  const PlannedStage& wal = plan.stages[2];
+  ASSERT_GE(wal.changes.size(), 2u);
+  EXPECT_TRUE(wal.attribute);
+  EXPECT_EQ(wal.attribution_runs, bisect::expected_attribution_runs(
+                                      wal.attribution_units, 1, attribution_level_repeats(1)));
+  EXPECT_FALSE(plan.stages[3].attribute) << "one knob: nothing to attribute";
+  EXPECT_EQ(plan.attribution_runs, wal.attribution_runs);
+  EXPECT_GT(plan.attribution_seconds, 0);
+  std::ostringstream out;
+  print_plan(plan, out);
+  EXPECT_NE(out.str().find("of which attribution: about"), std::string::npos) << out.str();
+  s.attribute = false;
+  Plan without = make_plan(s, catalog(), server15());
+  EXPECT_NEAR(plan.estimated_seconds - without.estimated_seconds, plan.attribution_seconds, 1e-9);
 }
 
 TEST(MakePlan, PrintsWhatARunWouldDo) {

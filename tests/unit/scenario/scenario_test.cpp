@@ -218,6 +218,29 @@ TEST(ParseScenario, StageThatChangesNothingIsAnError) {
   EXPECT_NE(all(problems).find("changes nothing"), std::string::npos) << all(problems);
 }
 
+TEST(ParseScenario, AttributeForAllOrPerStage) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse(R"(workload: {name: select-only}
+attribute: true
+stages:
+  - name: a
+    presets: [wal-hell]
+  - name: b
+    presets: [checkpoint-storm]
+    attribute: false
+  - name: c
+    presets: [planner-sabotage]
+    attribute: maybe
+)",
+                     problems);
+  EXPECT_TRUE(s.attribute);
+  ASSERT_EQ(s.stages.size(), 3u);
+  EXPECT_FALSE(s.stages[0].attribute.has_value());
+  EXPECT_EQ(s.stages[1].attribute, false);
+  ASSERT_EQ(problems.size(), 1u) << all(problems);
+  EXPECT_NE(problems[0].str().find("s.yaml:11"), std::string::npos) << all(problems);
+}
+
 TEST(ParseScenario, ANameThatIsAPathIsRefusedWithItsLine) {
   for (const char* name : {"/tmp/evil", "../../etc", "a/b", "..", "x..y", ".hidden", "a\\\\b"}) {
     SCOPED_TRACE(name);

@@ -3,6 +3,7 @@
 #include "server/target_kind.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace pgslow::server {
@@ -57,8 +58,8 @@ TEST(TargetKind, ARecordMatchesOnlyTheSameCommands) {
   EXPECT_FALSE(record_matches(r, other, &why));
   EXPECT_NE(why.find("apply command"), std::string::npos) << why;
   const std::vector<std::string> options = target_kind(TargetKind::kCommand).options(r);
-  EXPECT_EQ(options, (std::vector<std::string>{"--conninfo", r.conninfo, "--apply-command",
-                                                "./apply.sh"}));
+  EXPECT_EQ(options,
+            (std::vector<std::string>{"--conninfo", r.conninfo, "--apply-command", "./apply.sh"}));
 }
 
 TEST(TargetKind, TheApplyCommandReadsSettingsAsJson) {
