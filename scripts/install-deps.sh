@@ -3,9 +3,11 @@
 # Idempotent: a machine that has everything installs nothing and needs no network.
 set -euo pipefail
 
+# (No postgresql-contrib-15: on Debian it is a virtual package that postgresql-15 provides, so
+# dpkg-query never calls it installed and every build would run apt-get.)
 packages=(
   cmake ninja-build g++ make pkg-config
-  libpq-dev postgresql-15 postgresql-client-15 postgresql-contrib-15
+  libpq-dev postgresql-15 postgresql-client-15
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
   clang-format

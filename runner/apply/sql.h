@@ -10,8 +10,7 @@
 
 namespace pgslow::apply {
 
-// [a-z_][a-z0-9_$]* with at most one dot (a custom "extension.name" parameter).
-bool is_valid_parameter_name(std::string_view name);
+// A name is checked by pgslow::is_valid_parameter_name (common/strings.h), the one rule.
 
 // "ALTER SYSTEM SET name = <quoted_value>"; throws InputError for an invalid name.
 std::string alter_system_set(std::string_view name, std::string_view quoted_value);

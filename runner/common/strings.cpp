@@ -88,7 +88,8 @@ std::string format_bytes(double bytes) {
     bytes /= 1024.0;
     ++u;
   }
-  return u == 0 ? fmt::format("{:.0f} {}", bytes, units[u]) : fmt::format("{:.1f} {}", bytes, units[u]);
+  return u == 0 ? fmt::format("{:.0f} {}", bytes, units[u])
+                : fmt::format("{:.1f} {}", bytes, units[u]);
 }
 
 std::string format_duration_us(double micros) {
@@ -106,6 +107,26 @@ std::string format_count(std::uint64_t n) {
     out.insert(out.begin(), *it);
   }
   return out;
+}
+
+namespace {
+bool parameter_name_part(std::string_view part) {
+  if (part.empty()) return false;
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  char first = part.front();
+  if (!(letter(first) || first == '_')) return false;
+  for (char c : part) {
+    if (!(letter(c) || (c >= '0' && c <= '9') || c == '_' || c == '$')) return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool is_valid_parameter_name(std::string_view name) {
+  if (name.size() > 63) return false;  // NAMEDATALEN - 1
+  std::size_t dot = name.find('.');
+  if (dot == std::string_view::npos) return parameter_name_part(name);
+  return parameter_name_part(name.substr(0, dot)) && parameter_name_part(name.substr(dot + 1));
 }
 
 }  // namespace pgslow

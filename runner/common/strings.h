@@ -18,6 +18,11 @@ bool starts_with(std::string_view s, std::string_view prefix);
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
+// A PostgreSQL parameter name as it may go into SQL as an identifier: [A-Za-z_][A-Za-z0-9_$]*,
+// at most one dot (a custom "extension.name" parameter), at most 63 bytes. Letters of either
+// case: the server's own TimeZone and DateStyle (PostgreSQL compares names without case).
+bool is_valid_parameter_name(std::string_view name);
+
 // Levenshtein distance, for "did you mean" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word`, if it is close enough to be a plausible typo.

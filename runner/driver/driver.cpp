@@ -140,6 +140,9 @@ report::Measurement run_workload(const workload::Workload& workload,
   Histogram second;
   std::uint64_t failed_total = 0;
   std::uint64_t failed_before = 0;
+  // Failures of the warm-up: the line shows them while warming up, then counts again from the
+  // measured window, as the report does (a warm-up failure is not in the report's count).
+  std::uint64_t failed_in_warmup = 0;
   std::int64_t last = t0;
   std::int64_t next_tick = t0 + 1'000'000;
   const std::int64_t window_end_planned =
@@ -165,8 +168,11 @@ report::Measurement run_workload(const workload::Workload& workload,
       double secs = static_cast<double>(now - last) / 1e6;
       double tps = secs > 0 ? static_cast<double>(second.count()) / secs : 0;
       if (now > measure_start && !stop_now) m.tps_per_second.push_back(tps);
-      progress.update(progress_line(static_cast<double>(now - t0) / 1e6, now <= measure_start, tps,
-                                    second.percentile(0.99), failed_total));
+      const bool warming_up = now <= measure_start;
+      if (warming_up) failed_in_warmup = failed_total;
+      progress.update(progress_line(static_cast<double>(now - t0) / 1e6, warming_up, tps,
+                                    second.percentile(0.99),
+                                    warming_up ? failed_total : failed_total - failed_in_warmup));
       ProgressTick tick;
       tick.elapsed_s = static_cast<double>(now - t0) / 1e6;
       tick.warmup = now <= measure_start;

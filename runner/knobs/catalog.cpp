@@ -20,25 +20,13 @@ namespace {
 
 const std::vector<std::string> kFileFields = {"category", "description", "knobs", "presets"};
 const std::vector<std::string> kKnobFields = {
-    "name",  "since",    "until", "healthy",        "slow",          "why",
+    "name",  "since",    "until", "healthy",        "slow",           "why",
     "watch", "pitfalls", "refs",  "min_by_version", "max_by_version", "acts_with"};
 const std::vector<std::string> kPresetFields = {"name", "description", "includes", "settings"};
 
 // Oldest and newest major versions a catalog entry may name (9 stands for "anything old").
 constexpr long long kOldestMajor = 9;
 constexpr long long kNewestMajor = 99;
-
-bool valid_parameter_name(std::string_view name) {
-  if (name.empty() || name.size() > 63) return false;
-  for (char c : name) {
-    // Either case: the server's own TimeZone and DateStyle (PostgreSQL ignores the case).
-    if (!(std::isalpha(static_cast<unsigned char>(c)) ||
-          std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '.')) {
-      return false;
-    }
-  }
-  return std::isalpha(static_cast<unsigned char>(name[0])) != 0;
-}
 
 bool valid_preset_name(std::string_view name) {
   if (name.empty() || name.size() > 63) return false;
@@ -109,9 +97,9 @@ std::vector<Setting> read_settings(yaml::Reader& r, const YAML::Node& node, std:
   yaml::Fields f = r.fields(node, what);
   for (const auto& [name, value] : f.entries()) {
     YAML::Node key = f.key_node(name);
-    if (!valid_parameter_name(name)) {
+    if (!is_valid_parameter_name(name)) {
       r.error(key, fmt::format("{} is not a parameter name", yaml::printable(name)),
-              "parameter names are letters, digits and underscores");
+              "parameter names are letters, digits, underscores and at most one dot");
       continue;
     }
     if (auto v = setting_value(r, value, name, key)) {
@@ -132,9 +120,9 @@ std::optional<Knob> read_knob(yaml::Reader& r, const YAML::Node& node,
   k.category = category;
   k.where = r.where(node);
   if (auto name = r.string(f.get("name"), "name", true, node)) {
-    if (!valid_parameter_name(*name)) {
+    if (!is_valid_parameter_name(*name)) {
       r.error(f.get("name"), fmt::format("{} is not a parameter name", yaml::printable(*name)),
-              "PostgreSQL parameter names are letters, digits and underscores");
+              "PostgreSQL parameter names are letters, digits, underscores and at most one dot");
     }
     k.name = *name;
   }
@@ -340,8 +328,8 @@ Catalog Catalog::load(const fs::path& knobs_dir) {
   for (const auto& k : cat.knobs_) {
     for (const auto& w : k.acts_with) {
       if (!cat.find(w))
-        problems.push_back({k.where, fmt::format("knob '{}': acts_with names unknown knob '{}'",
-                                                 k.name, w),
+        problems.push_back({k.where,
+                            fmt::format("knob '{}': acts_with names unknown knob '{}'", k.name, w),
                             "name a knob of the catalog", ConfigError::Severity::kError});
     }
   }

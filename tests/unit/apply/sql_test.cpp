@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/errors.h"
+#include "common/strings.h"
 
 namespace pgslow::apply {
 namespace {
