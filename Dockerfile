@@ -1,27 +1,54 @@
-# A small pgslow image: built from this tree in a Debian 12 build stage, installed from its own
-# Debian package (CPack) into a slim runtime with only the shared libraries pgslow needs. It
-# holds no PostgreSQL server: it is meant to run beside one (a Kubernetes Job next to a
-# CloudNativePG cluster, docs/server.md), through a `command` target.
+# A small pgslow image (docs/server.md, "pgslow as a Kubernetes Job"). Three stages on Debian
+# 12 (bookworm): the build (cmake, then `cmake --install` into /opt/pgslow: the binary, the
+# knob catalog, presets, scenario library, apply scripts and docs), kubectl (checked against
+# its published sha256), and a slim runtime with only the shared libraries pgslow links and
+# the tools the apply scripts of scripts/targets/ use (jq, kubectl).
+# It holds no PostgreSQL server: it runs beside one, through a `command` target.
 #   docker build -t pgslow .
-#   docker run --rm pgslow check --offline /usr/share/pgslow/scenarios/quick.yaml
-FROM debian:12 AS build
+#   docker run --rm pgslow check --offline /usr/local/share/pgslow/scenarios/quick.yaml
+# (No Docker engine runs where pgslow is developed: this file is kept correct by reading, and
+# by the same `cmake --install` the .deb package test exercises.)
+
+FROM debian:bookworm AS build
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      cmake ninja-build g++ make pkg-config dpkg-dev file libpq-dev libyaml-cpp-dev libspdlog-dev \
-      libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
+      cmake ninja-build g++ make pkg-config libpq-dev libyaml-cpp-dev libspdlog-dev libfmt-dev \
+      libcli11-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev \
+      libgtest-dev libgmock-dev libbenchmark-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPGSLOW_WERROR=ON \
+# Only the pgslow target is built; the test libraries are found by the configure step.
+RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr/local \
     && cmake --build /build --target pgslow -j "$(nproc)" \
-    && cd /build && cpack -G DEB -B /pkg
+    && DESTDIR=/opt/pgslow cmake --install /build
 
-FROM debian:12-slim
-COPY --from=build /pkg/*.deb /tmp/
+FROM debian:bookworm-slim AS kubectl
+ARG KUBECTL_VERSION=v1.31.2
+ARG TARGETARCH=amd64
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      /tmp/*.deb postgresql-client-15 \
-    && rm -rf /var/lib/apt/lists/* /tmp/*.deb \
-    && useradd --create-home --uid 10001 pgslow
-USER pgslow
+      curl ca-certificates \
+    && curl -fsSLo /kubectl "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux/${TARGETARCH}/kubectl" \
+    && curl -fsSLo /kubectl.sha256 "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux/${TARGETARCH}/kubectl.sha256" \
+    && echo "$(cat /kubectl.sha256)  /kubectl" | sha256sum --check \
+    && chmod 0755 /kubectl
+
+FROM debian:bookworm-slim
+# The libraries `ldd pgslow` names on bookworm (libpq5, yaml-cpp 0.7, spdlog 1.10, fmt 9,
+# OpenSSL 3, cpp-httplib 0.11), psql for looking around, jq for the apply scripts.
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      libpq5 libyaml-cpp0.7 libspdlog1.10 libfmt9 libssl3 libcpp-httplib0.11 \
+      postgresql-client-15 jq ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --create-home --uid 10001 pgslow \
+    && install -d -o 10001 -g 10001 -m 0700 /home/pgslow/work
+COPY --from=build /opt/pgslow/usr/local/ /usr/local/
+COPY --from=kubectl /kubectl /usr/local/bin/kubectl
+USER 10001
 WORKDIR /home/pgslow
-ENTRYPOINT ["pgslow", "--workdir", "/home/pgslow/.pgslow"]
+# The workdir (journal, lock) belongs on a volume that outlives the pod: after a killed Job,
+# the next one (or `pgslow recover` with the same target options) restores from it.
+VOLUME /home/pgslow/work
+# pgslow makes its own folder inside: a volume mounted with fsGroup is group-writable, which
+# pgslow refuses as a workdir (docs/user-guide.md, SECURITY).
+ENTRYPOINT ["pgslow", "--workdir", "/home/pgslow/work/pgslow"]
 CMD ["--help"]

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "apply/auto_conf.h"
+#include "apply/command_settings.h"
 #include "apply/interrupt.h"
 #include "apply/restore.h"
 #include "apply/server_state.h"
@@ -16,7 +17,7 @@
 #include "knobs/validate.h"
 #include "pg/connection.h"
 #include "pg/error.h"
-#include "server/managed_cluster.h"
+#include "server/target_kind.h"
 
 namespace pgslow::apply {
 
@@ -38,18 +39,6 @@ bool ApplyResult::needs_reconnect() const {
 
 namespace {
 
-std::string kind_name(server::TargetKind kind) {
-  switch (kind) {
-    case server::TargetKind::kManaged:
-      return "managed";
-    case server::TargetKind::kPgctl:
-      return "pgctl";
-    case server::TargetKind::kCommand:
-      return "command";
-  }
-  return "managed";
-}
-
 bool same_server(const ServerRecord& a, const ServerRecord& b) {
   if (a.kind != b.kind) return false;
   if (a.data_dir || b.data_dir) return a.data_dir == b.data_dir;
@@ -70,32 +59,7 @@ void require_permission(const server::ServerControl& server) {
 
 ServerRecord describe_server(const server::ServerControl& server,
                              const std::optional<server::TargetSpec>& spec) {
-  ServerRecord r;
-  r.kind = kind_name(server.kind());
-  r.description = server.describe();
-  r.data_dir = server.data_dir();
-  // No secret at all, not even a redacted "password=***" (which would override PGPASSWORD,
-  // ~/.pgpass and the service file): recovery gets credentials the libpq way.
-  r.conninfo = pg::conninfo_without_secrets(server.conninfo());
-  // Enough to reopen it from another process.
-  std::map<std::string, std::string>& t = r.target;
-  t["kind"] = r.kind;
-  if (const auto* managed = dynamic_cast<const server::ManagedCluster*>(&server)) {
-    t["workdir"] = managed->cluster_dir().parent_path().string();
-    t["port"] = std::to_string(managed->port());
-    if (managed->pg_version()) t["pg_version"] = std::to_string(*managed->pg_version());
-    return r;
-  }
-  if (r.data_dir) t["data_dir"] = r.data_dir->string();
-  t["conninfo"] = r.conninfo;
-  if (std::optional<fs::path> log = server.log_file()) t["log_file"] = log->string();
-  if (spec) {
-    if (spec->pg_bin) t["pg_bin"] = spec->pg_bin->string();
-    if (!spec->reload_command.empty()) t["reload_command"] = spec->reload_command;
-    if (!spec->restart_command.empty()) t["restart_command"] = spec->restart_command;
-    if (!spec->log_file.empty()) t["log_file"] = spec->log_file.string();
-  }
-  return r;
+  return server::record_target(server, spec ? &*spec : nullptr);
 }
 
 Applier::Applier(server::ServerControl& server, fs::path workdir, const knobs::Catalog& catalog,
@@ -122,6 +86,7 @@ namespace {
 void record_originals(Journal& j, const std::vector<std::string>& names,
                       const knobs::ServerSettings& current, pg::Connection& conn) {
   std::optional<std::optional<std::map<std::string, std::string>>> entries;
+  std::optional<std::map<std::string, std::string>> files;
   for (const std::string& name : names) {
     if (j.find_touched(name)) continue;
     if (!entries) entries = auto_conf_entries(conn);
@@ -135,6 +100,8 @@ void record_originals(Journal& j, const std::vector<std::string>& names,
     p.unit = s->unit;
     p.source = s->source;
     p.context = s->context;
+    if (!files) files = source_files(conn);
+    p.sourcefile = (*files)[to_lower(name)];
     if (*entries) {
       p.auto_conf_known = true;
       auto it = (*entries)->find(name);
@@ -215,8 +182,9 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
     } else {
       Journal j;
       j.server = record;
-      if (std::optional<fs::path> data_dir = server_.data_dir())
-        j.auto_conf = read_auto_conf(*data_dir);
+      // A target that sets parameters with its own command leaves postgresql.auto.conf alone.
+      std::optional<fs::path> data_dir = server_.data_dir();
+      if (data_dir && !server_.sets_parameters()) j.auto_conf = read_auto_conf(*data_dir);
       j.settings_before = server_wide_settings(current);
       j.pending_restart_before = pending_restart(current, {});
       if (!j.pending_restart_before.empty()) {
@@ -264,60 +232,75 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
   crash_point(phase::kJournalWritten);
 
   try {
-    // Every stage starts from the original files, so the previous stage's knobs are gone.
-    // Someone else's value of one of pgslow's knobs mid-run is replaced (and said so): the
-    // stage must run with exactly its settings.
-    ResetPlan reset;
-    reset_to_original_files(&conn, j, /*force=*/true, &reset);
-    for (const std::string& c : reset.conflicts)
-      spdlog::warn("{}; this stage starts from the original", c);
-    for (std::size_t i = 0; i < changes.size(); ++i) {
-      const Change& c = changes[i];
-      // ALTER SYSTEM validates the value and rewrites postgresql.auto.conf atomically; it cannot
-      // run in a transaction block, hence one statement each.
-      conn.exec(alter_system_set(c.before->name, conn.quote_literal(c.verdict->setting.value)));
-      if (i + 1 == (changes.size() + 1) / 2) crash_point(phase::kHalfApplied);
-      InterruptGuard::throw_if_interrupted();
-    }
-
-    reload_and_wait(server_, conn);
-    result.reloaded = true;
-    knobs::ServerSettings after = knobs::ServerSettings::read(conn);
-    // Only pgslow's own knobs are a reason to restart.
-    std::vector<std::string> pending;
-    for (const std::string& name : pending_restart(after, j.pending_restart_before)) {
-      if (j.find_touched(name)) pending.push_back(name);
-    }
-    if (!pending.empty()) {
-      spdlog::info("restarting {} for {}", server_.describe(),
-                   j.hidden ? std::string("a hidden setting") : join(pending, ", "));
-      crash_point(phase::kRestarting);
-      try {
-        server_.restart(restart_timeout);
-      } catch (const Error& e) {
-        // The server does not come back with these settings: the original file goes back in
-        // the data directory and the server is started with it.
-        const std::string cause = e.what();
-        const std::string summary = j.settings_summary();  // j goes with the journal below
-        spdlog::error("the server did not come back; putting the original configuration back");
-        try {
-          restore_original(server_, workdir_, j, restart_timeout);
-          journal_.reset();
-          journal_on_disk_ = false;
-        } catch (const std::exception& again) {
-          throw RuntimeError(fmt::format(
-              "the server did not start with {}: {}\n\nPutting the original configuration "
-              "back failed too: {}",
-              summary, cause, again.what()));
-        }
-        throw RuntimeError(fmt::format(
-            "the server did not start with {}: {}\n\npgslow put the original configuration "
-            "back; the server runs with it again.",
-            summary, cause));
-      }
-      result.restarted = true;
+    knobs::ServerSettings after;
+    if (server_.sets_parameters()) {
+      // The target's own command sets the stage's values (and the originals of an earlier
+      // stage's knobs) and makes them effective; no ALTER SYSTEM.
+      std::vector<std::pair<const knobs::ServerSetting*, const knobs::SettingVerdict*>> stage;
+      for (const Change& c : changes) stage.emplace_back(c.before, c.verdict);
+      server::ParameterChange change = stage_parameters(j, stage, current, source_files(conn));
+      crash_point(phase::kHalfApplied);
+      server_.set_parameters(change, restart_timeout);
+      result.restarted = change.restart_needed;
+      result.reloaded = !change.restart_needed;
       conn = pg::Connection::open(server_.conninfo());
       after = knobs::ServerSettings::read(conn);
+    } else {
+      // Every stage starts from the original files, so the previous stage's knobs are gone.
+      // Someone else's value of one of pgslow's knobs mid-run is replaced (and said so): the
+      // stage must run with exactly its settings.
+      ResetPlan reset;
+      reset_to_original_files(&conn, j, /*force=*/true, &reset);
+      for (const std::string& c : reset.conflicts)
+        spdlog::warn("{}; this stage starts from the original", c);
+      for (std::size_t i = 0; i < changes.size(); ++i) {
+        const Change& c = changes[i];
+        // ALTER SYSTEM validates the value and rewrites postgresql.auto.conf atomically; it cannot
+        // run in a transaction block, hence one statement each.
+        conn.exec(alter_system_set(c.before->name, conn.quote_literal(c.verdict->setting.value)));
+        if (i + 1 == (changes.size() + 1) / 2) crash_point(phase::kHalfApplied);
+        InterruptGuard::throw_if_interrupted();
+      }
+
+      reload_and_wait(server_, conn);
+      result.reloaded = true;
+      after = knobs::ServerSettings::read(conn);
+      // Only pgslow's own knobs are a reason to restart.
+      std::vector<std::string> pending;
+      for (const std::string& name : pending_restart(after, j.pending_restart_before)) {
+        if (j.find_touched(name)) pending.push_back(name);
+      }
+      if (!pending.empty()) {
+        spdlog::info("restarting {} for {}", server_.describe(),
+                     j.hidden ? std::string("a hidden setting") : join(pending, ", "));
+        crash_point(phase::kRestarting);
+        try {
+          server_.restart(restart_timeout);
+        } catch (const Error& e) {
+          // The server does not come back with these settings: the original file goes back in
+          // the data directory and the server is started with it.
+          const std::string cause = e.what();
+          const std::string summary = j.settings_summary();  // j goes with the journal below
+          spdlog::error("the server did not come back; putting the original configuration back");
+          try {
+            restore_original(server_, workdir_, j, restart_timeout);
+            journal_.reset();
+            journal_on_disk_ = false;
+          } catch (const std::exception& again) {
+            throw RuntimeError(fmt::format(
+                "the server did not start with {}: {}\n\nPutting the original configuration "
+                "back failed too: {}",
+                summary, cause, again.what()));
+          }
+          throw RuntimeError(fmt::format(
+              "the server did not start with {}: {}\n\npgslow put the original configuration "
+              "back; the server runs with it again.",
+              summary, cause));
+        }
+        result.restarted = true;
+        conn = pg::Connection::open(server_.conninfo());
+        after = knobs::ServerSettings::read(conn);
+      }
     }
     InterruptGuard::throw_if_interrupted();
 

@@ -160,6 +160,7 @@ std::string journal_to_json(const Journal& j) {
                        {"unit", p.unit},
                        {"source", p.source},
                        {"context", p.context},
+                       {"sourcefile", p.sourcefile},
                        {"auto_conf_known", p.auto_conf_known},
                        {"auto_conf_value", optional_string(p.auto_conf_value)},
                        {"pgslow_values", p.pgslow_values}});
@@ -245,6 +246,7 @@ Journal journal_from_json(const std::string& text, const std::string& origin) {
       param.unit = p.value("unit", "");
       param.source = p.value("source", "");
       param.context = p.value("context", "");
+      param.sourcefile = p.value("sourcefile", "");
       param.auto_conf_known = p.value("auto_conf_known", false);
       if (p.contains("auto_conf_value") && p.at("auto_conf_value").is_string())
         param.auto_conf_value = p.at("auto_conf_value").get<std::string>();

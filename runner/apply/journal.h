@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "apply/owner.h"
+#include "server/target_kind.h"
 
 namespace pgslow::apply {
 
@@ -30,15 +31,8 @@ enum class JournalState {
 std::string to_string(Operation op);
 std::string to_string(JournalState state);
 
-// Which server the journal protects, enough to reach it again from another process.
-struct ServerRecord {
-  std::string kind;                               // "managed", "pgctl" or "command"
-  std::string description;                        // "managed cluster in .pgslow/cluster"
-  std::optional<std::filesystem::path> data_dir;  // local servers
-  std::string conninfo;  // without any secret key (pg::conninfo_without_secrets)
-  // How to open the server again (server::TargetSpec fields, as text; no secrets).
-  std::map<std::string, std::string> target;
-};
+// Which server the journal protects (each target kind says what it records: target_kind.h).
+using ServerRecord = server::TargetRecord;
 
 // The original postgresql.auto.conf of a local server, byte for byte.
 struct OriginalFile {
@@ -59,6 +53,10 @@ struct OriginalParameter {
   std::string unit;
   std::string source;   // pg_settings.source: "default", "configuration file", ...
   std::string context;  // pg_settings.context: "postmaster", "sighup", ...
+  // pg_settings.sourcefile: the configuration file the original came from (empty when not a
+  // file, or not readable). A target that sets parameters with its own command is told to
+  // remove its entry when the original lives in another file (command_settings.h).
+  std::string sourcefile;
   // The entry postgresql.auto.conf held for it, as written; nullopt when it had none.
   std::optional<std::string> auto_conf_value;
   // Whether auto_conf_value is known (pg_file_settings needs superuser or pg_read_all_settings).

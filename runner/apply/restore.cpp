@@ -7,6 +7,7 @@
 #include <set>
 
 #include "apply/auto_conf.h"
+#include "apply/command_settings.h"
 #include "apply/interrupt.h"
 #include "apply/server_state.h"
 #include "apply/sql.h"
@@ -232,30 +233,69 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
   crash_point(phase::kRestoring);
 
   ResetPlan plan;
-  // A local server gets its file back first, so that a start (if it is down) already reads it.
-  if (journal.auto_conf) out.file_written = reset_to_original_files(nullptr, journal, force, &plan);
-  start_if_down(server, timeout, out);
-
-  pg::Connection conn = pg::Connection::open(server.conninfo());
-  knobs::ServerSettings running = knobs::ServerSettings::read(conn);
-  if (!journal.auto_conf) out.file_written = reset_to_original_files(&conn, journal, force, &plan);
-  // Always reload: the file may have been restored by an earlier, interrupted attempt whose
-  // reload never happened.
-  reload_and_wait(server, conn);
-  out.reloaded = true;
-  knobs::ServerSettings reloaded = knobs::ServerSettings::read(conn);
-  // Only pgslow's own parameters are a reason to restart: a change someone else left pending
-  // is theirs to put in effect.
-  std::vector<std::string> pending;
-  for (const std::string& name : pending_restart(reloaded, journal.pending_restart_before)) {
-    if (is_touched(journal, name)) pending.push_back(name);
-  }
-  if (!pending.empty()) {
-    spdlog::info("restarting {} to put back {}", server.describe(),
-                 journal.hidden ? std::string("a hidden setting") : fmt::format("{}", fmt::join(pending, ", ")));
-    server.restart(timeout);
-    out.restarted = true;
+  pg::Connection conn;
+  knobs::ServerSettings running;
+  if (server.sets_parameters()) {
+    // The target's own command puts the originals back and makes them effective (it starts a
+    // server that is down: a restart is asked for then).
+    std::optional<pg::Connection> up;
+    std::map<std::string, std::string> files;
+    if (server_accepts_connections(server)) {
+      up = pg::Connection::open(server.conninfo());
+      running = knobs::ServerSettings::read(*up);
+      files = source_files(*up);
+    }
+    server::ParameterChange change =
+        original_parameters(journal, up ? &running : nullptr, up ? &files : nullptr);
+    const bool was_up = up.has_value();
+    up.reset();  // no session of ours in the way of the command's restart
+    server.set_parameters(change, timeout);
+    if (!was_up) {
+      // Started with the originals as their sources say; now that the server shows which file
+      // holds each value, the entries that belong to another file are removed.
+      pg::Connection now = pg::Connection::open(server.conninfo());
+      knobs::ServerSettings started = knobs::ServerSettings::read(now);
+      std::map<std::string, std::string> started_files = source_files(now);
+      server::ParameterChange again = original_parameters(journal, &started, &started_files);
+      if (!again.settings.empty()) {
+        now = pg::Connection();
+        server.set_parameters(again, timeout);
+      }
+    }
+    out.file_written = true;
+    out.started = !was_up;
+    out.restarted = was_up && change.restart_needed;
+    out.reloaded = !change.restart_needed;
     conn = pg::Connection::open(server.conninfo());
+  } else {
+    // A local server gets its file back first, so that a start (if it is down) already reads it.
+    if (journal.auto_conf)
+      out.file_written = reset_to_original_files(nullptr, journal, force, &plan);
+    start_if_down(server, timeout, out);
+
+    conn = pg::Connection::open(server.conninfo());
+    running = knobs::ServerSettings::read(conn);
+    if (!journal.auto_conf)
+      out.file_written = reset_to_original_files(&conn, journal, force, &plan);
+    // Always reload: the file may have been restored by an earlier, interrupted attempt whose
+    // reload never happened.
+    reload_and_wait(server, conn);
+    out.reloaded = true;
+    knobs::ServerSettings reloaded = knobs::ServerSettings::read(conn);
+    // Only pgslow's own parameters are a reason to restart: a change someone else left pending
+    // is theirs to put in effect.
+    std::vector<std::string> pending;
+    for (const std::string& name : pending_restart(reloaded, journal.pending_restart_before)) {
+      if (is_touched(journal, name)) pending.push_back(name);
+    }
+    if (!pending.empty()) {
+      spdlog::info("restarting {} to put back {}", server.describe(),
+                   journal.hidden ? std::string("a hidden setting")
+                                  : fmt::format("{}", fmt::join(pending, ", ")));
+      server.restart(timeout);
+      out.restarted = true;
+      conn = pg::Connection::open(server.conninfo());
+    }
   }
 
   // Verify what pgslow owns: each parameter it changed has its original value again, unless
@@ -265,7 +305,9 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
   for (const OriginalParameter& p : journal.touched) {
     const knobs::ServerSetting* s = now.find(p.name);
     if (s == nullptr || s->setting == p.setting) continue;
-    std::string source = source_file(conn, s->name);
+    // (A target that sets parameters itself writes a configuration file of its own: there a
+    // value from a file is not someone else's edit.)
+    std::string source = server.sets_parameters() ? std::string() : source_file(conn, s->name);
     if (!source.empty() && !is_auto_conf(source)) {
       out.kept.push_back(
           fmt::format("{} is {} from {}, where someone else set it since "

@@ -26,63 +26,13 @@
 #include "pg/connection.h"
 #include "server/managed_cluster.h"
 #include "server/target.h"
+#include "server/target_kind.h"
 
 namespace pgslow::cli {
-
-server::TargetSpec managed_target(const Context& ctx) {
-  server::TargetSpec spec;
-  spec.workdir = ctx.workdir;
-  spec.pg_bin = ctx.pg_bin;
-  spec.pg_version = ctx.pg_version;
-  return spec;
-}
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// Which server a command changes: the managed cluster unless told otherwise.
-struct TargetArgs {
-  std::string data_dir;
-  std::string conninfo;
-  std::string reload_command;
-  std::string restart_command;
-  bool allow_changes = false;
-};
-
-void add_target_options(CLI::App* cmd, TargetArgs& t) {
-  cmd->add_option("--data-dir", t.data_dir,
-                  "change an existing local server in this data directory (restarted with "
-                  "pg_ctl as its owner) instead of the managed cluster");
-  cmd->add_option("--conninfo", t.conninfo,
-                  "change a server reached by this connection string instead of the managed "
-                  "cluster");
-  cmd->add_option("--reload-command", t.reload_command,
-                  "shell command that reloads that server (default: pg_reload_conf())");
-  cmd->add_option("--restart-command", t.restart_command,
-                  "shell command that restarts that server (systemctl, docker compose, ...)");
-  cmd->add_flag("--allow-changes", t.allow_changes,
-                "allow pgslow to change a server that is not the managed cluster");
-}
-
-server::TargetSpec make_spec(const Context& ctx, const TargetArgs& t) {
-  server::TargetSpec spec;
-  spec.workdir = ctx.workdir;
-  spec.pg_bin = ctx.pg_bin;
-  spec.pg_version = ctx.pg_version;
-  spec.allow_changes = t.allow_changes;
-  if (!t.reload_command.empty() || !t.restart_command.empty() ||
-      (!t.conninfo.empty() && t.data_dir.empty())) {
-    spec.kind = server::TargetKind::kCommand;
-  } else if (!t.data_dir.empty()) {
-    spec.kind = server::TargetKind::kPgctl;
-  }
-  spec.data_dir = t.data_dir;
-  spec.conninfo = t.conninfo;
-  spec.reload_command = t.reload_command;
-  spec.restart_command = t.restart_command;
-  return spec;
-}
 
 // A preset name or a settings file, resolved to settings.
 struct Resolved {
@@ -168,8 +118,8 @@ void print_restore(const std::string& what, const apply::RestoreOutcome& out,
 
 // The server a restore or recover names: the options given, else the managed cluster of the
 // workdir.
-server::TargetSpec restore_target(const Context& ctx, const TargetArgs& t) {
-  server::TargetSpec spec = make_spec(ctx, t);
+server::TargetSpec restore_target(const Context& ctx, const TargetOptions& t) {
+  server::TargetSpec spec = target_spec(ctx, t);
   spec.allow_changes = true;  // putting the original back is not a change
   return spec;
 }
@@ -201,13 +151,13 @@ void hold(double seconds, const std::string& label) {
   }
 }
 
-void apply_command(Context& ctx, const std::string& arg, const TargetArgs& targs,
+void apply_command(Context& ctx, const std::string& arg, const TargetOptions& targs,
                    const std::string& hold_for) {
   before_command(ctx, "apply");
   const double hold_seconds = hold_for.empty() ? 0 : parse_hold(hold_for);
   knobs::Catalog catalog = knobs::Catalog::load_default();
   Resolved resolved = resolve_settings_arg(catalog, arg);
-  server::TargetSpec spec = make_spec(ctx, targs);
+  server::TargetSpec spec = target_spec(ctx, targs);
   // open_target starts only the managed cluster; any other server is refused here, before
   // anything is touched, unless changes were allowed.
   std::unique_ptr<server::ServerControl> server = server::open_target(spec);
@@ -237,7 +187,7 @@ void apply_command(Context& ctx, const std::string& arg, const TargetArgs& targs
   apply::InterruptGuard::throw_if_interrupted();
 }
 
-void restore_command(Context& ctx, const TargetArgs& targs, bool force) {
+void restore_command(Context& ctx, const TargetOptions& targs, bool force) {
   before_command(ctx, "restore");
   apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
   if (!wj.journal) {
@@ -252,7 +202,7 @@ void restore_command(Context& ctx, const TargetArgs& targs, bool force) {
   apply::InterruptGuard::throw_if_interrupted();
 }
 
-void recover_command(Context& ctx, const TargetArgs& targs, bool force) {
+void recover_command(Context& ctx, const TargetOptions& targs, bool force) {
   before_command(ctx, "recover");
   apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
   switch (wj.condition) {
@@ -292,7 +242,7 @@ std::map<std::string, knobs::ServerSetting> current_values(const server::ServerC
   return out;
 }
 
-void status_command(Context& ctx) {
+void status_command(Context& ctx, const TargetOptions& targs) {
   before_command(ctx, "status");
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"workdir", fs::absolute(ctx.workdir).lexically_normal().string()});
@@ -305,17 +255,17 @@ void status_command(Context& ctx) {
   }
 
   apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
-  // status reads the managed cluster of its workdir (and --pg-version); a journal's other
-  // server (another version's cluster included) is described, never reached with the
-  // journal's commands (status runs nothing a journal names).
-  server::ManagedOptions options;
-  options.workdir = ctx.workdir;
-  options.pg_bin = ctx.pg_bin;
-  options.pg_version = ctx.pg_version;
-  auto managed = std::make_unique<server::ManagedCluster>(std::move(options));
-  const bool journal_is_managed =
-      wj.journal && apply::journal_matches_target(*wj.journal, managed_target(ctx));
-  if (!wj.journal || journal_is_managed) {
+  // status reads the server the target options name (by default the managed cluster of its
+  // workdir and --pg-version) without starting it; a journal's other server is described,
+  // never reached with the journal's commands (status runs nothing a journal names).
+  const server::TargetSpec given = target_spec(ctx, targs);
+  std::unique_ptr<server::ServerControl> server = server::target_kind(given.kind).reopen(given);
+  const bool journal_is_given = wj.journal && apply::journal_matches_target(*wj.journal, given);
+  if (wj.journal && !journal_is_given) {
+    rows.push_back(
+        {"server", fmt::format("{} (`{}` names it)", printable(wj.journal->server.description),
+                               apply::command_for(*wj.journal, "restore"))});
+  } else if (auto* managed = dynamic_cast<server::ManagedCluster*>(server.get())) {
     server::ClusterStatus s = managed->status();
     std::string state = !s.initialized ? "not created (`pgslow server start` creates it)"
                         : s.running    ? fmt::format("running (pid {})", s.pid.value_or(0))
@@ -323,9 +273,10 @@ void status_command(Context& ctx) {
     rows.push_back({"server", fmt::format("{}: {}{}", managed->describe(), state,
                                           s.version.empty() ? "" : ", PostgreSQL " + s.version)});
   } else {
-    rows.push_back(
-        {"server", fmt::format("{} (`{}` names it)", printable(wj.journal->server.description),
-                               apply::command_for(*wj.journal, "restore"))});
+    rows.push_back({"server", fmt::format("{}: {}", server->describe(),
+                                          apply::server_accepts_connections(*server)
+                                              ? "accepts connections"
+                                              : "does not accept connections")});
   }
 
   const apply::Journal* j = wj.journal ? &*wj.journal : nullptr;
@@ -364,7 +315,7 @@ void status_command(Context& ctx) {
         "reveal`.\n");
   } else if (j && !j->settings.empty()) {
     std::map<std::string, knobs::ServerSetting> now;
-    if (journal_is_managed) now = current_values(*managed);
+    if (journal_is_given) now = current_values(*server);
     std::vector<std::vector<std::string>> knobs_rows = {{"knob", "original", "now"}};
     for (const apply::JournalSetting& s : j->settings) {
       const apply::OriginalParameter* p = j->find_touched(s.name);
@@ -406,7 +357,7 @@ void add_apply_commands(CLI::App& app, Context& ctx) {
     CLI::App* cmd = app.add_subcommand(
         "apply", "apply a preset or settings file and leave it in place (a kept degradation)");
     auto arg = std::make_shared<std::string>();
-    auto targs = std::make_shared<TargetArgs>();
+    auto targs = std::make_shared<TargetOptions>();
     auto hold_for = std::make_shared<std::string>();
     cmd->add_option("preset", *arg, "a preset name (`pgslow presets list`) or a settings file")
         ->required();
@@ -421,7 +372,7 @@ void add_apply_commands(CLI::App& app, Context& ctx) {
     CLI::App* cmd = app.add_subcommand(
         name, restore ? "put the original configuration back (undoes `pgslow apply`)"
                       : "repair a server left changed by an interrupted run; safe at any time");
-    auto targs = std::make_shared<TargetArgs>();
+    auto targs = std::make_shared<TargetOptions>();
     auto force = std::make_shared<bool>(false);
     add_target_options(cmd, *targs);
     cmd->add_flag("--force-restore", *force,
@@ -435,9 +386,13 @@ void add_apply_commands(CLI::App& app, Context& ctx) {
       }
     });
   }
-  app.add_subcommand("status",
-                     "the workdir's server: clean or degraded, and what the journal holds")
-      ->callback([&ctx] { status_command(ctx); });
+  {
+    CLI::App* cmd = app.add_subcommand(
+        "status", "the workdir's server: clean or degraded, and what the journal holds");
+    auto targs = std::make_shared<TargetOptions>();
+    add_target_options(cmd, *targs);
+    cmd->callback([&ctx, targs] { status_command(ctx, *targs); });
+  }
 }
 
 void before_command(Context& ctx, const std::string& command) {

@@ -39,8 +39,7 @@ struct BisectArgs {
   int max_repeats = 5;
   double min_effect = 10;  // percent
   bool isolate = false;
-  bool allow_changes = false;
-  std::string data_dir;
+  TargetOptions target;
   std::string json;
   std::string markdown;
 };
@@ -86,15 +85,7 @@ void bisect_command(Context& ctx, const BisectArgs& a) {
   for (auto& p : driver::validate(options)) problems.push_back(p);
   if (has_errors(problems)) throw InputError(problems);
 
-  server::TargetSpec spec;
-  spec.workdir = ctx.workdir;
-  spec.pg_bin = ctx.pg_bin;
-  spec.pg_version = ctx.pg_version;
-  spec.allow_changes = a.allow_changes;
-  if (!a.data_dir.empty()) {
-    spec.kind = server::TargetKind::kPgctl;
-    spec.data_dir = a.data_dir;
-  }
+  server::TargetSpec spec = target_spec(ctx, a.target);
   std::unique_ptr<server::ServerControl> server = server::open_target(spec);
 
   // Validation first: nothing changes on the server before every candidate has a verdict.
@@ -217,11 +208,7 @@ void add_bisect_commands(CLI::App& app, Context& ctx) {
   cmd->add_flag("--isolate", a->isolate,
                 "also name each change's part: its effect alone with an interval, the bad "
                 "configuration without it, and a verdict (the attribution of `run --attribute`)");
-  cmd->add_option("--data-dir", a->data_dir,
-                  "bisect on an existing local server in this data directory (needs "
-                  "--allow-changes) instead of the managed cluster");
-  cmd->add_flag("--allow-changes", a->allow_changes,
-                "allow pgslow to change a server that is not the managed cluster");
+  add_target_options(cmd, a->target);
   cmd->add_option("--json", a->json, "also write the result as JSON to this file");
   cmd->add_option("--markdown", a->markdown, "also write the result as Markdown to this file");
   cmd->callback([&ctx, a] { bisect_command(ctx, *a); });

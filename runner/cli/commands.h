@@ -6,7 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.h"
-#include "server/target.h"
+#include "cli/target_options.h"
 
 namespace pgslow::cli {
 
@@ -19,10 +19,6 @@ void add_report_commands(CLI::App& app, Context& ctx);    // report, compare
 void add_bisect_commands(CLI::App& app, Context& ctx);    // bisect
 void add_lesson_commands(CLI::App& app, Context& ctx);    // lesson (workshop)
 void add_mystery_commands(CLI::App& app, Context& ctx);   // mystery start|clues|guess|reveal
-
-// The managed cluster of the workdir and --pg-version (<workdir>/cluster-N): the one server a
-// journal may name without the user naming it.
-server::TargetSpec managed_target(const Context& ctx);
 
 // Runs before every command that touches a workdir: repairs a run that was interrupted
 // (the journal of a process that is gone) before anything else happens.

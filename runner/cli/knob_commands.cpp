@@ -64,26 +64,16 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// Where the server is: --conninfo, else the managed cluster (started when it is down).
-struct ServerOptions {
-  std::string conninfo;
-};
+// Where the server is: the one the target options name, else `fallback` (a scenario's
+// target), else the managed cluster (started when it is down).
+using ServerOptions = TargetOptions;
 
-ServerSettings read_server(Context& ctx, const ServerOptions& opts, std::string* described) {
-  std::string conninfo = opts.conninfo;
-  if (conninfo.empty()) {
-    server::ManagedOptions managed;
-    managed.workdir = ctx.workdir;
-    managed.pg_bin = ctx.pg_bin;
-    managed.pg_version = ctx.pg_version;
-    server::ManagedCluster cluster(managed);
-    cluster.start();
-    conninfo = cluster.conninfo();
-    if (described) *described = cluster.describe();
-  } else if (described) {
-    *described = pg::redact_conninfo(conninfo);
-  }
-  pg::Connection conn = pg::Connection::open(conninfo);
+ServerSettings read_server(Context& ctx, const ServerOptions& opts, std::string* described,
+                           const server::TargetSpec* fallback = nullptr) {
+  std::unique_ptr<server::ServerControl> server =
+      server::open_target(target_spec(ctx, opts, fallback));
+  if (described) *described = server->describe();
+  pg::Connection conn = pg::Connection::open(server->conninfo());
   return ServerSettings::read(conn);
 }
 
@@ -327,15 +317,7 @@ void presets_show(Context& ctx, const std::string& name, bool offline, const Ser
 // the scenario's own target (pgctl, command, with its options), else the managed cluster.
 ServerSettings read_scenario_server(Context& ctx, const server::TargetSpec& target,
                                     const ServerOptions& opts, std::string* described) {
-  if (!opts.conninfo.empty() || target.kind == server::TargetKind::kManaged)
-    return read_server(ctx, opts, described);
-  server::TargetSpec spec = target;
-  spec.workdir = ctx.workdir;
-  if (!spec.pg_bin) spec.pg_bin = ctx.pg_bin;
-  std::unique_ptr<server::ServerControl> server = server::open_target(spec);
-  if (described) *described = server->describe();
-  pg::Connection conn = pg::Connection::open(server->conninfo());
-  return ServerSettings::read(conn);
+  return read_server(ctx, opts, described, &target);
 }
 
 // A scenario file (a top-level `stages:` or `workload:` key): its shape, its workload, its presets and every
@@ -482,10 +464,7 @@ void add_knob_commands(CLI::App& app, Context& ctx) {
   // Shared by the commands that read the live server; heap-held because CLI11 binds options
   // by reference and the callbacks run after this function returns.
   auto opts = std::make_shared<ServerOptions>();
-  const auto add_conninfo = [&](CLI::App* cmd) {
-    cmd->add_option("--conninfo", opts->conninfo,
-                    "read pg_settings from this server instead of the managed cluster");
-  };
+  const auto add_conninfo = [&](CLI::App* cmd) { add_target_options(cmd, *opts); };
 
   auto* knobs_cmd = app.add_subcommand("knobs", "the knob catalog: list, show, docs");
   knobs_cmd->require_subcommand(1);

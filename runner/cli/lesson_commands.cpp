@@ -75,14 +75,14 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
       e.message = fmt::format("scenario: no such file {}", lesson.scenario.string());
       throw InputError(std::vector<ConfigError>{e});
     }
-    Prepared p = prepare(ctx, lesson.scenario.string(), false);
+    Prepared p = prepare(ctx, lesson.scenario.string(), TargetOptions{});
     if (auto problems = workshop::check_lesson(lesson, p.plan, p.catalog); has_errors(problems))
       throw InputError(std::move(problems));
     pg::Connection conn = pg::Connection::open(p.server->conninfo());
     const knobs::ServerSettings live = knobs::ServerSettings::read(conn);
     conn.close();
 
-    scenario::RunOptions options = run_options_for(ctx, p);
+    scenario::RunOptions options = run_options_for(p);
     options.duration_s = a->duration;
     options.warmup_s = a->warmup;
     options.repeats = a->repeats;

@@ -49,29 +49,23 @@ fs::path resolve_scenario(const std::string& arg) {
 }
 
 // Parse, open the target, validate against the live server. Changes nothing.
-Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes, bool attribute) {
+Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs, bool attribute) {
   Prepared p;
   p.scenario = scenario::load_scenario(resolve_scenario(arg));
-  if (allow_changes) p.scenario.target.allow_changes = true;
   if (attribute) p.scenario.attribute = true;
   p.catalog = knobs::Catalog::load_default();
-  server::TargetSpec spec = p.scenario.target;
-  spec.workdir = ctx.workdir;
-  spec.pg_bin = ctx.pg_bin;
-  spec.pg_version = ctx.pg_version;
-  p.server = server::open_target(spec);
+  // The target options win over the scenario's own target.
+  p.target = target_spec(ctx, targs, &p.scenario.target);
+  p.server = server::open_target(p.target);
   pg::Connection conn = pg::Connection::open(p.server->conninfo());
   knobs::ServerSettings settings = knobs::ServerSettings::read(conn);
   p.plan = scenario::make_plan(p.scenario, p.catalog, settings);
   return p;
 }
 
-scenario::RunOptions run_options_for(const Context& ctx, const Prepared& prepared) {
+scenario::RunOptions run_options_for(const Prepared& prepared) {
   scenario::RunOptions options;
-  options.target = prepared.scenario.target;
-  options.target->workdir = ctx.workdir;
-  options.target->pg_bin = ctx.pg_bin;
-  options.target->pg_version = ctx.pg_version;
+  options.target = prepared.target;
   return options;
 }
 
@@ -113,7 +107,7 @@ namespace {
 struct RunArgs {
   std::string scenario;
   std::string out;
-  bool allow_changes = false;
+  TargetOptions target;
   std::optional<double> duration, warmup;
   std::optional<int> repeats;
   int workers = 0;
@@ -129,7 +123,7 @@ struct RunArgs {
 // configuration is restored on every way out (scenario::run_plan).
 report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::path& out_dir,
                          Progress& progress) {
-  scenario::RunOptions options = run_options_for(ctx, p);
+  scenario::RunOptions options = run_options_for(p);
   options.duration_s = a.duration;
   options.warmup_s = a.warmup;
   options.repeats = a.repeats;
@@ -203,11 +197,11 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
   for (int major : majors) {
     Context c = ctx;
     c.pg_version = major;
-    Prepared p = prepare(c, a.scenario, a.allow_changes, a.attribute);
-    if (p.scenario.target.kind != server::TargetKind::kManaged) {
-      throw InputError(fmt::format(
-          "--versions runs on pgslow's managed clusters, and scenario {} names a {} target",
-          p.scenario.name, server::to_string(p.scenario.target.kind)));
+    Prepared p = prepare(c, a.scenario, a.target, a.attribute);
+    if (p.target.kind != server::TargetKind::kManaged) {
+      throw InputError(
+          fmt::format("--versions runs on pgslow's managed clusters, and the target is a {} server",
+                      server::to_string(p.target.kind)));
     }
     prepared.push_back(std::move(p));
   }
@@ -254,11 +248,13 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     auto attribute = std::make_shared<bool>(false);
     cmd->add_option("scenario", *scenario_arg, "scenario file or name (scenarios/NAME.yaml)")
         ->required();
+    auto targs = std::make_shared<TargetOptions>();
+    add_target_options(cmd, *targs);
     cmd->add_flag("--attribute", *attribute,
                   "show the cost of naming each knob's part in every multi-knob stage");
-    cmd->callback([&ctx, scenario_arg, attribute] {
+    cmd->callback([&ctx, scenario_arg, targs, attribute] {
       before_command(ctx, "plan");
-      Prepared p = prepare(ctx, *scenario_arg, false, *attribute);
+      Prepared p = prepare(ctx, *scenario_arg, *targs, *attribute);
       scenario::print_plan(p.plan, std::cout);
     });
   }
@@ -269,8 +265,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_option("scenario", a->scenario, "scenario file or name (scenarios/NAME.yaml)")
         ->required();
     cmd->add_option("--out", a->out, "results folder (default results/<scenario>-<time>)");
-    cmd->add_flag("--allow-changes", a->allow_changes,
-                  "allow changing a server that is not the managed cluster");
+    add_target_options(cmd, a->target);
     cmd->add_option("--duration", a->duration, "seconds per measured run (overrides the scenario)");
     cmd->add_option("--warmup", a->warmup, "warm-up seconds (overrides the scenario)");
     cmd->add_option("--repeats", a->repeats, "measured runs per stage (overrides the scenario)");
@@ -293,7 +288,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
       if (!a->versions.empty()) return run_versions(ctx, *a, cmd, *dashboard);
-      Prepared p = prepare(ctx, a->scenario, a->allow_changes, a->attribute);
+      Prepared p = prepare(ctx, a->scenario, a->target, a->attribute);
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
       ConsoleProgress console;
       std::unique_ptr<workshop::Dashboard> board =

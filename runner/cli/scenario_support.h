@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "cli/context.h"
+#include "cli/target_options.h"
 #include "knobs/catalog.h"
 #include "report/model.h"
 #include "scenario/plan.h"
@@ -25,16 +26,19 @@ std::filesystem::path resolve_scenario(const std::string& arg);
 
 struct Prepared {
   scenario::Scenario scenario;
+  server::TargetSpec target;  // the scenario's target, or the one the options name
   std::unique_ptr<server::ServerControl> server;
   knobs::Catalog catalog;
   scenario::Plan plan;
 };
 
-// Parse, open the target, validate against the live server. Changes nothing.
-Prepared prepare(Context& ctx, const std::string& arg, bool allow_changes, bool attribute = false);
+// Parse, open the target (the options' when they name one, else the scenario's), validate
+// against the live server. Changes nothing.
+Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs,
+                 bool attribute = false);
 
 // Run options for a prepared scenario: its target, recorded for recovery, in this workdir.
-scenario::RunOptions run_options_for(const Context& ctx, const Prepared& prepared);
+scenario::RunOptions run_options_for(const Prepared& prepared);
 
 std::filesystem::path default_out_dir(const std::string& scenario_name);
 void render(const report::Run& run, std::string_view format, std::ostream& out);

@@ -27,32 +27,24 @@ namespace pgslow::cli {
 
 namespace {
 
-// Where the workload runs: --conninfo, else the managed cluster (started if needed).
+// Where the workload runs: the server the target options name, else the managed cluster
+// (started if needed).
 struct Target {
   std::string conninfo;
-  std::unique_ptr<server::ManagedCluster> cluster;
+  std::unique_ptr<server::ServerControl> server;
 };
 
-Target open_target(Context& ctx, const std::string& conninfo) {
+Target open_target(Context& ctx, const TargetOptions& targs) {
   Target t;
-  if (!conninfo.empty()) {
-    t.conninfo = conninfo;
-    return t;
-  }
-  server::ManagedOptions opts;
-  opts.workdir = ctx.workdir;
-  opts.pg_bin = ctx.pg_bin;
-  opts.pg_version = ctx.pg_version;
-  t.cluster = std::make_unique<server::ManagedCluster>(opts);
-  t.cluster->start();
-  t.conninfo = t.cluster->conninfo();
+  t.server = server::open_target(target_spec(ctx, targs));
+  t.conninfo = t.server->conninfo();
   return t;
 }
 
 struct WorkloadArgs {
   std::string workload;
   int scale = 0;  // 0: not given
-  std::string conninfo;
+  TargetOptions target;
   std::uint64_t seed = 1;
   std::vector<std::string> options;  // KEY=VALUE
   std::vector<std::string> scripts;  // --script FILE[@WEIGHT]
@@ -68,8 +60,7 @@ void add_workload_args(CLI::App* cmd, WorkloadArgs& a) {
                   "load_connections=4)");
   cmd->add_option("--script,-f", a.scripts,
                   "a pgbench script file FILE[@WEIGHT] for -w script, repeatable (pgbench -f)");
-  cmd->add_option("--conninfo", a.conninfo,
-                  "run on this server instead of the managed cluster (libpq conninfo)");
+  add_target_options(cmd, a.target);
 }
 
 const workload::Workload& resolve(WorkloadArgs& a, workload::WorkloadParams& params,
@@ -125,7 +116,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     std::vector<ConfigError> problems;
     const workload::Workload& w = resolve(*load_args, params, problems);
     throw_problems(problems);
-    Target t = open_target(ctx, load_args->conninfo);
+    Target t = open_target(ctx, load_args->target);
     ConsoleProgress progress;
     workload::Dataset ds(t.conninfo, w, params);
     ds.load(progress, *force);
@@ -183,18 +174,11 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     throw_problems(problems);
     opts->seed = bench_args->seed;
 
-    if (*no_reset && bench_args->conninfo.empty())
+    if (*no_reset && !bench_args->target.names_server())
       throw InputError("--no-reset needs --conninfo: the database to run on as it is");
     // Through the one measuring seam, in a session that changes no configuration.
-    server::TargetSpec spec;
-    spec.workdir = ctx.workdir;
-    spec.pg_bin = ctx.pg_bin;
-    spec.pg_version = ctx.pg_version;
-    if (!bench_args->conninfo.empty()) {
-      spec.kind = server::TargetKind::kCommand;
-      spec.conninfo = bench_args->conninfo;
-    }
-    std::unique_ptr<server::ServerControl> server = server::open_target(spec);
+    std::unique_ptr<server::ServerControl> server =
+        server::open_target(target_spec(ctx, bench_args->target));
     ConsoleProgress progress;
     stage::LabOptions lab_options;
     lab_options.changes_configuration = false;
@@ -256,7 +240,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     std::vector<ConfigError> problems;
     const workload::Workload& w = resolve(*check_args, params, problems);
     throw_problems(problems);
-    Target t = open_target(ctx, check_args->conninfo);
+    Target t = open_target(ctx, check_args->target);
     if (check_args->scale == 0) {
       // No --scale: the one clone of this workload there is.
       pg::Connection admin = pg::Connection::open(t.conninfo);

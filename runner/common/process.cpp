@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,6 +119,23 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   std::vector<char*> c_env = c_strings(env);
   std::string cwd = options.cwd ? options.cwd->string() : (switch_user ? "/" : "");
 
+  // Standard input from memory: a memfd holds it whole, so the child reads at its own pace and
+  // a child that never reads cannot block us on a full pipe.
+  Fd input;
+  if (options.input) {
+    input.fd = ::memfd_create("pgslow-stdin", MFD_CLOEXEC);
+    if (input.fd < 0)
+      throw RuntimeError(fmt::format("cannot create a memfd: {}", std::strerror(errno)));
+    std::size_t done = 0;
+    while (done < options.input->size()) {
+      ssize_t n = ::write(input.fd, options.input->data() + done, options.input->size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw RuntimeError(fmt::format("cannot write a memfd: {}", std::strerror(errno)));
+      done += static_cast<std::size_t>(n);
+    }
+    ::lseek(input.fd, 0, SEEK_SET);
+  }
+
   int out_pipe[2];
   int err_pipe[2];  // the child reports a failed exec (errno) here; closed by a good exec
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw RuntimeError("cannot create a pipe");
@@ -130,8 +148,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (pid == 0) {
     // Child: own process group, so a timeout kills its children too.
     ::setpgid(0, 0);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
+    int in = input.fd >= 0 ? input.fd : ::open("/dev/null", O_RDONLY);
+    if (in >= 0) ::dup2(in, 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(out_pipe[1], 2);
     int step = 0;  // which call failed, reported with errno

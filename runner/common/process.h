@@ -25,6 +25,8 @@ struct ProcessOptions {
   std::vector<std::string> env;
   // Keep at most this many bytes of output (the tail: errors come last).
   std::size_t max_output = 1 << 20;
+  // What the child reads on standard input (/dev/null when not given).
+  std::optional<std::string> input;
 };
 
 struct ProcessResult {

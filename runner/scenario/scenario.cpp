@@ -8,6 +8,7 @@
 #include "common/strings.h"
 #include "common/yaml.h"
 #include "scenario/sweep.h"
+#include "server/target_kind.h"
 
 namespace pgslow::scenario {
 
@@ -109,47 +110,8 @@ std::optional<int> read_positive_int(yaml::Reader& r, const YAML::Node& node, st
 }
 
 void read_target(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
-  s.target.kind = server::TargetKind::kManaged;
-  if (!node.IsDefined() || node.IsNull()) return;
-  s.target_where = r.where(node);
-  if (node.IsScalar()) {
-    std::string kind = to_lower(node.Scalar());
-    if (kind == "managed") return;
-    r.error(node, fmt::format("target {} needs its details", yaml::printable(node.Scalar())),
-            "write `target: managed`, or a map with kind: pgctl|command (docs/scenario-format.md)");
-    return;
-  }
-  yaml::Fields f = r.fields(node, "target",
-                            {"kind", "data_dir", "conninfo", "reload", "restart", "allow_changes"});
-  auto kind = r.string(f.get("kind"), "target.kind", true, node);
-  if (kind) {
-    std::string k = to_lower(*kind);
-    if (k == "managed") {
-      s.target.kind = server::TargetKind::kManaged;
-    } else if (k == "pgctl") {
-      s.target.kind = server::TargetKind::kPgctl;
-    } else if (k == "command") {
-      s.target.kind = server::TargetKind::kCommand;
-    } else {
-      r.error(f.get("kind"), fmt::format("unknown target kind {}", yaml::printable(*kind)),
-              "use managed, pgctl or command");
-    }
-  }
-  if (auto v = r.string(f.get("data_dir"), "target.data_dir")) s.target.data_dir = *v;
-  if (auto v = r.string(f.get("conninfo"), "target.conninfo")) s.target.conninfo = *v;
-  if (auto v = r.string(f.get("reload"), "target.reload")) s.target.reload_command = *v;
-  if (auto v = r.string(f.get("restart"), "target.restart")) s.target.restart_command = *v;
-  if (auto v = r.boolean(f.get("allow_changes"), "target.allow_changes")) {
-    s.target.allow_changes = *v;
-  }
-  if (s.target.kind == server::TargetKind::kPgctl && s.target.data_dir.empty()) {
-    r.error(node, "a pgctl target needs data_dir", "the server's data directory, e.g. data_dir: /var/lib/postgresql/15/main");
-  }
-  if (s.target.kind == server::TargetKind::kCommand) {
-    if (s.target.conninfo.empty()) {
-      r.error(node, "a command target needs conninfo", "how to reach the server, e.g. conninfo: \"host=localhost port=5432 user=postgres\"");
-    }
-  }
+  if (node.IsDefined() && !node.IsNull()) s.target_where = r.where(node);
+  server::read_target(r, node, s.target);
 }
 
 void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,16 @@
 namespace pgslow::server {
 
 enum class TargetKind { kManaged, kPgctl, kCommand };
+
+// Parameters for a target that sets them itself (sets_parameters()), as the JSON its command
+// reads on standard input: {"settings": {"shared_buffers": "16MB", "work_mem": null},
+// "restart_needed": true, "restore": false}. A null value means "remove your entry": the
+// parameter goes back to the server's own default.
+struct ParameterChange {
+  std::map<std::string, std::optional<std::string>> settings;
+  bool restart_needed = false;  // a postmaster-context value differs from what runs
+  bool restore = false;         // the original values, put back
+};
 
 class ServerControl {
  public:
@@ -36,6 +47,13 @@ class ServerControl {
   // Whether pgslow may change this server's configuration: always for the managed cluster,
   // otherwise only with `allow_changes: true` / --allow-changes.
   virtual bool allows_changes() const = 0;
+  // Whether this target sets parameters with its own command (the command target's `apply:`)
+  // instead of ALTER SYSTEM: Kubernetes operators, Patroni, cloud parameter groups.
+  virtual bool sets_parameters() const { return false; }
+  // Hands `change` to that command, which makes the values effective (reload or restart as it
+  // must); returns once the server accepts queries again. Throws RuntimeError naming the
+  // command, its exit status and the last lines of its output.
+  virtual void set_parameters(const ParameterChange& change, std::chrono::seconds timeout);
 };
 
 }  // namespace pgslow::server

@@ -6,7 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "common/clock.h"
@@ -34,6 +37,18 @@ std::optional<std::string> postmaster_start_time(const std::string& conninfo) {
   }
 }
 
+// When the server last read its configuration files, as a new session sees it (the
+// postmaster's time: a reload or a start changes it); nullopt when the server is down.
+std::optional<std::string> config_load_time(const std::string& conninfo) {
+  try {
+    auto conn = pg::Connection::open(conninfo);
+    return conn.query_value(
+        "SELECT pg_conf_load_time()::text || ' ' || pg_postmaster_start_time()::text");
+  } catch (const pg::Error&) {
+    return std::nullopt;
+  }
+}
+
 // A user's command is a shell command line by design (systemctl ..., docker compose ...).
 ProcessResult run_user_command(const std::string& what, const std::string& command,
                                std::chrono::seconds timeout) {
@@ -49,18 +64,6 @@ ProcessResult run_user_command(const std::string& what, const std::string& comma
 }
 
 }  // namespace
-
-std::string_view to_string(TargetKind kind) {
-  switch (kind) {
-    case TargetKind::kManaged:
-      return "managed";
-    case TargetKind::kPgctl:
-      return "pgctl";
-    case TargetKind::kCommand:
-      return "command";
-  }
-  return "managed";
-}
 
 void wait_until_accepting(const std::string& conninfo, std::chrono::seconds timeout,
                           const std::optional<std::string>& previous_start) {
@@ -190,12 +193,50 @@ void PgctlServer::restart(std::chrono::seconds timeout) {
   wait_until_accepting(conninfo(), timeout);
 }
 
+void ServerControl::set_parameters(const ParameterChange&, std::chrono::seconds) {
+  throw RuntimeError(describe() + " sets parameters with ALTER SYSTEM, not with a command");
+}
+
 // ---- command ----
+
+namespace {
+
+// The program an apply or restore command line starts must be there before pgslow records a
+// journal whose restore depends on it: its first word (after VAR=value assignments), found as
+// a path or in PATH, and executable. Shell syntax beyond that is left to the shell.
+void require_program(std::string_view what, const std::string& command) {
+  std::istringstream words(command);
+  std::string program;
+  while (words >> program && program.find('=') != std::string::npos &&
+         program.find('/') == std::string::npos) {
+  }
+  if (program.empty()) throw InputError(fmt::format("the {} command is empty", what));
+  if (program.find_first_of("'\"$`(){};|&<>") != std::string::npos) return;
+  std::vector<fs::path> candidates;
+  if (program.find('/') != std::string::npos) {
+    candidates.push_back(program);
+  } else {
+    const char* path = std::getenv("PATH");
+    for (const std::string& dir : split(path ? path : "/usr/bin:/bin", ':'))
+      candidates.push_back(fs::path(dir.empty() ? "." : dir) / program);
+  }
+  for (const fs::path& c : candidates) {
+    if (::access(c.c_str(), X_OK) == 0 && !fs::is_directory(c)) return;
+  }
+  const bool exists = program.find('/') != std::string::npos && fs::exists(program);
+  throw InputError(fmt::format(
+      "the {} command cannot run: {} {}. Nothing was changed", what, program,
+      exists ? "is not executable (chmod +x it)" : "is not found (give its full path)"));
+}
+
+}  // namespace
 
 CommandServer::CommandServer(TargetSpec spec) : spec_(std::move(spec)) {
   if (spec_.conninfo.empty()) {
     throw InputError("the command target needs conninfo: how pgslow reaches the server");
   }
+  if (!spec_.apply_command.empty()) require_program("apply", spec_.apply_command);
+  if (!spec_.restore_command.empty()) require_program("restore", spec_.restore_command);
 }
 
 std::string CommandServer::describe() const {
@@ -216,6 +257,49 @@ void CommandServer::reload() {
   run_user_command("reload", spec_.reload_command, std::chrono::seconds(120));
 }
 
+std::string parameter_change_json(const ParameterChange& change) {
+  nlohmann::ordered_json settings = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : change.settings)
+    settings[name] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+  nlohmann::ordered_json doc = {{"settings", settings},
+                                {"restart_needed", change.restart_needed},
+                                {"restore", change.restore}};
+  return doc.dump(2) + "\n";
+}
+
+void CommandServer::set_parameters(const ParameterChange& change, std::chrono::seconds timeout) {
+  const bool own_restore = change.restore && !spec_.restore_command.empty();
+  const std::string what = own_restore ? "restore" : "apply";
+  const std::string& command = own_restore ? spec_.restore_command : spec_.apply_command;
+  const std::int64_t deadline = now_us() + std::chrono::microseconds(timeout).count();
+  const std::optional<std::string> loaded_before = config_load_time(spec_.conninfo);
+  ProcessOptions o;
+  o.timeout = timeout;
+  o.input = parameter_change_json(change);
+  spdlog::info("running the {} command: {}", what, command);
+  ProcessResult r = run_process({"/bin/sh", "-c", command}, o);
+  if (!r.ok()) {
+    // The shell's own 126/127: the command is not there or not executable.
+    std::string hint = r.exit_code == 127   ? " (command not found: check the path and PATH)"
+                       : r.exit_code == 126 ? " (not executable: chmod +x it)"
+                                            : "";
+    throw RuntimeError(fmt::format("the {} command failed ({}{}): {}\nits output ends with:\n{}",
+                                   what, r.describe_status(), hint, command,
+                                   last_lines(r.output, 20)));
+  }
+  auto left = std::chrono::seconds(std::max<std::int64_t>(1, (deadline - now_us()) / 1000000));
+  wait_until_accepting(spec_.conninfo, left);
+  // A reload (pg_ctl reload, SIGHUP) returns before the postmaster has read the files: wait
+  // until it has (or the server restarted), so that pgslow reads back what the command set.
+  // A command that neither reloads nor restarts gets a few seconds, then its values are read
+  // back as they are.
+  const std::int64_t reload_deadline = std::min(deadline, now_us() + 5'000'000);
+  while (loaded_before && config_load_time(spec_.conninfo) == loaded_before &&
+         now_us() < reload_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 void CommandServer::restart(std::chrono::seconds timeout) {
   if (spec_.restart_command.empty()) {
     throw RuntimeError(
@@ -227,27 +311,6 @@ void CommandServer::restart(std::chrono::seconds timeout) {
   run_user_command("restart", spec_.restart_command, timeout);
   auto left = std::chrono::seconds(std::max<std::int64_t>(1, (deadline - now_us()) / 1000000));
   wait_until_accepting(spec_.conninfo, left, before);
-}
-
-// ---- factory ----
-
-std::unique_ptr<ServerControl> open_target(const TargetSpec& spec) {
-  switch (spec.kind) {
-    case TargetKind::kManaged: {
-      ManagedOptions options;
-      options.workdir = spec.workdir.empty() ? fs::path(".pgslow") : spec.workdir;
-      options.pg_bin = spec.pg_bin;
-      options.pg_version = spec.pg_version;
-      auto cluster = std::make_unique<ManagedCluster>(std::move(options));
-      if (!cluster->is_running()) cluster->start();
-      return cluster;
-    }
-    case TargetKind::kPgctl:
-      return std::make_unique<PgctlServer>(spec);
-    case TargetKind::kCommand:
-      return std::make_unique<CommandServer>(spec);
-  }
-  throw InputError("unknown server kind");
 }
 
 }  // namespace pgslow::server

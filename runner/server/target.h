@@ -21,14 +21,18 @@ struct TargetSpec {
   std::string conninfo;                         // command: required; pgctl: derived if empty
   std::string reload_command;                   // command: empty means pg_reload_conf()
   std::string restart_command;                  // command: needed for restart-only settings
-  bool allow_changes = false;                   // pgctl, command: may pgslow change it?
+  // command: sets parameters itself (JSON on stdin) instead of ALTER SYSTEM; restore_command
+  // puts the originals back (empty: apply_command with the original values).
+  std::string apply_command;
+  std::string restore_command;
+  bool allow_changes = false;  // pgctl, command: may pgslow change it?
   // pgctl: where pg_ctl sends the server's log on restart (pg_ctl -l); empty means
   // <data_dir>/pgslow-server.log.
   std::filesystem::path log_file;
 };
 
 // The target `spec` describes. Checks the spec (InputError naming the missing field); for the
-// managed kind it starts the cluster when it is not running.
+// managed kind it starts the cluster when it is not running. (target_kind.h: per kind.)
 std::unique_ptr<ServerControl> open_target(const TargetSpec& spec);
 
 std::string_view to_string(TargetKind kind);  // "managed", "pgctl", "command"
@@ -64,10 +68,15 @@ class CommandServer : public ServerControl {
   void restart(std::chrono::seconds timeout) override;
   std::optional<std::filesystem::path> data_dir() const override;
   bool allows_changes() const override { return spec_.allow_changes; }
+  bool sets_parameters() const override { return !spec_.apply_command.empty(); }
+  void set_parameters(const ParameterChange& change, std::chrono::seconds timeout) override;
 
  private:
   TargetSpec spec_;
 };
+
+// The JSON a command target's apply or restore command reads on standard input.
+std::string parameter_change_json(const ParameterChange& change);
 
 // Waits until a server at `conninfo` answers a query, polling, for at most `timeout`. When
 // `previous_start` is given (pg_postmaster_start_time() before a restart), waits for a server

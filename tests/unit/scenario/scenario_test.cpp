@@ -165,6 +165,53 @@ stages:
   EXPECT_EQ(s.target.conninfo, "host=localhost port=5432");
 }
 
+TEST(ParseScenario, CommandTargetWithApplyAndRestoreCommands) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse(R"(target:
+  kind: command
+  conninfo: "host=db.example port=5432"
+  apply: /usr/local/bin/cnpg-apply.sh
+  restore: /usr/local/bin/cnpg-restore.sh
+  allow_changes: true
+workload: select-only
+stages:
+  - name: a
+    settings: {work_mem: 64kB}
+)",
+                     problems);
+  EXPECT_TRUE(problems.empty()) << all(problems);
+  EXPECT_EQ(s.target.apply_command, "/usr/local/bin/cnpg-apply.sh");
+  EXPECT_EQ(s.target.restore_command, "/usr/local/bin/cnpg-restore.sh");
+}
+
+// Each kind takes only its own fields; the error names the line and what the kind takes.
+TEST(ParseScenario, AFieldOfAnotherKindIsAnErrorWithItsLine) {
+  std::vector<ConfigError> problems;
+  parse(R"(target:
+  kind: pgctl
+  data_dir: /var/lib/postgresql/15/main
+  apply: ./apply.sh
+workload: select-only
+stages:
+  - name: a
+    settings: {work_mem: 64kB}
+)",
+        problems);
+  EXPECT_NE(all(problems).find("s.yaml:4"), std::string::npos) << all(problems);
+  EXPECT_NE(all(problems).find("a pgctl target takes no apply"), std::string::npos)
+      << all(problems);
+  problems.clear();
+  parse(R"(target: {kind: command, conninfo: "host=x", restore: ./r.sh}
+workload: select-only
+stages:
+  - name: a
+    settings: {work_mem: 64kB}
+)",
+        problems);
+  EXPECT_NE(all(problems).find("restore command goes with an apply command"), std::string::npos)
+      << all(problems);
+}
+
 TEST(ParseScenario, StageThatChangesNothingIsAnError) {
   std::vector<ConfigError> problems;
   parse("workload: select-only\nstages:\n  - name: idle\n", problems);

@@ -92,5 +92,15 @@ TEST(Process, LastLines) {
   EXPECT_EQ(last_lines("", 3), "");
 }
 
+TEST(Process, StandardInputComesFromMemory) {
+  ProcessOptions o;
+  o.input = std::string("{\"settings\": {}}\n");
+  ProcessResult r = run_process({"cat"}, o);
+  EXPECT_TRUE(r.ok()) << r.output;
+  EXPECT_EQ(r.output, "{\"settings\": {}}\n");
+  // Without input the child reads /dev/null: nothing, at once.
+  EXPECT_EQ(run_process({"cat"}).output, "");
+}
+
 }  // namespace
 }  // namespace pgslow

@@ -1,0 +1,54 @@
+#include "cli/target_options.h"
+
+#include "server/target_kind.h"
+
+namespace pgslow::cli {
+
+bool TargetOptions::names_server() const {
+  for (const auto& [name, value] : fields) {
+    if (!value.empty()) return true;
+  }
+  return false;
+}
+
+void add_target_options(CLI::App* cmd, TargetOptions& t) {
+  CLI::Option_group* group =
+      cmd->add_option_group("Target",
+                            "which server: the managed cluster unless one of these names another "
+                            "(docs/server.md)");
+  for (const server::TargetField& f : server::target_fields()) {
+    std::string& value = t.fields[std::string(f.yaml)];  // std::map: the reference stays valid
+    group->add_option(std::string(f.option), value, std::string(f.help));
+  }
+  group->add_flag("--allow-changes", t.allow_changes,
+                  "allow pgslow to change a server that is not the managed cluster");
+}
+
+server::TargetSpec managed_target(const Context& ctx) {
+  server::TargetSpec spec;
+  spec.workdir = ctx.workdir;
+  spec.pg_bin = ctx.pg_bin;
+  spec.pg_version = ctx.pg_version;
+  return spec;
+}
+
+server::TargetSpec target_spec(const Context& ctx, const TargetOptions& t,
+                               const server::TargetSpec* fallback) {
+  server::TargetSpec spec;
+  if (t.names_server()) {
+    for (const server::TargetField& f : server::target_fields()) {
+      auto it = t.fields.find(std::string(f.yaml));
+      if (it != t.fields.end() && !it->second.empty()) f.set(spec, it->second);
+    }
+    spec.kind = server::infer_kind(spec);
+  } else if (fallback) {
+    spec = *fallback;
+  }
+  spec.workdir = ctx.workdir;
+  if (ctx.pg_bin) spec.pg_bin = ctx.pg_bin;
+  spec.pg_version = ctx.pg_version;
+  spec.allow_changes = spec.allow_changes || t.allow_changes;
+  return spec;
+}
+
+}  // namespace pgslow::cli

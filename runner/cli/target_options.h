@@ -1,0 +1,35 @@
+#pragma once
+// The one group of target options every command that reaches a server takes (--data-dir,
+// --conninfo, --reload-command, --restart-command, --apply-command, --restore-command,
+// --allow-changes), made from server/'s table of target fields.
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+
+#include "cli/context.h"
+#include "server/target.h"
+
+namespace pgslow::cli {
+
+struct TargetOptions {
+  std::map<std::string, std::string> fields;  // TargetField::yaml -> value given
+  bool allow_changes = false;
+  // Whether any option names a server (not just --allow-changes).
+  bool names_server() const;
+};
+
+// Adds the "Target" option group to `cmd`; `t` must outlive the parse (heap-held).
+void add_target_options(CLI::App* cmd, TargetOptions& t);
+
+// The server the options name; when they name none, `fallback` (a scenario's own target, or
+// the managed cluster of the workdir and --pg-version). The workdir, --pg-bin and --pg-version
+// always come from the context; --allow-changes adds to the fallback's allow_changes.
+server::TargetSpec target_spec(const Context& ctx, const TargetOptions& t,
+                               const server::TargetSpec* fallback = nullptr);
+
+// The managed cluster of the workdir and --pg-version (<workdir>/cluster-N): the one server a
+// journal may name without the user naming it.
+server::TargetSpec managed_target(const Context& ctx);
+
+}  // namespace pgslow::cli

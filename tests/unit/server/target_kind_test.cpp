@@ -1,0 +1,77 @@
+// The table of target kinds: which kind the options name, what the journal records, when a
+// journal's record names the same server, and the JSON an apply command reads.
+#include "server/target_kind.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace pgslow::server {
+namespace {
+
+TargetSpec command_spec() {
+  TargetSpec s;
+  s.kind = TargetKind::kCommand;
+  s.conninfo = "host=db port=5432 user=postgres";
+  s.apply_command = "./apply.sh";
+  return s;
+}
+
+TEST(TargetKind, TheOptionsNameTheKind) {
+  TargetSpec s;
+  EXPECT_EQ(infer_kind(s), TargetKind::kManaged);
+  s.data_dir = "/var/lib/postgresql/15/main";
+  EXPECT_EQ(infer_kind(s), TargetKind::kPgctl);
+  s.conninfo = "host=/tmp";
+  EXPECT_EQ(infer_kind(s), TargetKind::kPgctl);  // a data directory with its conninfo
+  s.apply_command = "./apply.sh";
+  EXPECT_EQ(infer_kind(s), TargetKind::kCommand);
+  TargetSpec c;
+  c.conninfo = "host=db";
+  EXPECT_EQ(infer_kind(c), TargetKind::kCommand);
+}
+
+TEST(TargetKind, NamesAndFieldsComeFromOneTable) {
+  EXPECT_EQ(target_kind_names(), "managed, pgctl or command");
+  ASSERT_NE(find_target_kind("Command"), nullptr);
+  EXPECT_EQ(find_target_kind("command")->kind, TargetKind::kCommand);
+  EXPECT_EQ(find_target_kind("docker"), nullptr);
+  EXPECT_EQ(to_string(TargetKind::kPgctl), "pgctl");
+  for (const TargetField& f : target_fields()) {
+    EXPECT_EQ(f.option.substr(0, 2), "--") << f.yaml;
+    TargetSpec s;
+    f.set(s, "x");
+    EXPECT_EQ(f.get(s), "x") << f.yaml;
+  }
+}
+
+// A journal's commands run only for the user who names the same server with the same commands.
+TEST(TargetKind, ARecordMatchesOnlyTheSameCommands) {
+  TargetRecord r;
+  r.kind = "command";
+  r.conninfo = "host=db port=5432 user=postgres";
+  r.target = {{"kind", "command"}, {"apply_command", "./apply.sh"}};
+  std::string why;
+  EXPECT_TRUE(record_matches(r, command_spec(), &why)) << why;
+  TargetSpec other = command_spec();
+  other.apply_command = "rm -rf /";
+  EXPECT_FALSE(record_matches(r, other, &why));
+  EXPECT_NE(why.find("apply command"), std::string::npos) << why;
+  const std::vector<std::string> options = target_kind(TargetKind::kCommand).options(r);
+  EXPECT_EQ(options,
+            (std::vector<std::string>{"--conninfo", r.conninfo, "--apply-command", "./apply.sh"}));
+}
+
+TEST(TargetKind, TheApplyCommandReadsSettingsAsJson) {
+  ParameterChange change;
+  change.settings = {{"shared_buffers", "16MB"}, {"work_mem", std::nullopt}};
+  change.restart_needed = true;
+  nlohmann::json j = nlohmann::json::parse(parameter_change_json(change));
+  EXPECT_EQ(j["settings"]["shared_buffers"], "16MB");
+  EXPECT_TRUE(j["settings"]["work_mem"].is_null());
+  EXPECT_TRUE(j["restart_needed"].get<bool>());
+  EXPECT_FALSE(j["restore"].get<bool>());
+}
+
+}  // namespace
+}  // namespace pgslow::server
