@@ -22,7 +22,7 @@
 #include "common/paths.h"
 #include "common/process.h"
 #include "pg/connection.h"
-#include "tests/integration/apply/pgslow_process.h"
+#include "tests/support/pgslow_process.h"
 #include "tests/support/cluster_fixture.h"
 
 namespace pgslow::testing {
