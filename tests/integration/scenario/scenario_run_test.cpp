@@ -404,10 +404,17 @@ TEST(Run, ServerRestartMidStageEndsRestored) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(r.signal, 0) << r.output;
   EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
-  EXPECT_TRUE(r.output.find("restarted during the measurement") != std::string::npos ||
-              r.output.find("stopped during the measurement") != std::string::npos)
-      << r.output;
-  EXPECT_NE(r.output.find("every changed stage failed"), std::string::npos) << r.output;
+  // Where the restart lands decides the words, not the outcome: under the stage's runs, the
+  // stage fails and so every changed stage failed; a slow restart (a busy machine) may still be
+  // under way when the next run connects, and the run ends there. Either way: exit 1, said.
+  const bool under_the_stage =
+      r.output.find("restarted during the measurement") != std::string::npos ||
+      r.output.find("stopped during the measurement") != std::string::npos;
+  const bool before_the_next_run =
+      r.output.find("does not accept connections (it stopped during the run)") != std::string::npos;
+  EXPECT_TRUE(under_the_stage || before_the_next_run) << r.output;
+  if (under_the_stage && !before_the_next_run)
+    EXPECT_NE(r.output.find("every changed stage failed"), std::string::npos) << r.output;
   expect_restored(before);
 }
 
