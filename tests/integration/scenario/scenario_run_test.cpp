@@ -434,8 +434,10 @@ TEST(Run, ServerStoppedMidStageEndsRestoredAndStartedAgain) {
   const bool stopped = when_the_changed_stage_runs("random_page_cost", "4", [&] {
     ProcessOptions o;
     if (::geteuid() == 0) o.run_as = "postgres";  // the managed cluster's server user as root
+    // -W: no waiting for the stop. pgslow may start the server again before pg_ctl looks,
+    // and pg_ctl would then wait 60 s for a server that is (again) running.
     stop = run_process({(cluster().pg_bin() / "pg_ctl").string(), "stop", "-D",
-                        cluster().data_dir()->string(), "-m", "immediate", "-w"},
+                        cluster().data_dir()->string(), "-m", "immediate", "-W"},
                        o);
   });
   run.join();
