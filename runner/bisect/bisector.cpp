@@ -315,6 +315,64 @@ bool Bisector::search_round(const Subset& failing, double slow_log_mean) {
   return true;
 }
 
+// The remainder against good measured right before and right after each of its runs (pairs
+// bracketed by good): drift since the levels, and a machine that got noisier, must not read as
+// a second culprit. One pair decides when the remainder is plainly like good or plainly slow;
+// otherwise up to `level_repeats` (at least 3) pairs, judged by their t interval at 99%:
+// another round is a claim that another culprit exists, and a false one blames a harmless knob.
+Bisector::Remainder Bisector::judge_remainder(const Subset& remaining) {
+  refresh_good(1, 1);
+  std::vector<double> smp;
+  std::vector<double> paired;  // log(remainder) - log(good around it), one per pair
+  auto measure_pair = [&] {
+    const double good_before = good_log_;
+    smp.push_back(measure(remaining, 1, "remaining").back());
+    refresh_good(1, 1);
+    paired.push_back(std::log(smp.back()) - (good_before + good_log_) / 2);
+  };
+  const double min_effect_log = -std::log(1.0 - options_.min_effect);
+  const double pair_sigma = sigma_ * std::sqrt(1.5);  // one run minus the mean of two
+  const int pairs = std::max(3, options_.level_repeats);
+
+  measure_pair();
+  // Like good: even the noise band's worth of bad luck could not make it a culprit. On a
+  // machine too noisy for the pairs to resolve the smallest effect a round looks for (the 99% t
+  // half-width after every pair is larger than min_effect), a remainder that this pair shows
+  // less slower than min_effect is like good too: more pairs could only make it a culprit by
+  // reading several times slower than this one, and would cost runs (and, with restart knobs
+  // in the remainder, restarts).
+  const double resolvable =
+      report::t_quantile(0.995, pairs - 1) * pair_sigma / std::sqrt(static_cast<double>(pairs));
+  const bool like_good = -paired.back() < min_effect_log - options_.band_sigmas * sigma_ ||
+                         (resolvable > min_effect_log && -paired.back() < min_effect_log);
+  // Plainly slow: twice the band's worth of good luck could not make it like good.
+  const bool plainly_slow = -paired.back() > min_effect_log + 2 * options_.band_sigmas * pair_sigma;
+
+  Remainder rest;
+  rest.slower = plainly_slow;
+  if (!like_good && !plainly_slow) {
+    while (static_cast<int>(paired.size()) < pairs) measure_pair();
+    // Slower only when the whole interval of the paired effect is below good, and the effect
+    // is one the search can decide (clearly_slower's floor).
+    const double n = static_cast<double>(paired.size());
+    const double mean_d = report::mean(paired);
+    const double se = std::max(report::stddev(paired), pair_sigma) / std::sqrt(n);
+    const double upper = mean_d + report::t_quantile(0.995, n - 1) * se;
+    rest.slower = upper < 0 && clearly_slower(Level{good_log_ + mean_d, smp});
+  }
+  rest.paired_log_effect = report::mean(paired);
+  result_.remaining_tps = std::exp(log_mean(smp));
+  result_.remaining_ratio = std::exp(rest.paired_log_effect);
+  // The verdict belongs to the remainder's last run (good, measured after it, is good).
+  for (std::size_t i = result_.runs.size(); i > 0; --i)
+    if (result_.runs[i - 1].purpose == "remaining") {
+      result_.runs[i - 1].verdict = rest.slower ? Verdict::kBad : Verdict::kGood;
+      break;
+    }
+  flush_progress();
+  return rest;
+}
+
 Result Bisector::run() {
   std::int64_t start = now_us();
   auto finish = [&] {
@@ -387,64 +445,11 @@ Result Bisector::run() {
     std::sort(found.begin(), found.end());
     Subset remaining = minus(all, found);
     if (remaining.empty()) break;
-    // The remainder against good measured right before and right after each of its runs
-    // (pairs bracketed by good): drift since the levels, and a machine that got noisier, must
-    // not read as a second culprit. One pair decides when the remainder is plainly like good or
-    // plainly slow; otherwise up to `level_repeats` (at least 3) pairs, judged by their t
-    // interval at 99%: another round is a claim that another culprit exists, and a false one
-    // blames a harmless knob.
-    refresh_good(1, 1);
-    std::vector<double> smp;
-    std::vector<double> paired;  // log(remainder) - log(good around it), one per pair
-    bool like_good = false;
-    bool plainly_slow = false;
-    const double min_effect_log = -std::log(1.0 - options_.min_effect);
-    const double pair_sigma = sigma_ * std::sqrt(1.5);  // one run minus the mean of two
-    const int pairs = std::max(3, options_.level_repeats);
-    for (int p = 0; p < pairs; ++p) {
-      const double good_before = good_log_;
-      const auto& got = measure(remaining, 1, "remaining");
-      smp.push_back(got.back());
-      refresh_good(1, 1);
-      paired.push_back(std::log(smp.back()) - (good_before + good_log_) / 2);
-      if (p > 0) continue;
-      // Like good: even the noise band's worth of bad luck could not make it a culprit. On a
-      // machine too noisy for the pairs to resolve the smallest effect a round looks for (the
-      // 99% t half-width after every pair is larger than min_effect), a remainder that this
-      // pair shows less slower than min_effect is like good too: more pairs could only make it
-      // a culprit by reading several times slower than this one, and would cost runs (and,
-      // with restart knobs in the remainder, restarts).
-      const double resolvable =
-          report::t_quantile(0.995, pairs - 1) * pair_sigma / std::sqrt(static_cast<double>(pairs));
-      like_good = -paired.back() < min_effect_log - options_.band_sigmas * sigma_ ||
-                  (resolvable > min_effect_log && -paired.back() < min_effect_log);
-      // Plainly slow: twice the band's worth of good luck could not make it like good.
-      plainly_slow = -paired.back() > min_effect_log + 2 * options_.band_sigmas * pair_sigma;
-      if (like_good || plainly_slow) break;
-    }
-    result_.remaining_tps = std::exp(log_mean(smp));
-    result_.remaining_ratio = std::exp(report::mean(paired));
-    bool rest_slower = plainly_slow;
-    if (!like_good && !plainly_slow) {
-      // Slower only when the whole interval of the paired effect is below good, and the effect
-      // is one the search can decide (clearly_slower's floor).
-      const double n = static_cast<double>(paired.size());
-      const double mean_d = report::mean(paired);
-      const double se = std::max(report::stddev(paired), pair_sigma) / std::sqrt(n);
-      const double upper = mean_d + report::t_quantile(0.995, n - 1) * se;
-      rest_slower = upper < 0 && clearly_slower(Level{good_log_ + mean_d, smp});
-    }
-    // The verdict belongs to the remainder's last run (good, measured after it, is good).
-    for (std::size_t i = result_.runs.size(); i > 0; --i)
-      if (result_.runs[i - 1].purpose == "remaining") {
-        result_.runs[i - 1].verdict = rest_slower ? Verdict::kBad : Verdict::kGood;
-        break;
-      }
-    flush_progress();
-    if (!rest_slower || round_ >= options_.max_rounds) break;
+    const Remainder rest = judge_remainder(remaining);
+    if (!rest.slower || round_ >= options_.max_rounds) break;
     failing = remaining;
     // The remainder's level as good is now (its paired effect), not as the runs happened.
-    slow_log = good_log_ + report::mean(paired);
+    slow_log = good_log_ + rest.paired_log_effect;
   }
 
   // One sentence for the top of every rendering.

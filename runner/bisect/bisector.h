@@ -57,6 +57,12 @@ class Bisector {
   std::vector<Subset> order_for_restarts(std::vector<Subset> tests) const;
   Subset restart_part(const Subset& s) const;
   bool clearly_slower(const Level& slow) const;
+  // Bad without every culprit found so far, against good: is it still slower (another round)?
+  struct Remainder {
+    bool slower = false;
+    double paired_log_effect = 0;  // mean log(remainder / good around it)
+  };
+  Remainder judge_remainder(const Subset& remaining);
   // False when the round found nothing that reproduces the slowdown (no group is added).
   bool search_round(const Subset& failing, double slow_log_mean);
   double log_mean_of(const Subset& s) const;
