@@ -190,9 +190,14 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
       throw InputError(fmt::format("--versions names PostgreSQL {} twice", major));
     majors.push_back(major);
   }
-  if (ctx.pg_version) throw InputError("give either --pg-version or --versions, not both");
+  if (ctx.pg_version) {
+    throw InputError("give either --pg-version (or $PGSLOW_PG_VERSION) or --versions, not both");
+  }
   if (ctx.pg_bin)
     throw InputError("--versions picks each version's programs itself: drop --pg-bin");
+  // Every version's programs are there before the first cluster is created or started: a
+  // missing one (`pgslow server install N`) leaves the workdir as it was.
+  for (int major : majors) server::pg_bin_for_version(major);
   std::vector<Prepared> prepared;
   for (int major : majors) {
     Context c = ctx;

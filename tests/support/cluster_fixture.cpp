@@ -129,6 +129,37 @@ void TemporaryCluster::remove() {
   watchdog_fd_ = -1;
 }
 
+TemporaryWorkdir::TemporaryWorkdir(const std::vector<int>& pg_versions)
+    : path_(make_temporary_workdir()), pg_versions_(pg_versions) {
+  for (int version : pg_versions_) {
+    const server::ManagedCluster c = cluster(version);
+    watchdog_fds_.push_back(start_watchdog(c.pg_bin() / "pg_ctl", *c.data_dir(), path_));
+  }
+}
+
+TemporaryWorkdir::~TemporaryWorkdir() {
+  for (int version : pg_versions_) {
+    try {
+      cluster(version).stop();
+    } catch (const std::exception& e) {
+      std::cerr << "cannot stop the PostgreSQL " << version << " cluster in " << path_ << ": "
+                << e.what() << "\n";
+    }
+  }
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+  for (int fd : watchdog_fds_) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+server::ManagedCluster TemporaryWorkdir::cluster(int pg_version) const {
+  server::ManagedOptions options;
+  options.workdir = path_;
+  options.pg_version = pg_version;
+  return server::ManagedCluster(std::move(options));
+}
+
 server::ManagedCluster& cluster() {
   std::lock_guard lock(g_mutex);
   if (!g_shared) g_shared = new TemporaryCluster();

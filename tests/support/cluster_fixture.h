@@ -50,4 +50,25 @@ class TemporaryCluster {
   int watchdog_fd_ = -1;  // the watchdog cleans up when this closes (our exit, however it ends)
 };
 
+// A temporary workdir for managed clusters that pgslow commands create themselves, e.g. one per
+// version (`pgslow --workdir W run --versions 15,18` makes W/cluster-15 and W/cluster-18). The
+// destructor stops the cluster of each of `pg_versions` in it and removes the workdir; a watchdog
+// does the same if the test binary dies first. The versions must be installed.
+class TemporaryWorkdir {
+ public:
+  explicit TemporaryWorkdir(const std::vector<int>& pg_versions);
+  ~TemporaryWorkdir();
+  TemporaryWorkdir(const TemporaryWorkdir&) = delete;
+  TemporaryWorkdir& operator=(const TemporaryWorkdir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  // The managed cluster of `pg_version` in this workdir (as `pgslow --pg-version N` opens it).
+  server::ManagedCluster cluster(int pg_version) const;
+
+ private:
+  std::filesystem::path path_;
+  std::vector<int> pg_versions_;
+  std::vector<int> watchdog_fds_;
+};
+
 }  // namespace pgslow::testing

@@ -141,9 +141,10 @@ std::string PgslowProcess::output() const {
   return out.str();
 }
 
-Finished run_pgslow(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+Finished run_pgslow(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                    std::chrono::seconds timeout) {
   PgslowProcess p(args, env);
-  p.wait();
+  p.wait(timeout);
   return {p.exit_code(), p.killed_by(), p.output()};
 }
 

@@ -53,7 +53,8 @@ struct Finished {
   std::string output;
 };
 
-// Runs pgslow to completion.
-Finished run_pgslow(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+// Runs pgslow to completion (at most `timeout`; then kills it and fails the test).
+Finished run_pgslow(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                    std::chrono::seconds timeout = std::chrono::seconds(120));
 
 }  // namespace pgslow::testing
