@@ -52,24 +52,6 @@ std::optional<int> newest_other_version() {
   return newest;
 }
 
-// A restart-only knob and a reload knob: both ways of applying (and of restoring) run on
-// both versions. Cumulative stages measure the baseline again after the stage, so each effect
-// has an interval even from one 2-second run.
-constexpr const char* kScenario = R"(name: versions-e2e
-workload:
-  name: select-only
-  scale: 1
-  clients: 2
-measure:
-  warmup: 0s
-  duration: 2s
-stages:
-  - name: small-cache
-    settings:
-      shared_buffers: 1MB
-      work_mem: 128kB
-)";
-
 class VersionsRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -79,7 +61,6 @@ class VersionsRun : public ::testing::Test {
     if (!other_) return;
     versions_ = {kDefault, *other_};
     workdir_ = std::make_unique<TemporaryWorkdir>(versions_);
-    write_file_durably(scenario(), kScenario);
     // Each cluster exists before the run with a setting of its own in postgresql.auto.conf, a
     // value the scenario changes: the run must put exactly these bytes back.
     for (int v : versions_) {
@@ -112,7 +93,10 @@ class VersionsRun : public ::testing::Test {
   }
 
   static fs::path workdir() { return workdir_->path(); }
-  static fs::path scenario() { return workdir() / "versions-e2e.yaml"; }
+  // A restart-only knob and a reload knob: both ways of applying and restoring, on both.
+  static fs::path scenario() {
+    return fs::path(PGSLOW_SOURCE_DIR) / "tests/integration/versions/short.yaml";
+  }
   static std::string auto_conf(int v) {
     return read_file(*workdir_->cluster(v).data_dir() / "postgresql.auto.conf");
   }

@@ -160,21 +160,7 @@ TEST(Version, EveryScenarioOfTheLibraryChecks) {
 TEST(Version, AShortScenarioRunsAndRestores) {
   server_major();
   const fs::path dir = cluster().cluster_dir().parent_path();
-  const fs::path file = dir / "short.yaml";
-  write_file_durably(file, R"(name: short
-workload:
-  name: select-only
-  scale: 1
-  clients: 2
-measure:
-  warmup: 0s
-  duration: 2s
-stages:
-  - name: small-cache
-    settings:
-      shared_buffers: 1MB
-      work_mem: 128kB
-)");
+  const fs::path file = fs::path(PGSLOW_SOURCE_DIR) / "tests/integration/versions/short.yaml";
   auto auto_conf = [] {
     return apply::sha256_hex(read_file(*cluster().data_dir() / "postgresql.auto.conf"));
   };
