@@ -135,6 +135,11 @@ std::vector<std::string> attribution_lines(const Attribution& a, const std::stri
 }
 
 std::string describe_attribution_cost(const Attribution& a) {
+  if (a.extra_runs == 0)
+    return fmt::format(
+        "no extra runs (the stage's and the baseline's own sufficed); noise "
+        "±{:.1f}% per run",
+        a.noise * 100);
   return fmt::format("{} extra run{} ({} restart{}, {}); noise ±{:.1f}% per run", a.extra_runs,
                      a.extra_runs == 1 ? "" : "s", a.restarts, a.restarts == 1 ? "" : "s",
                      format_seconds(a.seconds), a.noise * 100);

@@ -94,6 +94,9 @@ struct BisectFindings {
   int restarts = 0;     // configuration switches that changed a postmaster-context candidate
   double wall_seconds = 0;
   bool uncertain = false;  // some verdict stayed ambiguous after the extra repeats
+  // The noise grew during the first round until good and bad could no longer be told apart
+  // within max_repeats runs per configuration: the search stopped, nothing is blamed.
+  bool too_noisy = false;
   // Good's latest level against its first (-0.08: the machine got 8% slower during the bisect);
   // good is measured again between rounds and near the threshold.
   double drift = 0;

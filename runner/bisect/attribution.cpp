@@ -85,10 +85,16 @@ class Attribution {
     try {
       out.search = Bisector(measurer_, units, search).run();
     } catch (const OverBudget&) {
-      over_budget(out, made, start);
+      not_split(out, made, start, over_budget_verdict(), 0);
       return out;
     }
     const Result& r = out.search;
+    if (r.too_noisy) {
+      // The search stopped itself: the noise it measured is the reason.
+      not_split(out, r.runs, start, "not attributed (runs too noisy to split)", r.noise);
+      out.attribution.restarts = r.restarts;
+      return out;
+    }
     // Every configuration's samples, from the search's run log (cumulative per configuration).
     for (const auto& rec : r.runs) cache_[Names(rec.knobs.begin(), rec.knobs.end())] = rec.tps;
     good_ = cache_[{}];
@@ -107,7 +113,7 @@ class Attribution {
         attribute_culprits(a, r);
     } catch (const OverBudget&) {
       a = {};
-      over_budget(out, out.search.runs, start);
+      not_split(out, out.search.runs, start, over_budget_verdict(), 0);
       return out;
     }
     a.extra_runs = measurer_.runs();
@@ -201,15 +207,20 @@ class Attribution {
     return moved;
   }
 
-  // The budget ran out: the stage's effect from the level runs when they were made, and every
-  // knob "not attributed" with the noise that made the search this long.
-  void over_budget(Attributed& out, const std::vector<RunRecord>& made, std::int64_t start) {
+  std::string over_budget_verdict() const {
+    return fmt::format("not attributed (over the budget of {} runs)", options_.max_runs);
+  }
+
+  // The budget ran out, or the search found the runs too noisy to split the stage: the
+  // stage's effect from the level runs when they were made, and every knob "not attributed"
+  // (`why`) with the noise that stopped the search (at least `noise`).
+  void not_split(Attributed& out, const std::vector<RunRecord>& made, std::int64_t start,
+                 const std::string& why, double noise) {
     report::Attribution& a = out.attribution;
     a.reference = options_.reference;
     for (const auto& rec : made) cache_[Names(rec.knobs.begin(), rec.knobs.end())] = rec.tps;
     good_ = cache_[{}];
     const auto& bad = cache_[all_];
-    std::string why = fmt::format("not attributed (over the budget of {} runs)", options_.max_runs);
     if (good_.size() >= 2 && !bad.empty()) {
       double ss = 0;
       int dof = 0;
@@ -218,7 +229,7 @@ class Attribution {
         for (double x : *v) ss += (std::log(x) - m) * (std::log(x) - m);
         dof += static_cast<int>(v->size()) - 1;
       }
-      sigma_ = std::max(options_.search.min_noise, std::sqrt(ss / std::max(1, dof)));
+      sigma_ = std::max({options_.search.min_noise, noise, std::sqrt(ss / std::max(1, dof))});
       dof_ = std::max(1, dof);
       a.noise = sigma_;
       a.stage = interval(all_);

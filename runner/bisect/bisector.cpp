@@ -51,6 +51,9 @@ std::string percent(double ratio) {
   return fmt::format("{:.0f}%", (1.0 - ratio) * 100.0);
 }
 
+// Thrown by classify when the noise grew past what the levels can separate (still_separable).
+struct TooNoisy {};
+
 }  // namespace
 
 Bisector::Bisector(Measurer& measurer, std::vector<Candidate> candidates, Options options)
@@ -171,9 +174,11 @@ Verdict Bisector::classify(const Subset& s, const std::string& purpose) {
       verdict = Verdict::kGood;
       break;
     }
+    // Near the threshold: is any verdict still possible with the noise as it is now?
+    if (!still_separable()) throw TooNoisy{};
     int have = static_cast<int>(smp.size());
     if (have >= options_.max_repeats) break;
-    // Near the threshold: good again first, so the threshold follows the machine's drift.
+    // Good again first, so the threshold follows the machine's drift.
     if (!refreshed) {
       refresh_good(1, 1);
       refreshed = true;
@@ -270,6 +275,24 @@ bool Bisector::clearly_slower(const Level& slow) const {
                             // repeats allowed, or every verdict of the search is ambiguous
                             2 * options_.band_sigmas * sigma_ / std::sqrt(options_.max_repeats)});
   return effect >= needed;
+}
+
+bool Bisector::still_separable() const {
+  // Only the first round before any culprit: later rounds have their own remainder rules.
+  if (round_ != 1 || !result_.culprits.empty()) return true;
+  // The noise from every configuration measured more than once (within-configuration spread,
+  // pooled): more degrees of freedom than good's runs alone, and drift only makes it larger.
+  double ss = 0;
+  double dof = 0;
+  for (const auto& [subset, smp] : samples_) {
+    if (smp.size() < 2) continue;
+    ss += squared_deviations(smp);
+    dof += static_cast<double>(smp.size() - 1);
+  }
+  const double noise = std::max(sigma_, dof > 0 ? std::sqrt(ss / dof) : 0.0);
+  // Good's level over all its runs: one fresh run is too noisy a level for this question.
+  const double effect = log_mean(samples_.at({})) - bad_.log_mean;
+  return effect >= 2 * options_.band_sigmas * noise / std::sqrt(options_.max_repeats);
 }
 
 bool Bisector::search_round(const Subset& failing, double slow_log_mean) {
@@ -388,7 +411,8 @@ Result Bisector::run() {
   std::iota(all.begin(), all.end(), 0);
 
   Level good = measure_level({}, options_.known_good, "good");
-  Level bad = measure_level(all, options_.known_bad, "bad");
+  bad_ = measure_level(all, options_.known_bad, "bad");
+  const Level& bad = bad_;
   good_log_ = good.log_mean;
   first_good_log_ = good.log_mean;
   result_.good_tps = std::exp(good.log_mean);
@@ -436,7 +460,17 @@ Result Bisector::run() {
   Subset failing = all;
   double slow_log = bad.log_mean;
   while (true) {
-    if (!search_round(failing, slow_log)) break;
+    try {
+      if (!search_round(failing, slow_log)) break;
+    } catch (const TooNoisy&) {
+      result_.too_noisy = true;
+      result_.conclusion = fmt::format(
+          "bad is {} slower than good, but runs now vary ±{:.1f}% per run: a configuration "
+          "between them cannot be judged within {} runs, so nothing is blamed (use longer "
+          "runs or more repeats)",
+          percent(result_.bad_tps / result_.good_tps), sigma_ * 100, options_.max_repeats);
+      return finish();
+    }
     Subset found;
     for (const auto& g : result_.culprits)
       for (const auto& k : g.knobs)

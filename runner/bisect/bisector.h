@@ -57,6 +57,9 @@ class Bisector {
   std::vector<Subset> order_for_restarts(std::vector<Subset> tests) const;
   Subset restart_part(const Subset& s) const;
   bool clearly_slower(const Level& slow) const;
+  // After good was measured again: can the search still tell bad from good with the noise as
+  // it is now? False stops the first round (Result::too_noisy).
+  bool still_separable() const;
   // Bad without every culprit found so far, against good: is it still slower (another round)?
   struct Remainder {
     bool slower = false;
@@ -76,6 +79,7 @@ class Bisector {
   double good_log_ = 0;                            // good's level now (its latest runs)
   double first_good_log_ = 0;                      // good's level at the start
   double sigma_ = 0;
+  Level bad_;  // bad's level runs
   double threshold_log_ = 0;
   int round_ = 0;
   bool round_uncertain_ = false;

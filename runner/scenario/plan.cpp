@@ -255,9 +255,9 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       stage.attribution_units = static_cast<int>(
           bisect::attribution_units(attribution_candidates(stage), bisect::together_groups(catalog))
               .size());
-      stage.attribution_runs = bisect::expected_attribution_runs(
-          stage.attribution_units, scenario.measure.repeats,
-          attribution_level_repeats(scenario.measure.repeats));
+      stage.attribution_runs =
+          bisect::expected_attribution_runs(stage.attribution_units, scenario.measure.repeats,
+                                            attribution_level_repeats(scenario.measure.repeats));
       // Two spare runs for a verdict near the threshold, and two more pairs (remainder, good)
       // when the stage without its cause is not plainly like the reference (docs/bisect.md,
       // "Rounds"); noisier than that, the stage says so instead of running on.
@@ -290,17 +290,26 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     const PlannedStage& st = plan.stages[i];
     const double change = st.needs_restart ? 3.0 : 0.5;
     plan.estimated_seconds += runs + change;
-    if (i > 0) plan.estimated_seconds += runs + change;
+    // The interleaved baseline after the stage; an attribution against the baseline usually
+    // ends with one of its own (run.cpp takes it instead), counted in attribution_runs.
+    const bool attribution_ends_with_baseline = st.attribution_runs > 0 && st.reference == 0;
+    if (i > 0 && !attribution_ends_with_baseline) plan.estimated_seconds += runs + change;
     if (st.attribution_runs == 0) continue;
-    bool restarts = std::any_of(st.changes.begin(), st.changes.end(),
-                                [](const report::KnobChange& c) { return c.apply_by == "restart"; });
+    bool restarts =
+        std::any_of(st.changes.begin(), st.changes.end(),
+                    [](const report::KnobChange& c) { return c.apply_by == "restart"; });
     // Each run resets the data; about half of the search's configurations switch the
     // restart-needing knobs (they share chunks, see bisector.cpp).
-    double seconds = st.attribution_runs * (per_run + 1.0) + (restarts ? 1.5 : 0.5) * st.attribution_runs;
+    double seconds =
+        st.attribution_runs * (per_run + 1.0) + (restarts ? 1.5 : 0.5) * st.attribution_runs;
     plan.attribution_runs += st.attribution_runs;
     plan.attribution_seconds += seconds;
     plan.estimated_seconds += seconds;
   }
+  // The last reference's top-up to kMinBaselineRuns (run.cpp), when nothing else reaches it.
+  const int baseline_runs = scenario.measure.repeats * static_cast<int>(plan.stages.size());
+  if (plan.stages.size() >= 2 && plan.attribution_runs == 0 && baseline_runs < kMinBaselineRuns)
+    plan.estimated_seconds += (kMinBaselineRuns - baseline_runs) * (per_run + 1.0);
   return plan;
 }
 
@@ -363,7 +372,7 @@ void print_plan(const Plan& plan, std::ostream& out) {
   }
   out << fmt::format(
       "\nEstimated time: about {:.0f} s of measuring (the baseline again after each stage "
-      "included; plus loading the data once)\n",
+      "included; plus loading the data once; attributions often need fewer runs)\n",
       plan.estimated_seconds);
   if (plan.attribution_runs > 0)
     out << fmt::format("  of which attribution: about {} extra runs, {:.0f} s\n",

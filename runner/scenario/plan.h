@@ -29,7 +29,7 @@ struct PlannedStage {
   std::vector<std::string> warnings;            // pitfalls of the values used
   bool needs_restart = false;                   // versus the stage before
   report::LoadSettings load;
-  bool sweep_point = false;  // a point of the scenario's sweep
+  bool sweep_point = false;   // a point of the scenario's sweep
   std::size_t reference = 0;  // the stage `changes` compare with (baseline, or the one before)
   // Per-knob attribution (attribute: true and at least two knobs changed): the units the
   // search works on (catalog pairs merged) and the extra runs it is expected to cost.
@@ -50,6 +50,11 @@ struct Plan {
   int attribution_runs = 0;        // of which extra runs for attribution
   double attribution_seconds = 0;  // of which attribution's
 };
+
+// Runs of the baseline configuration a run makes at least (the last interleaved reference
+// makes up the difference): every interval's noise comes from their spread, and with fewer
+// than 3 its t quantile (12.7 for one degree of freedom) makes even a 50x effect "within noise".
+inline constexpr int kMinBaselineRuns = 3;
 
 // Runs of the reference and the stage an attribution needs at least: the interval needs the
 // spread of repeated runs, so a scenario with one repeat gets one more of each.

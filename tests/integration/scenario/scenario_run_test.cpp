@@ -19,6 +19,7 @@
 #include "pg/connection.h"
 #include "report/curve.h"
 #include "report/json.h"
+#include "report/summary.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
 
@@ -175,6 +176,15 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
   EXPECT_LT(run.stages[1].repeats[0].tps, run.stages[0].repeats[0].tps);
   ASSERT_EQ(run.expectations.size(), 1u);
   EXPECT_TRUE(run.expectations[0].passed) << run.expectations[0].detail;
+  // One repeat, one changed stage: the reference after it is measured twice, so the noise of
+  // the interval rests on 3 baseline runs (2 degrees of freedom) and a many-fold slowdown is
+  // "slower", not "within noise" under t(1) = 12.7.
+  ASSERT_EQ(run.references.size(), 2u);
+  for (const auto& ref : run.references) EXPECT_EQ(ref.after_stage, 1u);
+  const auto summary = report::summarize(run);
+  ASSERT_TRUE(summary[1].vs_baseline.has_value());
+  EXPECT_TRUE(summary[1].vs_baseline->measurable) << summary[1].vs_baseline->text;
+  EXPECT_EQ(report::run_noise(run).runs, 3u);
 
   // Each stage's TPS in the CSV and in the console table is the JSON's.
   const std::string csv = read_file(out / "report.csv");
