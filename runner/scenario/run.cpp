@@ -179,7 +179,12 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       StageMarker marker{st.name, {}};
       for (const auto& c : st.changes) marker.changes.push_back(report::describe_change(c));
       progress.stage_started(marker);
-      report::StageResult r = lab.measure({st.name, st.settings, {}}, load);
+      // Alternating with the baseline (stage, baseline, stage, baseline, ...) instead of the
+      // stage's repeats back to back: the machine's speed wanders over tens of seconds on a
+      // shared machine, and back-to-back repeats measure that wander along with the stage.
+      const bool alternate = i > 0 && st.reference == 0 && !st.attribute && m.repeats >= 2;
+      report::StageResult r = lab.measure({st.name, st.settings, {}}, load,
+                                          alternate ? std::optional<int>(1) : std::nullopt);
       r.description = st.description;
       r.sweep_point = st.sweep_point;
       // The plan's changes compare with the stage measured before (what the table shows);
@@ -236,21 +241,34 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       // is compared with the baseline measured right around it.
       if (i > 0 && reference_after) {
         const PlannedStage& base = plan.stages.front();
-        progress.note(fmt::format("  reference: {} again", base.name));
-        // The last reference tops the baseline up to kMinBaselineRuns (plan.h): the noise of
-        // every interval comes from these runs.
-        int repeats = m.repeats;
-        if (i + 1 == plan.stages.size())
-          repeats = std::max(repeats, kMinBaselineRuns - static_cast<int>(baseline_tps.size()));
-        report::StageResult ref = lab.measure({base.name, base.settings, {}}, base.load, repeats);
-        for (const auto& rm : ref.repeats) add_reference(rm, i);
-        if (!ref.error.empty()) {
-          report::ReferenceRun rr;
-          rr.after_stage = i;
-          rr.error = ref.error;
-          run.references.push_back(std::move(rr));
+        const bool alternating = alternate && run.stages.back().error.empty();
+        const int rounds = alternating ? m.repeats : 1;
+        for (int round = 1; round <= rounds; ++round) {
+          progress.note(fmt::format("  reference: {} again", base.name));
+          // The last reference tops the baseline up to kMinBaselineRuns (plan.h): the noise of
+          // every interval comes from these runs.
+          int repeats = alternating ? 1 : m.repeats;
+          if (i + 1 == plan.stages.size() && round == rounds)
+            repeats = std::max(repeats, kMinBaselineRuns - static_cast<int>(baseline_tps.size()));
+          report::StageResult ref = lab.measure({base.name, base.settings, {}}, base.load, repeats);
+          for (const auto& rm : ref.repeats) add_reference(rm, i);
+          if (!ref.error.empty()) {
+            report::ReferenceRun rr;
+            rr.after_stage = i;
+            rr.error = ref.error;
+            run.references.push_back(std::move(rr));
+          }
+          apply::InterruptGuard::throw_if_interrupted();
+          if (round == rounds) break;
+          progress.note(fmt::format("  {} again ({} of {})", st.name, round + 1, rounds));
+          report::StageResult again = lab.measure({st.name, st.settings, {}}, load, 1);
+          report::StageResult& stage = run.stages.back();
+          if (!again.error.empty())
+            stage.warnings.push_back(
+                fmt::format("run {} of {} failed: {}", round + 1, rounds, again.error));
+          add_repeats(stage, {again});
+          apply::InterruptGuard::throw_if_interrupted();
         }
-        apply::InterruptGuard::throw_if_interrupted();
       }
     }
   } catch (...) {

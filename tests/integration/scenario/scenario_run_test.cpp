@@ -210,6 +210,53 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
   }
 }
 
+// With repeats, an isolated stage alternates with the baseline run by run (stage, baseline,
+// stage, baseline), and the report counts both runs of each.
+TEST(Run, RepeatsOfAnIsolatedStageAlternateWithTheBaseline) {
+  cluster();
+  fs::path file = workdir() / "alternate.yaml";
+  write_file_durably(file, R"(name: alternate
+workload:
+  name: select-only
+  scale: 1
+  clients: 2
+measure:
+  warmup: 0s
+  duration: 1s
+  repeats: 2
+mode: isolated
+stages:
+  - name: small-work-mem
+    settings:
+      work_mem: 64kB
+)");
+  const ServerState before = server_state();
+  const fs::path out = workdir() / "results-alternate";
+  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+  expect_restored(before);
+  // The order the progress lines name: the stage's second run comes between two baselines.
+  const std::size_t stage = r.output.find("stage 2/2: small-work-mem");
+  ASSERT_NE(stage, std::string::npos) << r.output;
+  const std::size_t first_ref = r.output.find("reference: baseline again", stage);
+  const std::size_t again = r.output.find("small-work-mem again (2 of 2)", stage);
+  ASSERT_NE(first_ref, std::string::npos) << r.output;
+  ASSERT_NE(again, std::string::npos) << r.output;
+  const std::size_t second_ref = r.output.find("reference: baseline again", again);
+  EXPECT_LT(first_ref, again) << r.output;
+  EXPECT_NE(second_ref, std::string::npos) << r.output;
+  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  ASSERT_EQ(run.stages.size(), 2u);
+  EXPECT_EQ(run.stages[0].repeats.size(), 2u);  // the baseline's own, back to back
+  EXPECT_EQ(run.stages[1].repeats.size(), 2u);
+  ASSERT_EQ(run.references.size(), 2u);
+  for (const auto& ref : run.references) {
+    EXPECT_EQ(ref.after_stage, 1u);
+    EXPECT_GT(ref.tps, 0);
+  }
+  EXPECT_EQ(report::run_noise(run).runs, 4u);
+}
+
 // A sweep expands into one stage per value and the report's curve holds one point per value,
 // in report.json, the Markdown table and the HTML chart.
 TEST(Run, SweepExpandsIntoStagesAndTheCurveHasOnePointPerValue) {
