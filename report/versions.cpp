@@ -79,6 +79,17 @@ std::string effect_cell(const Cell& c, bool is_baseline) {
   return c.vs_baseline ? c.vs_baseline->text : "—";
 }
 
+std::string interval_cell(const Cell& c, bool is_baseline) {
+  if (!c.present || !c.ran || is_baseline || !c.vs_baseline) return "—";
+  return format_interval(c.vs_baseline->interval);
+}
+
+// The effect and its 95% interval in one cell (Markdown, HTML).
+std::string effect_with_interval(const Cell& c) {
+  const std::string interval = interval_cell(c, false);
+  return interval == "—" ? effect_cell(c, false) : effect_cell(c, false) + " · 95% " + interval;
+}
+
 std::string header_line(const VersionRuns& v) {
   const Run& first = v.runs.front();
   return fmt::format("{}: {}, {}, {}", first.scenario, describe_workload(first),
@@ -92,14 +103,15 @@ void render_console(const VersionRuns& v, const Table& t, std::ostream& terminal
   out << "pgslow run " << header_line(v) << "\n";
   out << "machine: " << describe_machine(v.runs.front().machine) << "\n\n";
   TextTable table;
-  table.header = {"stage", "PostgreSQL", "TPS", "transactions", "effect vs baseline"};
-  table.right = {false, false, true, true, true};
+  table.header = {"stage",        "PostgreSQL",         "TPS",
+                  "transactions", "effect vs baseline", "95% interval"};
+  table.right = {false, false, true, true, true, true};
   for (std::size_t s = 0; s < t.stages.size(); ++s) {
     for (std::size_t r = 0; r < t.versions.size(); ++r) {
       const Cell& c = t.cells[s][r];
       table.rows.push_back({r == 0 ? t.stages[s] : "", t.versions[r], tps_cell(c),
                             c.present && c.ran ? format_count(c.transactions) : "—",
-                            effect_cell(c, s == 0)});
+                            effect_cell(c, s == 0), interval_cell(c, s == 0)});
     }
   }
   out << table.render();
@@ -124,14 +136,15 @@ void render_markdown(const VersionRuns& v, const Table& t, std::ostream& out) {
       std::string text = tps_cell(c);
       if (c.present && c.ran) {
         text = c.tps_text + " TPS" + (c.note.empty() ? "" : " (" + c.note + ")");
-        if (s > 0) text += "\n" + effect_cell(c, false);  // markdown_cell: a <br>
+        if (s > 0) text += "\n" + effect_with_interval(c);  // markdown_cell: a <br>
       }
       out << " " << markdown_cell(text) << " |";
     }
     out << "\n";
   }
   out << "\nTPS per version (transactions behind each figure in the JSON and CSV); the line "
-         "below is the stage's effect against that version's own baseline.\n";
+         "below is the stage's effect against that version's own baseline, with its 95% "
+         "interval.\n";
   for (const auto& run : v.runs) {
     for (const auto& st : run.stages) {
       for (const auto& k : st.skipped) {
@@ -280,13 +293,14 @@ void render_html(const VersionRuns& v, const Table& t, std::ostream& out) {
       const Cell& c = t.cells[s][r];
       out << "<td class=\"num\">" << html_escape(tps_cell(c));
       if (c.present && c.ran)
-        out << "<br><span class=\"effect\">" << html_escape(effect_cell(c, s == 0)) << "</span>";
+        out << "<br><span class=\"effect\">"
+            << html_escape(s == 0 ? effect_cell(c, true) : effect_with_interval(c)) << "</span>";
       out << "</td>";
     }
     out << "</tr>\n";
   }
   out << "</tbody>\n</table>\n<p>TPS per version; below it, the stage's effect against that "
-         "version's own baseline.</p>\n</body>\n</html>\n";
+         "version's own baseline, with its 95% interval.</p>\n</body>\n</html>\n";
 }
 
 }  // namespace
