@@ -28,6 +28,19 @@ double mean(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
+double log_mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += std::log(v);
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
+double log_squared_deviations(const std::vector<double>& values) {
+  const double m = log_mean(values);
+  double sum = 0;
+  for (double v : values) sum += (std::log(v) - m) * (std::log(v) - m);
+  return sum;
+}
+
 double stddev(const std::vector<double>& values) {
   if (values.size() < 2) return 0;
   const double m = mean(values);

@@ -16,6 +16,10 @@ double min_of(const std::vector<double>& values);
 double max_of(const std::vector<double>& values);
 double mean(const std::vector<double>& values);
 double stddev(const std::vector<double>& values);  // sample standard deviation (n - 1)
+// Throughput effects multiply: the mean of log(TPS) and the sum of squared deviations of the
+// logs from it (pooled over groups for a noise estimate). Both 0 for no values.
+double log_mean(const std::vector<double>& values);
+double log_squared_deviations(const std::vector<double>& values);
 // (max - min) / median: the run-to-run spread of repeats, 0 for fewer than two values.
 double relative_spread(const std::vector<double>& values);
 

@@ -23,11 +23,7 @@ double t975(int dof) {
   return report::t_quantile(0.975, std::max(dof, 1));
 }
 
-double log_mean(const std::vector<double>& v) {
-  double sum = 0;
-  for (double x : v) sum += std::log(x);
-  return v.empty() ? 0 : sum / static_cast<double>(v.size());
-}
+using report::log_mean;
 
 // Thrown by UnitMeasurer when the next run would pass AttributionOptions::max_runs.
 struct OverBudget {};
@@ -225,8 +221,7 @@ class Attribution {
       double ss = 0;
       int dof = 0;
       for (const std::vector<double>* v : {&std::as_const(good_), &bad}) {
-        double m = log_mean(*v);
-        for (double x : *v) ss += (std::log(x) - m) * (std::log(x) - m);
+        ss += report::log_squared_deviations(*v);
         dof += static_cast<int>(v->size()) - 1;
       }
       sigma_ = std::max({options_.search.min_noise, noise, std::sqrt(ss / std::max(1, dof))});

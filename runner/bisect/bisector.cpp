@@ -15,18 +15,7 @@
 namespace pgslow::bisect {
 namespace {
 
-double log_mean(const std::vector<double>& samples) {
-  double sum = 0;
-  for (double s : samples) sum += std::log(s);
-  return samples.empty() ? 0 : sum / static_cast<double>(samples.size());
-}
-
-double squared_deviations(const std::vector<double>& samples) {
-  double m = log_mean(samples);
-  double sum = 0;
-  for (double s : samples) sum += (std::log(s) - m) * (std::log(s) - m);
-  return sum;
-}
+using report::log_mean;
 
 // ddmin's partition: `n` contiguous chunks whose sizes differ by at most one.
 std::vector<std::vector<int>> split(const std::vector<int>& c, std::size_t n) {
@@ -286,7 +275,7 @@ bool Bisector::still_separable() const {
   double dof = 0;
   for (const auto& [subset, smp] : samples_) {
     if (smp.size() < 2) continue;
-    ss += squared_deviations(smp);
+    ss += report::log_squared_deviations(smp);
     dof += static_cast<double>(smp.size() - 1);
   }
   const double noise = std::max(sigma_, dof > 0 ? std::sqrt(ss / dof) : 0.0);
@@ -418,9 +407,9 @@ Result Bisector::run() {
   result_.good_tps = std::exp(good.log_mean);
   result_.bad_tps = std::exp(bad.log_mean);
   double dof = static_cast<double>(good.samples.size() + bad.samples.size() - 2);
-  sigma_ = std::max(
-      options_.min_noise,
-      std::sqrt((squared_deviations(good.samples) + squared_deviations(bad.samples)) / dof));
+  sigma_ = std::max(options_.min_noise, std::sqrt((report::log_squared_deviations(good.samples) +
+                                                   report::log_squared_deviations(bad.samples)) /
+                                                  dof));
   result_.noise = sigma_;
   result_.runs[0].verdict = Verdict::kGood;
   result_.runs[1].verdict = clearly_slower(bad) ? Verdict::kBad : Verdict::kUncertain;
