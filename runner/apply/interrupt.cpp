@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -106,6 +108,13 @@ int crash_signal() {
   return SIGKILL;
 }
 
+// A delayed crash, once armed, must land while the journal still exists: otherwise a fast
+// machine finishes the phase first and the test sees a clean exit, not a crash.
+std::mutex g_crash_mutex;
+std::condition_variable g_crash_sent;
+bool g_crash_armed = false;
+bool g_crash_done = false;
+
 }  // namespace
 
 void crash_point(std::string_view name) {
@@ -121,10 +130,27 @@ void crash_point(std::string_view name) {
     ::raise(sig);
     return;
   }
+  {
+    std::lock_guard lock(g_crash_mutex);
+    g_crash_armed = true;
+    g_crash_done = false;
+  }
   std::thread([delay_ms, sig] {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     ::raise(sig);
+    {
+      std::lock_guard lock(g_crash_mutex);
+      g_crash_done = true;
+    }
+    g_crash_sent.notify_all();
   }).detach();
+}
+
+void await_armed_crash() {
+  std::unique_lock lock(g_crash_mutex);
+  if (!g_crash_armed) return;
+  g_crash_sent.wait(lock, [] { return g_crash_done; });
+  g_crash_armed = false;
 }
 
 }  // namespace pgslow::apply

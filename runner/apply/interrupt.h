@@ -6,7 +6,8 @@
 //
 // Also the test-only crash hook: PGSLOW_CRASH_AT=<phase> makes the process kill itself with
 // SIGKILL when it reaches that phase (after PGSLOW_CRASH_AFTER_MS milliseconds, if set, while
-// the work of the phase goes on), so the fault-injection tests can prove recovery;
+// the work of the phase goes on, and before the journal is removed at the latest), so the
+// fault-injection tests can prove recovery;
 // PGSLOW_CRASH_SIGNAL picks another signal (STOP: hold there for the test to signal it).
 
 #include <atomic>
@@ -62,5 +63,11 @@ inline constexpr std::string_view kRestoring = "restoring";
 // phase so a test can deliver SIGTERM or SIGINT there from outside (then SIGCONT), exactly in
 // the window it means to test, without sleeping.
 void crash_point(std::string_view name);
+
+// Test-only: when a delayed crash (PGSLOW_CRASH_AFTER_MS) is armed and has not landed yet,
+// wait for it. Called just before the journal is removed, so that a kill meant for a phase
+// lands in that phase at the latest at its last moment, however fast the machine is, and never
+// after the change is over. Returns at once when no delayed crash is armed.
+void await_armed_crash();
 
 }  // namespace pgslow::apply

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "apply/bytes.h"
+#include "apply/interrupt.h"
 #include "apply/trust.h"
 #include "common/errors.h"
 #include "common/paths.h"
@@ -113,7 +114,8 @@ std::string journal_to_json(const Journal& j) {
     json out;
     out["format"] = kFormatName;
     out["version"] = j.version;
-    out["note"] = "a workshop mystery: the contents are sealed so that they do not give the answer away";
+    out["note"] =
+        "a workshop mystery: the contents are sealed so that they do not give the answer away";
     out[kSealedKey] = seal(journal_to_json(open));
     return out.dump(2) + "\n";
   }
@@ -304,6 +306,7 @@ void save_journal(const fs::path& workdir, Journal& journal) {
 }
 
 void remove_journal(const fs::path& workdir) {
+  await_armed_crash();  // test-only: a kill meant for the change lands before it is over
   fs::path path = journal_path(workdir);
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) return;

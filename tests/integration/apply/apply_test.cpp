@@ -141,8 +141,10 @@ struct Cycle {
 TEST_F(ApplyTest, FaultInjectionKillAtEveryPhaseThenRecover) {
   // A kill after a delay must land while the change is still a run: a kept `pgslow apply`
   // can finish first on a fast machine (its journal is then a kept degradation, which recover
-  // rightly leaves alone), so delayed kills hold the settings (--for) instead. A restore with
-  // a restart takes about 0.5 s on an idle 2-core machine: kills during it come within 250 ms.
+  // rightly leaves alone), so delayed kills hold the settings (--for) instead. A delayed kill
+  // lands before the journal is removed at the latest (the hook waits for it there), so a
+  // restore that is over before the delay is up is killed at its last moment: after the
+  // verification, with the journal still on disk (restoring + 3000 ms).
   const std::vector<Cycle> cycles = {
       {"journal-written", 0, "mixed.yaml", ""},    {"journal-written", 0, "mixed.yaml", "60s"},
       {"journal-written", 5, "mixed.yaml", "60s"}, {"journal-written", 0, "reload.yaml", ""},
@@ -155,6 +157,7 @@ TEST_F(ApplyTest, FaultInjectionKillAtEveryPhaseThenRecover) {
       {"workload", 1000, "reload.yaml", "60s"},    {"restoring", 0, "mixed.yaml", "0.2s"},
       {"restoring", 50, "mixed.yaml", "0.2s"},     {"restoring", 100, "mixed.yaml", "0.2s"},
       {"restoring", 150, "mixed.yaml", "0.2s"},    {"restoring", 250, "mixed.yaml", "0.2s"},
+      {"restoring", 3000, "mixed.yaml", "0.2s"},
   };
   std::map<std::string, int> killed_per_phase;
   int cycles_done = 0;

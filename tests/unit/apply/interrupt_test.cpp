@@ -56,13 +56,16 @@ TEST(CrashPoint, DoesNothingUnlessAsked) {
   SUCCEED();
 }
 
-int exit_signal_of_child_at(const char* phase_name, const char* after_ms) {
+// Runs the crash hook at `phase_name` in a child process, which then does `then` (the rest
+// of the phase's work) and exits 0; returns the signal that ended the child, 0 if none did.
+template <typename Then>
+int exit_signal_of_child_at(const char* phase_name, const char* after_ms, Then then) {
   pid_t child = ::fork();
   if (child == 0) {
     ::setenv("PGSLOW_CRASH_AT", phase_name, 1);
     if (after_ms) ::setenv("PGSLOW_CRASH_AFTER_MS", after_ms, 1);
     crash_point(phase_name);
-    if (after_ms) ::pause();  // the hook's thread kills us while we "work"
+    then();
     ::_exit(0);
   }
   int status = 0;
@@ -71,8 +74,21 @@ int exit_signal_of_child_at(const char* phase_name, const char* after_ms) {
 }
 
 TEST(CrashPoint, KillsAtTheNamedPhase) {
-  EXPECT_EQ(exit_signal_of_child_at("half-applied", nullptr), SIGKILL);
-  EXPECT_EQ(exit_signal_of_child_at("restarting", "20"), SIGKILL);
+  EXPECT_EQ(exit_signal_of_child_at("half-applied", nullptr, [] {}), SIGKILL);
+  // The hook's thread kills the child while it "works".
+  EXPECT_EQ(exit_signal_of_child_at("restarting", "20", [] { ::pause(); }), SIGKILL);
+}
+
+// A phase whose work is over before the delay is up: the kill still lands, before the journal
+// is removed (what remove_journal does first), never as a clean exit.
+TEST(CrashPoint, ADelayedKillLandsBeforeTheJournalIsRemoved) {
+  EXPECT_EQ(exit_signal_of_child_at("restoring", "30", [] { await_armed_crash(); }), SIGKILL);
+}
+
+TEST(CrashPoint, AwaitingReturnsAtOnceWhenNothingIsArmed) {
+  ::unsetenv("PGSLOW_CRASH_AT");
+  await_armed_crash();
+  SUCCEED();
 }
 
 // PGSLOW_CRASH_SIGNAL=TERM: the hook delivers SIGTERM to this thread before it returns, so the
