@@ -320,26 +320,43 @@ ServerSettings read_scenario_server(Context& ctx, const server::TargetSpec& targ
   return read_server(ctx, opts, described, &target);
 }
 
-// A scenario file (a top-level `stages:` or `workload:` key): its shape, its workload, its presets and every
-// stage's configuration against the live server (or offline: names and safe values only),
+// A scenario file (a top-level `stages:` or `workload:` key): its shape, its workload, its presets
+// and every stage's configuration against the live server (or offline: names and safe values only),
 // exactly as `pgslow plan` and `pgslow run` would check it before changing anything.
 std::vector<ConfigError> check_scenario_file(Context& ctx, const fs::path& path, bool offline,
                                              const ServerOptions& opts) {
   std::vector<ConfigError> problems;
   scenario::Scenario sc = scenario::parse_scenario(read_file(path), path.string(), problems);
-  if (has_errors(problems)) return problems;
-  try {
-    workload::find_workload(sc.workload.name);
-  } catch (const InputError& e) {
-    problems.push_back(ConfigError{sc.workload.where, e.what(), ""});
-  }
   const Catalog catalog = Catalog::load_default();
-  if (offline) {
+  // Every stage's knobs by name and value, as far as no server is needed.
+  auto check_stages_offline = [&] {
     for (const auto& st : sc.stages) {
       auto settings = scenario::resolve_stage_settings(st.presets, st.settings, catalog, problems);
       auto found = knobs::check_offline(settings, catalog);
       problems.insert(problems.end(), found.begin(), found.end());
     }
+  };
+  if (has_errors(problems)) {
+    // The file cannot run, but the stages it could read are still checked, so that one pass
+    // names every problem: a misspelt knob beside a bad `measure:` value, in line order.
+    check_stages_offline();
+    std::stable_sort(
+        problems.begin(), problems.end(), [](const ConfigError& a, const ConfigError& b) {
+          return std::pair(a.where.line, a.where.column) < std::pair(b.where.line, b.where.column);
+        });
+    problems.erase(
+        std::unique(problems.begin(), problems.end(),
+                    [](const ConfigError& a, const ConfigError& b) { return a.str() == b.str(); }),
+        problems.end());
+    return problems;
+  }
+  try {
+    workload::find_workload(sc.workload.name);
+  } catch (const InputError& e) {
+    problems.push_back(ConfigError{sc.workload.where, e.what(), ""});
+  }
+  if (offline) {
+    check_stages_offline();
     return problems;
   }
   std::string described;

@@ -518,6 +518,39 @@ TEST_F(HardeningTest, CheckUsesTheScenariosOwnTarget) {
   EXPECT_FALSE(fs::exists(wd / "cluster")) << "check started a managed cluster instead";
 }
 
+// A scenario with a bad `measure:` value and bad knobs: one `check` names them all, in line
+// order, each with its line, instead of stopping at the first.
+TEST_F(HardeningTest, CheckNamesEveryProblemOfABadScenarioInOnePass) {
+  write("many-problems.yaml",
+        "name: many-problems\n"          // 1
+        "workload: tpcb-like\n"          // 2
+        "measure:\n"                     // 3
+        "  repeats: 0\n"                 // 4
+        "stages:\n"                      // 5
+        "  - name: typo\n"               // 6
+        "    settings:\n"                // 7
+        "      shared_bufers: 1MB\n"     // 8
+        "  - name: preset\n"             // 9
+        "    presets: [tiny-cahce]\n");  // 10
+  for (const bool offline : {true, false}) {
+    SCOPED_TRACE(offline ? "check --offline" : "check");
+    std::vector<std::string> a = args({"check", file("many-problems.yaml")});
+    if (offline) a.push_back("--offline");
+    Finished r = run_pgslow(a);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    const std::size_t repeats = r.output.find("many-problems.yaml:4:12: error: measure.repeats");
+    const std::size_t typo = r.output.find("many-problems.yaml:8:7: error: 'shared_bufers'");
+    const std::size_t preset = r.output.find("many-problems.yaml:10:15: error: unknown preset");
+    EXPECT_NE(repeats, std::string::npos) << r.output;
+    EXPECT_NE(typo, std::string::npos) << r.output;
+    EXPECT_NE(preset, std::string::npos) << r.output;
+    EXPECT_LT(repeats, typo) << r.output;
+    EXPECT_LT(typo, preset) << r.output;
+    EXPECT_NE(r.output.find("did you mean 'shared_buffers'?"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("3 errors"), std::string::npos) << r.output;
+  }
+}
+
 TEST_F(HardeningTest, AFullDiskStopsBeforeAnyChangeAndLeavesNoTemporaryFile) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
   const fs::path small = *dir_ / "small";
