@@ -20,6 +20,7 @@
 #include "report/versions.h"
 #include "scenario/plan.h"
 #include "scenario/run.h"
+#include "server/managed_cluster.h"
 #include "server/pg_versions.h"
 #include "server/target.h"
 #include "workshop/dashboard.h"
@@ -180,8 +181,11 @@ void check_run(const report::Run& run, const fs::path& out_dir, const std::strin
 
 // `run --versions 15,16,17,18`: the same scenario on each version's managed cluster, one after
 // the other, then one report with the versions side by side. Every version is validated before
-// the first one changes anything. With --dashboard, the page follows every version's progress
-// (its server counters are those of the first version's cluster only: it watches one server).
+// the first one changes anything. While one version is measured, the other versions' clusters
+// are stopped: their checkpoints, autovacuum and memory would otherwise share the machine with
+// the measurement (a version's last stage leaves dirty buffers that its checkpointer writes out
+// minutes later). At the end every cluster runs again, as one `run` leaves its cluster. With
+// --dashboard, the page follows every version's progress and server counters.
 void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const DashboardArgs& dashboard) {
   std::vector<int> majors;
   for (const auto& text : a.versions) {
@@ -216,17 +220,30 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
   ConsoleProgress console;
   std::unique_ptr<workshop::Dashboard> board =
       open_dashboard(cmd, dashboard, "pgslow run --versions " + name);
-  if (board) board->watch_server(prepared.front().server->conninfo());
   SilentProgress none;
   TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
 
   report::VersionRuns runs;
   std::vector<fs::path> dirs;
+  auto cluster = [&](std::size_t i) {
+    return dynamic_cast<server::ManagedCluster*>(prepared[i].server.get());
+  };
   for (std::size_t i = 0; i < majors.size(); ++i) {
+    for (std::size_t j = 0; j < majors.size(); ++j) {
+      if (j == i || cluster(j) == nullptr || !cluster(j)->is_running()) continue;
+      spdlog::info("stopping the PostgreSQL {} cluster while PostgreSQL {} is measured", majors[j],
+                   majors[i]);
+      cluster(j)->stop();
+    }
+    if (cluster(i) != nullptr && !cluster(i)->is_running()) cluster(i)->start();
+    if (board) board->watch_server(prepared[i].server->conninfo());
     Context c = ctx;
     c.pg_version = majors[i];
     dirs.push_back(out_dir / fmt::format("pg{}", majors[i]));
     runs.runs.push_back(run_prepared(c, prepared[i], a, dirs.back(), progress));
+  }
+  for (std::size_t i = 0; i < majors.size(); ++i) {
+    if (cluster(i) != nullptr && !cluster(i)->is_running()) cluster(i)->start();
   }
   fs::create_directories(out_dir);
   for (const auto& format : report::version_report_formats()) {

@@ -106,6 +106,7 @@ struct Dashboard::Impl {
   std::string evidence_stage;         // the stage whose run the counters cover
   double evidence_since = 0;          // t when that run began
   std::string database;               // the stage's database (measuring()); empty: the conninfo's
+  std::string watched_server;         // the server watched (watch_server's latest conninfo)
   std::optional<double> last_sample;  // t of the previous reading (lock waits)
 
   std::atomic<bool> stopping{false};
@@ -208,18 +209,28 @@ struct Dashboard::Impl {
     evidence_since = now_s();
   }
 
-  void watch(std::string conninfo) {
+  void watch() {
     std::optional<pg::Connection> conn;
     std::string connected_to;  // the database `conn` is connected to
+    std::string watched;       // the server `conn` is connected to
     std::mutex wait_mu;
     while (!stopping) {
       try {
         std::string wanted;
+        std::string conninfo;
         {
           std::lock_guard lock(mu);
           wanted = database;
+          conninfo = watched_server;
+          if (conninfo != watched) {
+            // Another server (the next version of `run --versions`): its counters are not
+            // comparable with the last server's, so its first reading is only a starting point.
+            for (auto& [k, c] : counters) c.last.reset();
+            last_sample.reset();
+          }
         }
-        if (conn && wanted != connected_to) conn.reset();
+        if (conn && (wanted != connected_to || conninfo != watched)) conn.reset();
+        watched = conninfo;
         if (!conn || !conn->is_open()) {
           conn.reset();
           conn.emplace(pg::Connection::open(wanted.empty() ? conninfo
@@ -367,8 +378,12 @@ void Dashboard::set_reveal(const std::string& text) {
 }
 
 void Dashboard::watch_server(const std::string& conninfo) {
-  if (impl_->watcher.joinable()) return;
-  impl_->watcher = std::thread([d = impl_.get(), conninfo] { d->watch(conninfo); });
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->watched_server = conninfo;
+  }
+  if (impl_->watcher.joinable()) return;  // its next reading (within a second) is of this one
+  impl_->watcher = std::thread([d = impl_.get()] { d->watch(); });
 }
 
 std::string Dashboard::state_json() const {

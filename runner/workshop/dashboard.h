@@ -54,7 +54,8 @@ class Dashboard final : public Progress {
   // The reveal as text, shown under the charts.
   void set_reveal(const std::string& text);
   // Reads evidence counters from the server once a second (its own connection; reconnects
-  // after a restart). Stops with the dashboard.
+  // after a restart). Stops with the dashboard. Called again with another server, it watches
+  // that one from then on (each version of `run --versions` in turn).
   void watch_server(const std::string& conninfo);
 
   // The state as JSON (what /state serves), for tests.

@@ -175,9 +175,25 @@ TEST_F(VersionsRun, RefusesAVersionNotInstalledBeforeCreatingAnyCluster) {
 TEST_F(VersionsRun, RunsTheScenarioOnEachVersionSideBySideAndRestoresBoth) {
   const int n = *other_;
   const fs::path out = workdir() / "results";
+  std::map<int, int> pid_before;  // each postmaster's
+  for (int v : versions_) pid_before[v] = *workdir_->cluster(v).status().pid;
   Finished r = pgslow(
       {"run", scenario().string(), "--versions", fmt::format("15,{}", n), "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Only the version measured runs: each other cluster is stopped first, and started again for
+  // its own turn or at the end. Both run afterwards, each with a new postmaster.
+  for (int v : versions_) {
+    const int other = v == kDefault ? n : kDefault;
+    EXPECT_NE(r.output.find(fmt::format(
+                  "stopping the PostgreSQL {} cluster while PostgreSQL {} is measured", other, v)),
+              std::string::npos)
+        << r.output;
+    const server::ClusterStatus now = workdir_->cluster(v).status();
+    EXPECT_TRUE(now.running) << "PostgreSQL " << v << " is left stopped";
+    if (now.pid) {
+      EXPECT_NE(*now.pid, pid_before[v]) << "PostgreSQL " << v << " was never stopped";
+    }
+  }
 
   // Each version's own report, from its own cluster in its own folder of the workdir.
   std::map<int, std::string> label;  // "15.20", "18.4"
