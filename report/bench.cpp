@@ -68,8 +68,9 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
                        format_latency_us(m.connect_time.p50_us),
                        format_latency_us(m.connect_time.p99_us));
   if (m.idle_connections_measured > 0)
-    out << fmt::format("server memory {} per idle connection (PSS of {} backends after connecting)\n",
-                       format_size(m.idle_connection_pss_bytes), m.idle_connections_measured);
+    out << fmt::format(
+        "server memory {} per idle connection (PSS of {} backends after connecting)\n",
+        format_size(m.idle_connection_pss_bytes), m.idle_connections_measured);
   for (const auto& [cls, n] : m.failures_by_class)
     out << fmt::format("failed ({}): {}\n", cls, count(n));
   if (m.reconnects > 0) out << fmt::format("reconnects {}\n", count(m.reconnects));

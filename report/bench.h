@@ -22,7 +22,8 @@ struct BenchResult {
 };
 
 // The per-transaction-type table, then TPS with its transaction count, the headline figures a
-// workload has (tpmC and NOPM for TPC-C-lite), schedule lag, pool wait, failures and refused clients.
+// workload has (tpmC and NOPM for TPC-C-lite), schedule lag, pool wait, failures and refused
+// clients.
 void render_bench_console(const BenchResult& bench, std::ostream& out);
 // measurement_json (report/json.h) plus the workload, scale, reset time and whether it was
 // interrupted.

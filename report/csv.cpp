@@ -149,9 +149,8 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
       for (const auto& moved : k.evidence)
         ev += (ev.empty() ? "" : "; ") + describe_evidence(moved);
       for (const std::string& cell :
-           {describe_knob(k), k.verdict, e ? csv_number(e->ratio) : "",
-            e ? csv_number(e->low) : "", e ? csv_number(e->high) : "",
-            k.without ? csv_number(k.without->ratio) : "",
+           {describe_knob(k), k.verdict, e ? csv_number(e->ratio) : "", e ? csv_number(e->low) : "",
+            e ? csv_number(e->high) : "", k.without ? csv_number(k.without->ratio) : "",
             e ? std::to_string(e->transactions) : "", ev})
         knob_row.push_back(cell);
       for (std::size_t i = 0; i < knob_row.size(); ++i)

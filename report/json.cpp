@@ -46,24 +46,24 @@ Json measurement_json(const Measurement& m) {
     headline.push_back(Json{
         {"name", f.name}, {"value", number(f.value)}, {"unit", f.unit}, {"warning", f.warning}});
   Json out = Json{{"duration_s", number(m.duration_s)},
-              {"committed", m.committed},
-              {"rolled_back", m.rolled_back},
-              {"failed", m.failed},
-              {"retries", m.retries},
-              {"reconnects", m.reconnects},
-              {"tps", number(m.tps)},
-              {"headline", headline},
-              {"latency", latency_json(m.latency)},
-              {"schedule_lag", latency_json(m.schedule_lag)},
-              {"pool_wait", latency_json(m.pool_wait)},
-              {"connect_time", latency_json(m.connect_time)},
-              {"on_time_ratio", number(m.on_time_ratio)},
-              {"by_type", by_type},
-              {"failures_by_class", failures},
-              {"clients_requested", m.clients_requested},
-              {"clients_connected", m.clients_connected},
-              {"connections_refused", m.connections_refused},
-              {"tps_per_second", series}};
+                  {"committed", m.committed},
+                  {"rolled_back", m.rolled_back},
+                  {"failed", m.failed},
+                  {"retries", m.retries},
+                  {"reconnects", m.reconnects},
+                  {"tps", number(m.tps)},
+                  {"headline", headline},
+                  {"latency", latency_json(m.latency)},
+                  {"schedule_lag", latency_json(m.schedule_lag)},
+                  {"pool_wait", latency_json(m.pool_wait)},
+                  {"connect_time", latency_json(m.connect_time)},
+                  {"on_time_ratio", number(m.on_time_ratio)},
+                  {"by_type", by_type},
+                  {"failures_by_class", failures},
+                  {"clients_requested", m.clients_requested},
+                  {"clients_connected", m.clients_connected},
+                  {"connections_refused", m.connections_refused},
+                  {"tps_per_second", series}};
   // Only when measured (a local server), so reports of remote servers carry no zero.
   if (m.idle_connections_measured > 0) {
     out["idle_connection_pss_bytes"] = number(m.idle_connection_pss_bytes);
@@ -75,9 +75,12 @@ Json measurement_json(const Measurement& m) {
 namespace {
 
 Json interval_json(const EffectInterval& e) {
-  return Json{{"ratio", number(e.ratio)},           {"low", number(e.low)},
-              {"high", number(e.high)},             {"runs", e.runs},
-              {"reference_runs", e.reference_runs}, {"transactions", e.transactions}};
+  return Json{{"ratio", number(e.ratio)},
+              {"low", number(e.low)},
+              {"high", number(e.high)},
+              {"runs", e.runs},
+              {"reference_runs", e.reference_runs},
+              {"transactions", e.transactions}};
 }
 
 Json attribution_json_ordered(const Attribution& a) {
@@ -125,26 +128,27 @@ Json stage_json(const StageResult& s) {
   for (const auto& [key, v] : s.evidence) {
     if (std::isfinite(v)) evidence[key] = v;
   }
-  return Json{{"name", s.name},
-              {"description", s.description},
-              {"changes", changes},
-              {"skipped", skipped},
-              {"warnings", s.warnings},
-              {"load",
-               {{"clients", s.load.clients},
-                {"pool_size", s.load.pool_size},
-                {"connect_per_transaction", s.load.connect_per_transaction},
-                {"rate", number(s.load.rate)},
-                {"workers", s.load.workers},
-                {"rate_percent", number(s.load.rate_percent)}}},
-              {"sweep_point", s.sweep_point},
-              {"repeats", repeats},
-              {"evidence", evidence},
-              {"evidence_seconds", number(s.evidence_seconds)},
-              {"reset_seconds", number(s.reset_seconds)},
-              {"log_excerpt", s.log_excerpt},
-              {"error", s.error},
-              {"attribution", s.attribution ? attribution_json_ordered(*s.attribution) : Json(nullptr)}};
+  return Json{
+      {"name", s.name},
+      {"description", s.description},
+      {"changes", changes},
+      {"skipped", skipped},
+      {"warnings", s.warnings},
+      {"load",
+       {{"clients", s.load.clients},
+        {"pool_size", s.load.pool_size},
+        {"connect_per_transaction", s.load.connect_per_transaction},
+        {"rate", number(s.load.rate)},
+        {"workers", s.load.workers},
+        {"rate_percent", number(s.load.rate_percent)}}},
+      {"sweep_point", s.sweep_point},
+      {"repeats", repeats},
+      {"evidence", evidence},
+      {"evidence_seconds", number(s.evidence_seconds)},
+      {"reset_seconds", number(s.reset_seconds)},
+      {"log_excerpt", s.log_excerpt},
+      {"error", s.error},
+      {"attribution", s.attribution ? attribution_json_ordered(*s.attribution) : Json(nullptr)}};
 }
 
 // Reads one JSON object field by field, naming the path of anything malformed. Missing

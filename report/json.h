@@ -3,7 +3,6 @@
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "report/model.h"

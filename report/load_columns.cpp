@@ -17,7 +17,9 @@ std::string ms(double micros) {
 }
 
 // Server connections a stage holds open: its pool, else one per client.
-int connections(const LoadSettings& load) { return load.pool_size > 0 ? load.pool_size : load.clients; }
+int connections(const LoadSettings& load) {
+  return load.pool_size > 0 ? load.pool_size : load.clients;
+}
 
 bool any_stage(const Run& run, bool (*pred)(const StageResult&)) {
   for (const auto& s : run.stages)
@@ -106,11 +108,12 @@ std::vector<LoadColumn> load_columns(const Run& run) {
                     }});
   }
   // Idle-connection memory where the scenario varies the connections (clients or pool size).
-  if (any_stage(run, [](const StageResult& s) {
-        for (const auto& m : s.repeats)
-          if (m.idle_connections_measured > 0) return true;
-        return false;
-      }) &&
+  if (any_stage(run,
+                [](const StageResult& s) {
+                  for (const auto& m : s.repeats)
+                    if (m.idle_connections_measured > 0) return true;
+                  return false;
+                }) &&
       std::any_of(run.stages.begin(), run.stages.end(), [&](const StageResult& s) {
         return connections(s.load) != connections(run.stages.front().load);
       })) {

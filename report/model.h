@@ -58,13 +58,13 @@ struct Measurement {
   std::uint64_t failed = 0;
   std::uint64_t retries = 0;
   std::uint64_t reconnects = 0;
-  double tps = 0;                 // committed + rolled_back per second (pgbench counts both)
-  LatencySummary latency;         // from the scheduled start in fixed-rate mode
-  LatencySummary schedule_lag;    // fixed-rate mode only
-  LatencySummary pool_wait;       // pool mode only: time waiting for a pooled connection
-  LatencySummary connect_time;    // every connection the run opened (one per transaction with
-                                  // connect_per_transaction)
-  double on_time_ratio = 0;       // fixed-rate mode: share started within kOnTimeLagUs of schedule
+  double tps = 0;               // committed + rolled_back per second (pgbench counts both)
+  LatencySummary latency;       // from the scheduled start in fixed-rate mode
+  LatencySummary schedule_lag;  // fixed-rate mode only
+  LatencySummary pool_wait;     // pool mode only: time waiting for a pooled connection
+  LatencySummary connect_time;  // every connection the run opened (one per transaction with
+                                // connect_per_transaction)
+  double on_time_ratio = 0;     // fixed-rate mode: share started within kOnTimeLagUs of schedule
   // The server's memory (PSS) per client connection, idle right after connecting; 0: not
   // measured (a remote server, connect per transaction).
   double idle_connection_pss_bytes = 0;
@@ -104,8 +104,8 @@ struct LoadSettings {
   int clients = 0;
   int pool_size = 0;  // 0: one connection per client
   bool connect_per_transaction = false;
-  double rate = 0;  // transactions per second, 0: closed loop
-  int workers = 0;  // driver threads
+  double rate = 0;          // transactions per second, 0: closed loop
+  int workers = 0;          // driver threads
   double rate_percent = 0;  // the rate as a share of the baseline's TPS ("75%"); 0: absolute
 
   bool operator==(const LoadSettings&) const = default;
@@ -118,8 +118,8 @@ struct EffectInterval {
   double ratio = 1;
   double low = 1;
   double high = 1;
-  int runs = 0;                   // runs of the new configuration
-  int reference_runs = 0;         // runs of the reference
+  int runs = 0;                    // runs of the new configuration
+  int reference_runs = 0;          // runs of the reference
   std::uint64_t transactions = 0;  // committed + rolled back in the new configuration's runs
 
   bool operator==(const EffectInterval&) const = default;
@@ -151,17 +151,17 @@ struct KnobEffect {
 
 // Per-knob attribution of a stage with several knobs (bisect's search, attribution.h).
 struct Attribution {
-  std::string headline;   // "wal-hell: 15x slower; commit_delay = 10000 is the cause; ..."
-  EffectInterval stage;   // the whole stage vs its reference, from the attribution's runs
-  std::string reference;  // the stage the effects compare with ("baseline")
+  std::string headline;           // "wal-hell: 15x slower; commit_delay = 10000 is the cause; ..."
+  EffectInterval stage;           // the whole stage vs its reference, from the attribution's runs
+  std::string reference;          // the stage the effects compare with ("baseline")
   std::vector<KnobEffect> knobs;  // causes first, then contributors, then the harmless
   // The knobs found harmless as one group (the stage without its causes), when measured.
   std::optional<EffectInterval> harmless;
   int extra_runs = 0;  // runs made for the attribution, beyond the stage's own
   int restarts = 0;
   double seconds = 0;
-  double noise = 0;   // per-run relative standard deviation (log scale) the intervals use
-  std::string note;   // non-additive effects, verdicts left uncertain
+  double noise = 0;  // per-run relative standard deviation (log scale) the intervals use
+  std::string note;  // non-additive effects, verdicts left uncertain
 
   bool operator==(const Attribution&) const = default;
 };
@@ -184,7 +184,7 @@ struct StageResult {
   // Seconds the evidence window covered (snapshot to snapshot); 0: the median repeat's
   // duration_s. Counters are normalised per second or per transaction over this window.
   double evidence_seconds = 0;
-  bool sweep_point = false;  // a point of the scenario's sweep (Run::sweep)
+  bool sweep_point = false;                // a point of the scenario's sweep (Run::sweep)
   std::optional<Attribution> attribution;  // `attribute: true`: each knob's part
 
   bool operator==(const StageResult&) const = default;

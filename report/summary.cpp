@@ -1,7 +1,5 @@
 #include "report/summary.h"
 
-#include "report/load_columns.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 #include <set>
 
 #include "report/evidence_info.h"
+#include "report/load_columns.h"
 #include "report/stats.h"
 
 namespace pgslow::report {

@@ -94,7 +94,8 @@ namespace {
 std::string xor_key(std::string_view text) {
   static constexpr std::string_view kKey = "pgslow: a mystery stays hidden until it is revealed";
   std::string out(text);
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(out[i] ^ kKey[i % kKey.size()]);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<char>(out[i] ^ kKey[i % kKey.size()]);
   return out;
 }
 }  // namespace

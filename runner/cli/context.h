@@ -10,10 +10,10 @@
 namespace pgslow::cli {
 
 struct Context {
-  std::filesystem::path workdir = ".pgslow";     // --workdir: managed cluster, journal, lock
-  std::optional<std::filesystem::path> pg_bin;   // --pg-bin: PostgreSQL server binaries
-  std::optional<int> pg_version;                 // --pg-version: the managed cluster's major
-  Verbosity verbosity = Verbosity::kNormal;      // -v / --quiet
+  std::filesystem::path workdir = ".pgslow";    // --workdir: managed cluster, journal, lock
+  std::optional<std::filesystem::path> pg_bin;  // --pg-bin: PostgreSQL server binaries
+  std::optional<int> pg_version;                // --pg-version: the managed cluster's major
+  Verbosity verbosity = Verbosity::kNormal;     // -v / --quiet
 };
 
 }  // namespace pgslow::cli

@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
     ctx.workdir = workdir;
     if (!pg_bin.empty()) ctx.pg_bin = pg_bin;
     if (!pg_version.empty()) ctx.pg_version = server::parse_major_version(pg_version);
-    ctx.verbosity = verbose ? Verbosity::kVerbose : (quiet ? Verbosity::kQuiet : Verbosity::kNormal);
+    ctx.verbosity =
+        verbose ? Verbosity::kVerbose : (quiet ? Verbosity::kQuiet : Verbosity::kNormal);
     init_logging(ctx.verbosity);
   });
 

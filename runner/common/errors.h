@@ -10,11 +10,11 @@ namespace pgslow {
 // Documented exit codes of the pgslow command.
 enum ExitCode : int {
   kExitOk = 0,
-  kExitRuntime = 1,       // the server or the run failed
-  kExitBadInput = 2,      // bad usage, bad scenario, bad knob value
-  kExitExpectation = 3,   // a scenario's `expect:` assertion failed
-  kExitInterrupted = 130, // SIGINT
-  kExitTerminated = 143,  // SIGTERM
+  kExitRuntime = 1,        // the server or the run failed
+  kExitBadInput = 2,       // bad usage, bad scenario, bad knob value
+  kExitExpectation = 3,    // a scenario's `expect:` assertion failed
+  kExitInterrupted = 130,  // SIGINT
+  kExitTerminated = 143,   // SIGTERM
 };
 
 // Where a problem in a user's file is: file:line:column, 1-based; 0 means unknown.

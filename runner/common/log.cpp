@@ -8,9 +8,15 @@ void init_logging(Verbosity verbosity) {
   auto logger = spdlog::stderr_color_mt("pgslow");
   logger->set_pattern("%^%l%$: %v");
   switch (verbosity) {
-    case Verbosity::kQuiet: logger->set_level(spdlog::level::warn); break;
-    case Verbosity::kNormal: logger->set_level(spdlog::level::info); break;
-    case Verbosity::kVerbose: logger->set_level(spdlog::level::debug); break;
+    case Verbosity::kQuiet:
+      logger->set_level(spdlog::level::warn);
+      break;
+    case Verbosity::kNormal:
+      logger->set_level(spdlog::level::info);
+      break;
+    case Verbosity::kVerbose:
+      logger->set_level(spdlog::level::debug);
+      break;
   }
   spdlog::set_default_logger(logger);
 }

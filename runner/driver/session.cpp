@@ -73,7 +73,9 @@ struct WakeAwaiter {
 };
 }  // namespace
 
-Task<void> DriverSession::sleep(std::int64_t us) { co_await WakeAwaiter{loop_, now_us() + us}; }
+Task<void> DriverSession::sleep(std::int64_t us) {
+  co_await WakeAwaiter{loop_, now_us() + us};
+}
 
 void DriverSession::send_check() const {
   if (!slot_->conn.is_open())

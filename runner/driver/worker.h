@@ -94,8 +94,10 @@ class Worker final : public EventLoop, public Inbox {
 
   void watch_write(ConnSlot* s) override;
   void wake_at(std::int64_t at, std::coroutine_handle<> h) override {
-    if (ending_) ready_.push_back(h);  // the window closed: no more waiting
-    else timers_.push({at, h});
+    if (ending_)
+      ready_.push_back(h);  // the window closed: no more waiting
+    else
+      timers_.push({at, h});
   }
   void post(std::coroutine_handle<> h) override;  // from any thread
 

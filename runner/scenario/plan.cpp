@@ -29,9 +29,9 @@ std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>&
       auto suggestion = closest_match(ref.name, names);
       problems.push_back(ConfigError{
           ref.where, fmt::format("unknown preset '{}'", ref.name),
-          suggestion ? fmt::format("did you mean '{}'? `pgslow presets list` shows them all",
-                                   *suggestion)
-                     : "`pgslow presets list` shows the presets"});
+          suggestion
+              ? fmt::format("did you mean '{}'? `pgslow presets list` shows them all", *suggestion)
+              : "`pgslow presets list` shows the presets"});
       continue;
     }
     try {

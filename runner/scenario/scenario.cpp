@@ -16,9 +16,12 @@ namespace fs = std::filesystem;
 
 std::string_view mode_name(Mode m) {
   switch (m) {
-    case Mode::kCumulative: return "cumulative";
-    case Mode::kIsolated: return "isolated";
-    case Mode::kBoth: return "both";
+    case Mode::kCumulative:
+      return "cumulative";
+    case Mode::kIsolated:
+      return "isolated";
+    case Mode::kBoth:
+      return "both";
   }
   return "cumulative";
 }
@@ -79,14 +82,13 @@ std::string remove_layout(std::string s) {
   return s;
 }
 
-const std::vector<std::string> kTopFields = {"name",    "description", "target",
-                                             "workload", "measure",     "mode",
-                                             "baseline", "stages",      "expect",
-                                             "allow_changes", "allow_partial", "sweep",
-                                             "attribute"};
+const std::vector<std::string> kTopFields = {
+    "name",   "description", "target",        "workload",      "measure", "mode",     "baseline",
+    "stages", "expect",      "allow_changes", "allow_partial", "sweep",   "attribute"};
 
 // A duration field: a YAML number (seconds) or a string with a unit.
-std::optional<double> read_duration(yaml::Reader& r, const YAML::Node& node, std::string_view what) {
+std::optional<double> read_duration(yaml::Reader& r, const YAML::Node& node,
+                                    std::string_view what) {
   auto text = r.string(node, what);
   if (!text) return std::nullopt;
   auto seconds = parse_duration(*text);
@@ -126,7 +128,8 @@ void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     return;
   }
   yaml::Fields f =
-      r.fields(node, "workload", {"name", "scale", "warehouses", "clients", "think_time", "seed", "options"});
+      r.fields(node, "workload",
+               {"name", "scale", "warehouses", "clients", "think_time", "seed", "options"});
   if (auto v = r.string(f.get("name"), "workload.name", true, node)) s.workload.name = *v;
   if (f.has("scale") && f.has("warehouses")) {
     r.error(f.get("warehouses"), "workload.scale and workload.warehouses are the same setting",
@@ -224,7 +227,8 @@ bool read_load_value(yaml::Reader& r, const YAML::Node& node, const std::string&
 LoadKnobs merge_load(LoadKnobs base, const LoadKnobs& overlay) {
   if (overlay.clients) base.clients = overlay.clients;
   if (overlay.pool_size) base.pool_size = overlay.pool_size;
-  if (overlay.connect_per_transaction) base.connect_per_transaction = overlay.connect_per_transaction;
+  if (overlay.connect_per_transaction)
+    base.connect_per_transaction = overlay.connect_per_transaction;
   if (overlay.rate || overlay.rate_percent) {
     base.rate = overlay.rate;
     base.rate_percent = overlay.rate_percent;
@@ -257,8 +261,8 @@ void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   for (const auto& item : node) {
     StageSpec stage;
     stage.where = r.where(item);
-    yaml::Fields f =
-        r.fields(item, "a stage", {"name", "description", "presets", "settings", "load", "attribute"});
+    yaml::Fields f = r.fields(item, "a stage",
+                              {"name", "description", "presets", "settings", "load", "attribute"});
     if (!item.IsMap()) continue;
     auto name = r.string(f.get("name"), "stage name", true, item);
     if (name && !unsafe_name_reason(*name, false).empty()) {
@@ -282,11 +286,13 @@ void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
         stage.presets.push_back(PresetRef{presets.Scalar(), r.where(presets)});
       } else if (r.is_sequence(presets, what + " presets")) {
         for (const auto& p : presets) {
-          if (auto v = r.string(p, what + " preset")) stage.presets.push_back(PresetRef{*v, r.where(p)});
+          if (auto v = r.string(p, what + " preset"))
+            stage.presets.push_back(PresetRef{*v, r.where(p)});
         }
       }
     }
-    if (f.has("settings")) stage.settings = knobs::read_settings(r, f.get("settings"), what + " settings");
+    if (f.has("settings"))
+      stage.settings = knobs::read_settings(r, f.get("settings"), what + " settings");
     stage.load = read_load(r, f.get("load"), what + " load");
     stage.attribute = r.boolean(f.get("attribute"), what + " attribute");
     if (stage.presets.empty() && stage.settings.empty() && stage.load.empty() && name) {
@@ -304,7 +310,8 @@ void read_expect(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (!node.IsDefined()) return;
   if (!r.is_sequence(node, "expect")) return;
   for (const auto& item : node) {
-    yaml::Fields f = r.fields(item, "an expectation", {"stage", "slower_than_baseline", "within_baseline"});
+    yaml::Fields f =
+        r.fields(item, "an expectation", {"stage", "slower_than_baseline", "within_baseline"});
     if (!item.IsMap()) continue;
     Expectation e;
     e.where = r.where(item);
@@ -326,7 +333,8 @@ void read_expect(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
       char* end = nullptr;
       double v = std::strtod(t.c_str(), &end);
       if (t.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v)) {
-        r.error(f.get("slower_than_baseline"), fmt::format("slower_than_baseline = {} is not a factor", yaml::printable(*text)),
+        r.error(f.get("slower_than_baseline"),
+                fmt::format("slower_than_baseline = {} is not a factor", yaml::printable(*text)),
                 "write a number such as 10 or 10x (at least 10 times slower)");
         continue;
       }
@@ -342,7 +350,8 @@ void read_expect(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
       char* end = nullptr;
       double v = std::strtod(t.c_str(), &end);
       if (t.empty() || *end != '\0' || v < 0 || !std::isfinite(v)) {
-        r.error(f.get("within_baseline"), fmt::format("within_baseline = {} is not a percentage", yaml::printable(*text)),
+        r.error(f.get("within_baseline"),
+                fmt::format("within_baseline = {} is not a percentage", yaml::printable(*text)),
                 "write e.g. 10%");
         continue;
       }
@@ -392,7 +401,8 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
   }
   if (f.has("baseline")) {
     yaml::Fields b = r.fields(f.get("baseline"), "baseline", {"settings"});
-    if (b.has("settings")) s.baseline = knobs::read_settings(r, b.get("settings"), "baseline settings");
+    if (b.has("settings"))
+      s.baseline = knobs::read_settings(r, b.get("settings"), "baseline settings");
   }
   if (f.has("sweep")) read_sweep(r, f.get("sweep"), s);
   if (!s.sweep.empty() && !f.has("stages")) {
@@ -411,9 +421,11 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
     for (const auto& n : stage_names) found = found || iequals(n, e.stage);
     if (!found && !e.stage.empty()) {
       auto suggestion = closest_match(e.stage, stage_names);
-      r.add(ConfigError{e.where, fmt::format("expect names stage '{}', which the scenario does not have", e.stage),
-                        suggestion ? fmt::format("did you mean '{}'?", *suggestion)
-                                   : "stages: " + join(stage_names, ", ")});
+      r.add(ConfigError{
+          e.where,
+          fmt::format("expect names stage '{}', which the scenario does not have", e.stage),
+          suggestion ? fmt::format("did you mean '{}'?", *suggestion)
+                     : "stages: " + join(stage_names, ", ")});
     }
   }
   return s;

@@ -26,8 +26,7 @@ struct LoadKnobs {
   std::optional<double> rate_percent;  // "75%": of the baseline's measured TPS
   std::optional<int> workers;
   bool empty() const {
-    return !clients && !pool_size && !connect_per_transaction && !rate && !rate_percent &&
-           !workers;
+    return !clients && !pool_size && !connect_per_transaction && !rate && !rate_percent && !workers;
   }
 };
 
@@ -74,7 +73,7 @@ struct StageSpec {
 
 // `sweep:` (scenario/sweep.h): the values of one or two load dimensions.
 struct SweepSpec {
-  std::vector<std::string> dimensions;       // "clients", "pool_size", "rate", "workers"
+  std::vector<std::string> dimensions;         // "clients", "pool_size", "rate", "workers"
   std::vector<std::vector<LoadKnobs>> values;  // per dimension, one LoadKnobs per value
   LoadKnobs load;                              // fixed for every point
   SourceLocation where;

@@ -30,7 +30,7 @@ struct ManagedOptions {
   // --pg-version: the cluster of this major version, in <workdir>/cluster-<major>, with that
   // version's programs (pg_versions.h); nullopt: <workdir>/cluster with the programs found.
   std::optional<int> pg_version;
-  int port = 0;                                 // 0: pick a free one and remember it
+  int port = 0;  // 0: pick a free one and remember it
   // Extra server settings (name, value), written to the cluster's pgslow.conf at each start,
   // e.g. {"max_connections", "5"} for a test.
   std::vector<std::pair<std::string, std::string>> settings;

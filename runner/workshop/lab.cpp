@@ -16,8 +16,8 @@ void measure_plan(const scenario::Plan& plan, server::ServerControl& server,
 struct Lab::State {
   State(server::ServerControl& server, const knobs::Catalog& catalog, stage::LabOptions options,
         const scenario::Scenario& s, Progress& events, bool hide)
-      : session(server, catalog, workload::find_workload(s.workload.name), scenario::workload_params(s),
-                std::move(options), events),
+      : session(server, catalog, workload::find_workload(s.workload.name),
+                scenario::workload_params(s), std::move(options), events),
         progress(events),
         hidden(hide) {}
   stage::LabSession session;
@@ -31,7 +31,8 @@ Lab::Lab(server::ServerControl& server, const knobs::Catalog& catalog,
   stage::LabOptions lab_options = scenario::make_lab_options(scenario, options, workdir);
   lab_options.command = apply::this_command_line();
   lab_options.hide_settings = hidden;
-  state_ = std::make_unique<State>(server, catalog, std::move(lab_options), scenario, progress, hidden);
+  state_ =
+      std::make_unique<State>(server, catalog, std::move(lab_options), scenario, progress, hidden);
   state_->session.prepare();
 }
 

@@ -3,8 +3,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "driver/histogram.h"
 #include "common/random.h"
+#include "driver/histogram.h"
 
 namespace pgslow::driver {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "common/strings.h"
 #include "common/random.h"
+#include "common/strings.h"
 #include "workload/dataset.h"
 
 namespace pgslow::workload {
@@ -148,7 +148,9 @@ class Insert final : public PatternWorkload {
            "Stresses the append path: WAL volume, commit flushes (synchronous_commit, "
            "wal_buffers, commit_delay) and index insertion at the right edge.";
   }
-  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"insert"}; }
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override {
+    return {"insert"};
+  }
   std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     return {{kInsertRow, "INSERT INTO pgslow_insert (client, payload) VALUES ($1, $2)"}};
   }
@@ -186,7 +188,9 @@ class UpdateSpread final : public PatternWorkload {
     return "UPDATE a random row of 1,000 x scale per transaction. Row locks rarely collide: "
            "the baseline for update-hot-row; stresses HOT updates, WAL and vacuum.";
   }
-  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"update"}; }
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override {
+    return {"update"};
+  }
   std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     return {{kUpdateSpread,
              "UPDATE pgslow_spread SET counter = counter + 1, updated_at = now() WHERE id = $1"}};
@@ -215,7 +219,9 @@ class UpdateHotRow final : public PatternWorkload {
            "lock of the one before: throughput stays flat as clients grow and lock waits "
            "appear only as latency, never as errors.";
   }
-  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"update"}; }
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override {
+    return {"update"};
+  }
   std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     return {{kUpdateHot,
              "UPDATE pgslow_hot SET counter = counter + 1, updated_at = now() WHERE id = 1"}};

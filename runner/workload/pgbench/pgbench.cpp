@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "common/strings.h"
 #include "common/random.h"
+#include "common/strings.h"
 #include "workload/dataset.h"
 
 namespace pgslow::workload {
@@ -197,7 +197,9 @@ class TpcbLike final : public PgbenchWorkload {
            "locks on the few branch rows (contention grows with clients / scale), WAL and "
            "commit latency.";
   }
-  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"tpcb"}; }
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override {
+    return {"tpcb"};
+  }
   std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     // The SQL of pgbench's built-in script, parameters in the same order.
     return {
@@ -266,7 +268,9 @@ class SelectOnly final : public PgbenchWorkload {
            "Stresses the client/server round trip, connection handling and the buffer "
            "cache (scale 100+ no longer fits a small shared_buffers).";
   }
-  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"select"}; }
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override {
+    return {"select"};
+  }
   std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     return {{kSelectOnly, "SELECT abalance FROM pgbench_accounts WHERE aid = $1"}};
   }
@@ -287,12 +291,14 @@ class RangeClient final : public Client {
  public:
   RangeClient(int scale, std::uint64_t seed) : scale_(scale), rng_(seed) {}
   std::size_t choose() override {
-    const std::int64_t last = std::max<std::int64_t>(1, kAccountsPerScale * scale_ - kRangeRows + 1);
+    const std::int64_t last =
+        std::max<std::int64_t>(1, kAccountsPerScale * scale_ - kRangeRows + 1);
     from_ = rng_.uniform(1, last);
     return 0;
   }
   Task<TxStatus> execute(Session& s) override {
-    pg::Params range = pg::make_params(std::to_string(from_), std::to_string(from_ + kRangeRows - 1));
+    pg::Params range =
+        pg::make_params(std::to_string(from_), std::to_string(from_ + kRangeRows - 1));
     co_await s.execute(kRangeAggregate, std::move(range));
     co_return TxStatus::kCommitted;
   }
@@ -311,7 +317,9 @@ class RangeAggregate final : public PgbenchWorkload {
            "tables): the server's CPU, not the round trip, is the bottleneck. The pool "
            "lesson's second curve.";
   }
-  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override { return {"range"}; }
+  std::vector<std::string> transaction_types(const WorkloadParams& /*params*/) const override {
+    return {"range"};
+  }
   std::vector<StatementDef> statements(const WorkloadParams& /*params*/) const override {
     return {{kRangeAggregate,
              "SELECT count(*), sum(abalance), avg(abalance) FROM pgbench_accounts "

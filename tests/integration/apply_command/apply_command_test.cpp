@@ -22,8 +22,8 @@
 #include "common/paths.h"
 #include "common/process.h"
 #include "pg/connection.h"
-#include "tests/support/pgslow_process.h"
 #include "tests/support/cluster_fixture.h"
+#include "tests/support/pgslow_process.h"
 
 namespace pgslow::testing {
 namespace {

@@ -72,7 +72,9 @@ TEST(Attribution, PlanShowsTheExtraRuns) {
   cluster();
   ProcessResult r = pgslow({"plan", write_scenario().string()});
   ASSERT_TRUE(r.ok()) << r.output;
-  EXPECT_NE(r.output.find("attribute: 5 knobs as 5 units, about 11 extra runs (at most 17)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("attribute: 5 knobs as 5 units, about 11 extra runs (at most 17)"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("of which attribution: about"), std::string::npos) << r.output;
 }
 

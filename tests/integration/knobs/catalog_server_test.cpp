@@ -114,7 +114,9 @@ TEST(KnobsOnServer, The42000xPresetOnThisServer) {
     return nullptr;
   };
   const std::array<std::pair<const char*, int>, 4> absent = {
-      {{"summarize_wal", 17}, {"autovacuum_vacuum_max_threshold", 18}, {"io_method", 18},
+      {{"summarize_wal", 17},
+       {"autovacuum_vacuum_max_threshold", 18},
+       {"io_method", 18},
        {"io_workers", 18}}};
   for (const auto& [name, since] : absent) {
     const SettingVerdict* v = verdict_of(name);

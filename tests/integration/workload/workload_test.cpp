@@ -2,12 +2,11 @@
 // (fixed rate, pool, connect per transaction, refused connections) on top.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <optional>
-
-#include <unistd.h>
 
 #include "driver/driver.h"
 #include "evidence/evidence.h"
@@ -249,11 +248,10 @@ TEST(Driver, RefusedConnectionsAreReportedWithTheirCount) {
 TEST(ScriptWorkload, WeightedScriptsRunAndSubstituteTheirVariables) {
   const auto dir = std::filesystem::temp_directory_path() / "pgslow_script_it";
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "write.sql")
-      << "\\set aid random(1, 100000 * :scale)\n"
-         "\\set delta random_gaussian(-5000, 5000, 2.5)\n"
-         "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)\n"
-         "  VALUES (1, :client_id + 1, :aid, :delta, now());\n";
+  std::ofstream(dir / "write.sql") << "\\set aid random(1, 100000 * :scale)\n"
+                                      "\\set delta random_gaussian(-5000, 5000, 2.5)\n"
+                                      "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)\n"
+                                      "  VALUES (1, :client_id + 1, :aid, :delta, now());\n";
   std::ofstream(dir / "other.sql") << "\\set aid random_zipfian(1, 1000, 1.5)\n"
                                       "\\sleep 200 us\n"
                                       "BEGIN;\n"

@@ -7,7 +7,9 @@
 namespace pgslow {
 namespace {
 
-Task<int> answer() { co_return 42; }
+Task<int> answer() {
+  co_return 42;
+}
 
 Task<int> add_one() {
   int v = co_await answer();
@@ -35,7 +37,9 @@ Task<int> count_down(int n) {
   co_return 1 + co_await count_down(n - 1);
 }
 
-TEST(Task, ReturnsValueThroughAwaits) { EXPECT_EQ(run_synchronously(add_one()), 43); }
+TEST(Task, ReturnsValueThroughAwaits) {
+  EXPECT_EQ(run_synchronously(add_one()), 43);
+}
 
 TEST(Task, PropagatesExceptionsToTheAwaiter) {
   EXPECT_EQ(run_synchronously(catches()), 7);
@@ -50,7 +54,9 @@ TEST(Task, IsLazyUntilResumed) {
   EXPECT_EQ(t.result(), 42);
 }
 
-TEST(Task, LongChains) { EXPECT_EQ(run_synchronously(count_down(1000)), 1000); }
+TEST(Task, LongChains) {
+  EXPECT_EQ(run_synchronously(count_down(1000)), 1000);
+}
 
 }  // namespace
 }  // namespace pgslow

@@ -1,7 +1,6 @@
 // The delta and ratio logic over hand-made snapshots: no server.
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include "evidence/evidence.h"

@@ -1,7 +1,8 @@
 #pragma once
 // A hand-built Run for the renderer tests: a baseline with three repeats, a cache stage with a
-// skipped knob, a WAL stage with a warning (and a headline figure with one), a planner stage resting on 12 transactions, and an
-// I/O stage that failed. Numbers echo the published "42,000x slower" run.
+// skipped knob, a WAL stage with a warning (and a headline figure with one), a planner stage
+// resting on 12 transactions, and an I/O stage that failed. Numbers echo the published "42,000x
+// slower" run.
 
 #include <cmath>
 
@@ -38,8 +39,8 @@ inline Measurement measurement(double tps, double seconds, double p99_ms) {
   const double minutes = seconds / 60;
   m.headline.push_back({"tpmC", static_cast<double>(no.committed + no.rolled_back) / minutes,
                         "New-Orders per minute, rolled back included", ""});
-  m.headline.push_back({"NOPM", static_cast<double>(no.committed) / minutes,
-                        "committed New-Orders per minute", ""});
+  m.headline.push_back(
+      {"NOPM", static_cast<double>(no.committed) / minutes, "committed New-Orders per minute", ""});
   return m;
 }
 

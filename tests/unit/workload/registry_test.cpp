@@ -12,9 +12,8 @@ namespace {
 
 TEST(Registry, KnowsTheBuiltInWorkloads) {
   auto names = workload_names();
-  for (const char* n :
-       {"tpcc-lite", "tpcb-like", "select-only", "range-aggregate", "script", "insert",
-        "update-spread", "update-hot-row"})
+  for (const char* n : {"tpcc-lite", "tpcb-like", "select-only", "range-aggregate", "script",
+                        "insert", "update-spread", "update-hot-row"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   EXPECT_EQ(find_workload("tpcb-like").name(), "tpcb-like");
 }
