@@ -326,37 +326,17 @@ ServerSettings read_scenario_server(Context& ctx, const server::TargetSpec& targ
 std::vector<ConfigError> check_scenario_file(Context& ctx, const fs::path& path, bool offline,
                                              const ServerOptions& opts) {
   std::vector<ConfigError> problems;
+  // (A file that cannot run has its stages checked without a server already: every problem.)
   scenario::Scenario sc = scenario::parse_scenario(read_file(path), path.string(), problems);
+  if (has_errors(problems)) return problems;
   const Catalog catalog = Catalog::load_default();
-  // Every stage's knobs by name and value, as far as no server is needed.
-  auto check_stages_offline = [&] {
-    for (const auto& st : sc.stages) {
-      auto settings = scenario::resolve_stage_settings(st.presets, st.settings, catalog, problems);
-      auto found = knobs::check_offline(settings, catalog);
-      problems.insert(problems.end(), found.begin(), found.end());
-    }
-  };
-  if (has_errors(problems)) {
-    // The file cannot run, but the stages it could read are still checked, so that one pass
-    // names every problem: a misspelt knob beside a bad `measure:` value, in line order.
-    check_stages_offline();
-    std::stable_sort(
-        problems.begin(), problems.end(), [](const ConfigError& a, const ConfigError& b) {
-          return std::pair(a.where.line, a.where.column) < std::pair(b.where.line, b.where.column);
-        });
-    problems.erase(
-        std::unique(problems.begin(), problems.end(),
-                    [](const ConfigError& a, const ConfigError& b) { return a.str() == b.str(); }),
-        problems.end());
-    return problems;
-  }
   try {
     workload::find_workload(sc.workload.name);
   } catch (const InputError& e) {
     problems.push_back(ConfigError{sc.workload.where, e.what(), ""});
   }
   if (offline) {
-    check_stages_offline();
+    scenario::check_stages_offline(sc, catalog, problems);
     return problems;
   }
   std::string described;

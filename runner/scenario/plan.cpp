@@ -43,6 +43,15 @@ std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>&
   return overlay(std::move(out), settings);
 }
 
+void check_stages_offline(const Scenario& scenario, const knobs::Catalog& catalog,
+                          std::vector<ConfigError>& problems) {
+  for (const auto& st : scenario.stages) {
+    auto settings = resolve_stage_settings(st.presets, st.settings, catalog, problems);
+    auto found = knobs::check_offline(settings, catalog);
+    problems.insert(problems.end(), found.begin(), found.end());
+  }
+}
+
 std::string current_value(const knobs::ServerSettings& server, const std::string& name) {
   const knobs::ServerSetting* s = server.find(name);
   if (s == nullptr) return "(absent)";

@@ -75,6 +75,11 @@ std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>&
                                                    const knobs::Catalog& catalog,
                                                    std::vector<ConfigError>& problems);
 
+// Every stage's presets and knobs checked without a server (names and safe values only, as
+// `pgslow check --offline`); the problems are added to `problems`.
+void check_stages_offline(const Scenario& scenario, const knobs::Catalog& catalog,
+                          std::vector<ConfigError>& problems);
+
 // The server's current value of a parameter as a person writes it ("128MB", "on").
 std::string current_value(const knobs::ServerSettings& server, const std::string& name);
 

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
 #include "common/strings.h"
 #include "common/yaml.h"
+#include "knobs/catalog.h"
+#include "scenario/plan.h"
 #include "scenario/sweep.h"
 #include "server/target_kind.h"
 
@@ -431,6 +434,22 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
   return s;
 }
 
+// A scenario that cannot run still has the stages it could read checked, by knob name and
+// value and by preset (no server needed), so that one pass names every problem, in line order:
+// a misspelt knob is not found only after the `measure:` error above it is fixed.
+void add_problems_of_the_stages_read(const Scenario& s, std::vector<ConfigError>& problems) {
+  if (!has_errors(problems) || s.stages.empty()) return;
+  check_stages_offline(s, knobs::Catalog::load_default(), problems);
+  std::stable_sort(
+      problems.begin(), problems.end(), [](const ConfigError& a, const ConfigError& b) {
+        return std::pair(a.where.line, a.where.column) < std::pair(b.where.line, b.where.column);
+      });
+  problems.erase(
+      std::unique(problems.begin(), problems.end(),
+                  [](const ConfigError& a, const ConfigError& b) { return a.str() == b.str(); }),
+      problems.end());
+}
+
 }  // namespace
 
 Scenario parse_scenario(std::string_view text, const std::string& file,
@@ -440,7 +459,8 @@ Scenario parse_scenario(std::string_view text, const std::string& file,
   s.file = file;
   s.name = fs::path(file).stem().string();
   if (auto root = r.load_string(text)) s = parse_scenario_node(r, *root, std::move(s));
-  auto found = r.take_problems();
+  std::vector<ConfigError> found = r.take_problems();
+  add_problems_of_the_stages_read(s, found);
   problems.insert(problems.end(), found.begin(), found.end());
   return s;
 }
@@ -451,7 +471,9 @@ Scenario load_scenario(const fs::path& path) {
   s.file = path;
   s.name = path.stem().string();
   if (auto root = r.load_file(path)) s = parse_scenario_node(r, *root, std::move(s));
-  r.throw_if_errors();
+  std::vector<ConfigError> found = r.take_problems();
+  add_problems_of_the_stages_read(s, found);
+  if (has_errors(found)) throw InputError(std::move(found));
   return s;
 }
 

@@ -32,6 +32,38 @@ TEST(ParseDuration, UnitsAndBareSeconds) {
   EXPECT_FALSE(parse_duration(""));
 }
 
+// A file that cannot run still has its stages' knobs and presets checked (no server needed):
+// every problem at once, in line order, each named once.
+TEST(ParseScenario, AFileThatCannotRunStillHasItsKnobsCheckedInLineOrder) {
+  std::vector<ConfigError> problems;
+  parse(
+      "workload: tpcb-like\n"        // 1
+      "stages:\n"                    // 2
+      "  - name: typo\n"             // 3
+      "    settings:\n"              // 4
+      "      shared_bufers: 1MB\n"   // 5
+      "  - name: preset\n"           // 6
+      "    presets: [tiny-cahce]\n"  // 7
+      "measure:\n"                   // 8
+      "  repeats: 0\n",              // 9
+      problems);
+  ASSERT_EQ(problems.size(), 3u) << all(problems);
+  EXPECT_EQ(problems[0].where.line, 5) << all(problems);
+  EXPECT_NE(problems[0].message.find("shared_bufers"), std::string::npos) << all(problems);
+  EXPECT_EQ(problems[1].where.line, 7) << all(problems);
+  EXPECT_NE(problems[1].message.find("tiny-cahce"), std::string::npos) << all(problems);
+  EXPECT_EQ(problems[2].where.line, 9) << all(problems);
+  EXPECT_NE(problems[2].message.find("repeats"), std::string::npos) << all(problems);
+}
+
+// A file that can run is left to the checks against the server: nothing is added.
+TEST(ParseScenario, AFileThatCanRunGetsNoOfflineProblems) {
+  std::vector<ConfigError> problems;
+  parse("workload: tpcb-like\nstages:\n  - name: typo\n    settings:\n      shared_bufers: 1MB\n",
+        problems);
+  EXPECT_TRUE(problems.empty()) << all(problems);
+}
+
 TEST(ParseScenario, FullExample) {
   std::vector<ConfigError> problems;
   Scenario s = parse(R"(
