@@ -190,7 +190,10 @@ Interval log_ratio_interval(double log_difference, double se, double df, double 
   out.confidence = confidence;
   out.df = df;
   out.ratio = std::exp(log_difference);
-  if (!(df > 0) || !std::isfinite(se) || se < 0) {
+  // A standard error of zero is not "no noise" but none measured (one run of each, with too
+  // short a series for batch means): no interval, rather than a zero-width one that calls
+  // every difference significant.
+  if (!(df > 0) || !std::isfinite(se) || !(se > 0)) {
     out.low = out.high = out.ratio;
     return out;
   }

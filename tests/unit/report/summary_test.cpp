@@ -30,6 +30,21 @@ TEST(Summary, SingleRunsGetAnIntervalFromBatchMeans) {
   EXPECT_DOUBLE_EQ(c.interval.df, 4);
 }
 
+// One run of each with no per-second series to take batch means from: no noise was measured
+// at all, so no interval is claimed (not a zero-width one that calls a 1% change "slower").
+TEST(Summary, NoMeasuredNoiseGivesNoInterval) {
+  Runs stage;
+  stage.log_tps = {std::log(99.0)};
+  Runs reference;
+  reference.log_tps = {std::log(100.0)};
+  const Change c = compare_runs(stage, reference);
+  EXPECT_FALSE(c.interval.known);
+  EXPECT_FALSE(c.measurable);
+  EXPECT_EQ(verdict_of(c.interval), Verdict::kUnknown);
+  EXPECT_EQ(c.text, "no interval");
+  EXPECT_NEAR(c.ratio, 0.99, 1e-9);
+}
+
 TEST(Summary, TheVerdictFollowsTheInterval) {
   // Baseline repeats spread 20% (90..110): a 15% drop is inside the noise, and says how wide.
   const auto within = compare_stages(stage_with({85, 86, 84}), stage_with({90, 100, 110}));
