@@ -329,8 +329,9 @@ bool Bisector::search_round(const Subset& failing, double slow_log_mean) {
 
 // The remainder against good measured right before and right after each of its runs (pairs
 // bracketed by good): drift since the levels, and a machine that got noisier, must not read as
-// a second culprit. One pair decides when the remainder is plainly like good or plainly slow;
-// otherwise up to `level_repeats` (at least 3) pairs, judged by their t interval at 99%:
+// a second culprit. One pair decides when the remainder is plainly like good, two when both
+// show it plainly slow; otherwise up to `level_repeats` (at least 3) pairs, judged by their t
+// interval at 99%:
 // another round is a claim that another culprit exists, and a false one blames a harmless knob.
 Bisector::Remainder Bisector::judge_remainder(const Subset& remaining) {
   refresh_good(1, 1);
@@ -357,12 +358,23 @@ Bisector::Remainder Bisector::judge_remainder(const Subset& remaining) {
       report::t_quantile(0.995, pairs - 1) * pair_sigma / std::sqrt(static_cast<double>(pairs));
   const bool like_good = -paired.back() < min_effect_log - options_.band_sigmas * sigma_ ||
                          (resolvable > min_effect_log && -paired.back() < min_effect_log);
-  // Plainly slow: twice the band's worth of good luck could not make it like good.
-  const bool plainly_slow = -paired.back() > min_effect_log + 2 * options_.band_sigmas * pair_sigma;
+  // Plainly slow: twice the band's worth of good luck could not make it like good. A round is
+  // a claim that another culprit exists, so one pair does not make it: a burst of load during
+  // the remainder's one run (and not the good runs around it) reads as plainly slow against
+  // the noise of calmer runs, and the round would then blame harmless knobs on that one
+  // sample. A second pair must show it too.
+  auto plainly_slow = [&] {
+    return -paired.back() > min_effect_log + 2 * options_.band_sigmas * pair_sigma;
+  };
+  bool slow = false;
+  if (!like_good && plainly_slow()) {
+    measure_pair();
+    slow = plainly_slow();
+  }
 
   Remainder rest;
-  rest.slower = plainly_slow;
-  if (!like_good && !plainly_slow) {
+  rest.slower = slow;
+  if (!like_good && !slow) {
     while (static_cast<int>(paired.size()) < pairs) measure_pair();
     // Slower only when the whole interval of the paired effect is below good, and the effect
     // is one the search can decide (clearly_slower's floor).

@@ -29,7 +29,8 @@ std::vector<double> SimulatedServer::measure(const std::vector<Setting>& changes
     const int drifted = std::max(0, runs_ + i - model_.drift_after_runs);
     const bool hogged = runs_ + i >= model_.drift_after_runs && model_.noise_after_drift > 0;
     const double sigma = hogged ? model_.noise_after_drift : model_.noise;
-    samples.push_back(tps * std::exp(model_.drift_per_run * drifted + sigma * unit(rng_)));
+    const double burst = runs_ + i == model_.burst_run ? model_.burst_log : 0.0;
+    samples.push_back(tps * std::exp(model_.drift_per_run * drifted + burst + sigma * unit(rng_)));
   }
   ++calls_;
   runs_ += repeats;

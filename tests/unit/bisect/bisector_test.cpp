@@ -170,6 +170,39 @@ TEST(Bisector, NoisyMachineDecidesAHarmlessRemainderInOnePairMostly) {
   EXPECT_GE(one_pair, seeds / 2);
 }
 
+TEST(Bisector, ABurstDuringTheRemaindersOneRunStartsNoRound) {
+  // The live attribution test's stage under bursty load (two test suites and a build on two
+  // cores): one knob about 200x slow among four harmless ones, 3% noise per run, and a burst
+  // of load that makes exactly the remainder's run a third slower, not the good runs around
+  // it. Against the calmer noise of the levels that one pair reads as plainly slow; a round of
+  // its own on the harmless knobs would be a false claim of a second culprit (and, in an
+  // attribution, spend its budget). A second pair must show it too.
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    SimulatedModel m = harmless_model(5, 300 + seed);
+    knob(m, "k01").factor = 0.005;
+    m.noise = 0.03;
+    Options o;
+    o.level_repeats = 2;
+    const Result calm = bisect(m, o);
+    int remainder_run = -1;
+    int before = 0;
+    for (const auto& run : calm.runs) {
+      if (run.purpose == "remaining") {
+        remainder_run = before;
+        break;
+      }
+      before += run.new_runs;
+    }
+    ASSERT_GE(remainder_run, 0) << calm.conclusion;
+    m.burst_run = remainder_run;
+    m.burst_log = std::log(0.67);
+    const Result r = bisect(m, o);
+    ASSERT_EQ(r.culprits.size(), 1u) << "seed " << seed << ": " << r.conclusion;
+    EXPECT_EQ(r.culprits[0].knobs, std::vector<std::string>{"k01"}) << r.conclusion;
+    EXPECT_LE(r.total_runs, calm.total_runs + 4) << "seed " << seed << ": " << r.conclusion;
+  }
+}
+
 TEST(Bisector, QuietMachineStillTakesMorePairsNearTheMinimumEffect) {
   // On a quiet machine the pairs do resolve the minimum effect, so a remainder near it is not
   // waved through on one pair: a second culprit 15% slow is found in a round of its own.
