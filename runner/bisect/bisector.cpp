@@ -290,11 +290,15 @@ bool Bisector::search_round(const Subset& failing, double slow_log_mean) {
   if (round_ > 1 || !options_.threshold_tps) threshold_log_ = (good_log_ + slow_log_mean) / 2;
   Subset s = ddmin(failing);
   // A later round that could not split the remainder at all must see the whole remainder slow
-  // against its own threshold; otherwise nothing reproduced the slowdown (noise or drift made
-  // the remainder look slow), and no knob is blamed.
-  if (round_ > 1 && s == failing && classify(s, "search") != Verdict::kBad) {
-    unreproduced_ = true;
-    return false;
+  // against its own threshold, in runs of its own; otherwise nothing reproduced the slowdown
+  // (noise, drift or a burst of load made the remainder look slow), and no knob is blamed.
+  // The samples that started the round are not reused: they are the ones in question.
+  if (round_ > 1 && s == failing) {
+    samples_.erase(s);
+    if (classify(s, "search") != Verdict::kBad) {
+      unreproduced_ = true;
+      return false;
+    }
   }
 
   CulpritGroup g;

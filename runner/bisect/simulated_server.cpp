@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace pgslow::bisect {
@@ -29,7 +30,9 @@ std::vector<double> SimulatedServer::measure(const std::vector<Setting>& changes
     const int drifted = std::max(0, runs_ + i - model_.drift_after_runs);
     const bool hogged = runs_ + i >= model_.drift_after_runs && model_.noise_after_drift > 0;
     const double sigma = hogged ? model_.noise_after_drift : model_.noise;
-    const double burst = runs_ + i == model_.burst_run ? model_.burst_log : 0.0;
+    const bool in_burst = std::find(model_.burst_runs.begin(), model_.burst_runs.end(),
+                                    runs_ + i) != model_.burst_runs.end();
+    const double burst = in_burst ? model_.burst_log : 0.0;
     samples.push_back(tps * std::exp(model_.drift_per_run * drifted + burst + sigma * unit(rng_)));
   }
   ++calls_;

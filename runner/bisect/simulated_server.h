@@ -39,9 +39,9 @@ struct SimulatedModel {
   // From `drift_after_runs` on, the noise per run becomes this (0: unchanged): a CPU hog makes
   // the machine not only slower but less steady.
   double noise_after_drift = 0;
-  // A one-off burst of load: run number `burst_run` (counting from 0, over every call) reads
-  // this much lower in log(TPS), whatever configuration it measures (-1: none).
-  int burst_run = -1;
+  // Bursts of load: the runs numbered here (counting from 0, over every call) read this much
+  // lower in log(TPS), whatever configuration they measure.
+  std::vector<int> burst_runs;
   double burst_log = 0;
   std::uint64_t seed = 1;
 };
