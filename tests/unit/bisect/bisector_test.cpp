@@ -170,36 +170,49 @@ TEST(Bisector, NoisyMachineDecidesAHarmlessRemainderInOnePairMostly) {
   EXPECT_GE(one_pair, seeds / 2);
 }
 
-TEST(Bisector, ABurstDuringTheRemaindersOneRunStartsNoRound) {
-  // The live attribution test's stage under bursty load (two test suites and a build on two
-  // cores): one knob about 200x slow among four harmless ones, 3% noise per run, and a burst
-  // of load that makes exactly the remainder's run a third slower, not the good runs around
-  // it. Against the calmer noise of the levels that one pair reads as plainly slow; a round of
-  // its own on the harmless knobs would be a false claim of a second culprit (and, in an
-  // attribution, spend its budget). A second pair must show it too.
-  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-    SimulatedModel m = harmless_model(5, 300 + seed);
-    knob(m, "k01").factor = 0.005;
-    m.noise = 0.03;
-    Options o;
-    o.level_repeats = 2;
-    const Result calm = bisect(m, o);
-    int remainder_run = -1;
-    int before = 0;
-    for (const auto& run : calm.runs) {
-      if (run.purpose == "remaining") {
-        remainder_run = before;
-        break;
-      }
-      before += run.new_runs;
+// The live attribution test's stage: one knob about 200x slow among four harmless ones, 3%
+// noise per run. A calm bisect of it, the run number (counting from 0) of the remainder's
+// first run in it, and the model to add bursts to.
+struct BurstSetup {
+  SimulatedModel model;
+  Options options;
+  Result calm;
+  int remainder_run = -1;
+};
+
+BurstSetup burst_setup(std::uint64_t seed) {
+  BurstSetup b;
+  b.model = harmless_model(5, 300 + seed);
+  knob(b.model, "k01").factor = 0.005;
+  b.model.noise = 0.03;
+  b.options.level_repeats = 2;
+  b.calm = bisect(b.model, b.options);
+  int before = 0;
+  for (const auto& run : b.calm.runs) {
+    if (run.purpose == "remaining") {
+      b.remainder_run = before;
+      break;
     }
-    ASSERT_GE(remainder_run, 0) << calm.conclusion;
-    m.burst_runs = {remainder_run};
-    m.burst_log = std::log(0.67);
-    const Result r = bisect(m, o);
+    before += run.new_runs;
+  }
+  return b;
+}
+
+TEST(Bisector, ABurstDuringTheRemaindersOneRunStartsNoRound) {
+  // The live attribution test's stage (burst_setup) under bursty load (two test suites and a
+  // build on two cores): a burst of load makes exactly the remainder's run a third slower, not
+  // the good runs around it. Against the calmer noise of the levels that one pair reads as
+  // plainly slow; a round of its own on the harmless knobs would be a false claim of a second
+  // culprit (and, in an attribution, spend its budget). A second pair must show it too.
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    BurstSetup b = burst_setup(seed);
+    ASSERT_GE(b.remainder_run, 0) << b.calm.conclusion;
+    b.model.burst_runs = {b.remainder_run};
+    b.model.burst_log = std::log(0.67);
+    const Result r = bisect(b.model, b.options);
     ASSERT_EQ(r.culprits.size(), 1u) << "seed " << seed << ": " << r.conclusion;
     EXPECT_EQ(r.culprits[0].knobs, std::vector<std::string>{"k01"}) << r.conclusion;
-    EXPECT_LE(r.total_runs, calm.total_runs + 4) << "seed " << seed << ": " << r.conclusion;
+    EXPECT_LE(r.total_runs, b.calm.total_runs + 4) << "seed " << seed << ": " << r.conclusion;
   }
 }
 
@@ -209,25 +222,11 @@ TEST(Bisector, ALaterRoundThatCannotSplitMeasuresTheRemainderAfresh) {
   // round's last check must measure the whole remainder again, not reuse the two burst
   // samples that started the round: nothing reproduces, and no knob is blamed.
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-    SimulatedModel m = harmless_model(5, 300 + seed);
-    knob(m, "k01").factor = 0.005;
-    m.noise = 0.03;
-    Options o;
-    o.level_repeats = 2;
-    const Result calm = bisect(m, o);
-    int remainder_run = -1;
-    int before = 0;
-    for (const auto& run : calm.runs) {
-      if (run.purpose == "remaining") {
-        remainder_run = before;
-        break;
-      }
-      before += run.new_runs;
-    }
-    ASSERT_GE(remainder_run, 0) << calm.conclusion;
-    m.burst_runs = {remainder_run, remainder_run + 2};
-    m.burst_log = std::log(0.67);
-    const Result r = bisect(m, o);
+    BurstSetup b = burst_setup(seed);
+    ASSERT_GE(b.remainder_run, 0) << b.calm.conclusion;
+    b.model.burst_runs = {b.remainder_run, b.remainder_run + 2};
+    b.model.burst_log = std::log(0.67);
+    const Result r = bisect(b.model, b.options);
     ASSERT_EQ(r.culprits.size(), 1u) << "seed " << seed << ": " << r.conclusion;
     EXPECT_EQ(r.culprits[0].knobs, std::vector<std::string>{"k01"}) << r.conclusion;
   }
