@@ -22,7 +22,6 @@
 #include "scenario/scenario.h"
 #include "server/managed_cluster.h"
 #include "server/target.h"
-#include "workload/registry.h"
 
 namespace fs = std::filesystem;
 
@@ -326,19 +325,15 @@ ServerSettings read_scenario_server(Context& ctx, const server::TargetSpec& targ
 std::vector<ConfigError> check_scenario_file(Context& ctx, const fs::path& path, bool offline,
                                              const ServerOptions& opts) {
   std::vector<ConfigError> problems;
-  // (A file that cannot run has its stages checked without a server already: every problem.)
+  // (A file that cannot run has been checked without a server already: every problem.)
   scenario::Scenario sc = scenario::parse_scenario(read_file(path), path.string(), problems);
   if (has_errors(problems)) return problems;
   const Catalog catalog = Catalog::load_default();
-  try {
-    workload::find_workload(sc.workload.name);
-  } catch (const InputError& e) {
-    problems.push_back(ConfigError{sc.workload.where, e.what(), ""});
-  }
   if (offline) {
-    scenario::check_stages_offline(sc, catalog, problems);
+    scenario::check_scenario_offline(sc, catalog, problems);
     return problems;
   }
+  // make_plan checks the workload and every stage against the server.
   std::string described;
   const ServerSettings server = read_scenario_server(ctx, sc.target, opts, &described);
   try {

@@ -43,8 +43,16 @@ std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>&
   return overlay(std::move(out), settings);
 }
 
-void check_stages_offline(const Scenario& scenario, const knobs::Catalog& catalog,
-                          std::vector<ConfigError>& problems) {
+void check_scenario_offline(const Scenario& scenario, const knobs::Catalog& catalog,
+                            std::vector<ConfigError>& problems) {
+  // (No name: the parser has said so already.)
+  if (!scenario.workload.name.empty()) {
+    try {
+      workload::find_workload(scenario.workload.name);
+    } catch (const InputError& e) {
+      problems.push_back(ConfigError{scenario.workload.where, e.what(), ""});
+    }
+  }
   for (const auto& st : scenario.stages) {
     auto settings = resolve_stage_settings(st.presets, st.settings, catalog, problems);
     auto found = knobs::check_offline(settings, catalog);

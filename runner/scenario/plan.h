@@ -75,10 +75,11 @@ std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>&
                                                    const knobs::Catalog& catalog,
                                                    std::vector<ConfigError>& problems);
 
-// Every stage's presets and knobs checked without a server (names and safe values only, as
-// `pgslow check --offline`); the problems are added to `problems`.
-void check_stages_offline(const Scenario& scenario, const knobs::Catalog& catalog,
-                          std::vector<ConfigError>& problems);
+// What can be checked without a server (as `pgslow check --offline`): the workload's name and
+// every stage's presets and knobs (names and safe values only); the problems are added to
+// `problems`. make_plan checks all of it again against the server.
+void check_scenario_offline(const Scenario& scenario, const knobs::Catalog& catalog,
+                            std::vector<ConfigError>& problems);
 
 // The server's current value of a parameter as a person writes it ("128MB", "on").
 std::string current_value(const knobs::ServerSettings& server, const std::string& name);

@@ -434,12 +434,12 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
   return s;
 }
 
-// A scenario that cannot run still has the stages it could read checked, by knob name and
-// value and by preset (no server needed), so that one pass names every problem, in line order:
-// a misspelt knob is not found only after the `measure:` error above it is fixed.
-void add_problems_of_the_stages_read(const Scenario& s, std::vector<ConfigError>& problems) {
-  if (!has_errors(problems) || s.stages.empty()) return;
-  check_stages_offline(s, knobs::Catalog::load_default(), problems);
+// A scenario that cannot run still has what it could read checked without a server (its
+// workload's name, its stages' knobs and presets), so that one pass names every problem, in
+// line order: a misspelt knob is not found only after the `measure:` error above it is fixed.
+void add_problems_of_what_was_read(const Scenario& s, std::vector<ConfigError>& problems) {
+  if (!has_errors(problems)) return;
+  check_scenario_offline(s, knobs::Catalog::load_default(), problems);
   std::stable_sort(
       problems.begin(), problems.end(), [](const ConfigError& a, const ConfigError& b) {
         return std::pair(a.where.line, a.where.column) < std::pair(b.where.line, b.where.column);
@@ -460,7 +460,7 @@ Scenario parse_scenario(std::string_view text, const std::string& file,
   s.name = fs::path(file).stem().string();
   if (auto root = r.load_string(text)) s = parse_scenario_node(r, *root, std::move(s));
   std::vector<ConfigError> found = r.take_problems();
-  add_problems_of_the_stages_read(s, found);
+  add_problems_of_what_was_read(s, found);
   problems.insert(problems.end(), found.begin(), found.end());
   return s;
 }
@@ -472,7 +472,7 @@ Scenario load_scenario(const fs::path& path) {
   s.name = path.stem().string();
   if (auto root = r.load_file(path)) s = parse_scenario_node(r, *root, std::move(s));
   std::vector<ConfigError> found = r.take_problems();
-  add_problems_of_the_stages_read(s, found);
+  add_problems_of_what_was_read(s, found);
   if (has_errors(found)) throw InputError(std::move(found));
   return s;
 }

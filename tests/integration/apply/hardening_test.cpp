@@ -551,6 +551,39 @@ TEST_F(HardeningTest, CheckNamesEveryProblemOfABadScenarioInOnePass) {
   }
 }
 
+// An unknown workload is named once, by check and by check --offline, also when the file has
+// other problems.
+TEST_F(HardeningTest, CheckNamesAnUnknownWorkloadOnce) {
+  write("bad-workload.yaml",
+        "workload: tpcb-lite\n"         // 1
+        "stages:\n"                     // 2
+        "  - name: typo\n"              // 3
+        "    settings:\n"               // 4
+        "      shared_bufers: 1MB\n");  // 5
+  write("bad-workload-and-measure.yaml",
+        "workload: tpcb-lite\n"  // 1
+        "stages:\n"              // 2
+        "  - name: fine\n"       // 3
+        "    settings:\n"        // 4
+        "      work_mem: 4MB\n"  // 5
+        "measure:\n"             // 6
+        "  repeats: 0\n");       // 7
+  for (const char* name : {"bad-workload.yaml", "bad-workload-and-measure.yaml"}) {
+    for (const bool offline : {true, false}) {
+      SCOPED_TRACE(fmt::format("{} {}", offline ? "check --offline" : "check", name));
+      std::vector<std::string> a = args({"check", file(name)});
+      if (offline) a.push_back("--offline");
+      Finished r = run_pgslow(a);
+      EXPECT_EQ(r.exit_code, 2) << r.output;
+      const std::string unknown = fmt::format("{}:1:11: error: unknown workload", name);
+      const std::size_t first = r.output.find(unknown);
+      ASSERT_NE(first, std::string::npos) << r.output;
+      EXPECT_EQ(r.output.find(unknown, first + 1), std::string::npos) << r.output;
+      EXPECT_NE(r.output.find("2 errors"), std::string::npos) << r.output;
+    }
+  }
+}
+
 TEST_F(HardeningTest, AFullDiskStopsBeforeAnyChangeAndLeavesNoTemporaryFile) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
   const fs::path small = *dir_ / "small";

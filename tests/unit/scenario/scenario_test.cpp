@@ -56,6 +56,25 @@ TEST(ParseScenario, AFileThatCannotRunStillHasItsKnobsCheckedInLineOrder) {
   EXPECT_NE(problems[2].message.find("repeats"), std::string::npos) << all(problems);
 }
 
+// Its workload's name is checked too (no server needed), once.
+TEST(ParseScenario, AFileThatCannotRunStillHasItsWorkloadNameChecked) {
+  std::vector<ConfigError> problems;
+  parse(
+      "workload: tpcb-lite\n"  // 1
+      "stages:\n"              // 2
+      "  - name: fine\n"       // 3
+      "    settings:\n"        // 4
+      "      work_mem: 4MB\n"  // 5
+      "measure:\n"             // 6
+      "  repeats: 0\n",        // 7
+      problems);
+  ASSERT_EQ(problems.size(), 2u) << all(problems);
+  EXPECT_EQ(problems[0].where.line, 1) << all(problems);
+  EXPECT_NE(problems[0].message.find("unknown workload \"tpcb-lite\""), std::string::npos)
+      << all(problems);
+  EXPECT_EQ(problems[1].where.line, 7) << all(problems);
+}
+
 // A file that can run is left to the checks against the server: nothing is added.
 TEST(ParseScenario, AFileThatCanRunGetsNoOfflineProblems) {
   std::vector<ConfigError> problems;
