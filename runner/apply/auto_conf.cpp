@@ -15,31 +15,40 @@
 #include "apply/bytes.h"
 #include "common/errors.h"
 #include "common/paths.h"
+#include "common/safe_fs.h"
 #include "common/strings.h"
 
 namespace pgslow::apply {
 
 namespace fs = std::filesystem;
 
+namespace {
+const std::string kAutoConf = "postgresql.auto.conf";
+}  // namespace
+
 fs::path auto_conf_path(const fs::path& data_dir) {
-  return data_dir / "postgresql.auto.conf";
+  return data_dir / kAutoConf;
 }
 
 OriginalFile read_auto_conf(const fs::path& data_dir) {
   OriginalFile file;
   file.path = auto_conf_path(data_dir);
+  // The data directory belongs to the server's user: reached without following a link of
+  // theirs, and the file read without following one either (common/safe_fs.h).
+  UniqueFd dir = open_folder(data_dir);
+  UniqueFd fd = open_file_in(dir.get(), kAutoConf, O_RDONLY, file.path);
   struct stat st {};
-  if (::stat(file.path.c_str(), &st) != 0) {
-    if (errno != ENOENT)
-      throw RuntimeError("cannot read " + file.path.string() + ": " + std::strerror(errno));
-    // No file (a data directory made without one): the owner and mode of the folder apply.
+  if (!fd) {
+    // No file (a data directory made without one): the owner of the folder applies.
     file.existed = false;
-    if (::stat(data_dir.c_str(), &st) != 0)
+    if (::fstat(dir.get(), &st) != 0)
       throw RuntimeError("cannot read the data directory " + data_dir.string() + ": " +
                          std::strerror(errno));
     file.mode = 0600;
   } else {
-    file.bytes = read_file(file.path);
+    if (::fstat(fd.get(), &st) != 0)
+      throw RuntimeError("cannot read " + file.path.string() + ": " + std::strerror(errno));
+    file.bytes = read_file_in(dir.get(), kAutoConf, file.path).value_or("");
     file.mode = st.st_mode & 07777;
   }
   file.uid = st.st_uid;
@@ -49,77 +58,37 @@ OriginalFile read_auto_conf(const fs::path& data_dir) {
 }
 
 namespace {
-[[noreturn]] void fail(const std::string& what, const fs::path& path, int err) {
-  throw RuntimeError("cannot restore " + path.string() + ": " + what + ": " + std::strerror(err));
-}
 
+// Not postgresql.auto.conf.tmp: that name is the server's own, for ALTER SYSTEM.
 const std::string kTempPrefix = "postgresql.auto.conf.pgslow.";
 
-// Copies left by a pgslow killed while it wrote one (the rename never happened).
-void remove_stale_copies(const fs::path& dir) {
+// Copies left by a pgslow killed while it wrote one (the rename never happened). unlinkat
+// removes a planted symlink itself, never what it points to.
+void remove_stale_copies(int dir, const fs::path& data_dir) {
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+  for (const auto& entry : fs::directory_iterator(data_dir, ec)) {
     std::string name = entry.path().filename().string();
     if (name.rfind(kTempPrefix, 0) != 0) continue;
     int pid = std::atoi(name.c_str() + kTempPrefix.size());
     if (pid == ::getpid() || (pid > 0 && ::kill(pid, 0) == 0)) continue;
-    fs::remove(entry.path(), ec);
+    remove_file_in(dir, name, data_dir / name);
   }
 }
 
-void fsync_dir(const fs::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail("open the data directory", dir, errno);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) fail("fsync the data directory", dir, err);
-}
 }  // namespace
 
 void write_auto_conf(const OriginalFile& original) {
   const fs::path& path = original.path;
-  fs::path dir = path.parent_path();
+  fs::path data_dir = path.parent_path();
+  UniqueFd dir = open_folder(data_dir);
   if (!original.existed) {
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) fail("remove", path, errno);
-    fsync_dir(dir);
+    remove_file_in(dir.get(), kAutoConf, path);
+    fsync_folder(dir.get(), path);
     return;
   }
-  remove_stale_copies(dir);
-  // Not postgresql.auto.conf.tmp: that name is the server's own, for ALTER SYSTEM.
-  fs::path tmp = dir / (kTempPrefix + std::to_string(::getpid()));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) fail("create " + tmp.string(), path, errno);
-  auto give_up = [&](const std::string& what) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    fail(what, path, err);
-  };
-  // Owner first, so the server's user can read the file from the moment it has its name.
-  if (::fchown(fd, original.uid, original.gid) != 0 && original.uid != ::geteuid())
-    give_up("give it to uid " + std::to_string(original.uid) +
-            " (run pgslow as root or as the data directory's owner)");
-  if (::fchmod(fd, original.mode) != 0) give_up("set its mode");
-  const char* p = original.bytes.data();
-  std::size_t left = original.bytes.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      give_up("write");
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) give_up("fsync");
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    fail("rename the new copy into place", path, err);
-  }
-  fsync_dir(dir);
+  remove_stale_copies(dir.get(), data_dir);
+  replace_file_in(dir.get(), kAutoConf, original.bytes,
+                  FileOwnership{original.uid, original.gid, original.mode}, path, kTempPrefix);
 }
 
 bool auto_conf_matches(const OriginalFile& original) {

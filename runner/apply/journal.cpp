@@ -11,7 +11,7 @@
 
 #include "apply/bytes.h"
 #include "apply/interrupt.h"
-#include "apply/trust.h"
+#include "common/safe_fs.h"
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/strings.h"

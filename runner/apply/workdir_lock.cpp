@@ -12,7 +12,7 @@
 #include <sstream>
 #include <vector>
 
-#include "apply/trust.h"
+#include "common/safe_fs.h"
 #include "common/errors.h"
 #include "common/log.h"
 

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,6 +21,7 @@
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/process.h"
+#include "common/safe_fs.h"
 #include "common/strings.h"
 #include "pg/connection.h"
 #include "server/pg_binaries.h"
@@ -32,7 +34,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kServerUser = "postgres";
 // Unix socket paths are limited to 107 bytes (sun_path); ".s.PGSQL.65535" is 14 of them.
 constexpr std::size_t kMaxSocketPath = 107;
 
@@ -78,15 +79,21 @@ struct PidFile {
   std::int64_t start_epoch = 0;
 };
 
-// postmaster.pid: line 1 the pid, line 3 the start time (seconds since the epoch).
-std::optional<PidFile> read_pid_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
+// postmaster.pid: line 1 the pid, line 3 the start time (seconds since the epoch). Read
+// without following a link the server's user may have put in its place.
+std::optional<PidFile> read_pid_file(const fs::path& data_dir) {
+  std::optional<std::string> text;
+  try {
+    UniqueFd data = open_folder(data_dir);
+    text = read_file_in(data.get(), "postmaster.pid", data_dir / "postmaster.pid");
+  } catch (const RuntimeError& e) {
+    spdlog::debug("{}", e.what());
+  }
+  if (!text) return std::nullopt;
+  std::vector<std::string> lines = split(*text, '\n');
   PidFile f;
-  std::string line;
-  if (std::getline(in, line)) f.pid = std::atoi(line.c_str());
-  std::getline(in, line);
-  if (std::getline(in, line)) f.start_epoch = std::atoll(line.c_str());
+  if (!lines.empty()) f.pid = std::atoi(lines[0].c_str());
+  if (lines.size() >= 3) f.start_epoch = std::atoll(lines[2].c_str());
   return f;
 }
 
@@ -150,7 +157,9 @@ ManagedCluster::ManagedCluster(ManagedOptions options) : options_(std::move(opti
   data_dir_ = cluster_dir_ / "data";
   socket_dir_ = cluster_dir_ / "socket";
   log_file_ = cluster_dir_ / "server.log";
-  state_file_ = cluster_dir_ / "state";
+  // In pgslow's own workdir, not in the cluster folder: that one belongs to the server's user,
+  // who could otherwise hand root a pg_bin of their choosing.
+  state_file_ = options_.workdir / (cluster_dir_.filename().string() + ".state");
   if ((socket_dir_ / ".s.PGSQL.65535").string().size() > kMaxSocketPath) {
     // A deep workdir: the socket goes to a private folder in /tmp named after the data dir.
     socket_dir_ = fs::path("/tmp") / fmt::format("pgslow-{:016x}-socket",
@@ -161,14 +170,17 @@ ManagedCluster::ManagedCluster(ManagedOptions options) : options_(std::move(opti
 }
 
 std::optional<std::string> ManagedCluster::server_user() const {
-  if (!running_as_root()) return std::nullopt;
-  return std::string(kServerUser);
+  return server_os_user();
 }
 
 void ManagedCluster::load_state() {
-  std::ifstream in(state_file_);
-  std::string line;
-  while (std::getline(in, line)) {
+  require_trusted_workdir(options_.workdir);
+  UniqueFd fd(open_trusted_file(state_file_, O_RDONLY));
+  if (!fd) return;
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) > 0;) text.append(buf, n);
+  for (const std::string& line : split(text, '\n')) {
     auto eq = line.find('=');
     if (eq == std::string::npos) continue;
     std::string key = trim(line.substr(0, eq));
@@ -206,7 +218,7 @@ std::string ManagedCluster::conninfo() const {
 }
 
 std::optional<int> ManagedCluster::running_pid() const {
-  auto f = read_pid_file(data_dir_ / "postmaster.pid");
+  auto f = read_pid_file(data_dir_);
   if (f && is_live_postgres(f->pid)) return f->pid;
   return std::nullopt;
 }
@@ -220,6 +232,29 @@ bool ManagedCluster::is_initialized() const {
   return fs::exists(data_dir_ / "PG_VERSION", ec);
 }
 
+namespace {
+
+// A folder only the server's user (and root) may enter: the cluster and its socket.
+void make_private(int folder, const fs::path& shown_as, const std::optional<SystemUser>& user) {
+  struct stat st {};
+  if (::fstat(folder, &st) != 0)
+    throw RuntimeError(fmt::format("cannot read {}: {}", shown_as.string(), std::strerror(errno)));
+  // One left by someone else (a name in /tmp taken ahead of pgslow) is not taken over.
+  if (st.st_uid != 0 && st.st_uid != ::geteuid() && (!user || st.st_uid != user->uid)) {
+    throw RuntimeError(fmt::format(
+        "pgslow refuses {}: it belongs to uid {}, not to root or the server's user. Remove it, "
+        "or pass --workdir with a folder of your own",
+        shown_as.string(), st.st_uid));
+  }
+  ::fchmod(folder, 0700);
+  if (user && ::fchown(folder, user->uid, user->gid) != 0) {
+    throw RuntimeError(fmt::format("cannot give {} to the postgres user: {}", shown_as.string(),
+                                   std::strerror(errno)));
+  }
+}
+
+}  // namespace
+
 void ManagedCluster::prepare_workdir() {
   std::optional<SystemUser> user;
   if (auto name = server_user()) {
@@ -231,40 +266,36 @@ void ManagedCluster::prepare_workdir() {
           "postgresql package does) or run pgslow as an ordinary user");
     }
   }
-  std::error_code ec;
-  fs::create_directories(options_.workdir, ec);
-  if (ec || ::access(options_.workdir.c_str(), W_OK | X_OK) != 0) {
+  create_workdir(options_.workdir);
+  require_trusted_workdir(options_.workdir);
+  if (::access(options_.workdir.c_str(), W_OK | X_OK) != 0) {
     throw RuntimeError(fmt::format(
         "the workdir {} is not writable ({}): pass --workdir with a folder you can write to",
-        options_.workdir.string(), ec ? ec.message() : std::strerror(errno)));
+        options_.workdir.string(), std::strerror(errno)));
   }
-  for (const fs::path& dir : {cluster_dir_, socket_dir_}) {
-    fs::create_directories(dir, ec);
-    if (ec) {
-      throw RuntimeError(
-          fmt::format("cannot create {}: {}: pass --workdir with a folder you can "
-                      "write to",
-                      dir.string(), ec.message()));
-    }
-    // The socket folder is private: local connections are trusted, so only the server's user
-    // (and root) may reach the socket.
-    ::chmod(dir.c_str(), 0700);
-    if (user && ::chown(dir.c_str(), user->uid, user->gid) != 0) {
-      throw RuntimeError(fmt::format("cannot give {} to the postgres user: {}", dir.string(),
-                                     std::strerror(errno)));
-    }
-  }
+  // Every step below goes through descriptors: the cluster folder belongs to the server's
+  // user, who could put a symlink where the socket folder should be (common/safe_fs.h).
+  UniqueFd workdir = open_folder(options_.workdir);
+  UniqueFd cluster = make_folder_in(workdir.get(), cluster_dir_.filename(), cluster_dir_);
+  make_private(cluster.get(), cluster_dir_, user);
+  // The socket folder is private: local connections are trusted, so only the server's user
+  // (and root) may reach the socket. It is in the cluster folder, or in /tmp for a deep workdir.
+  UniqueFd socket_parent = socket_dir_.parent_path() == cluster_dir_
+                               ? UniqueFd(::dup(cluster.get()))
+                               : open_folder(socket_dir_.parent_path());
+  UniqueFd socket = make_folder_in(socket_parent.get(), socket_dir_.filename(), socket_dir_);
+  make_private(socket.get(), socket_dir_, user);
   if (!user) return;
 
   // The postgres user must traverse every folder above the cluster. pgslow's own workdir may
   // lack o+x (a umask of 077, mkdtemp): give it traversal (not listing) rights.
   struct stat st {};
-  if (::stat(options_.workdir.c_str(), &st) == 0 && st.st_uid == ::geteuid() &&
+  if (::fstat(workdir.get(), &st) == 0 && st.st_uid == ::geteuid() &&
       (st.st_mode & S_IXOTH) == 0) {
-    ::chmod(options_.workdir.c_str(), (st.st_mode & 07777) | S_IXOTH);
+    ::fchmod(workdir.get(), (st.st_mode & 07777) | S_IXOTH);
   }
   ProcessOptions o;
-  o.run_as = kServerUser;
+  o.run_as = server_user();
   o.timeout = std::chrono::seconds(10);
   if (run_process({"test", "-w", cluster_dir_.string()}, o).ok()) return;
   // Name the first folder on the way that the postgres user cannot enter.
@@ -308,17 +339,24 @@ void ManagedCluster::initdb() {
   o.timeout = std::chrono::seconds(300);
   auto r = run_process(argv, o);
   if (!r.ok()) {
-    fs::remove_all(data_dir_, ec);
+    remove_tree(data_dir_);
     throw RuntimeError(fmt::format("initdb failed ({}): {}\n{}", r.describe_status(),
                                    shell_quote(argv), last_lines(r.output, 20)));
   }
   // The managed settings live in pgslow.conf, rewritten at each start; ALTER SYSTEM
   // (postgresql.auto.conf) still wins over both.
-  std::ofstream conf(data_dir_ / "postgresql.conf", std::ios::app);
-  conf << "\n# Added by pgslow: the managed cluster's port, socket and logging live in\n"
-          "# pgslow.conf, which pgslow rewrites at each start.\n"
-          "include_if_exists = 'pgslow.conf'\n";
-  if (!conf) throw RuntimeError(fmt::format("cannot write {}/postgresql.conf", data_dir_.string()));
+  // initdb ran as the server's user, who owns the folder: appended through a descriptor that
+  // follows no link of theirs.
+  const std::string include =
+      "\n# Added by pgslow: the managed cluster's port, socket and logging live in\n"
+      "# pgslow.conf, which pgslow rewrites at each start.\n"
+      "include_if_exists = 'pgslow.conf'\n";
+  UniqueFd data = open_folder(data_dir_);
+  UniqueFd conf = open_file_in(data.get(), "postgresql.conf", O_WRONLY | O_APPEND,
+                               data_dir_ / "postgresql.conf");
+  if (!conf || ::write(conf.get(), include.data(), include.size()) !=
+                   static_cast<ssize_t>(include.size()))
+    throw RuntimeError(fmt::format("cannot write {}/postgresql.conf", data_dir_.string()));
 }
 
 void ManagedCluster::write_settings() {
@@ -342,15 +380,15 @@ void ManagedCluster::write_settings() {
     add("full_page_writes", "off");
   }
   for (const auto& [name, value] : options_.settings) add(name, value);
-  fs::path path = data_dir_ / "pgslow.conf";
-  write_file_durably(path, text);
+  // The data directory belongs to the server's user: the file is written through a
+  // descriptor, under a fresh name, and given to that user through the descriptor.
+  UniqueFd data = open_folder(data_dir_);
+  FileOwnership owner{::geteuid(), ::getegid(), 0600};
   if (auto name = server_user()) {
-    auto user = find_system_user(*name);
-    if (user && ::chown(path.c_str(), user->uid, user->gid) != 0) {
-      throw RuntimeError(fmt::format("cannot give {} to the postgres user: {}", path.string(),
-                                     std::strerror(errno)));
-    }
+    if (auto user = find_system_user(*name)) owner = FileOwnership{user->uid, user->gid, 0600};
   }
+  replace_file_in(data.get(), "pgslow.conf", text, owner, data_dir_ / "pgslow.conf",
+                  "pgslow.conf.tmp.");
 }
 
 void ManagedCluster::choose_port() {
@@ -371,16 +409,19 @@ void ManagedCluster::choose_port() {
 }
 
 void ManagedCluster::remove_stale_pid_file() {
-  fs::path pid_path = data_dir_ / "postmaster.pid";
-  auto f = read_pid_file(pid_path);
+  auto f = read_pid_file(data_dir_);
   if (!f || is_live_postgres(f->pid)) return;
   // The server crashed or was killed. PostgreSQL would refuse to start if the pid had since
-  // been reused by an unrelated process, so the file goes.
+  // been reused by an unrelated process, so the file goes. Both folders belong to the
+  // server's user: names are removed through descriptors, never followed.
   spdlog::info("removing the stale postmaster.pid of process {}, which is gone", f->pid);
+  UniqueFd data = open_folder(data_dir_);
+  remove_file_in(data.get(), "postmaster.pid", data_dir_ / "postmaster.pid");
+  UniqueFd socket = open_folder(socket_dir_);
   std::error_code ec;
-  fs::remove(pid_path, ec);
   for (const auto& entry : fs::directory_iterator(socket_dir_, ec)) {
-    if (entry.path().filename().string().ends_with(".lock")) fs::remove(entry.path(), ec);
+    std::string name = entry.path().filename().string();
+    if (name.ends_with(".lock")) remove_file_in(socket.get(), name, entry.path());
   }
 }
 
@@ -476,12 +517,12 @@ void ManagedCluster::stop() {
 
 void ManagedCluster::destroy() {
   if (is_running()) stop();
+  // The cluster folder belongs to the server's user: removed one descriptor step at a time,
+  // so a link planted inside never leads root's removal elsewhere.
+  remove_tree(cluster_dir_);
+  if (!socket_dir_.string().starts_with(cluster_dir_.string())) remove_tree(socket_dir_);
   std::error_code ec;
-  fs::remove_all(cluster_dir_, ec);
-  if (ec) {
-    throw RuntimeError(fmt::format("cannot remove {}: {}", cluster_dir_.string(), ec.message()));
-  }
-  if (!socket_dir_.string().starts_with(cluster_dir_.string())) fs::remove_all(socket_dir_, ec);
+  fs::remove(state_file_, ec);
   spdlog::info("removed the managed cluster in {}", cluster_dir_.string());
 }
 
@@ -503,7 +544,7 @@ ClusterStatus ManagedCluster::status() const {
   s.data_dir = data_dir_;
   s.log_file = log_file_;
   if (s.initialized) s.size_bytes = directory_size(data_dir_);
-  auto f = read_pid_file(data_dir_ / "postmaster.pid");
+  auto f = read_pid_file(data_dir_);
   if (f && is_live_postgres(f->pid)) {
     s.running = true;
     s.pid = f->pid;

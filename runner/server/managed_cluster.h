@@ -6,7 +6,8 @@
 //   <workdir>/cluster/data/        the data directory (initdb'd once, then reused)
 //   <workdir>/cluster/socket/      the Unix socket, in a private (0700) folder
 //   <workdir>/cluster/server.log   the server log (pg_ctl -l)
-//   <workdir>/cluster/state        what pgslow remembers: port, binaries
+//   <workdir>/cluster.state        what pgslow remembers: port, binaries (in the workdir, which
+//                                  is pgslow's, not in the cluster folder, which is the server's)
 // A cluster of a chosen major version (--pg-version 17) lives in <workdir>/cluster-17 instead,
 // so clusters of several versions live side by side.
 // When pgslow runs as root, initdb and the server run as the `postgres` system user, which

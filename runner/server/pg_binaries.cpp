@@ -95,9 +95,15 @@ fs::path find_pg_bin(const PgBinSearch& search) {
       join(tried, "; ")));
 }
 
+std::optional<std::string> server_os_user() {
+  if (!running_as_root()) return std::nullopt;
+  return std::string("postgres");
+}
+
 std::string server_program_version(const fs::path& bin_dir) {
   try {
     ProcessOptions o;
+    o.run_as = server_os_user();
     o.timeout = std::chrono::seconds(10);
     auto r = run_process({(bin_dir / "postgres").string(), "--version"}, o);
     if (!r.ok()) return "";

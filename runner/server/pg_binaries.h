@@ -24,7 +24,12 @@ bool has_server_programs(const std::filesystem::path& dir);
 // to fix it (install the server package or pass --pg-bin) when none is found.
 std::filesystem::path find_pg_bin(const PgBinSearch& search = {});
 
-// "15.8" from `postgres --version`; empty when it cannot be run.
+// The system user the server's programs run as: "postgres" when pgslow runs as root (the
+// server refuses root, and root runs nothing the server's user could have replaced), else
+// nullopt (the invoking user).
+std::optional<std::string> server_os_user();
+
+// "15.8" from `postgres --version`, run as server_os_user(); empty when it cannot be run.
 std::string server_program_version(const std::filesystem::path& bin_dir);
 
 }  // namespace pgslow::server

@@ -1,0 +1,117 @@
+#pragma once
+// The root boundary on the file system. pgslow often runs as root beside a server that runs as
+// the `postgres` user, and anyone who can act as that user (a SQL superuser can, with COPY ...
+// TO PROGRAM) must not be able to make root write, chown, remove or run anything of theirs.
+//
+// Two kinds of folder, two rules (docs/user-guide.md, SECURITY):
+// - Folders pgslow keeps its own state in (the workdir, the cache of server builds): every
+//   folder on the way from / is owned by root or the invoking user and writable by nobody
+//   else (a sticky folder such as /tmp may be, when the next step in it is ours), and no
+//   symlink on the way belongs to anyone else. Otherwise pgslow refuses, naming the path and
+//   its owner. require_trusted_path, require_trusted_workdir, open_trusted_file.
+// - Folders the server's user owns (the data directory, the cluster folder): reached through
+//   one open_folder() that follows no symlink anyone else could have placed, then every step
+//   inside is an *at() call on that descriptor with O_NOFOLLOW; files are written to a fresh
+//   O_EXCL name, given their owner through the descriptor (fchown) and renamed into place.
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace pgslow {
+
+// A file descriptor that closes itself.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+  int get() const { return fd_; }
+  int release();
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// Throws RuntimeError unless `path` (and every folder and symlink on the way to it) could have
+// been made only by root or the invoking user; see above. `what` names it in the message ("the
+// workdir"). A path that does not exist yet is fine when the folders above it are.
+void require_trusted_path(const std::filesystem::path& path, const std::string& what);
+
+// require_trusted_path for a folder, which must be a folder when it exists.
+void require_trusted_workdir(const std::filesystem::path& workdir);
+
+// Opens `path` (a file in a trusted workdir) without following a symlink, and checks what was
+// opened: a regular file owned by the invoking user or root, not writable by group or others.
+// Returns -1 with errno ENOENT when it does not exist (and `flags` has no O_CREAT); throws
+// RuntimeError naming the file and what to do otherwise.
+int open_trusted_file(const std::filesystem::path& path, int flags, mode_t mode = 0600);
+
+// Same checks for a descriptor already open on `path`.
+void require_trusted_fd(int fd, const std::filesystem::path& path);
+
+// Creates `workdir` (and its parents) when missing; a folder it creates gets mode 0755 whatever
+// the umask says, so it is never group- or world-writable.
+void create_workdir(const std::filesystem::path& workdir);
+
+// A folder, open for the *at() calls below (O_RDONLY | O_DIRECTORY, so it can be fsync'ed).
+// No symlink on the way is followed unless the folder holding it is writable only by root or
+// the invoking user (or it is sticky and the link is theirs): the server's user can replace
+// anything in the folders it owns, and a link it plants there is refused, naming it.
+UniqueFd open_folder(const std::filesystem::path& path);
+
+// Who owns a file and with which mode: what a replaced file is given.
+struct FileOwnership {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  mode_t mode = 0600;
+};
+
+// Opens `name` (one path step, no '/') in the folder `dir` without following a symlink. It
+// must be a regular file with one link, owned by root, the invoking user or the folder's owner.
+// Returns an empty UniqueFd when it does not exist and `flags` has no O_CREAT. `shown_as` is
+// its path for messages.
+UniqueFd open_file_in(int dir, const std::string& name, int flags,
+                      const std::filesystem::path& shown_as, mode_t mode = 0600);
+
+// The contents of `name` in `dir` (open_file_in's checks), or nullopt when there is none.
+std::optional<std::string> read_file_in(int dir, const std::string& name,
+                                        const std::filesystem::path& shown_as);
+
+// The owner and mode of the folder `dir`.
+FileOwnership folder_ownership(int dir);
+
+// Replaces `name` in `dir` with `contents`: a new file under a fresh random name (O_EXCL, so
+// nothing planted is written through), given `owner` through its descriptor, fsync'ed, renamed
+// over `name`, and the folder fsync'ed. A reader sees the old bytes or the new. The temporary
+// name starts with `temp_prefix` followed by this process's pid and a dot.
+void replace_file_in(int dir, const std::string& name, const std::string& contents,
+                     const FileOwnership& owner, const std::filesystem::path& shown_as,
+                     const std::string& temp_prefix);
+
+// Removes `name` from `dir` (a symlink is removed, never followed). False when it was not
+// there.
+bool remove_file_in(int dir, const std::string& name, const std::filesystem::path& shown_as);
+
+// Creates the folder `name` in `dir` when missing (mode 0700) and opens it without following a
+// symlink: fchmod and fchown then act on the folder itself, never on what a link points to.
+UniqueFd make_folder_in(int dir, const std::string& name, const std::filesystem::path& shown_as);
+
+// Removes `name` from `dir` with everything below it, one *at() step at a time without
+// following any symlink (a link is removed, not followed). False when it was not there.
+bool remove_tree_in(int dir, const std::string& name, const std::filesystem::path& shown_as);
+
+// remove_tree_in for a path: its folder opened with open_folder.
+bool remove_tree(const std::filesystem::path& path);
+
+// fsync of an open folder; throws RuntimeError naming `shown_as`.
+void fsync_folder(int dir, const std::filesystem::path& shown_as);
+
+}  // namespace pgslow
