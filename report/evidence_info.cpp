@@ -15,6 +15,7 @@ const std::vector<EvidenceInfo>& evidence_catalog() {
       {"read_bytes", "disk reads", S::kPerTransaction, true, "os_io"},
       {"write_bytes", "disk writes", S::kPerTransaction, true, "os_io"},
       {"io_worker_reads", "I/O worker reads", S::kPerTransaction, false, "aio"},
+      {"server_cpu_ms", "server CPU ms", S::kPerTransaction, false, "cpu"},
       {"checkpoints_requested", "checkpoints requested", S::kPerMinute, false, "checkpoint"},
       {"checkpoints_timed", "checkpoints timed", S::kPerMinute, false, "checkpoint"},
       {"buffers_checkpoint", "buffers by checkpointer", S::kPerTransaction, false, "checkpoint"},

@@ -8,6 +8,7 @@
 #include "apply/command_settings.h"
 #include "apply/interrupt.h"
 #include "apply/restore.h"
+#include "apply/server_lock.h"
 #include "apply/server_state.h"
 #include "apply/sql.h"
 #include "common/clock.h"
@@ -153,6 +154,9 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
   }
   InterruptGuard::throw_if_interrupted();
 
+  // One server, one owner: no other pgslow (from any workdir) may be changing it.
+  server_lock_ = lock_server(server_, workdir_);
+
   // The journal, durably, before the first change.
   ServerRecord record = describe_server(server_, spec_);
   if (!journal_) {
@@ -229,6 +233,7 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
                     e.what()));
   }
   journal_on_disk_ = true;
+  if (first_save) claim_server(server_, workdir_);
   crash_point(phase::kJournalWritten);
 
   try {
@@ -374,6 +379,7 @@ void Applier::restore(bool force) {
   for (const std::string& o : out.overridden) spdlog::warn("replaced by the original: {}", o);
   journal_.reset();
   journal_on_disk_ = false;
+  server_lock_.reset();  // the original is back: another pgslow may have the server now
 }
 
 }  // namespace pgslow::apply

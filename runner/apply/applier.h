@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "apply/journal.h"
+#include "apply/server_lock.h"
 #include "knobs/catalog.h"
 #include "report/model.h"
 #include "server/server_control.h"
@@ -94,6 +95,8 @@ class Applier {
  private:
   server::ServerControl& server_;
   std::filesystem::path workdir_;
+  // Held from the first change until the original configuration is back (server_lock.h).
+  std::optional<ServerLock> server_lock_;
   const knobs::Catalog& catalog_;
   std::optional<server::TargetSpec> spec_;
   std::optional<Journal> journal_;

@@ -11,9 +11,9 @@
 
 #include "apply/bytes.h"
 #include "apply/interrupt.h"
-#include "common/safe_fs.h"
 #include "common/errors.h"
 #include "common/paths.h"
+#include "common/safe_fs.h"
 #include "common/strings.h"
 
 namespace pgslow::apply {

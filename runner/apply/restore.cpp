@@ -9,6 +9,7 @@
 #include "apply/auto_conf.h"
 #include "apply/command_settings.h"
 #include "apply/interrupt.h"
+#include "apply/server_lock.h"
 #include "apply/server_state.h"
 #include "apply/sql.h"
 #include "common/errors.h"
@@ -352,6 +353,7 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
     }
   }
   remove_journal(workdir);
+  release_server_claim(journal.server.data_dir, workdir);
   return out;
 }
 

@@ -12,9 +12,9 @@
 #include <sstream>
 #include <vector>
 
-#include "common/safe_fs.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/safe_fs.h"
 
 namespace pgslow::apply {
 

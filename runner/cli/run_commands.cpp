@@ -12,6 +12,7 @@
 #include "cli/options.h"
 #include "cli/scenario_support.h"
 #include "common/paths.h"
+#include "common/printable.h"
 #include "common/progress.h"
 #include "common/strings.h"
 #include "knobs/validate.h"
@@ -71,6 +72,11 @@ scenario::RunOptions run_options_for(const Prepared& prepared) {
 }
 
 fs::path default_out_dir(const std::string& scenario_name) {
+  // Every kind of name that ends up here was checked where it was read (with its file and
+  // line); this is the last guard that no name leads out of results/.
+  if (std::string why = unsafe_file_name_reason(scenario_name); !why.empty())
+    throw InputError(
+        fmt::format("the results folder name \"{}\" {}", printable(scenario_name), why));
   std::time_t t = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));

@@ -53,4 +53,18 @@ inline bool has_control_characters(std::string_view s) {
   return false;
 }
 
+// Why `name` cannot name a file or folder of pgslow's own (a scenario's, lesson's or mystery's
+// results folder under results/, a sweep point's): a path of its own, a way out of the folder,
+// control characters; empty when it can. The one check every such name goes through.
+inline std::string unsafe_file_name_reason(const std::string& name) {
+  if (has_control_characters(name)) return "holds control characters";
+  if (name.empty()) return "is empty";
+  if (name.front() == '/' || name.front() == '~') return "is an absolute path";
+  if (name.find_first_of("/\\") != std::string::npos) return "holds a path separator";
+  if (name.front() == '.' || name.find("..") != std::string::npos)
+    return "starts with '.' or holds \"..\" (a path out of results/)";
+  if (name.size() > 100) return "is longer than 100 characters";
+  return {};
+}
+
 }  // namespace pgslow

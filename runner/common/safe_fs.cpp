@@ -1,11 +1,10 @@
 #include "common/safe_fs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <dirent.h>
 
 #include <cerrno>
 #include <cstring>
@@ -62,8 +61,7 @@ bool placed_by_trusted(const struct stat& parent, const struct stat& child) {
 }
 
 // The refusal, shared by the folder and the files in it.
-void check(const struct stat& st, const fs::path& path, const std::string& what,
-           const char* fix) {
+void check(const struct stat& st, const fs::path& path, const std::string& what, const char* fix) {
   if (!trusted_owner(st.st_uid)) {
     throw RuntimeError("pgslow refuses " + what + " " + path.string() + ": it belongs to uid " +
                        std::to_string(st.st_uid) + ", not to you (uid " +
@@ -121,8 +119,8 @@ UniqueFd walk(const fs::path& path, Walk rule, const std::string& what, bool sto
         throw RuntimeError("pgslow refuses " + what + " " + path.string() + ": on the way, " +
                            next_shown.string() + " is a symbolic link of uid " +
                            std::to_string(child.st_uid) + " in a folder others may write (" +
-                           shown.string() + ", uid " + std::to_string(parent.st_uid) +
-                           ", mode " + mode_text(parent.st_mode) +
+                           shown.string() + ", uid " + std::to_string(parent.st_uid) + ", mode " +
+                           mode_text(parent.st_mode) +
                            "), so they choose where it leads. Use the real path, or remove the "
                            "link.");
       }
@@ -147,12 +145,12 @@ UniqueFd walk(const fs::path& path, Walk rule, const std::string& what, bool sto
       throw RuntimeError("pgslow refuses " + what + " " + path.string() + ": " +
                          next_shown.string() + " (uid " + std::to_string(child.st_uid) +
                          ") is in " + shown.string() + ", a folder of uid " +
-                         std::to_string(parent.st_uid) + " with mode " +
-                         mode_text(parent.st_mode) +
+                         std::to_string(parent.st_uid) + " with mode " + mode_text(parent.st_mode) +
                          " that others may write, so they could replace it. Use a folder of "
                          "your own (e.g. under /var/tmp or your home).");
     }
-    UniqueFd next(::openat(here.get(), step.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd next(
+        ::openat(here.get(), step.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next) {
       if (errno == ENOENT && stop_at_missing) return UniqueFd();
       fail("reach", next_shown, errno == ELOOP ? ENOTDIR : errno);
@@ -217,19 +215,25 @@ int open_trusted_file(const fs::path& path, int flags, mode_t mode) {
   return fd;
 }
 
-void create_workdir(const fs::path& workdir) {
+void create_trusted_folders(const fs::path& path, const std::string& what) {
   struct stat st {};
-  if (::lstat(workdir.c_str(), &st) == 0) return;  // require_trusted_workdir judges it
-  fs::path parent = workdir.parent_path();
-  if (!parent.empty() && parent != workdir) create_workdir(parent);
-  if (::mkdir(workdir.c_str(), 0755) != 0) {
+  if (::lstat(path.c_str(), &st) == 0) return;  // require_trusted_path judges it
+  fs::path parent = path.parent_path();
+  if (!parent.empty() && parent != path) create_trusted_folders(parent, what);
+  if (::mkdir(path.c_str(), 0755) != 0) {
     if (errno == EEXIST) return;
-    throw RuntimeError("cannot create the workdir " + workdir.string() + ": " +
-                       std::strerror(errno));
+    throw RuntimeError("cannot create " + what + " " + path.string() + ": " + std::strerror(errno));
   }
   // mkdir applies the umask, which may leave group write (umask 002); the folder pgslow just
   // made must not be writable by others. No symlink can stand here: mkdir made it.
-  ::chmod(workdir.c_str(), 0755);
+  ::chmod(path.c_str(), 0755);
+}
+
+void create_workdir(const fs::path& workdir) {
+  // Judged before anything is made: a link or folder of someone else's on the way would
+  // otherwise have root create folders wherever it leads.
+  require_trusted_workdir(workdir);
+  create_trusted_folders(workdir, "the workdir");
 }
 
 UniqueFd open_folder(const fs::path& path) {
@@ -319,8 +323,8 @@ void replace_file_in(int dir, const std::string& name, const std::string& conten
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, "%d.%016llx", static_cast<int>(::getpid()), r);
     tmp = temp_prefix + suffix;
-    fd = UniqueFd(::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                           0600));
+    fd = UniqueFd(
+        ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd && errno != EEXIST) fail("create a new copy of", shown_as, errno);
   }
   if (!fd) fail("create a new copy of", shown_as, EEXIST);

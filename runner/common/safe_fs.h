@@ -57,8 +57,13 @@ int open_trusted_file(const std::filesystem::path& path, int flags, mode_t mode 
 // Same checks for a descriptor already open on `path`.
 void require_trusted_fd(int fd, const std::filesystem::path& path);
 
-// Creates `workdir` (and its parents) when missing; a folder it creates gets mode 0755 whatever
-// the umask says, so it is never group- or world-writable.
+// Creates `path` (and its parents) when missing, each folder it makes mode 0755 whatever the
+// umask; call require_trusted_path first. `what` names it in messages ("the workdir").
+void create_trusted_folders(const std::filesystem::path& path, const std::string& what);
+
+// Checks `workdir` (require_trusted_workdir), then creates it (and its parents) when missing; a
+// folder it creates gets mode 0755 whatever the umask says, so it is never group- or
+// world-writable.
 void create_workdir(const std::filesystem::path& workdir);
 
 // A folder, open for the *at() calls below (O_RDONLY | O_DIRECTORY, so it can be fsync'ed).

@@ -1,9 +1,12 @@
 #include "evidence/evidence.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -151,6 +154,15 @@ std::optional<std::vector<std::string>> stat_fields(int pid) {
   return fields;  // fields[0] is the state (field 3), fields[1] the ppid (field 4)
 }
 
+// utime + stime + cutime + cstime (fields 14 to 17) in seconds, from stat_fields' vector.
+double cpu_seconds_of(const std::vector<std::string>& fields) {
+  static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  if (fields.size() < 15) return 0;
+  double total = 0;
+  for (std::size_t i = 11; i <= 14; ++i) total += std::strtod(fields[i].c_str(), nullptr);
+  return total / ticks;
+}
+
 // Whether a server child is an I/O worker: its process title reads "postgres: io worker N"
 // (PostgreSQL 18, io_method = worker).
 bool is_io_worker(int pid) {
@@ -191,6 +203,7 @@ void read_proc(const SnapshotOptions& options, Snapshot& s) {
   const std::string started = fields && fields->size() > 19 ? (*fields)[19] : "";
   s.epochs[kProc] = std::to_string(*pid) + "|" + started;
   s.counters["read_syscalls"] = Counter{static_cast<double>(io->syscr), kProc};
+  s.counters["server_cpu_ms"] = Counter{io->cpu_seconds * 1000.0, kProc};
   s.counters["write_syscalls"] = Counter{static_cast<double>(io->syscw), kProc};
   s.counters["read_bytes"] = Counter{static_cast<double>(io->read_bytes), kProc};
   s.counters["write_bytes"] = Counter{static_cast<double>(io->write_bytes), kProc};
@@ -251,6 +264,7 @@ std::optional<ProcIo> read_server_proc_io(int postmaster_pid) {
   // that exited during the stage are counted too; the live children are added one by one.
   auto total = read_proc_io(postmaster_pid);
   if (!total) return std::nullopt;
+  if (const auto own = stat_fields(postmaster_pid)) total->cpu_seconds = cpu_seconds_of(*own);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
@@ -266,6 +280,7 @@ std::optional<ProcIo> read_server_proc_io(int postmaster_pid) {
       continue;                                  // exited while we looked: the parent has it
     }
     if (is_io_worker(pid)) total->io_worker_syscr += io->syscr;
+    total->cpu_seconds += cpu_seconds_of(*fields);
     total->syscr += io->syscr;
     total->syscw += io->syscw;
     total->read_bytes += io->read_bytes;
@@ -274,6 +289,43 @@ std::optional<ProcIo> read_server_proc_io(int postmaster_pid) {
   }
   if (ec) return std::nullopt;
   return total;
+}
+
+CpuTimes read_cpu_times(std::optional<int> postmaster_pid) {
+  static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  CpuTimes t;
+  // "cpu  user nice system idle iowait irq softirq steal guest guest_nice", in ticks.
+  std::ifstream stat("/proc/stat");
+  std::string label;
+  double v[8] = {};
+  if (stat >> label >> v[0] >> v[1] >> v[2] >> v[3] >> v[4] >> v[5] >> v[6] >> v[7] &&
+      label == "cpu")
+    t.machine_busy_s = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / ticks;
+  t.cores = std::max(1, static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)));
+  if (postmaster_pid) {
+    if (const auto io = read_server_proc_io(*postmaster_pid)) t.server_s = io->cpu_seconds;
+  }
+  if (const auto self = stat_fields(static_cast<int>(::getpid()))) t.self_s = cpu_seconds_of(*self);
+  t.taken_at_us = now_us();
+  return t;
+}
+
+std::optional<CpuShares> cpu_shares(const CpuTimes& before, const CpuTimes& after) {
+  if (!before.server_s || !after.server_s || after.taken_at_us <= before.taken_at_us)
+    return std::nullopt;
+  CpuShares s;
+  s.window_s = static_cast<double>(after.taken_at_us - before.taken_at_us) / 1e6;
+  const double capacity = s.window_s * after.cores;
+  const double busy = after.machine_busy_s - before.machine_busy_s;
+  const double server = *after.server_s - *before.server_s;
+  const double self = after.self_s - before.self_s;
+  // A server child that exited since the first reading moves its time from "live child" to
+  // "reaped" without a change in the sum; a negative figure is a restart: unknown.
+  if (capacity <= 0 || server < 0 || self < 0 || busy < 0) return std::nullopt;
+  s.server = server / capacity;
+  s.self = self / capacity;
+  s.other = std::max(0.0, (busy - server - self) / capacity);
+  return s;
 }
 
 Snapshot take_snapshot(pg::Connection& conn, const SnapshotOptions& options) {

@@ -80,8 +80,37 @@ struct ProcIo {
   // /proc tells the worker's share (0 with io_method = sync or io_uring).
   std::uint64_t io_worker_syscr = 0;
   int processes = 0;
+  // CPU seconds (user + system) of the postmaster, its live children and every child it
+  // reaped: the server's whole CPU time.
+  double cpu_seconds = 0;
 };
 std::optional<ProcIo> read_server_proc_io(int postmaster_pid);
+
+// Who used this machine's CPU, from /proc: the whole machine's busy time (/proc/stat, every
+// core), the server's (read_server_proc_io; absent for a remote server), this process's.
+struct CpuTimes {
+  double machine_busy_s = 0;
+  std::optional<double> server_s;
+  double self_s = 0;
+  int cores = 1;
+  std::int64_t taken_at_us = 0;
+};
+CpuTimes read_cpu_times(std::optional<int> postmaster_pid);
+
+// Between two readings, as fractions of the machine's capacity (cores x wall time): the
+// server's, this process's (driver, dashboard, evidence), and everything else's. `other`
+// is what a stage's figures did not ask for: another program, a CPU hog, a flood of requests
+// from elsewhere. nullopt when the server's share is unknown or the window is empty.
+struct CpuShares {
+  double window_s = 0;
+  double server = 0, self = 0, other = 0;
+};
+std::optional<CpuShares> cpu_shares(const CpuTimes& before, const CpuTimes& after);
+
+// The share of the machine other programs may take during a stage before its report says
+// the machine was disturbed (docs/reading-the-report.md).
+inline constexpr double kDisturbedShare = 0.15;
+
 // The postmaster's pid from <data_dir>/postmaster.pid, nullopt when absent or unreadable.
 std::optional<int> postmaster_pid_of(const std::filesystem::path& data_dir);
 

@@ -9,10 +9,12 @@
 
 namespace pgslow::knobs {
 
-inline constexpr std::array<std::string_view, 39> kEvidenceKeys = {
+inline constexpr std::array<std::string_view, 40> kEvidenceKeys = {
     // shared buffers and the OS
     "buffer_hit_ratio", "blocks_read", "blocks_hit", "read_syscalls", "write_syscalls",
     "read_bytes", "write_bytes", "io_worker_reads",
+    // the server's CPU time (/proc)
+    "server_cpu_ms",
     // checkpoints and the background writer (pg_stat_bgwriter; pg_stat_checkpointer in 17+)
     "checkpoints_timed", "checkpoints_requested", "buffers_checkpoint", "buffers_bgwriter",
     "buffers_backend", "buffers_backend_fsync", "maxwritten_clean",

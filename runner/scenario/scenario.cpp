@@ -63,20 +63,6 @@ std::optional<double> parse_duration(std::string_view text) {
 
 namespace {
 
-// Why `name` cannot be a scenario name (`as_path`: it names a folder under results/) or a
-// stage name; empty when it can.
-std::string unsafe_name_reason(const std::string& name, bool as_path) {
-  if (has_control_characters(name)) return "holds control characters";
-  if (!as_path) return {};
-  if (name.empty()) return "is empty";
-  if (name.front() == '/' || name.front() == '~') return "is an absolute path";
-  if (name.find_first_of("/\\") != std::string::npos) return "holds a path separator";
-  if (name.front() == '.' || name.find("..") != std::string::npos)
-    return "starts with '.' or holds \"..\" (a path out of results/)";
-  if (name.size() > 100) return "is longer than 100 characters";
-  return {};
-}
-
 // Newlines and tabs are layout in a description, not control.
 std::string remove_layout(std::string s) {
   for (char& c : s) {
@@ -268,10 +254,9 @@ void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
                               {"name", "description", "presets", "settings", "load", "attribute"});
     if (!item.IsMap()) continue;
     auto name = r.string(f.get("name"), "stage name", true, item);
-    if (name && !unsafe_name_reason(*name, false).empty()) {
+    if (name && has_control_characters(*name)) {
       r.error(f.get("name"),
-              fmt::format("the stage name \"{}\" {}", printable(*name),
-                          unsafe_name_reason(*name, false)),
+              fmt::format("the stage name \"{}\" holds control characters", printable(*name)),
               "use words, digits and punctuation");
     } else if (name) {
       stage.name = *name;
@@ -370,7 +355,7 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
   if (!root.IsMap()) return s;
   if (auto v = r.string(f.get("name"), "name")) {
     // The name becomes a folder under results/: a path of its own would write elsewhere.
-    if (std::string why = unsafe_name_reason(*v, true); !why.empty()) {
+    if (std::string why = unsafe_file_name_reason(*v); !why.empty()) {
       r.error(f.get("name"), fmt::format("the scenario name \"{}\" {}", printable(*v), why),
               "use letters, digits, '-', '_' and '.', e.g. name: cache-study");
     } else {

@@ -1,13 +1,13 @@
 #include "server/managed_cluster.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -290,8 +290,7 @@ void ManagedCluster::prepare_workdir() {
   // The postgres user must traverse every folder above the cluster. pgslow's own workdir may
   // lack o+x (a umask of 077, mkdtemp): give it traversal (not listing) rights.
   struct stat st {};
-  if (::fstat(workdir.get(), &st) == 0 && st.st_uid == ::geteuid() &&
-      (st.st_mode & S_IXOTH) == 0) {
+  if (::fstat(workdir.get(), &st) == 0 && st.st_uid == ::geteuid() && (st.st_mode & S_IXOTH) == 0) {
     ::fchmod(workdir.get(), (st.st_mode & 07777) | S_IXOTH);
   }
   ProcessOptions o;
@@ -354,8 +353,8 @@ void ManagedCluster::initdb() {
   UniqueFd data = open_folder(data_dir_);
   UniqueFd conf = open_file_in(data.get(), "postgresql.conf", O_WRONLY | O_APPEND,
                                data_dir_ / "postgresql.conf");
-  if (!conf || ::write(conf.get(), include.data(), include.size()) !=
-                   static_cast<ssize_t>(include.size()))
+  if (!conf ||
+      ::write(conf.get(), include.data(), include.size()) != static_cast<ssize_t>(include.size()))
     throw RuntimeError(fmt::format("cannot write {}/postgresql.conf", data_dir_.string()));
 }
 

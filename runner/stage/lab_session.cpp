@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "apply/server_state.h"
 #include "common/strings.h"
 #include "driver/driver.h"
@@ -38,6 +40,16 @@ std::string log_since(const std::optional<fs::path>& log, std::uintmax_t offset,
   if (first > 0) out += fmt::format("... {} earlier lines left out\n", first);
   for (std::size_t i = first; i < lines.size(); ++i) out += lines[i] + "\n";
   return out;
+}
+
+// What a stage's report says when other programs took the CPU during its runs.
+std::string disturbance_note(const std::vector<double>& shares, int runs) {
+  const double most = *std::max_element(shares.begin(), shares.end());
+  return fmt::format(
+      "the machine was disturbed: other programs used up to {:.0f}% of its CPU during {} of {} "
+      "run{} of this stage (pgslow and the server excluded); its figures may be slower than "
+      "the configuration alone explains",
+      most * 100, shares.size(), runs, runs == 1 ? "" : "s");
 }
 
 constexpr std::string_view kPostmasterStartSql = "SELECT pg_postmaster_start_time()::text";
@@ -156,7 +168,7 @@ bool LabSession::restore_after_error() noexcept {
 report::Measurement LabSession::measure_once(const report::LoadSettings& load,
                                              report::StageResult& stage,
                                              std::map<std::string, double>& evidence,
-                                             double& window_s) {
+                                             double& window_s, std::optional<double>& other_cpu) {
   const MeasureOptions& mo = options_.measure;
   workload::ResetResult reset;
   if (options_.reset_data) {
@@ -220,19 +232,25 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
       evidence_error = e.what();
     }
   };
+  // Who else used the CPU while the clock ran (a local server only: its /proc figures).
+  const std::optional<int> server_pid =
+      snap_options.data_dir ? evidence::postmaster_pid_of(*snap_options.data_dir) : std::nullopt;
+  std::optional<evidence::CpuTimes> cpu_before;
+  std::optional<evidence::CpuTimes> cpu_after;
   d.on_measure_start = [&] {
     lock_waits.start();
     snapshot(before);
+    if (server_pid) cpu_before = evidence::read_cpu_times(server_pid);
   };
   d.on_measure_end = [&] {
+    if (server_pid) cpu_after = evidence::read_cpu_times(server_pid);
     snapshot(after);
     lock_waits.stop();
   };
   // The server's memory per idle connection, read from /proc while the clients sit connected
   // before the clock starts (a local server only: its postmaster's children).
   std::optional<evidence::BackendMemory> idle_memory;
-  const std::optional<int> postmaster =
-      snap_options.data_dir ? evidence::postmaster_pid_of(*snap_options.data_dir) : std::nullopt;
+  const std::optional<int> postmaster = server_pid;
   if (postmaster) {
     d.on_connected = [&](const std::vector<int>& pids) {
       idle_memory = evidence::backend_memory(pids, *postmaster);
@@ -254,6 +272,10 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   if (mo.check_data) workload::check_data(workload_, reset.conninfo, params);
   evidence.clear();
   window_s = 0;
+  other_cpu = std::nullopt;
+  if (cpu_before && cpu_after) {
+    if (auto shares = evidence::cpu_shares(*cpu_before, *cpu_after)) other_cpu = shares->other;
+  }
   if (!evidence_error.empty()) stage.warnings.push_back("evidence incomplete: " + evidence_error);
   if (!before || !after) return m;  // stopped before the measured window, or no probe
   evidence = evidence::delta(*before, *after);
@@ -306,12 +328,15 @@ report::StageResult LabSession::measure(const Configuration& configuration,
   const int n = repeats.value_or(options_.measure.repeats);
   std::vector<std::map<std::string, double>> evidence_per_repeat;
   std::vector<double> window_per_repeat;
+  std::vector<double> disturbed;  // the other programs' CPU share of each disturbed run
   for (int i = 0; i < n; ++i) {
     if (n > 1) progress_.note(fmt::format("  repeat {} of {}", i + 1, n));
     std::map<std::string, double> evidence;
     double window_s = 0;
+    std::optional<double> other_cpu;
     try {
-      stage.repeats.push_back(measure_once(stage.load, stage, evidence, window_s));
+      stage.repeats.push_back(measure_once(stage.load, stage, evidence, window_s, other_cpu));
+      if (other_cpu && *other_cpu > evidence::kDisturbedShare) disturbed.push_back(*other_cpu);
       evidence_per_repeat.push_back(std::move(evidence));
       window_per_repeat.push_back(window_s);
     } catch (const apply::Interrupted&) {
@@ -336,6 +361,7 @@ report::StageResult LabSession::measure(const Configuration& configuration,
     stage.evidence = evidence_per_repeat[index];
     stage.evidence_seconds = window_per_repeat[index];
   }
+  if (!disturbed.empty()) stage.warnings.push_back(disturbance_note(disturbed, n));
   stage.log_excerpt = log_since(server_.log_file(), log_offset);
   return stage;
 }

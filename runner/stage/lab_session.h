@@ -120,8 +120,11 @@ class LabSession {
   std::uint64_t data_bytes();
 
  private:
+  // One run; `other_cpu` receives the share of the machine's CPU other programs took while
+  // the clock ran (evidence::cpu_shares), when it could be measured.
   report::Measurement measure_once(const report::LoadSettings& load, report::StageResult& stage,
-                                   std::map<std::string, double>& evidence, double& window_s);
+                                   std::map<std::string, double>& evidence, double& window_s,
+                                   std::optional<double>& other_cpu);
 
   server::ServerControl& server_;
   const knobs::Catalog& catalog_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/paths.h"
+#include "common/printable.h"
 #include "common/strings.h"
 #include "common/yaml.h"
 #include "knobs/evidence_keys.h"
@@ -81,6 +82,13 @@ Lesson parse_lesson(std::string_view text, const std::string& file,
                               {"lesson", "title", "minutes", "scenario", "compare", "explain",
                                "predict", "reveal", "diagnose"});
     lesson.name = r.string(f.get("lesson"), "lesson", true, *root).value_or("");
+    // The name becomes the results folder results/lesson-<name>-<time>.
+    if (std::string why = unsafe_file_name_reason(lesson.name); f.has("lesson") && !why.empty()) {
+      r.error(f.get("lesson"),
+              fmt::format("the lesson name \"{}\" {}", printable(lesson.name), why),
+              "use letters, digits, '-', '_' and '.', e.g. lesson: cache-basics");
+      lesson.name.clear();
+    }
     lesson.title = r.string(f.get("title"), "title", true, *root).value_or("");
     if (auto m = r.integer(f.get("minutes"), "minutes")) {
       if (*m < 1 || *m > 120) r.error(f.get("minutes"), "minutes must be from 1 to 120");

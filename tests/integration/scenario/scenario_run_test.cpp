@@ -3,8 +3,10 @@
 // with report.json.
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <functional>
@@ -208,6 +210,39 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
                 0.01 * run.stages[s].repeats[0].tps + 0.01)
         << lines[s + 1];
   }
+}
+
+// A CPU-bound program running beside a stage is named in that stage's report (issue #20's
+// flooded dashboard, #21's disturbed machine), and the server's own CPU time is evidence.
+TEST(Run, AProgramTakingTheCpuDuringAStageIsNamedAsADisturbance) {
+  cluster();
+  const fs::path file = write_scenario();
+  const fs::path out = workdir() / "results-disturbed";
+  const ServerState before = server_state();
+  // One busy loop (half of a 2-core machine), bounded in time on its own.
+  pid_t hog = ::fork();
+  ASSERT_GE(hog, 0);
+  if (hog == 0) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+    ::_exit(0);
+  }
+  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ::kill(hog, SIGKILL);
+  ::waitpid(hog, nullptr, 0);
+  ASSERT_TRUE(r.ok()) << r.output;
+  expect_restored(before);
+  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  ASSERT_FALSE(run.stages.empty());
+  for (const auto& st : run.stages) {
+    bool named = false;
+    for (const auto& w : st.warnings) named = named || w.find("the machine was disturbed") == 0;
+    EXPECT_TRUE(named) << st.name << " has no disturbance warning";
+    ASSERT_TRUE(st.evidence.count("server_cpu_ms")) << st.name;
+    EXPECT_GT(st.evidence.at("server_cpu_ms"), 0.0) << st.name;
+  }
+  EXPECT_NE(read_file(out / "report.md").find("the machine was disturbed"), std::string::npos);
 }
 
 // With repeats, an isolated stage alternates with the baseline run by run (stage, baseline,

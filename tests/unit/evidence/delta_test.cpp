@@ -99,3 +99,49 @@ TEST(BackendMemory, ReadsThePssOfAProcess) {
 
 }  // namespace
 }  // namespace pgslow::evidence
+
+namespace pgslow::evidence {
+namespace {
+
+CpuTimes cpu_at(double seconds, double busy, std::optional<double> server, double self) {
+  CpuTimes t;
+  t.taken_at_us = static_cast<std::int64_t>(seconds * 1e6);
+  t.machine_busy_s = busy;
+  t.server_s = server;
+  t.self_s = self;
+  t.cores = 2;
+  return t;
+}
+
+TEST(CpuShares, WhatTheServerAndPgslowDidNotUseIsOtherPrograms) {
+  // 10 s on 2 cores: 20 core-seconds; the machine was busy 15 s of them, the server 8, pgslow 3.
+  auto s = cpu_shares(cpu_at(0, 100, 50, 10), cpu_at(10, 115, 58, 13));
+  ASSERT_TRUE(s.has_value());
+  EXPECT_DOUBLE_EQ(s->window_s, 10);
+  EXPECT_DOUBLE_EQ(s->server, 0.4);
+  EXPECT_DOUBLE_EQ(s->self, 0.15);
+  EXPECT_DOUBLE_EQ(s->other, 0.2);
+  EXPECT_GT(s->other, kDisturbedShare);
+}
+
+TEST(CpuShares, AQuietMachineLeavesNothingForOthersAndNeverANegativeShare) {
+  auto s = cpu_shares(cpu_at(0, 100, 50, 10), cpu_at(10, 110, 58, 13));  // busy < server+self
+  ASSERT_TRUE(s.has_value());
+  EXPECT_DOUBLE_EQ(s->other, 0.0);
+}
+
+TEST(CpuShares, UnknownWithoutTheServersFiguresOrAfterARestart) {
+  EXPECT_FALSE(cpu_shares(cpu_at(0, 100, std::nullopt, 10), cpu_at(10, 115, 58, 13)));
+  EXPECT_FALSE(cpu_shares(cpu_at(0, 100, 50, 10), cpu_at(10, 115, 2, 13)));  // a new server
+  EXPECT_FALSE(cpu_shares(cpu_at(5, 100, 50, 10), cpu_at(5, 115, 58, 13)));  // no window
+}
+
+TEST(CpuShares, ThisMachinesFiguresCanBeRead) {
+  CpuTimes t = read_cpu_times(std::nullopt);
+  EXPECT_GT(t.machine_busy_s, 0);
+  EXPECT_GE(t.cores, 1);
+  EXPECT_FALSE(t.server_s.has_value());
+}
+
+}  // namespace
+}  // namespace pgslow::evidence

@@ -1,0 +1,318 @@
+// Issue #20, the root boundary, proved on the real server with the built pgslow binary running
+// as root: whatever the `postgres` user (or any other) plants, root writes, chowns, removes
+// and runs nothing of theirs, and the configuration comes back byte for byte.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "apply/journal.h"
+#include "apply/server_lock.h"
+#include "common/errors.h"
+#include "common/paths.h"
+#include "common/process.h"
+#include "common/safe_fs.h"
+#include "common/strings.h"
+#include "pg/connection.h"
+#include "tests/support/cluster_fixture.h"
+#include "tests/support/pgslow_process.h"
+
+namespace pgslow::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+fs::path workdir() {
+  return cluster().cluster_dir().parent_path();
+}
+fs::path data_dir() {
+  return *cluster().data_dir();
+}
+fs::path auto_conf() {
+  return data_dir() / "postgresql.auto.conf";
+}
+
+std::string show(const std::string& name) {
+  return pg::Connection::open(conninfo()).query_value("SHOW " + name).value_or("?");
+}
+
+struct Owner {
+  uid_t uid;
+  gid_t gid;
+};
+
+std::optional<Owner> postgres_user() {
+  std::optional<SystemUser> u = find_system_user("postgres");
+  if (!u) return std::nullopt;
+  return Owner{u->uid, u->gid};
+}
+
+struct stat stat_of(const fs::path& p) {
+  struct stat st {};
+  ::lstat(p.c_str(), &st);
+  return st;
+}
+
+class RootBoundaryTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    original_ = new std::string(read_file(auto_conf()));
+    dir_ = new fs::path(fs::temp_directory_path() /
+                        ("pgslow-root-boundary-" + std::to_string(::getpid())));
+    fs::create_directories(*dir_);
+    std::ofstream(*dir_ / "reload.yaml") << "settings:\n  work_mem: 9MB\n";
+    std::ofstream(*dir_ / "other.yaml") << "settings:\n  random_page_cost: 7.5\n";
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*dir_);
+    delete original_;
+    delete dir_;
+  }
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root: the attacks are on root's pgslow";
+    user_ = postgres_user();
+    if (!user_) GTEST_SKIP() << "no postgres system user";
+    work_mem_ = show("work_mem");
+    random_page_cost_ = show("random_page_cost");
+    victim_ = *dir_ / "victim";
+    std::ofstream(victim_, std::ios::trunc) << "root's precious file\n";
+    ::chmod(victim_.c_str(), 0600);
+  }
+  void TearDown() override {
+    if (::geteuid() != 0 || !user_) return;
+    // Every test leaves the server and the victim as it found them.
+    EXPECT_FALSE(fs::exists(apply::journal_path(workdir()))) << "a journal was left behind";
+    EXPECT_FALSE(fs::is_symlink(auto_conf())) << "postgresql.auto.conf is a symlink";
+    EXPECT_EQ(read_file(auto_conf()), *original_) << "postgresql.auto.conf differs";
+    expect_victim_untouched();
+  }
+  void expect_victim_untouched() const {
+    EXPECT_EQ(read_file(victim_), "root's precious file\n") << "root wrote the victim";
+    struct stat st = stat_of(victim_);
+    EXPECT_EQ(st.st_uid, 0u) << "root gave the victim away";
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+  }
+  // A symlink `link` -> `target`, owned by the postgres user, as that user would plant it.
+  void plant_link(const fs::path& target, const fs::path& link) const {
+    fs::create_symlink(target, link);
+    ASSERT_EQ(::lchown(link.c_str(), user_->uid, user_->gid), 0);
+  }
+  static std::vector<std::string> in_workdir(std::initializer_list<std::string> rest) {
+    std::vector<std::string> out = {"--workdir", workdir().string()};
+    out.insert(out.end(), rest.begin(), rest.end());
+    return out;
+  }
+  static std::string file(const std::string& name) { return (*dir_ / name).string(); }
+
+  static std::string* original_;
+  static fs::path* dir_;
+  std::optional<Owner> user_;
+  fs::path victim_;
+  std::string work_mem_, random_page_cost_;  // as the test found them
+};
+
+std::string* RootBoundaryTest::original_ = nullptr;
+fs::path* RootBoundaryTest::dir_ = nullptr;
+
+// Finding 1: the temporary copy of postgresql.auto.conf under a name the server's user can
+// guess. Links planted for the next few thousand pids lead nowhere now.
+TEST_F(RootBoundaryTest, LinksPlantedForEveryPidNeverLetRootWriteOrChownAFile) {
+  std::ifstream last_pid_file("/proc/sys/kernel/ns_last_pid");
+  int last_pid = 0;
+  last_pid_file >> last_pid;
+  ASSERT_GT(last_pid, 0);
+  for (int pid = last_pid; pid < last_pid + 2000; ++pid) {
+    plant_link(victim_, data_dir() / fmt::format("postgresql.auto.conf.pgslow.{}", pid));
+  }
+  Finished applied = run_pgslow(in_workdir({"apply", file("reload.yaml")}));
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  EXPECT_EQ(show("work_mem"), "9MB");
+  Finished restored = run_pgslow(in_workdir({"restore"}));
+  ASSERT_EQ(restored.exit_code, 0) << restored.output;
+  EXPECT_EQ(show("work_mem"), work_mem_);
+  expect_victim_untouched();
+  // The restored file is a file of the postgres user, not a link to someone else's.
+  struct stat st = stat_of(auto_conf());
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_uid, user_->uid);
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(data_dir(), ec)) {
+    if (e.path().filename().string().starts_with("postgresql.auto.conf.pgslow."))
+      fs::remove(e.path(), ec);
+  }
+}
+
+// Finding 1, second form: postgresql.auto.conf itself replaced by a link. Refused before any
+// change; nothing read through it or written.
+TEST_F(RootBoundaryTest, AnAutoConfThatIsALinkIsRefusedBeforeAnyChange) {
+  const fs::path saved = *dir_ / "auto.conf.saved";
+  fs::rename(auto_conf(), saved);
+  plant_link(victim_, auto_conf());
+  Finished r = run_pgslow(in_workdir({"apply", file("reload.yaml")}));
+  fs::remove(auto_conf());
+  fs::copy_file(saved, auto_conf());
+  ASSERT_EQ(::chown(auto_conf().c_str(), user_->uid, user_->gid), 0);
+  ::chmod(auto_conf().c_str(), 0600);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("symbolic link"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("postgresql.auto.conf"), std::string::npos) << r.output;
+  EXPECT_EQ(show("work_mem"), work_mem_);
+}
+
+// Finding 1, third form: the data directory itself swapped for a link (its parent is the
+// postgres user's). Root follows no link of theirs to reach a folder.
+TEST_F(RootBoundaryTest, AFolderOfThePostgresUserThatIsALinkIsNotFollowed) {
+  const fs::path theirs = *dir_ / "theirs";
+  fs::create_directories(theirs / "inner");
+  ASSERT_EQ(::chown(theirs.c_str(), user_->uid, user_->gid), 0);
+  plant_link(victim_.parent_path(), theirs / "data");
+  EXPECT_THROW(open_folder(theirs / "data"), RuntimeError);
+  // The same link in a folder only root may write is followed.
+  fs::create_symlink(theirs / "inner", *dir_ / "root-link");
+  EXPECT_NO_THROW(open_folder(*dir_ / "root-link"));
+}
+
+// Finding 2: the state file with pg_bin= was the postgres user's to replace. It lives in the
+// workdir now, and `server status` runs the server's programs as the server's user.
+TEST_F(RootBoundaryTest, APlantedStateFileMakesRootRunNothing) {
+  TemporaryCluster own;
+  own.get().stop();
+  const fs::path evil_bin = *dir_ / "evil-bin";
+  const fs::path marker = *dir_ / "ran-as-root";
+  fs::create_directories(evil_bin);
+  for (const char* program : {"postgres", "pg_ctl", "initdb"}) {
+    std::ofstream(evil_bin / program)
+        << "#!/bin/sh\nid -u > " << marker.string() << "\necho 'postgres (PostgreSQL) 99.9'\n";
+    fs::permissions(evil_bin / program, fs::perms::all);
+  }
+  const fs::path cluster_dir = own.get().cluster_dir();
+  // The old place, written as the postgres user would.
+  std::ofstream(cluster_dir / "state") << "port=5999\npg_bin=" << evil_bin.string() << "\n";
+  ASSERT_EQ(::chown((cluster_dir / "state").c_str(), user_->uid, user_->gid), 0);
+  Finished r = run_pgslow({"--workdir", own.workdir().string(), "server", "status"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  if (fs::exists(marker)) {
+    EXPECT_NE(trim(read_file(marker)), "0") << "root ran pg_bin's program";
+  }
+  EXPECT_EQ(r.output.find("99.9"), std::string::npos) << r.output;
+
+  // A state file in the workdir that is not root's is refused, naming its owner.
+  const fs::path state = own.workdir() / (cluster_dir.filename().string() + ".state");
+  fs::remove(state);
+  std::ofstream(state) << "port=5999\npg_bin=" << evil_bin.string() << "\n";
+  ASSERT_EQ(::chown(state.c_str(), user_->uid, user_->gid), 0);
+  r = run_pgslow({"--workdir", own.workdir().string(), "server", "status"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("uid " + std::to_string(user_->uid)), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(marker) && trim(read_file(marker)) == "0");
+  fs::remove(state);
+}
+
+// Finding 5: a workdir that is a link of someone else's, or a .pgslow planted in a shared
+// folder, steers root nowhere: refused, the folder it points to untouched.
+TEST_F(RootBoundaryTest, AWorkdirLinkOfAnotherUserIsRefusedAndItsTargetUntouched) {
+  const fs::path target = *dir_ / "root-private";
+  fs::create_directories(target);
+  ::chmod(target.c_str(), 0700);
+  const fs::path link = *dir_ / "workdir-link";
+  fs::create_symlink(target, link);
+  std::optional<SystemUser> nobody = find_system_user("nobody");
+  ASSERT_TRUE(nobody.has_value());
+  ASSERT_EQ(::lchown(link.c_str(), nobody->uid, nobody->gid), 0);
+  // The link sits in a sticky, world-writable folder, where its owner could have put it.
+  const fs::path shared = *dir_ / "shared";
+  fs::create_directories(shared);
+  ::chmod(shared.c_str(), 01777);
+  fs::rename(link, shared / ".pgslow");
+
+  for (const fs::path& wd : {shared / ".pgslow", shared / ".pgslow" / "sub"}) {
+    Finished r = run_pgslow({"--workdir", wd.string(), "server", "start"});
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("refuses the workdir"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("symbolic link of uid " + std::to_string(nobody->uid)),
+              std::string::npos)
+        << r.output;
+  }
+  EXPECT_EQ(stat_of(target).st_mode & 07777, 0700u) << "root changed the folder's mode";
+  EXPECT_TRUE(fs::is_empty(target)) << "root created a cluster in it";
+
+  // Root's own link in a folder only root writes is fine.
+  fs::create_symlink(target, *dir_ / "own-link");
+  EXPECT_NO_THROW(require_trusted_workdir(*dir_ / "own-link"));
+}
+
+// Finding 6: two workdirs, one server. While one workdir's change is on the server, another
+// workdir's apply through the data directory is refused (it would record the first one's
+// value as its original), both while the first process runs and after it kept its change.
+TEST_F(RootBoundaryTest, OneServerHasOneOwnerWhicheverWorkdirPgslowRunsFrom) {
+  const fs::path w6 = *dir_ / "w6";
+  const std::vector<std::string> through_data_dir = {
+      "--workdir",         w6.string(),  "apply",    file("other.yaml"), "--data-dir",
+      data_dir().string(), "--conninfo", conninfo(), "--allow-changes"};
+
+  // 1. The first process holds the server at the moment its change is applied.
+  PgslowProcess first(in_workdir({"apply", file("reload.yaml")}),
+                      {"PGSLOW_CRASH_AT=journal-written", "PGSLOW_CRASH_SIGNAL=STOP"});
+  ASSERT_TRUE(first.wait_until_stopped()) << first.output();
+  Finished second = run_pgslow(through_data_dir);
+  EXPECT_NE(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("pid " + std::to_string(first.pid())), std::string::npos)
+      << second.output;
+  EXPECT_NE(second.output.find("one owner at a time"), std::string::npos) << second.output;
+  EXPECT_FALSE(fs::exists(apply::journal_path(w6)));
+  first.signal_and_continue(SIGCONT);
+  first.wait();
+  ASSERT_EQ(first.exit_code(), 0) << first.output();
+
+  // 2. A kept change: its workdir's journal holds the original, named in the refusal.
+  EXPECT_EQ(show("work_mem"), "9MB");
+  second = run_pgslow(through_data_dir);
+  EXPECT_NE(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find(workdir().string()), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find("restore"), std::string::npos) << second.output;
+  EXPECT_EQ(show("random_page_cost"), random_page_cost_);
+  EXPECT_FALSE(fs::exists(apply::journal_path(w6)));
+
+  // 3. Restored there, the server is free: the other workdir records the true original.
+  Finished restored = run_pgslow(in_workdir({"restore"}));
+  ASSERT_EQ(restored.exit_code, 0) << restored.output;
+  EXPECT_FALSE(apply::server_claimed_by(data_dir()).has_value());
+  second = run_pgslow(through_data_dir);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(show("random_page_cost"), "7.5");
+  Finished back = run_pgslow({"--workdir", w6.string(), "restore", "--data-dir",
+                              data_dir().string(), "--conninfo", conninfo(), "--allow-changes"});
+  ASSERT_EQ(back.exit_code, 0) << back.output;
+  EXPECT_EQ(show("work_mem"), work_mem_);
+  EXPECT_EQ(show("random_page_cost"), random_page_cost_);
+}
+
+// Finding 7: a lesson's name becomes a results folder; a path in it is refused with the file
+// and line, and nothing is written outside results/.
+TEST_F(RootBoundaryTest, ALessonNameThatLeadsOutOfResultsIsRefusedWithItsLine) {
+  const fs::path lesson_dir = *dir_ / "lessons";
+  fs::create_directories(lesson_dir);
+  std::ofstream(lesson_dir / "bad.yaml") << "title: escape\nlesson: \"x/../../../ESCAPED\"\n"
+                                         << "minutes: 5\nscenario: nowhere.yaml\n";
+  Finished r = run_pgslow(in_workdir({"lesson", (lesson_dir / "bad.yaml").string()}));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad.yaml:2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("path separator"), std::string::npos) << r.output;
+  // results/lesson-x/../../../ESCAPED-<time> would land beside the current folder.
+  std::error_code ec;
+  for (const fs::path& near : {fs::current_path(), fs::current_path().parent_path()}) {
+    for (const auto& e : fs::directory_iterator(near, ec)) {
+      EXPECT_EQ(e.path().filename().string().find("ESCAPED"), std::string::npos) << e.path();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pgslow::testing

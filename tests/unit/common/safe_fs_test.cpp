@@ -1,0 +1,185 @@
+// common/safe_fs: the file steps root takes beside the server's user. Each test plants what
+// that user (or any other) could, and shows that root neither follows it nor writes through it.
+
+#include "common/safe_fs.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/errors.h"
+#include "common/paths.h"
+#include "common/process.h"
+
+namespace pgslow {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SafeFs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("pgslow-safe-fs-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    ::chmod(dir_.c_str(), 0755);
+    victim_ = dir_ / "victim";
+    std::ofstream(victim_) << "precious\n";
+    ::chmod(victim_.c_str(), 0600);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Another user's ids: `nobody` when it exists (the tests that need it run as root).
+  std::optional<SystemUser> other() const {
+    if (::geteuid() != 0) return std::nullopt;
+    return find_system_user("nobody");
+  }
+  void expect_victim_untouched() const {
+    EXPECT_EQ(read_file(victim_), "precious\n");
+    struct stat st {};
+    ASSERT_EQ(::stat(victim_.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, ::geteuid());
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+  }
+
+  fs::path dir_;
+  fs::path victim_;
+};
+
+TEST_F(SafeFs, ReplaceFileInNeverWritesThroughAPlantedName) {
+  UniqueFd dir = open_folder(dir_);
+  // Every name of the form the old code used, for the next pids, leads to the victim.
+  for (int pid = ::getpid() - 5; pid < ::getpid() + 50; ++pid)
+    fs::create_symlink(victim_, dir_ / ("conf.tmp." + std::to_string(pid)));
+  replace_file_in(dir.get(), "conf", "new bytes\n", FileOwnership{::geteuid(), ::getegid(), 0640},
+                  dir_ / "conf", "conf.tmp.");
+  EXPECT_EQ(read_file(dir_ / "conf"), "new bytes\n");
+  struct stat st {};
+  ASSERT_EQ(::lstat((dir_ / "conf").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  expect_victim_untouched();
+}
+
+TEST_F(SafeFs, ReplaceFileInReplacesALinkRatherThanWritingItsTarget) {
+  fs::create_symlink(victim_, dir_ / "conf");
+  UniqueFd dir = open_folder(dir_);
+  replace_file_in(dir.get(), "conf", "mine\n", FileOwnership{::geteuid(), ::getegid(), 0600},
+                  dir_ / "conf", "conf.tmp.");
+  EXPECT_FALSE(fs::is_symlink(dir_ / "conf"));
+  EXPECT_EQ(read_file(dir_ / "conf"), "mine\n");
+  expect_victim_untouched();
+}
+
+TEST_F(SafeFs, OpenFileInRefusesALinkAndASecondName) {
+  UniqueFd dir = open_folder(dir_);
+  fs::create_symlink(victim_, dir_ / "link");
+  EXPECT_THROW(open_file_in(dir.get(), "link", O_RDONLY, dir_ / "link"), RuntimeError);
+  ASSERT_EQ(::link(victim_.c_str(), (dir_ / "hard").c_str()), 0);
+  try {
+    open_file_in(dir.get(), "hard", O_RDONLY, dir_ / "hard");
+    ADD_FAILURE() << "a hard link was opened";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 names"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(open_file_in(dir.get(), "missing", O_RDONLY, dir_ / "missing"));
+  EXPECT_THROW(open_file_in(dir.get(), "../victim", O_RDONLY, dir_ / "x"), RuntimeError);
+}
+
+TEST_F(SafeFs, RemoveTreeRemovesLinksNeverWhatTheyLeadTo) {
+  const fs::path outside = dir_ / "outside";
+  fs::create_directories(outside);
+  std::ofstream(outside / "keep") << "keep\n";
+  const fs::path tree = dir_ / "tree";
+  fs::create_directories(tree / "a" / "b");
+  std::ofstream(tree / "a" / "b" / "f") << "x";
+  fs::create_symlink(outside, tree / "a" / "to-outside");
+  fs::create_symlink(victim_, tree / "to-victim");
+  EXPECT_TRUE(remove_tree(tree));
+  EXPECT_FALSE(fs::exists(tree));
+  EXPECT_EQ(read_file(outside / "keep"), "keep\n");
+  expect_victim_untouched();
+  EXPECT_FALSE(remove_tree(tree));
+}
+
+TEST_F(SafeFs, MakeFolderInRefusesALinkInItsPlace) {
+  UniqueFd dir = open_folder(dir_);
+  fs::create_symlink(dir_ / "elsewhere", dir_ / "socket");
+  fs::create_directories(dir_ / "elsewhere");
+  EXPECT_THROW(make_folder_in(dir.get(), "socket", dir_ / "socket"), RuntimeError);
+  UniqueFd made = make_folder_in(dir.get(), "fresh", dir_ / "fresh");
+  EXPECT_TRUE(made);
+  EXPECT_TRUE(fs::is_directory(dir_ / "fresh"));
+}
+
+TEST_F(SafeFs, TrustedPathRefusesAForeignLinkInAStickyFolder) {
+  std::optional<SystemUser> nobody = other();
+  if (!nobody) GTEST_SKIP() << "needs root and the nobody user";
+  const fs::path target = dir_ / "private";
+  fs::create_directories(target);
+  ::chmod(target.c_str(), 0700);
+  const fs::path shared = dir_ / "shared";
+  fs::create_directories(shared);
+  ::chmod(shared.c_str(), 01777);
+  fs::create_symlink(target, shared / "link");
+  ASSERT_EQ(::lchown((shared / "link").c_str(), nobody->uid, nobody->gid), 0);
+  for (const fs::path& p : {shared / "link", shared / "link" / "below"}) {
+    try {
+      require_trusted_workdir(p);
+      ADD_FAILURE() << p << " was trusted";
+    } catch (const RuntimeError& e) {
+      EXPECT_NE(std::string(e.what()).find("symbolic link of uid " + std::to_string(nobody->uid)),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_THROW(create_workdir(p), RuntimeError);
+  }
+  EXPECT_TRUE(fs::is_empty(target)) << "a folder was made through the link";
+  EXPECT_THROW(open_folder(shared / "link"), RuntimeError);
+  // Root's own link in the same sticky folder is fine.
+  fs::create_symlink(target, shared / "root-link");
+  EXPECT_NO_THROW(require_trusted_workdir(shared / "root-link"));
+  EXPECT_NO_THROW(open_folder(shared / "root-link"));
+}
+
+TEST_F(SafeFs, TrustedPathRefusesAFolderUnderAnotherUsersFolder) {
+  std::optional<SystemUser> nobody = other();
+  if (!nobody) GTEST_SKIP() << "needs root and the nobody user";
+  const fs::path theirs = dir_ / "theirs";
+  fs::create_directories(theirs / "mine");
+  ASSERT_EQ(::chown(theirs.c_str(), nobody->uid, nobody->gid), 0);
+  try {
+    require_trusted_path(theirs / "mine", "the cache");
+    ADD_FAILURE() << "trusted a folder whose parent another user owns";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("refuses the cache"), std::string::npos) << e.what();
+  }
+  // A world-writable folder of root's (not sticky) is refused too.
+  const fs::path open = dir_ / "open";
+  fs::create_directories(open / "x");
+  ::chmod(open.c_str(), 0777);
+  EXPECT_THROW(require_trusted_path(open / "x", "the workdir"), RuntimeError);
+  // Its own folders are fine, existing or not.
+  EXPECT_NO_THROW(require_trusted_path(dir_ / "not-yet" / "deeper", "the workdir"));
+}
+
+TEST_F(SafeFs, OpenFolderFollowsOnlyLinksOfTrustedFolders) {
+  std::optional<SystemUser> nobody = other();
+  if (!nobody) GTEST_SKIP() << "needs root and the nobody user";
+  const fs::path theirs = dir_ / "theirs";
+  fs::create_directories(theirs);
+  ASSERT_EQ(::chown(theirs.c_str(), nobody->uid, nobody->gid), 0);
+  fs::create_symlink(dir_, theirs / "data");
+  EXPECT_THROW(open_folder(theirs / "data"), RuntimeError);
+  // Their own folder itself is reachable (the data directory is the server user's).
+  EXPECT_NO_THROW(open_folder(theirs));
+}
+
+}  // namespace
+}  // namespace pgslow
