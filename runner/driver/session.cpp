@@ -1,5 +1,7 @@
 #include "driver/session.h"
 
+#include <limits>
+
 #include "common/clock.h"
 
 namespace pgslow::driver {
@@ -74,7 +76,10 @@ struct WakeAwaiter {
 }  // namespace
 
 Task<void> DriverSession::sleep(std::int64_t us) {
-  co_await WakeAwaiter{loop_, now_us() + us};
+  // A script's \sleep may be up to INT64_MAX microseconds: the deadline saturates.
+  std::int64_t at = 0;
+  if (__builtin_add_overflow(now_us(), us, &at)) at = std::numeric_limits<std::int64_t>::max();
+  co_await WakeAwaiter{loop_, at};
 }
 
 void DriverSession::send_check() const {

@@ -397,8 +397,13 @@ ServerSettings ServerSettings::read(pg::Connection& conn) {
   out.major = conn.major_version();
   // Every column used exists since 9.5 (pending_restart); enumvals as one string because
   // enum values never contain a comma.
+  // The server's value, not this session's: a SET in this session (pgslow's own sessions turn
+  // their timeouts off so, pg/connection.h) changes `setting` but not `reset_val`, which
+  // follows the configuration files as reloads change them. What apply verifies and restore
+  // compares is that configuration, for every knob: so a SET one reads as its reset value.
   pg::Result r = conn.exec(
-      "SELECT name, setting, coalesce(unit, ''), vartype, context, coalesce(min_val, ''), "
+      "SELECT name, CASE WHEN source = 'session' THEN coalesce(reset_val, setting) "
+      "ELSE setting END, coalesce(unit, ''), vartype, context, coalesce(min_val, ''), "
       "coalesce(max_val, ''), coalesce(boot_val, ''), coalesce(reset_val, ''), "
       "coalesce(source, ''), coalesce(array_to_string(enumvals, ','), ''), pending_restart "
       "FROM pg_catalog.pg_settings");

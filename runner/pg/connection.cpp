@@ -77,22 +77,34 @@ void check_result(const Result& r, PGconn* conn, std::string_view statement) {
   throw Error(classify_sqlstate(sqlstate), sqlstate, message, std::string(statement));
 }
 
-std::string own_session_options() {
-  // Settings every supported version (13+) knows; a conninfo's own `options` are replaced.
-  return "-c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0";
+std::string own_session_settings() {
+  // Settings every supported version (13+) knows.
+  return "SET statement_timeout = 0; SET lock_timeout = 0; "
+         "SET idle_in_transaction_session_timeout = 0";
 }
 
-Connection Connection::open(const std::string& conninfo, SessionKind kind) {
-  PGconn* c = nullptr;
-  if (kind == SessionKind::kOwn) {
-    // expand_dbname: the conninfo string is parsed; the later `options` key overrides its own.
-    const std::string options = own_session_options();
-    const char* const keys[] = {"dbname", "options", nullptr};
-    const char* const values[] = {conninfo.c_str(), options.c_str(), nullptr};
-    c = PQconnectdbParams(keys, values, 1);
-  } else {
-    c = PQconnectdb(conninfo.c_str());
+namespace {
+
+// A SET, not a startup option (-c in `options`): a startup option is also the session's reset
+// value, so pg_settings.reset_val would show 0 instead of the server's configured value, and
+// ServerSettings::read (knobs/validate.cpp) reads through this session's own SETs with it.
+void turn_own_timeouts_off(Connection& conn) {
+  // The server's statement_timeout may be tiny (a stage's 1ms) and cancel even these.
+  constexpr int kAttempts = 20;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      conn.exec(own_session_settings());
+      return;
+    } catch (const Error& e) {
+      if (e.error_class() != ErrorClass::kQueryCanceled || attempt == kAttempts) throw;
+    }
   }
+}
+
+}  // namespace
+
+Connection Connection::open(const std::string& conninfo, SessionKind kind) {
+  PGconn* c = PQconnectdb(conninfo.c_str());
   if (c == nullptr) {
     throw Error(ErrorClass::kOther, "", "out of memory creating a connection", "");
   }
@@ -107,7 +119,9 @@ Connection Connection::open(const std::string& conninfo, SessionKind kind) {
   // Results are parsed as text; keep the client quiet about NOTICEs.
   PQsetNoticeProcessor(
       c, [](void*, const char*) {}, nullptr);
-  return Connection(c);
+  Connection conn(c);
+  if (kind == SessionKind::kOwn) turn_own_timeouts_off(conn);
+  return conn;
 }
 
 Connection& Connection::operator=(Connection&& other) noexcept {

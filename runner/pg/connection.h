@@ -58,14 +58,14 @@ Params make_params(const S&... values) {
 void check_result(const Result& r, PGconn* conn, std::string_view statement);
 
 // Whose session a connection is. pgslow's own sessions (applier, restore, evidence, data
-// reset, loading) set their own statement_timeout, lock_timeout and idle timeouts to 0 in the
-// startup packet, so a stage that sets `statement_timeout: 1ms` cannot stop pgslow from
+// reset, loading) SET their own statement_timeout, lock_timeout and idle timeouts to 0 right
+// after connecting, so a stage that sets `statement_timeout: 1ms` cannot stop pgslow from
 // measuring or restoring the server (ARCHITECTURE.md "Configuration changes: the rules").
 // The workload's clients take the server's settings: those are what a stage measures.
 enum class SessionKind { kOwn, kWorkload };
 
-// The startup options of pgslow's own sessions ("-c statement_timeout=0 ...").
-std::string own_session_options();
+// What pgslow's own sessions run first ("SET statement_timeout = 0; ...").
+std::string own_session_settings();
 
 class Connection {
  public:

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -62,6 +63,7 @@ struct Node {
   int slot = 0;
   const Function* fn = nullptr;
   std::vector<std::unique_ptr<Node>> args;
+  int height = 1;  // levels of this node's tree: at most kMaxExpressionDepth
 };
 
 namespace {
@@ -398,39 +400,41 @@ Value compare(Op op, const Value& l, const Value& r) {
   }
 }
 
-Value eval(const Node& n, const std::vector<Value>& vars, Random& rng) {
+Value eval(const Node& n, const std::vector<Value>& vars, Random& rng, int depth = 1) {
+  // The parser builds no deeper tree; checked here too, so evaluation can never recurse past it.
+  if (depth > kMaxExpressionDepth)
+    throw EvalError(fmt::format("the expression nests deeper than {} levels", kMaxExpressionDepth));
+  const auto sub = [&](std::size_t i) { return eval(*n.args[i], vars, rng, depth + 1); };
   switch (n.op) {
     case Op::kConst:
       return n.constant;
     case Op::kVar:
       return vars[static_cast<std::size_t>(n.slot)];
     case Op::kNeg: {
-      const Value v = eval(*n.args[0], vars, rng);
+      const Value v = sub(0);
       if (is_double(v)) return Value::of_double(-v.d);
       std::int64_t out = 0;
       overflow_check(__builtin_sub_overflow(std::int64_t{0}, to_int(v, "-"), &out), "-");
       return Value::of_int(out);
     }
     case Op::kBitNot:
-      return Value::of_int(~to_int(eval(*n.args[0], vars, rng), "~"));
+      return Value::of_int(~to_int(sub(0), "~"));
     case Op::kNot:
-      return Value::of_bool(!to_bool(eval(*n.args[0], vars, rng)));
+      return Value::of_bool(!to_bool(sub(0)));
     case Op::kAnd:  // short-circuit, as pgbench
-      return Value::of_bool(to_bool(eval(*n.args[0], vars, rng)) &&
-                            to_bool(eval(*n.args[1], vars, rng)));
+      return Value::of_bool(to_bool(sub(0)) && to_bool(sub(1)));
     case Op::kOr:
-      return Value::of_bool(to_bool(eval(*n.args[0], vars, rng)) ||
-                            to_bool(eval(*n.args[1], vars, rng)));
+      return Value::of_bool(to_bool(sub(0)) || to_bool(sub(1)));
     case Op::kCall: {
       Args args;
       args.reserve(n.args.size());
-      for (const auto& a : n.args) args.push_back(eval(*a, vars, rng));
+      for (std::size_t i = 0; i < n.args.size(); ++i) args.push_back(sub(i));
       return n.fn->call(args, rng);
     }
     default:
       break;
   }
-  const Value l = eval(*n.args[0], vars, rng), r = eval(*n.args[1], vars, rng);
+  const Value l = sub(0), r = sub(1);
   switch (n.op) {
     case Op::kAdd:
     case Op::kSub:
@@ -496,15 +500,43 @@ class Parser {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
            (static_cast<unsigned char>(c) & 0x80) != 0;
   }
-  static std::unique_ptr<Node> make(Op op, std::unique_ptr<Node> l, std::unique_ptr<Node> r = {}) {
+  [[noreturn]] void too_deep() const {
+    throw ParseError(column(),
+                     fmt::format("the expression nests deeper than {} levels (parentheses, "
+                                 "function calls, unary operators or a chain of operators)",
+                                 kMaxExpressionDepth),
+                     /*depth_exceeded=*/true);
+  }
+  // One more level of the parser's recursion (a '(', a function's argument, a unary operator),
+  // for as long as it lives.
+  class Nesting {
+   public:
+    explicit Nesting(Parser& p) : p_(p) {
+      if (++p_.nesting_ > kMaxExpressionDepth) p_.too_deep();
+    }
+    ~Nesting() { --p_.nesting_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    Parser& p_;
+  };
+  // Sets the node's height from its arguments': a tree deeper than the limit is refused.
+  std::unique_ptr<Node> sized(std::unique_ptr<Node> n) const {
+    for (const auto& a : n->args) n->height = std::max(n->height, a->height + 1);
+    if (n->height > kMaxExpressionDepth) too_deep();
+    return n;
+  }
+  std::unique_ptr<Node> make(Op op, std::unique_ptr<Node> l, std::unique_ptr<Node> r = {}) const {
     auto n = std::make_unique<Node>();
     n->op = op;
     n->args.push_back(std::move(l));
     if (r) n->args.push_back(std::move(r));
-    return n;
+    return sized(std::move(n));
   }
 
   std::unique_ptr<Node> parse_or() {
+    const Nesting level(*this);
     auto l = parse_and();
     while (accept_word("or")) l = make(Op::kOr, std::move(l), parse_and());
     return l;
@@ -515,7 +547,10 @@ class Parser {
     return l;
   }
   std::unique_ptr<Node> parse_not() {
-    if (accept_word("not")) return make(Op::kNot, parse_not());
+    if (accept_word("not")) {
+      const Nesting level(*this);
+      return make(Op::kNot, parse_not());
+    }
     return parse_comparison();
   }
   std::unique_ptr<Node> parse_comparison() {
@@ -589,9 +624,13 @@ class Parser {
     }
   }
   std::unique_ptr<Node> parse_unary() {
-    if (accept("-")) return make(Op::kNeg, parse_unary());
-    if (accept("+")) return parse_unary();
-    if (accept("~")) return make(Op::kBitNot, parse_unary());
+    skip_space();
+    if (pos_ < s_.size() && (s_[pos_] == '-' || s_[pos_] == '+' || s_[pos_] == '~')) {
+      const Nesting level(*this);
+      if (accept("-")) return make(Op::kNeg, parse_unary());
+      if (accept("+")) return parse_unary();
+      if (accept("~")) return make(Op::kBitNot, parse_unary());
+    }
     return parse_primary();
   }
   std::unique_ptr<Node> parse_primary() {
@@ -656,6 +695,7 @@ class Parser {
         if (!accept(")"))
           throw ParseError(column(), fmt::format("missing ')' closing {}( at column {}", name, at));
       }
+      n = sized(std::move(n));
       const int count = static_cast<int>(n->args.size());
       if (count < fn->min_args || (fn->max_args >= 0 && count > fn->max_args)) {
         std::string want = fn->min_args == fn->max_args ? std::to_string(fn->min_args)
@@ -704,6 +744,7 @@ class Parser {
   std::string_view s_;
   const VariableLookup& lookup_;
   std::size_t pos_ = 0;
+  int nesting_ = 0;  // the parser's recursion, in levels (Nesting)
 };
 
 }  // namespace

@@ -35,12 +35,15 @@ struct Value {
 // in the expression's text where it is.
 class ParseError : public std::runtime_error {
  public:
-  ParseError(int column, const std::string& message)
-      : std::runtime_error(message), column_(column) {}
+  ParseError(int column, const std::string& message, bool depth_exceeded = false)
+      : std::runtime_error(message), column_(column), depth_exceeded_(depth_exceeded) {}
   int column() const { return column_; }
+  // The expression nests deeper than kMaxExpressionDepth.
+  bool depth_exceeded() const { return depth_exceeded_; }
 
  private:
   int column_;
+  bool depth_exceeded_;
 };
 
 // What evaluation can fail on (division by zero, an out-of-range integer, an empty random
@@ -71,10 +74,17 @@ class Expr {
 // runs with the same --seed draw the same values.
 constexpr std::int64_t kDefaultSeed = 0x5eed;
 
+// How deeply an expression may nest: parentheses, function calls, unary operators and chains
+// of binary operators (1 + 1 + ... is a tree as deep as it is long). pgbench-compatible
+// scripts need a few levels, a generated one a few dozen; parsing and evaluation recurse once
+// per level, so the bound keeps a hostile script from overflowing the stack.
+constexpr int kMaxExpressionDepth = 256;
+
 // Slot of a variable by name, or nothing when the name is not defined at this point.
 using VariableLookup = std::function<std::optional<int>(std::string_view)>;
 
-// Parses one expression (the whole of `text`); throws ParseError.
+// Parses one expression (the whole of `text`); throws ParseError, also for an expression
+// deeper than kMaxExpressionDepth.
 Expr parse_expression(std::string_view text, const VariableLookup& lookup);
 
 // The names of pgbench's functions that pgslow supports, for docs and hints.

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "common/strings.h"
 
 namespace pgslow::workload::script {
 
@@ -29,6 +32,12 @@ std::string Command::parameterised_sql() const {
   for (std::size_t i = 0; i < slots.size(); ++i)
     out += fmt::format("${}{}", i + 1, segments[i + 1]);
   return out;
+}
+
+std::optional<std::int64_t> sleep_us(std::int64_t value, std::int64_t unit_us) {
+  std::int64_t us = 0;
+  if (value < 0 || unit_us <= 0 || __builtin_mul_overflow(value, unit_us, &us)) return std::nullopt;
+  return us;
 }
 
 std::optional<ScriptSpec> parse_script_spec(std::string_view text, const fs::path& base_dir,
@@ -263,11 +272,28 @@ class ScriptParser {
     script_.commands.push_back(std::move(cmd_));
   }
 
-  void meta_command() {
-    const int line = line_;
-    const std::size_t start = pos_;
-    // The command's text up to the end of the line, continued after a trailing backslash.
+  // A meta-command's text (continuation lines joined), where it is, and a cursor over its words.
+  struct Meta {
     std::string text;
+    int line = 0;
+    std::size_t indent = 0;  // text[k] is at column k + indent + 1 of `line`
+    std::size_t i = 0;
+    int at(std::size_t k) const { return static_cast<int>(k + indent) + 1; }
+    void skip() {
+      while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    }
+    std::string word() {  // the next word, as written
+      const std::size_t start = i;
+      while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+      return text.substr(start, i - start);
+    }
+  };
+
+  void meta_command() {
+    Meta m;
+    m.line = line_;
+    m.indent = static_cast<std::size_t>(column_of(pos_)) - 1;
+    // The command's text up to the end of the line, continued after a trailing backslash.
     for (;;) {
       std::size_t eol = s_.find('\n', pos_);
       if (eol == std::string_view::npos) eol = s_.size();
@@ -276,120 +302,137 @@ class ScriptParser {
       while (pos_ < eol) advance();
       if (pos_ < s_.size()) advance();  // the newline
       if (!part.empty() && part.back() == '\\' && pos_ < s_.size()) {
-        text += part.substr(0, part.size() - 1);
-        text += ' ';
+        m.text += part.substr(0, part.size() - 1);
+        m.text += ' ';
         continue;
       }
-      text += part;
+      m.text += part;
       break;
     }
-    // Words: "\set", then the arguments; `col(i)` is the 1-based column of text[i].
-    auto col = [](std::size_t i) { return static_cast<int>(i) + 1; };
-    const std::size_t indent = static_cast<std::size_t>(column_of(start)) - 1;
-    std::size_t i = 0;
-    while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-    std::string word = text.substr(0, i);
-    for (char& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    auto skip = [&] {
-      while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-    };
-    auto at = [&](std::size_t k) { return col(k + indent); };
-    skip();
-    if (word == "\\set") {
-      const std::size_t name_start = i;
-      while (i < text.size() && is_ident(text[i])) ++i;
-      const std::string name = text.substr(name_start, i - name_start);
-      if (name.empty()) {
-        error(line, at(name_start), "\\set needs a variable name, then an expression",
-              "e.g. \\set aid random(1, 100000 * :scale)");
-        return;
-      }
-      skip();
-      if (i >= text.size()) {
-        error(line, at(i), fmt::format("\\set {} has no expression", name),
-              "e.g. \\set aid random(1, 100000 * :scale)");
-        return;
-      }
-      Command cmd;
-      cmd.kind = Command::Kind::kSet;
-      cmd.line = line;
-      try {
-        cmd.expr = parse_expression(std::string_view(text).substr(i),
-                                    [this](std::string_view n) -> std::optional<int> {
-                                      if (!defined_.contains(std::string(n))) return std::nullopt;
-                                      return vars_.find(n);
-                                    });
-      } catch (const ParseError& e) {
-        error(line, at(i) + e.column() - 1, e.what());
-        return;
-      }
-      cmd.target = vars_.add(name);
-      defined_.insert(name);
-      script_.commands.push_back(std::move(cmd));
-      return;
-    }
-    if (word == "\\sleep") {
-      Command cmd;
-      cmd.kind = Command::Kind::kSleep;
-      cmd.line = line;
-      const std::size_t value_start = i;
-      while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-      const std::string value = text.substr(value_start, i - value_start);
-      if (value.empty()) {
-        error(line, at(value_start), "\\sleep needs a duration", "e.g. \\sleep 10 ms");
-        return;
-      }
-      if (value[0] == ':') {
-        const std::string name = value.substr(1);
-        if (!defined_.contains(name)) {
-          error(line, at(value_start), fmt::format("unknown variable :{}", name), unknown_hint());
-          return;
-        }
-        cmd.sleep_slot = *vars_.find(name);
-      } else {
-        auto [end, ec] =
-            std::from_chars(value.data(), value.data() + value.size(), cmd.sleep_value);
-        if (ec != std::errc() || end != value.data() + value.size() || cmd.sleep_value < 0) {
-          error(line, at(value_start),
-                fmt::format("\\sleep's duration '{}' is not a whole number", value),
-                "a number of 0 or more, or a :variable");
-          return;
-        }
-      }
-      skip();
-      const std::size_t unit_start = i;
-      while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-      std::string unit = text.substr(unit_start, i - unit_start);
-      for (char& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      if (unit.empty() || unit == "s")
-        cmd.sleep_unit_us = 1'000'000;
-      else if (unit == "ms")
-        cmd.sleep_unit_us = 1'000;
-      else if (unit == "us")
-        cmd.sleep_unit_us = 1;
-      else {
-        error(line, at(unit_start), fmt::format("\\sleep's unit '{}' is not us, ms or s", unit));
-        return;
-      }
-      skip();
-      if (i < text.size()) {
-        error(line, at(i), fmt::format("unexpected '{}' after \\sleep's unit", text.substr(i)));
-        return;
-      }
-      script_.commands.push_back(std::move(cmd));
-      return;
-    }
+    const std::string word = to_lower(m.word());
+    m.skip();
+    if (word == "\\set") return set_command(m);
+    if (word == "\\sleep") return sleep_command(m);
     static const std::set<std::string> kPgbenchOnly = {
         "\\setshell", "\\shell", "\\gset",          "\\aset",        "\\if",          "\\elif",
         "\\else",     "\\endif", "\\startpipeline", "\\endpipeline", "\\syncpipeline"};
     if (kPgbenchOnly.contains(word)) {
-      error(line, at(0),
+      error(m.line, m.at(0),
             fmt::format("pgbench's {} is not supported by pgslow's script workload", word),
             "pgslow runs \\set and \\sleep (docs/workloads.md, \"script\")");
     } else {
-      error(line, at(0), fmt::format("unknown meta-command {}", word),
+      error(m.line, m.at(0), fmt::format("unknown meta-command {}", word),
             "pgslow runs \\set and \\sleep");
     }
+  }
+
+  void set_command(Meta& m) {
+    const std::size_t name_start = m.i;
+    while (m.i < m.text.size() && is_ident(m.text[m.i])) ++m.i;
+    const std::string name = m.text.substr(name_start, m.i - name_start);
+    if (name.empty()) {
+      error(m.line, m.at(name_start), "\\set needs a variable name, then an expression",
+            "e.g. \\set aid random(1, 100000 * :scale)");
+      return;
+    }
+    m.skip();
+    if (m.i >= m.text.size()) {
+      error(m.line, m.at(m.i), fmt::format("\\set {} has no expression", name),
+            "e.g. \\set aid random(1, 100000 * :scale)");
+      return;
+    }
+    Command cmd;
+    cmd.kind = Command::Kind::kSet;
+    cmd.line = m.line;
+    try {
+      cmd.expr = parse_expression(std::string_view(m.text).substr(m.i),
+                                  [this](std::string_view n) -> std::optional<int> {
+                                    if (!defined_.contains(std::string(n))) return std::nullopt;
+                                    return vars_.find(n);
+                                  });
+    } catch (const ParseError& e) {
+      error(m.line, m.at(m.i) + e.column() - 1, e.what(),
+            e.depth_exceeded() ? depth_hint() : std::string());
+      return;
+    }
+    cmd.target = vars_.add(name);
+    defined_.insert(name);
+    script_.commands.push_back(std::move(cmd));
+  }
+
+  static std::string depth_hint() {
+    return fmt::format(
+        "pgslow parses expressions at most {} levels deep; split it over several "
+        "\\set commands",
+        kMaxExpressionDepth);
+  }
+
+  void sleep_command(Meta& m) {
+    Command cmd;
+    cmd.kind = Command::Kind::kSleep;
+    cmd.line = m.line;
+    const std::size_t value_start = m.i;
+    const std::string value = m.word();
+    if (value.empty()) {
+      error(m.line, m.at(value_start), "\\sleep needs a duration", "e.g. \\sleep 10 ms");
+      return;
+    }
+    if (value[0] == ':') {
+      const std::string name = value.substr(1);
+      if (!defined_.contains(name)) {
+        error(m.line, m.at(value_start), fmt::format("unknown variable :{}", name), unknown_hint());
+        return;
+      }
+      cmd.sleep_slot = *vars_.find(name);
+    } else {
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), cmd.sleep_value);
+      if (ec == std::errc::result_out_of_range ||
+          (ec == std::errc() && end == value.data() + value.size() && cmd.sleep_value < 0)) {
+        error(m.line, m.at(value_start),
+              fmt::format("\\sleep's duration {} is out of range", value), sleep_range_hint());
+        return;
+      }
+      if (ec != std::errc() || end != value.data() + value.size()) {
+        error(m.line, m.at(value_start),
+              fmt::format("\\sleep's duration '{}' is not a whole number", value),
+              "a number of 0 or more, or a :variable");
+        return;
+      }
+    }
+    m.skip();
+    const std::size_t unit_start = m.i;
+    const std::string unit = to_lower(m.word());
+    if (auto us = sleep_unit_us(unit)) {
+      cmd.sleep_unit_us = *us;
+    } else {
+      error(m.line, m.at(unit_start), fmt::format("\\sleep's unit '{}' is not us, ms or s", unit));
+      return;
+    }
+    if (cmd.sleep_slot < 0 && !sleep_us(cmd.sleep_value, cmd.sleep_unit_us)) {
+      error(m.line, m.at(value_start),
+            fmt::format("\\sleep {} {} is out of range", value, unit.empty() ? "s" : unit),
+            sleep_range_hint());
+      return;
+    }
+    m.skip();
+    if (m.i < m.text.size()) {
+      error(m.line, m.at(m.i),
+            fmt::format("unexpected '{}' after \\sleep's unit", m.text.substr(m.i)));
+      return;
+    }
+    script_.commands.push_back(std::move(cmd));
+  }
+
+  static std::optional<std::int64_t> sleep_unit_us(std::string_view unit) {
+    if (unit.empty() || unit == "s") return 1'000'000;
+    if (unit == "ms") return 1'000;
+    if (unit == "us") return 1;
+    return std::nullopt;
+  }
+
+  static std::string sleep_range_hint() {
+    return fmt::format("from 0 up to {} s: a duration's microseconds must fit in 64 bits",
+                       kMaxSleepUs / 1'000'000);
   }
 
   int column_of(std::size_t p) const {
@@ -415,6 +458,25 @@ class ScriptParser {
   std::string dollar_tag_;
 };
 
+// A NUL byte cannot be sent in SQL text (libpq ends the string there) and is no part of a
+// pgbench script: a file with one is refused, at its first.
+bool refuse_nul(std::string_view text, const std::string& file,
+                std::vector<ConfigError>& problems) {
+  const std::size_t nul = text.find('\0');
+  if (nul == std::string_view::npos) return false;
+  const std::string_view before = text.substr(0, nul);
+  const std::size_t line_start = before.rfind('\n');
+  ConfigError e;
+  e.where.file = file;
+  e.where.line = 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
+  e.where.column =
+      static_cast<int>(line_start == std::string_view::npos ? nul + 1 : nul - line_start);
+  e.message = "the script contains a NUL byte";
+  e.hint = "a script is text: is this a binary file, or saved as UTF-16?";
+  problems.push_back(std::move(e));
+  return true;
+}
+
 }  // namespace
 
 void parse_script(std::string_view text, const std::string& file, const std::string& name,
@@ -424,7 +486,8 @@ void parse_script(std::string_view text, const std::string& file, const std::str
   script.file = file;
   script.weight = weight;
   const std::size_t before = problems.size();
-  ScriptParser(text, file, script, set.variables, problems).run();
+  if (!refuse_nul(text, file, problems))
+    ScriptParser(text, file, script, set.variables, problems).run();
   bool has_sql = false;
   for (const auto& c : script.commands) has_sql = has_sql || c.kind == Command::Kind::kSql;
   if (!has_sql && problems.size() == before) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,6 +39,13 @@ struct Command {
   // The SQL with $1, $2 ... in place of the variables (extended and prepared protocol).
   std::string parameterised_sql() const;
 };
+
+// The longest \sleep: its microseconds fit in a signed 64-bit integer (about 292,000 years).
+constexpr std::int64_t kMaxSleepUs = std::numeric_limits<std::int64_t>::max();
+
+// `value` units of `unit_us` microseconds each, or nothing when that is negative or more than
+// kMaxSleepUs.
+std::optional<std::int64_t> sleep_us(std::int64_t value, std::int64_t unit_us);
 
 struct Script {
   std::string name;  // the file's stem ("heavy"); the transaction type of the reports

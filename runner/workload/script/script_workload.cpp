@@ -110,15 +110,8 @@ class ScriptClient final : public Client {
           vars[static_cast<std::size_t>(c.target)] = evaluate(script, c, vars, rng);
           break;
         case Command::Kind::kSleep: {
-          std::int64_t n = c.sleep_value;
-          if (c.sleep_slot >= 0) {
-            const Value& v = vars[static_cast<std::size_t>(c.sleep_slot)];
-            if (v.kind != Value::Kind::kInt)
-              throw RuntimeError(fmt::format("{}:{}: \\sleep needs an integer, got {}", script.file,
-                                             c.line, v.text()));
-            n = v.i;
-          }
-          if (n > 0) co_await session.sleep(n * c.sleep_unit_us);
+          const std::int64_t us = sleep_us(script, c, vars);
+          if (us > 0) co_await session.sleep(us);
           break;
         }
         case Command::Kind::kSql: {
@@ -143,6 +136,25 @@ class ScriptClient final : public Client {
       // pgbench aborts the client; pgslow ends the run with where and why.
       throw RuntimeError(fmt::format("{}:{}: {}", script.file, c.line, e.what()));
     }
+  }
+
+  // A \sleep's microseconds; a :variable's value is checked now (a negative one sleeps no
+  // time, as in pgbench).
+  static std::int64_t sleep_us(const script::Script& script, const Command& c,
+                               const std::vector<Value>& vars) {
+    if (c.sleep_slot < 0) return c.sleep_value * c.sleep_unit_us;  // checked by the parser
+    const Value& v = vars[static_cast<std::size_t>(c.sleep_slot)];
+    if (v.kind != Value::Kind::kInt)
+      throw RuntimeError(
+          fmt::format("{}:{}: \\sleep needs an integer, got {}", script.file, c.line, v.text()));
+    if (v.i <= 0) return 0;
+    if (auto us = script::sleep_us(v.i, c.sleep_unit_us)) return *us;
+    throw RuntimeError(fmt::format(
+        "{}:{}: \\sleep of {} {} is out of range: its microseconds do not fit in 64 bits",
+        script.file, c.line, v.i,
+        c.sleep_unit_us == 1      ? "us"
+        : c.sleep_unit_us == 1000 ? "ms"
+                                  : "s"));
   }
 
   std::shared_ptr<const ScriptSet> set_;

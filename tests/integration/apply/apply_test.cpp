@@ -54,6 +54,19 @@ Snapshot take_snapshot() {
   return s;
 }
 
+// Runs `statement` and reloads, until a client's session shows `name` = `value`.
+void sql_and_wait(const std::string& statement, const std::string& name, const std::string& value) {
+  pg::Connection conn = pg::Connection::open(conninfo());
+  conn.exec(statement);
+  conn.exec("SELECT pg_reload_conf()");
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (pg::Connection::open(conninfo(), pg::SessionKind::kWorkload).query_value("SHOW " + name) !=
+         value) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the reload never arrived";
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
 std::vector<std::string> args(std::initializer_list<std::string> rest) {
   std::vector<std::string> out = {"--workdir", workdir().string()};
   out.insert(out.end(), rest.begin(), rest.end());
@@ -342,6 +355,43 @@ TEST_F(ApplyTest, ApplyStatusRestoreLeavesTheFileByteIdentical) {
   EXPECT_NE(restore.output.find("restored"), std::string::npos) << restore.output;
   expect_original("after apply, status, restore");
   EXPECT_EQ(read_file(auto_conf()), original_->auto_conf);
+}
+
+// What a client sees: a session without pgslow's own SETs.
+std::string client_show(const std::string& name) {
+  return pg::Connection::open(conninfo(), pg::SessionKind::kWorkload)
+      .query_value("SHOW " + name)
+      .value_or("?");
+}
+
+// Issue 20: pgslow's own sessions turn these three timeouts off for themselves, which must not
+// hide the applied values from the read-back ("set to 5s, but the server shows 0") nor the
+// originals from restore. The user's own statement_timeout entry comes back byte for byte.
+TEST_F(ApplyTest, TheTimeoutsPgslowTurnsOffForItselfApplyAndRestore) {
+  sql_and_wait("ALTER SYSTEM SET statement_timeout = '1min'", "statement_timeout", "1min");
+  const std::string users_file = read_file(auto_conf());
+  write("timeouts.yaml",
+        "settings:\n"
+        "  statement_timeout: 5s\n"
+        "  lock_timeout: 3s\n"
+        "  idle_in_transaction_session_timeout: 7s\n");
+  Finished a = run_pgslow(args({"apply", file("timeouts.yaml")}));
+  EXPECT_EQ(a.exit_code, 0) << a.output;
+  EXPECT_EQ(a.output.find("the server shows"), std::string::npos) << a.output;
+  EXPECT_EQ(client_show("statement_timeout"), "5s");
+  EXPECT_EQ(client_show("lock_timeout"), "3s");
+  EXPECT_EQ(client_show("idle_in_transaction_session_timeout"), "7s");
+
+  Finished restore = run_pgslow(args({"restore"}));
+  EXPECT_EQ(restore.exit_code, 0) << restore.output;
+  EXPECT_EQ(client_show("statement_timeout"), "1min");
+  EXPECT_EQ(client_show("lock_timeout"), "0");
+  EXPECT_EQ(client_show("idle_in_transaction_session_timeout"), "0");
+  EXPECT_EQ(read_file(auto_conf()), users_file);
+
+  // The suite's own original again.
+  sql_and_wait("ALTER SYSTEM RESET statement_timeout", "statement_timeout", "0");
+  expect_original("after the timeouts");
 }
 
 // ---- the library, as the scenario runner uses it ------------------------------------------

@@ -11,6 +11,7 @@
 #include "driver/driver.h"
 #include "evidence/evidence.h"
 #include "tests/support/cluster_fixture.h"
+#include "tests/support/pgslow_process.h"
 #include "workload/dataset.h"
 #include "workload/registry.h"
 
@@ -304,6 +305,36 @@ TEST(ScriptWorkload, WeightedScriptsRunAndSubstituteTheirVariables) {
 
 // The driver hands over its connections' server pids before the clock starts; /proc then
 // tells each idle backend's memory (PSS), counted only for children of this postmaster.
+// Issue 20's crashes, through the built binary: `pgslow check` of a scenario whose scripts
+// nest an expression 10,000 deep (a stack overflow before), sleep longer than 64-bit
+// microseconds, or hold a NUL byte names each file:line:column and exits 2.
+TEST(ScriptWorkload, CheckRefusesDeepExpressionsHugeSleepsAndNulBytes) {
+  const auto dir = std::filesystem::temp_directory_path() / "pgslow_script_limits_it";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "deep.sql") << "SELECT 1;\n\\set x " << std::string(10'000, '(') << "1"
+                                  << std::string(10'000, ')') << "\nSELECT 2;\n";
+  std::ofstream(dir / "sleep.sql") << "\\sleep 9223372036854775807 s\nSELECT 1;\n";
+  std::ofstream(dir / "nul.sql", std::ios::binary) << std::string("SELECT 1;\nSELECT \0;\n", 20);
+  std::ofstream(dir / "scripts.yaml") << "name: script-limits\n"
+                                         "workload:\n"
+                                         "  name: script\n"
+                                         "  options:\n"
+                                         "    scripts: [deep.sql, sleep.sql, nul.sql]\n"
+                                         "stages:\n"
+                                         "  - name: a\n"
+                                         "    settings: {work_mem: 4MB}\n";
+  const testing::Finished r =
+      testing::run_pgslow({"--workdir", testing::cluster().cluster_dir().parent_path().string(),
+                           "check", (dir / "scripts.yaml").string()});
+  EXPECT_EQ(r.signal, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  for (const std::string& expected :
+       {(dir / "deep.sql").string() + ":2:264: error: the expression nests deeper than 256 levels",
+        (dir / "sleep.sql").string() + ":1:8: error: \\sleep 9223372036854775807 s is out of range",
+        (dir / "nul.sql").string() + ":2:8: error: the script contains a NUL byte"})
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+}
+
 TEST(Driver, IdleConnectionsMemoryIsReadPerBackend) {
   std::string db = fresh(testing::conninfo(), "select-only");
   SilentProgress quiet;

@@ -3,11 +3,15 @@
 
 #include "workload/script/script.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
+#include "common/task.h"
+#include "workload/registry.h"
 #include "workload/script/expr.h"
 
 namespace pgslow::workload::script {
@@ -115,6 +119,49 @@ TEST(Expr, ParseErrorsNameTheColumnAndTheReason) {
   }
 }
 
+std::string repeat(std::string_view piece, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += piece;
+  return out;
+}
+
+std::string nested_parens(int depth) {
+  return repeat("(", depth) + "1" + repeat(")", depth);
+}
+
+// A hostile expression is refused with its reason (and is no stack overflow): 10,000 levels of
+// parentheses, of unary operators, of function calls, and a chain of 100,000 operators (a tree
+// as deep as it is long).
+TEST(Expr, DeepNestingIsRefusedNotACrash) {
+  for (const std::string& text :
+       {nested_parens(10'000), repeat("-", 10'000) + "1", repeat("+", 10'000) + "1",
+        repeat("~", 10'000) + "1", repeat("not ", 10'000) + "true",
+        repeat("abs(", 10'000) + "1" + repeat(")", 10'000), "1" + repeat(" + 1", 100'000),
+        nested_parens(kMaxExpressionDepth), "1" + repeat(" + 1", kMaxExpressionDepth)}) {
+    try {
+      parse_expression(text, lookup);
+      ADD_FAILURE() << text.substr(0, 40) << "...: no error";
+    } catch (const ParseError& e) {
+      EXPECT_TRUE(e.depth_exceeded()) << text.substr(0, 40) << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(
+                    fmt::format("nests deeper than {} levels", kMaxExpressionDepth)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// Up to the limit an expression parses and evaluates: evaluation recurses no deeper.
+TEST(Expr, NestingUpToTheLimitEvaluates) {
+  EXPECT_EQ(text(nested_parens(kMaxExpressionDepth - 1)), "1");
+  EXPECT_EQ(text("1" + repeat(" + 1", kMaxExpressionDepth - 1)),
+            std::to_string(kMaxExpressionDepth));
+  EXPECT_EQ(text(repeat("-", kMaxExpressionDepth - 1) + "1"), "-1");  // 255 minus signs
+  EXPECT_EQ(
+      text(repeat("abs(", kMaxExpressionDepth - 2) + "-3" + repeat(")", kMaxExpressionDepth - 2)),
+      "3");
+}
+
 // Every draw of each distribution stays in its range, and the skewed ones are skewed.
 TEST(Expr, DistributionsStayInRangeAndHaveTheirShape) {
   Random rng(42);
@@ -204,6 +251,89 @@ TEST(Script, ErrorsNameLineColumnAndReason) {
     EXPECT_NE(problems[0].message.find(b.message), std::string::npos)
         << b.text << ": " << problems[0].str();
   }
+}
+
+// The three faults of issue 20 in a script file: each is refused with file:line:column.
+TEST(Script, RefusesTooDeepExpressionsHugeSleepsAndNulBytes) {
+  struct Bad {
+    std::string text;
+    const char* where;
+    const char* message;
+  };
+  const std::string max = std::to_string(std::numeric_limits<std::int64_t>::max());
+  for (const Bad& b : {
+           Bad{"SELECT 1;\n\\set x " + nested_parens(10'000) + "\nSELECT 1;\n", "t.sql:2:264",
+               "nests deeper than 256 levels"},
+           Bad{"\\sleep " + max + " s\nSELECT 1;\n", "t.sql:1:8", "out of range"},
+           Bad{"\\sleep 9223372036854776 ms\nSELECT 1;\n", "t.sql:1:8", "out of range"},
+           Bad{"\\sleep 99999999999999999999 us\nSELECT 1;\n", "t.sql:1:8", "out of range"},
+           Bad{"\\sleep -1\nSELECT 1;\n", "t.sql:1:8", "out of range"},
+           Bad{std::string("SELECT 1;\nSELECT 'a\0b';\n", 24), "t.sql:2:10", "NUL byte"},
+           Bad{std::string("\0", 1), "t.sql:1:1", "NUL byte"},
+       }) {
+    std::vector<ConfigError> problems;
+    parse(b.text, problems);
+    ASSERT_EQ(problems.size(), 1u) << b.text.substr(0, 40);
+    EXPECT_EQ(problems[0].where.str(), b.where) << problems[0].str().substr(0, 200);
+    EXPECT_NE(problems[0].message.find(b.message), std::string::npos)
+        << problems[0].str().substr(0, 200);
+  }
+  // The longest sleep that fits is accepted.
+  std::vector<ConfigError> problems;
+  ScriptSet set = parse("\\sleep " + max + " us\n\\sleep 9223372036854 s\nSELECT 1;\n", problems);
+  ASSERT_TRUE(problems.empty()) << problems[0].str();
+  EXPECT_EQ(set.scripts[0].commands[1].sleep_value, 9'223'372'036'854);
+  EXPECT_EQ(sleep_us(9'223'372'036'854, 1'000'000), 9'223'372'036'854'000'000);
+  EXPECT_EQ(sleep_us(9'223'372'036'855, 1'000'000), std::nullopt);
+  EXPECT_EQ(sleep_us(-1, 1), std::nullopt);
+}
+
+// Records the sleeps; every statement succeeds.
+class SleepingSession final : public Session {
+ public:
+  std::vector<std::int64_t> sleeps;
+  Task<pg::Result> execute(const std::string&, pg::Params) override { co_return pg::Result(); }
+  Task<pg::Result> query(const std::string&) override { co_return pg::Result(); }
+  Task<void> sleep(std::int64_t us) override {
+    sleeps.push_back(us);
+    co_return;
+  }
+};
+
+// Through the workload, as `pgslow check`, `plan` and `run` reach a script: validate() names
+// the file and line; a \sleep :variable too large for 64-bit microseconds stops the run with
+// file:line instead of overflowing, and a negative one sleeps no time (as in pgbench).
+TEST(Script, TheWorkloadRefusesThemAsCheckAndRunSeeThem) {
+  const auto dir = std::filesystem::temp_directory_path() / "pgslow_script_limits_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "deep.sql") << "\\set x " << nested_parens(10'000) << "\nSELECT :x;\n";
+  std::ofstream(dir / "huge.sql") << "\\set m -5\n\\sleep :m s\n"
+                                     "\\set n 9223372036854775807\n\\sleep :n ms\nSELECT 1;\n";
+  const Workload& w = find_workload("script");
+  WorkloadParams params;
+  params.base_dir = dir;
+  params.options["scripts"] = "deep.sql";
+  const auto problems = w.validate(params);
+  ASSERT_TRUE(has_errors(problems));
+  EXPECT_EQ(problems[0].where.str(), (dir / "deep.sql").string() + ":1:264");
+  EXPECT_NE(problems[0].message.find("nests deeper"), std::string::npos) << problems[0].str();
+
+  params.options["scripts"] = "huge.sql";
+  ASSERT_FALSE(has_errors(w.validate(params)));
+  auto client = w.make_client(params, 0);
+  client->choose();
+  SleepingSession session;
+  try {
+    run_synchronously(client->execute(session));
+    FAIL() << "no error";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find((dir / "huge.sql").string() +
+                                         ":4: \\sleep of "
+                                         "9223372036854775807 ms is out of range"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(session.sleeps.empty());
 }
 
 TEST(Script, SpecsTakeWeightsAndRejectBadOnes) {
