@@ -107,7 +107,10 @@ fs::path write_lesson_files() {
                                          "  - name: Ann\n"
                                          "    answers: {tps: \"slower, about 3x\", cause: a}\n"
                                          "  - name: Bob\n"
-                                         "    answers: {tps: \"no change\", cause: checkpoints}\n";
+                                         "    answers: {tps: \"no change\", cause: checkpoints}\n"
+                                         // DEL, U+009B (CSI) and U+202E (right-to-left override)
+                                         "  - name: \"Eve\\x7f\\u009b31m\\u202eevil\"\n"
+                                         "    answers: {tps: faster}\n";
   return dir;
 }
 
@@ -143,6 +146,10 @@ TEST(Lesson, AnswersFileEndToEndRevealsPredictionsNextToTheMeasuredEffect) {
   EXPECT_TRUE(std::regex_search(
       reveal, std::regex("Bob +cause +checkpoints +the evidence says \"sequential scans\"")))
       << reveal;
+  // A participant's control characters reach the terminal escaped, as in the reports.
+  EXPECT_NE(reveal.find("Eve\\x7f\\x9b31m\\u202eevil"), std::string::npos) << reveal;
+  for (const char* raw : {"\x7f", "\xc2\x9b", "\xe2\x80\xae"})
+    EXPECT_EQ(r.output.find(raw), std::string::npos) << "raw control character in the output";
   EXPECT_NE(reveal.find("mean latency"), std::string::npos) << reveal;  // Little's law check
   EXPECT_NE(reveal.find("rows seq-read"), std::string::npos) << reveal;
   EXPECT_TRUE(fs::exists(dir / "out" / "report.json"));
