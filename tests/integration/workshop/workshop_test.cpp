@@ -183,6 +183,15 @@ TEST(Mystery, StartCluesGuessRevealNeverShowsTheAnswerAndRestoresByteForByte) {
   const Finished status = run_pgslow(args({"status"}));
   EXPECT_EQ(status.exit_code, 0) << status.output;
   expect_no_secret("status", status.output);
+  // The seed would hide the same answer again for anyone who reruns it: neither status nor the
+  // warning before another command shows it.
+  const Finished warned = run_pgslow(args({"knobs", "list"}));
+  EXPECT_NE(warned.output.find("degraded on purpose"), std::string::npos) << warned.output;
+  for (const Finished* f : {&start, &status, &warned}) {
+    EXPECT_FALSE(std::regex_search(f->output, std::regex("--seed[ =]+" + std::to_string(kSeed))))
+        << f->output;
+  }
+  EXPECT_NE(status.output.find("--seed '[hidden]'"), std::string::npos) << status.output;
 
   const Finished clues = run_pgslow(args({"mystery", "clues"}));
   ASSERT_EQ(clues.exit_code, 0) << clues.output;
