@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -87,6 +88,17 @@ std::string this_command_line() {
   // The line goes into the journal, the lock file and messages: no password may go with it
   // (--conninfo "host=db password=..." or a URI with user:password@).
   for (std::string& arg : argv) arg = pg::redact_conninfo(arg);
+  // A mystery's --seed names its answer to anyone who reruns it: `pgslow status`, warnings and
+  // the lock file show "--seed [hidden]"; the seed itself stays in the sealed mystery file.
+  if (std::find(argv.begin(), argv.end(), "mystery") != argv.end()) {
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+      if (argv[i] == "--seed" && i + 1 < argv.size()) {
+        argv[++i] = "[hidden]";
+      } else if (starts_with(argv[i], "--seed=")) {
+        argv[i] = "--seed=[hidden]";
+      }
+    }
+  }
   return shell_quote(argv);
 }
 

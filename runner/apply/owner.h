@@ -31,7 +31,8 @@ std::optional<std::uint64_t> parse_start_time(const std::string& stat_line);
 bool is_alive(const ProcessIdentity& who);
 
 // This process's command line as one line ("pgslow apply tiny-cache --allow-changes"), the
-// program shown by its name only, every password redacted; for the journal and the lock file.
+// program shown by its name only, every password redacted (and a mystery's --seed); for the
+// journal and the lock file.
 std::string this_command_line();
 
 }  // namespace pgslow::apply

@@ -25,6 +25,9 @@ std::shared_ptr<DashboardArgs> add_dashboard_options(CLI::App* cmd) {
                   "serve a live page while it runs, on ADDR (default 127.0.0.1:8080; another "
                   "address, e.g. 0.0.0.0:8080 for a room, is your explicit choice)")
       ->expected(0, 1);
+  cmd->add_option("--room-size", args->room_size,
+                  "with --dashboard: predictions the page accepts, one per browser (default 100)")
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--linger", args->linger_s,
                   "keep the dashboard up this many seconds after the end");
   return args;
@@ -33,8 +36,13 @@ std::shared_ptr<DashboardArgs> add_dashboard_options(CLI::App* cmd) {
 std::unique_ptr<workshop::Dashboard> open_dashboard(CLI::App* cmd, const DashboardArgs& args,
                                                     const std::string& title) {
   if (cmd->count("--dashboard") == 0) return nullptr;
+  workshop::DashboardLimits limits;
+  limits.room_size = args.room_size;
   auto board = std::make_unique<workshop::Dashboard>(
-      args.address.empty() ? kDefaultAddress : args.address, title);
+      args.address.empty() ? kDefaultAddress : args.address, title, limits);
+  if (auto warning = workshop::exposure_warning(board->host(), board->port())) {
+    std::cout << *warning << std::endl;
+  }
   std::fprintf(stderr, "dashboard: %s\n", board->url().c_str());
   std::fflush(stderr);
   return board;

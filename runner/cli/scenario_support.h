@@ -45,13 +45,15 @@ void render(const report::Run& run, std::string_view format, std::ostream& out);
 // report.md/.json/.csv/.html and one server log excerpt per stage.
 void write_results(const report::Run& run, const std::filesystem::path& dir);
 
-// --dashboard [ADDR] (127.0.0.1:8080 without ADDR) and --linger SECONDS.
+// --dashboard [ADDR] (127.0.0.1:8080 without ADDR), --room-size N and --linger SECONDS.
 struct DashboardArgs {
   std::string address;
   double linger_s = 0;
+  std::size_t room_size = workshop::DashboardLimits{}.room_size;
 };
 std::shared_ptr<DashboardArgs> add_dashboard_options(CLI::App* cmd);
-// The dashboard when --dashboard was given (its address printed on stderr), else nullptr.
+// The dashboard when --dashboard was given (its address printed on stderr; beyond loopback, a
+// warning on stdout says who can reach it), else nullptr.
 std::unique_ptr<workshop::Dashboard> open_dashboard(CLI::App* cmd, const DashboardArgs& args,
                                                     const std::string& title);
 // Keeps the page up for --linger seconds after the end (the room reads the reveal).

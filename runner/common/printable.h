@@ -10,7 +10,9 @@
 namespace pgslow {
 
 namespace detail {
-// The length of a control character at s[i] (1 for C0 and DEL, 2 for a UTF-8 C1), or 0.
+// The length of a control character at s[i] (1 for C0 and DEL, 2 for a UTF-8 C1, 3 for a
+// bidirectional control: U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069, which reorder
+// what follows them on the screen), or 0.
 inline std::size_t control_at(std::string_view s, std::size_t i) {
   const unsigned char c = static_cast<unsigned char>(s[i]);
   if (c < 0x20 || c == 0x7f) return 1;
@@ -18,12 +20,25 @@ inline std::size_t control_at(std::string_view s, std::size_t i) {
     const unsigned char n = static_cast<unsigned char>(s[i + 1]);
     if (n >= 0x80 && n <= 0x9f) return 2;
   }
+  if (c == 0xe2 && i + 2 < s.size()) {
+    const unsigned char n = static_cast<unsigned char>(s[i + 1]);
+    const unsigned char m = static_cast<unsigned char>(s[i + 2]);
+    if (n == 0x80 && (m == 0x8e || m == 0x8f || (m >= 0xaa && m <= 0xae))) return 3;
+    if (n == 0x81 && m >= 0xa6 && m <= 0xa9) return 3;
+  }
   return 0;
+}
+
+// The code point of the 3-byte sequence at s[i] (a bidirectional control).
+inline unsigned int code_point3(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned int>(s[i + k]) & 0xffu; };
+  return ((b(0) & 0x0fu) << 12) | ((b(1) & 0x3fu) << 6) | (b(2) & 0x3fu);
 }
 }  // namespace detail
 
 // `s` safe to show on a terminal: control characters (C0, DEL, C1: they start escape
-// sequences) become \xNN, a tab a space; everything else, UTF-8 included, stays.
+// sequences) become \xNN, bidirectional controls (they reorder the text after them) \uNNNN,
+// a tab a space; everything else, UTF-8 included, stays.
 inline std::string printable(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -35,6 +50,10 @@ inline std::string printable(std::string_view s) {
     }
     if (s[i] == '\t') {
       out += ' ';
+    } else if (n == 3) {
+      char buf[12];
+      std::snprintf(buf, sizeof buf, "\\u%04x", detail::code_point3(s, i));
+      out += buf;
     } else {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(s[i + n - 1]));

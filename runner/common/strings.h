@@ -23,6 +23,14 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // case: the server's own TimeZone and DateStyle (PostgreSQL compares names without case).
 bool is_valid_parameter_name(std::string_view name);
 
+// UTF-8 (one place for it: YAML input, the dashboard's door). The length of the sequence
+// starting at s[i], or 0 when it is not valid UTF-8 (overlong forms, surrogates and code points
+// above U+10FFFF included).
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
+bool is_valid_utf8(std::string_view s);
+// At most `max_bytes` of `s`, cut at a character boundary (never inside a UTF-8 sequence).
+std::string clip_utf8(std::string_view s, std::size_t max_bytes);
+
 // Levenshtein distance, for "did you mean" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word`, if it is close enough to be a plausible typo.

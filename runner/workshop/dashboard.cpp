@@ -4,10 +4,12 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "common/clock.h"
 #include "common/errors.h"
@@ -20,8 +22,6 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr std::size_t kMaxPredictions = 500;  // a room, not the internet
-constexpr std::size_t kMaxField = 200;        // characters of a name or an answer
 constexpr const char* kAutovacuumRuns = "autovacuum runs";
 constexpr const char* kLockWaits = "lock waits";
 
@@ -73,13 +73,17 @@ std::pair<std::string, int> split_address(const std::string& address) {
   return {host, port};
 }
 
-std::string clip(std::string s) {
-  if (s.size() > kMaxField) s.resize(kMaxField);
-  for (char& c : s) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  return trim(s);
+using Handled = httplib::Server::HandlerResponse;
+
+Handled refuse(httplib::Response& res, int status, const std::string& why) {
+  res.status = status;
+  res.set_content(why + "\n", "text/plain; charset=utf-8");
+  return Handled::Handled;
 }
+
+// The header of a browser's token (a custom header: a page elsewhere cannot send it without
+// asking first, and the dashboard answers no such question).
+constexpr const char* kTokenHeader = "X-Pgslow-Token";
 
 }  // namespace
 
@@ -100,6 +104,8 @@ struct Dashboard::Impl {
   std::string question;
   bool predictions_open = false;
   std::vector<RoomPrediction> room;
+  std::vector<std::string> owners;  // owners[i]: the browser token that owns room[i]
+  std::set<std::string> tokens;     // issued by /join
   std::string reveal;
   std::map<std::string, Counter> counters;
   double hit_ratio = -1;
@@ -109,14 +115,31 @@ struct Dashboard::Impl {
   std::string watched_server;         // the server watched (watch_server's latest conninfo)
   std::optional<double> last_sample;  // t of the previous reading (lock waits)
 
+  DashboardLimits limits;
+  bool loopback = true;  // bound to loopback: only loopback Host names are answered
+  std::unique_ptr<RateLimiter> reads, writes;
+  mutable std::shared_ptr<const std::string> snapshot;  // /state, built once per change
+  mutable bool dirty = true;                            // (both under mu)
+
   std::atomic<bool> stopping{false};
   std::thread watcher;
   std::condition_variable wake;
 
   double now_s() const { return static_cast<double>(now_us() - t0) / 1e6; }
 
+  // The /state document now (the caller holds mu): rebuilt after a change, else shared.
+  std::shared_ptr<const std::string> current() const {
+    if (dirty || !snapshot) {
+      // Replacement characters for anything not UTF-8 (a server message, a status line): one
+      // bad byte must not make every later answer a 500.
+      snapshot = std::make_shared<const std::string>(
+          state().dump(-1, ' ', false, json::error_handler_t::replace));
+      dirty = false;
+    }
+    return snapshot;
+  }
+
   json state() const {
-    std::lock_guard lock(mu);
     json j;
     j["title"] = title;
     j["status"] = status;
@@ -199,6 +222,7 @@ struct Dashboard::Impl {
     Counter& waits = counters[kLockWaits];
     if (waiting && last_sample) waits.total += *waiting * std::min(t - *last_sample, kMaxSampleGap);
     last_sample = t;
+    dirty = true;
   }
 
   // A new run of a stage: its counters start at zero (the caller holds mu).
@@ -207,6 +231,7 @@ struct Dashboard::Impl {
     counters[kLockWaits].restart();
     if (!stage.empty()) evidence_stage = stage;
     evidence_since = now_s();
+    dirty = true;
   }
 
   void watch() {
@@ -253,49 +278,142 @@ struct Dashboard::Impl {
       wake.wait_for(lock, std::chrono::seconds(1), [&] { return stopping.load(); });
     }
   }
+
+  // The door: every request passes it before its handler, and before its body is read.
+  Handled door(const httplib::Request& req, httplib::Response& res) {
+    const bool post = req.method != "GET" && req.method != "HEAD";
+    res.set_header("Cache-Control", "no-store");
+    if (loopback && !is_loopback_host(req.get_header_value("Host")))
+      return refuse(res, 403, "this dashboard answers only to 127.0.0.1 and localhost");
+    if (!(post ? *writes : *reads).allow(req.remote_addr, now_us())) {
+      res.set_header("Retry-After", "1");
+      return refuse(res, 429, "too many requests from your address: slow down");
+    }
+    if (!post) return Handled::Unhandled;
+    const std::string length = req.get_header_value("Content-Length");
+    const bool digits =
+        std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!length.empty() && (!digits || length.size() > 9 || std::stoul(length) > limits.max_body)) {
+      res.set_header("Connection", "close");  // the body is never read
+      return refuse(res, 413,
+                    fmt::format("a request body holds {} bytes at most", limits.max_body));
+    }
+    if (auto why =
+            foreign_origin(req.get_header_value("Origin"), req.get_header_value("Sec-Fetch-Site"),
+                           req.get_header_value("Host")))
+      return refuse(res, 403, *why);
+    return Handled::Unhandled;
+  }
+
+  void serve_state(httplib::Response& res) const {
+    std::shared_ptr<const std::string> body;
+    {
+      std::lock_guard lock(mu);
+      body = current();
+    }
+    // The shared snapshot is sent as it is: no copy, no lock while the bytes go out.
+    res.set_content_provider(
+        body->size(), "application/json",
+        [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+          sink.write(body->data() + offset, std::min(length, body->size() - offset));
+          return true;
+        });
+  }
+
+  void join(httplib::Response& res) {
+    std::lock_guard lock(mu);
+    if (tokens.size() >= limits.max_tokens) {
+      refuse(res, 503, "too many browsers joined this dashboard");
+      return;
+    }
+    const std::string token = new_browser_token();
+    tokens.insert(token);
+    res.set_content(json{{"token", token}}.dump(), "application/json");
+  }
+
+  void predict(const httplib::Request& req, httplib::Response& res) {
+    const std::optional<std::string> name =
+        room_text(req.get_param_value("name"), limits.max_field);
+    const std::optional<std::string> answer =
+        room_text(req.get_param_value("answer"), limits.max_field);
+    if (!name || !answer) {
+      refuse(res, 400, "the name and the prediction must be UTF-8 text");
+      return;
+    }
+    const std::string token = req.get_header_value(kTokenHeader);
+    std::lock_guard lock(mu);
+    if (!predictions_open) {
+      refuse(res, 409, "predictions are closed");
+    } else if (name->empty() || answer->empty()) {
+      refuse(res, 400, "a name and a prediction, please");
+    } else if (tokens.count(token) == 0) {
+      refuse(res, 401, "this browser has not joined: reload the page");
+    } else {
+      place(token, *name, *answer, res);
+    }
+  }
+
+  // A joined browser's prediction (the caller holds mu): its own entry is replaced, another
+  // browser's name is refused, a full room refuses newcomers.
+  void place(const std::string& token, const std::string& name, const std::string& answer,
+             httplib::Response& res) {
+    std::optional<std::size_t> own;
+    for (std::size_t i = 0; i < room.size(); ++i) {
+      if (owners[i] == token) {
+        own = i;
+      } else if (iequals(room[i].name, name)) {
+        refuse(res, 409, fmt::format("the name \"{}\" is taken by another browser", name));
+        return;
+      }
+    }
+    if (own) {
+      room[*own] = {name, answer};
+      res.set_content("updated", "text/plain");
+    } else if (room.size() >= limits.room_size) {
+      refuse(res, 409, fmt::format("the room is full ({} predictions)", limits.room_size));
+      return;
+    } else {
+      room.push_back({name, answer});
+      owners.push_back(token);
+      res.set_content("thanks", "text/plain");
+    }
+    dirty = true;
+  }
+
+  void route() {
+    server.set_pre_routing_handler(
+        [this](const httplib::Request& req, httplib::Response& res) { return door(req, res); });
+    server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(dashboard_page(), "text/html; charset=utf-8");
+    });
+    server.Get("/state",
+               [this](const httplib::Request&, httplib::Response& res) { serve_state(res); });
+    server.Post("/join", [this](const httplib::Request&, httplib::Response& res) { join(res); });
+    server.Post("/predict",
+                [this](const httplib::Request& req, httplib::Response& res) { predict(req, res); });
+    // Bounded: a fixed pool; a connection serves one request (an idle keep-alive connection
+    // would hold a worker); slow clients are cut off.
+    const std::size_t threads = std::max<std::size_t>(limits.threads, 1);
+    server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    server.set_keep_alive_max_count(1);
+    server.set_keep_alive_timeout(2);
+    server.set_read_timeout(5);
+    server.set_write_timeout(5);
+    server.set_payload_max_length(limits.max_body);
+  }
 };
 
-Dashboard::Dashboard(const std::string& address, std::string title)
+Dashboard::Dashboard(const std::string& address, std::string title, DashboardLimits limits)
     : impl_(std::make_unique<Impl>()) {
   impl_->title = std::move(title);
   auto [host, port] = split_address(address);
   impl_->host = host;
   Impl* d = impl_.get();
-  d->server.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(dashboard_page(), "text/html; charset=utf-8");
-  });
-  d->server.Get("/state", [d](const httplib::Request&, httplib::Response& res) {
-    res.set_header("Cache-Control", "no-store");
-    res.set_content(d->state().dump(), "application/json");
-  });
-  d->server.Post("/predict", [d](const httplib::Request& req, httplib::Response& res) {
-    const std::string name = clip(req.get_param_value("name"));
-    const std::string answer = clip(req.get_param_value("answer"));
-    std::lock_guard lock(d->mu);
-    if (!d->predictions_open) {
-      res.status = 409;
-      res.set_content("predictions are closed", "text/plain");
-      return;
-    }
-    if (name.empty() || answer.empty()) {
-      res.status = 400;
-      res.set_content("a name and a prediction, please", "text/plain");
-      return;
-    }
-    for (RoomPrediction& r : d->room) {
-      if (iequals(r.name, name)) {  // a second entry by the same name replaces the first
-        r.answer = answer;
-        res.set_content("updated", "text/plain");
-        return;
-      }
-    }
-    if (d->room.size() >= kMaxPredictions) {
-      res.status = 429;
-      return;
-    }
-    d->room.push_back({name, answer});
-    res.set_content("thanks", "text/plain");
-  });
+  d->limits = limits;
+  d->loopback = is_loopback_host(host);
+  d->reads = std::make_unique<RateLimiter>(limits.reads_per_s, limits.read_burst);
+  d->writes = std::make_unique<RateLimiter>(limits.writes_per_s, limits.write_burst);
+  d->route();
   if (port == 0) {
     d->port = d->server.bind_to_any_port(host);
     if (d->port < 0) d->port = 0;
@@ -319,6 +437,14 @@ Dashboard::~Dashboard() {
   if (impl_->server_thread.joinable()) impl_->server_thread.join();
 }
 
+std::string Dashboard::host() const {
+  return impl_->host;
+}
+
+int Dashboard::port() const {
+  return impl_->port;
+}
+
 std::string Dashboard::url() const {
   return fmt::format("http://{}:{}/", impl_->host, impl_->port);
 }
@@ -326,45 +452,53 @@ std::string Dashboard::url() const {
 void Dashboard::update(const std::string& line) {
   std::lock_guard lock(impl_->mu);
   impl_->status = line;
+  impl_->dirty = true;
 }
 
 void Dashboard::note(const std::string& line) {
   std::lock_guard lock(impl_->mu);
   impl_->status = line;
+  impl_->dirty = true;
 }
 
 void Dashboard::tick(const ProgressTick& t) {
   std::lock_guard lock(impl_->mu);
   impl_->points.push_back({impl_->now_s(), t, static_cast<int>(impl_->stages.size()) - 1});
+  impl_->dirty = true;
 }
 
 void Dashboard::stage_started(const StageMarker& m) {
   std::lock_guard lock(impl_->mu);
   impl_->stages.push_back({{"t", impl_->now_s()}, {"name", m.stage}, {"changes", m.changes}});
   impl_->restart_counters(m.stage);
+  impl_->dirty = true;
 }
 
 void Dashboard::measuring(const std::string& stage, const std::string& database) {
   std::lock_guard lock(impl_->mu);
   impl_->database = database;
   impl_->restart_counters(stage);
+  impl_->dirty = true;
 }
 
 void Dashboard::set_step(const std::string& step, const std::string& text) {
   std::lock_guard lock(impl_->mu);
   impl_->step = step;
   impl_->step_text = text;
+  impl_->dirty = true;
 }
 
 void Dashboard::open_predictions(const std::string& question) {
   std::lock_guard lock(impl_->mu);
   impl_->question = question;
   impl_->predictions_open = true;
+  impl_->dirty = true;
 }
 
 void Dashboard::close_predictions() {
   std::lock_guard lock(impl_->mu);
   impl_->predictions_open = false;
+  impl_->dirty = true;
 }
 
 std::vector<RoomPrediction> Dashboard::predictions() const {
@@ -375,6 +509,7 @@ std::vector<RoomPrediction> Dashboard::predictions() const {
 void Dashboard::set_reveal(const std::string& text) {
   std::lock_guard lock(impl_->mu);
   impl_->reveal = text;
+  impl_->dirty = true;
 }
 
 void Dashboard::watch_server(const std::string& conninfo) {
@@ -387,7 +522,8 @@ void Dashboard::watch_server(const std::string& conninfo) {
 }
 
 std::string Dashboard::state_json() const {
-  return impl_->state().dump();
+  std::lock_guard lock(impl_->mu);
+  return *impl_->current();
 }
 
 }  // namespace pgslow::workshop

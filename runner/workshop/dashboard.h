@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/progress.h"
+#include "workshop/dashboard_door.h"
 
 namespace pgslow::workshop {
 
@@ -28,14 +29,16 @@ struct RoomPrediction {
 class Dashboard final : public Progress {
  public:
   // `address`: "HOST:PORT", "HOST" (port 8080) or ":PORT" (127.0.0.1). Binding to anything
-  // but a loopback address is the caller's explicit choice. Throws InputError when the address
-  // cannot be bound.
-  Dashboard(const std::string& address, std::string title);
+  // but a loopback address is the caller's explicit choice (exposure_warning() says who can
+  // reach it). Throws InputError when the address cannot be bound.
+  Dashboard(const std::string& address, std::string title, DashboardLimits limits = {});
   ~Dashboard() override;
   Dashboard(const Dashboard&) = delete;
   Dashboard& operator=(const Dashboard&) = delete;
 
   std::string url() const;
+  std::string host() const;
+  int port() const;
 
   void update(const std::string& line) override;
   void note(const std::string& line) override;
@@ -58,7 +61,8 @@ class Dashboard final : public Progress {
   // that one from then on (each version of `run --versions` in turn).
   void watch_server(const std::string& conninfo);
 
-  // The state as JSON (what /state serves), for tests.
+  // The state as JSON (what /state serves): a snapshot built once after each change and
+  // shared by every request until the next, so serving it costs no lock held while sending.
   std::string state_json() const;
 
  private:

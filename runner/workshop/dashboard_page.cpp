@@ -122,12 +122,28 @@ function render(s) {
     if (q.get("submit")) send();
   }
 }
-async function send() {
+// The server gives this browser a token (POST /join); the token owns its prediction, so no
+// one else can replace it. Kept for the tab's life (a reload keeps the same entry).
+let token = sessionStorage.getItem("pgslow-token") || "";
+async function join() {
+  const r = await fetch("join", {method: "POST"});
+  if (!r.ok) throw new Error(await r.text());
+  token = (await r.json()).token;
+  sessionStorage.setItem("pgslow-token", token);
+}
+async function post() {
   const body = new URLSearchParams({name: document.getElementById("pname").value,
                                     answer: document.getElementById("panswer").value});
-  const r = await fetch("predict", {method: "POST", body});
-  text("sent", r.ok ? "received" : await r.text());
-  if (r.ok) document.body.setAttribute("data-sent", "true");
+  return fetch("predict", {method: "POST", body, headers: {"X-Pgslow-Token": token}});
+}
+async function send() {
+  try {
+    if (!token) await join();
+    let r = await post();
+    if (r.status === 401) { await join(); r = await post(); }  // a new dashboard: join it
+    text("sent", r.ok ? "received" : await r.text());
+    if (r.ok) document.body.setAttribute("data-sent", "true");
+  } catch (e) { text("sent", String(e.message || e)); }
 }
 document.getElementById("predict").addEventListener("submit", e => { e.preventDefault(); send(); });
 async function poll() {

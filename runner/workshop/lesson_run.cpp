@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/strings.h"
+#include "report/text.h"
 #include "report/workshop.h"
 #include "workshop/lab.h"
 #include "workshop/prediction.h"
@@ -180,7 +181,9 @@ report::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
   heading(io.out, "REVEAL", "");
   std::ostringstream text;
   report::render_reveal(reveal, text);
-  io.out << text.str();
+  // The room's names and answers as the reports show them: control characters (DEL, C1,
+  // bidirectional overrides) escaped, never sent raw to the instructor's terminal.
+  io.out << report::printable_lines(text.str());
   if (io.dashboard != nullptr) {
     io.dashboard->set_step("reveal", l.title);
     io.dashboard->set_reveal(text.str());

@@ -340,6 +340,31 @@ void render_clues(const MysteryState& s, const knobs::Catalog& catalog, std::ost
   out << redact(text, catalog, s.answer);
 }
 
+namespace {
+
+std::string guess_text(const GuessScore& g, std::size_t keys) {
+  const std::size_t names = g.named_culprits + g.named_others;
+  const std::string tally = fmt::format(
+      "{} of your {} name{} {} part of the cause; {} of the {} knob{} that must be named {} named",
+      g.named_culprits, names, names == 1 ? "" : "s", g.named_culprits == 1 ? "is" : "are",
+      g.named_keys, keys, keys == 1 ? "" : "s", g.named_keys == 1 ? "is" : "are");
+  if (g.solved) {
+    return fmt::format("SOLVED: that is the cause ({}).", tally);
+  }
+  if (g.recall >= 1) {
+    return fmt::format(
+        "TOO BROAD: {}, but every wrong name costs: a guess solves it only when at least {:.0f}% "
+        "of its names are right. Name fewer knobs.",
+        tally, kSolvedPrecision * 100);
+  }
+  if (g.named_culprits > 0) {
+    return fmt::format("CLOSE: {}. Not all of the cause is named yet.", tally);
+  }
+  return "NOT IT: none of the knobs you named is part of the cause. Back to the evidence.";
+}
+
+}  // namespace
+
 GuessScore score_guess(const MysteryAnswer& answer, const std::vector<std::string>& guess) {
   GuessScore g;
   std::set<std::string> named;
@@ -351,21 +376,13 @@ GuessScore score_guess(const MysteryAnswer& answer, const std::vector<std::strin
       ++g.named_others;
     }
   }
-  g.solved = std::all_of(answer.key.begin(), answer.key.end(),
-                         [&](const std::string& k) { return named.count(to_lower(k)) > 0; });
-  if (g.solved) {
-    g.text = fmt::format(
-        "SOLVED: that is the cause{}.",
-        g.named_others > 0
-            ? fmt::format(" ({} of the knobs you named are not part of it)", g.named_others)
-            : "");
-  } else if (g.named_culprits > 0) {
-    g.text = fmt::format(
-        "CLOSE: {} of the knobs you named {} part of the cause, but not all of it is named yet.",
-        g.named_culprits, g.named_culprits == 1 ? "is" : "are");
-  } else {
-    g.text = "NOT IT: none of the knobs you named is part of the cause. Back to the evidence.";
-  }
+  std::set<std::string> keys;
+  for (const auto& k : answer.key) keys.insert(to_lower(k));
+  for (const auto& k : keys) g.named_keys += named.count(k);
+  g.precision = named.empty() ? 0 : static_cast<double>(g.named_culprits) / named.size();
+  g.recall = keys.empty() ? 0 : static_cast<double>(g.named_keys) / keys.size();
+  g.solved = g.recall >= 1 && g.precision >= kSolvedPrecision - 1e-9;
+  g.text = guess_text(g, keys.size());
   return g;
 }
 

@@ -56,11 +56,18 @@ std::string redact(const std::string& text, const knobs::Catalog& catalog,
 // the measured window (only lines a DBA would read; settings changes left out). Redacted.
 void render_clues(const MysteryState& state, const knobs::Catalog& catalog, std::ostream& out);
 
-// Scores a guess; true when every key knob is named.
+// Scores a guess by precision and recall, so that naming every knob (a shotgun) loses:
+// recall is the share of the key knobs named, precision the share of the names that are part
+// of the answer (its culprits). Solved when every key knob is named and at least
+// kSolvedPrecision of the names are right: one key knob and one wrong name is not solved.
+constexpr double kSolvedPrecision = 2.0 / 3.0;
 struct GuessScore {
   bool solved = false;
   std::size_t named_culprits = 0;  // guessed knobs that are part of the answer
   std::size_t named_others = 0;    // guessed knobs that are not
+  std::size_t named_keys = 0;      // key knobs named
+  double precision = 0;            // named_culprits / names
+  double recall = 0;               // named_keys / key knobs
   std::string text;
 };
 GuessScore score_guess(const MysteryAnswer& answer, const std::vector<std::string>& guess);

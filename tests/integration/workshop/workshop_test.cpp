@@ -1,13 +1,19 @@
 // Workshop mode on a real server, through the built pgslow binary: a lesson scripted with an
 // answers file, a mystery from start to reveal (the configuration back byte for byte, the
 // answer never on a participant's screen), a mystery killed -9 and recovered, and the live
-// dashboard driven by headless Chromium during a real run.
+// dashboard driven by headless Chromium during a real run, and flooded during one.
 
+#include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -107,7 +113,10 @@ fs::path write_lesson_files() {
                                          "  - name: Ann\n"
                                          "    answers: {tps: \"slower, about 3x\", cause: a}\n"
                                          "  - name: Bob\n"
-                                         "    answers: {tps: \"no change\", cause: checkpoints}\n";
+                                         "    answers: {tps: \"no change\", cause: checkpoints}\n"
+                                         // DEL, U+009B (CSI) and U+202E (right-to-left override)
+                                         "  - name: \"Eve\\x7f\\u009b31m\\u202eevil\"\n"
+                                         "    answers: {tps: faster}\n";
   return dir;
 }
 
@@ -143,6 +152,10 @@ TEST(Lesson, AnswersFileEndToEndRevealsPredictionsNextToTheMeasuredEffect) {
   EXPECT_TRUE(std::regex_search(
       reveal, std::regex("Bob +cause +checkpoints +the evidence says \"sequential scans\"")))
       << reveal;
+  // A participant's control characters reach the terminal escaped, as in the reports.
+  EXPECT_NE(reveal.find("Eve\\x7f\\x9b31m\\u202eevil"), std::string::npos) << reveal;
+  for (const char* raw : {"\x7f", "\xc2\x9b", "\xe2\x80\xae"})
+    EXPECT_EQ(r.output.find(raw), std::string::npos) << "raw control character in the output";
   EXPECT_NE(reveal.find("mean latency"), std::string::npos) << reveal;  // Little's law check
   EXPECT_NE(reveal.find("rows seq-read"), std::string::npos) << reveal;
   EXPECT_TRUE(fs::exists(dir / "out" / "report.json"));
@@ -176,6 +189,15 @@ TEST(Mystery, StartCluesGuessRevealNeverShowsTheAnswerAndRestoresByteForByte) {
   const Finished status = run_pgslow(args({"status"}));
   EXPECT_EQ(status.exit_code, 0) << status.output;
   expect_no_secret("status", status.output);
+  // The seed would hide the same answer again for anyone who reruns it: neither status nor the
+  // warning before another command shows it.
+  const Finished warned = run_pgslow(args({"knobs", "list"}));
+  EXPECT_NE(warned.output.find("degraded on purpose"), std::string::npos) << warned.output;
+  for (const Finished* f : {&start, &status, &warned}) {
+    EXPECT_FALSE(std::regex_search(f->output, std::regex("--seed[ =]+" + std::to_string(kSeed))))
+        << f->output;
+  }
+  EXPECT_NE(status.output.find("--seed '[hidden]'"), std::string::npos) << status.output;
 
   const Finished clues = run_pgslow(args({"mystery", "clues"}));
   ASSERT_EQ(clues.exit_code, 0) << clues.output;
@@ -195,6 +217,13 @@ TEST(Mystery, StartCluesGuessRevealNeverShowsTheAnswerAndRestoresByteForByte) {
   const Finished miss = run_pgslow(args({"mystery", "guess", wrong}));
   EXPECT_EQ(miss.exit_code, 0) << miss.output;
   EXPECT_NE(miss.output.find("NOT IT"), std::string::npos) << miss.output;
+  // Every knob pgslow knows names the cause too, among dozens of wrong ones: not solved.
+  std::vector<std::string> shotgun = {"mystery", "guess"};
+  for (const std::string& k : catalog.knob_names()) shotgun.push_back(k);
+  const Finished broad = run_pgslow(args(shotgun));
+  EXPECT_EQ(broad.exit_code, 0) << broad.output;
+  EXPECT_NE(broad.output.find("TOO BROAD"), std::string::npos) << broad.output;
+  EXPECT_EQ(broad.output.find("SOLVED"), std::string::npos) << broad.output;
   std::vector<std::string> right = {"mystery", "guess"};
   right.insert(right.end(), answer.key.begin(), answer.key.end());
   const Finished hit = run_pgslow(args(right));
@@ -204,7 +233,7 @@ TEST(Mystery, StartCluesGuessRevealNeverShowsTheAnswerAndRestoresByteForByte) {
   ASSERT_EQ(reveal.exit_code, 0) << reveal.output;
   EXPECT_NE(reveal.output.find("THE ANSWER: " + answer.label), std::string::npos) << reveal.output;
   for (const auto& s : answer.decoys) EXPECT_TRUE(mentions(reveal.output, s.name)) << reveal.output;
-  EXPECT_NE(reveal.output.find("2 guesses, solved"), std::string::npos) << reveal.output;
+  EXPECT_NE(reveal.output.find("3 guesses, solved"), std::string::npos) << reveal.output;
   EXPECT_FALSE(fs::exists(apply::journal_path(workdir())));
   EXPECT_FALSE(fs::exists(workshop::mystery_path(workdir())));
   EXPECT_EQ(snapshot(), before);
@@ -346,6 +375,156 @@ TEST(Dashboard, EvidenceCountersMoveDuringARunAndStartAgainWithTheNext) {
   EXPECT_EQ(lock_waits(), 0.0) << board.state_json();
   EXPECT_EQ(evidence()["evidence_stage"], "baseline");
   pg::Connection::open(conninfo()).exec("DROP DATABASE " + db + " WITH (FORCE)");
+}
+
+// Peak resident memory of a process (VmHWM), in kB; -1 when it is gone.
+long peak_rss_kb(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (starts_with(line, "VmHWM:")) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+// One request from a loopback address of its own (each attacker has its own rate bucket; the
+// room member's is untouched): `head` is sent, then `body` (ignoring a refused rest), and the
+// answer's status is returned (0 when the connection was cut).
+int raw_request(const std::string& from, int port, const std::string& head,
+                const std::string& body = "") {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in src{}, dst{};
+  src.sin_family = dst.sin_family = AF_INET;
+  inet_pton(AF_INET, from.c_str(), &src.sin_addr);
+  dst.sin_port = htons(static_cast<std::uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) != 0) {
+    ::close(fd);
+    return 0;
+  }
+  ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+  for (std::size_t at = 0; at < body.size(); at += 16384) {
+    if (::send(fd, body.data() + at, std::min<std::size_t>(16384, body.size() - at), MSG_NOSIGNAL) <
+        0)
+      break;
+  }
+  char buf[64] = {};
+  const ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
+  ::close(fd);
+  std::cmatch m;
+  return n > 0 && std::regex_search(buf, m, std::regex("^HTTP/1\\.1 ([0-9]{3})"))
+             ? std::stoi(m[1].str())
+             : 0;
+}
+
+// The requests of one attacker, in turn: /state, a head claiming 1 GB, 256 KB really sent in
+// chunks, a prediction that is not UTF-8, a join.
+int attack(const std::string& from, int port, int i) {
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(port) + "\r\n";
+  const std::string form = "Content-Type: application/x-www-form-urlencoded\r\n";
+  switch (i % 5) {
+    case 0:
+      return raw_request(from, port, "GET /state HTTP/1.1\r\n" + host + "\r\n");
+    case 1:
+      return raw_request(
+          from, port,
+          "POST /predict HTTP/1.1\r\n" + host + form + "Content-Length: 1000000000\r\n\r\n");
+    case 2: {
+      std::string chunks;
+      for (int k = 0; k < 16; ++k) chunks += "4000\r\n" + std::string(16384, 'a') + "\r\n";
+      return raw_request(
+          from, port,
+          "POST /predict HTTP/1.1\r\n" + host + form + "Transfer-Encoding: chunked\r\n\r\n",
+          chunks + "0\r\n\r\n");
+    }
+    case 3: {
+      const std::string body = "name=%FF%FEbot&answer=%C3";
+      return raw_request(from, port,
+                         "POST /predict HTTP/1.1\r\n" + host + form +
+                             "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n",
+                         body);
+    }
+    default:
+      return raw_request(from, port,
+                         "POST /join HTTP/1.1\r\n" + host + "Content-Length: 0\r\n\r\n");
+  }
+}
+
+// The flood, bounded: while a stage is measured, four attackers (loopback addresses of
+// their own) send 400 requests (large bodies, bodies claimed and not sent, text that is not
+// UTF-8, joins, polls) while a room member polls /state. The member is served throughout, the
+// run completes, and pgslow's peak memory grows by little.
+TEST(Dashboard, AFloodDuringAMeasuredRunLeavesThePageServingAndMemoryBounded) {
+  const fs::path dir = write_lesson_files();
+  PgslowProcess p(
+      args({"run", (dir / "scenario.yaml").string(), "--out", (dir / "out-flood").string(),
+            "--duration", "8", "--dashboard", "127.0.0.1:0"}));
+  ASSERT_TRUE(p.wait_for_output("dashboard: http://127.0.0.1:", 120s)) << p.output();
+  std::smatch m;
+  const std::string out = p.output();
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("dashboard: http://127.0.0.1:([0-9]+)/")));
+  const int port = std::stoi(m[1]);
+  httplib::Client member("127.0.0.1", port);
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  auto measuring = [&] {
+    const json s = state(member);
+    if (!s.contains("points")) return false;
+    for (const auto& pt : s["points"])
+      if (!pt.value("warmup", true)) return true;
+    return false;
+  };
+  while (!measuring()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << p.output();
+    std::this_thread::sleep_for(50ms);
+  }
+  const long before_kb = peak_rss_kb(p.pid());
+  ASSERT_GT(before_kb, 0);
+
+  std::atomic<int> done{0};
+  std::array<std::map<int, int>, 4> statuses;
+  std::vector<std::thread> attackers;
+  for (int a = 0; a < 4; ++a) {
+    attackers.emplace_back([&, a] {
+      for (int i = 0; i < 100; ++i)
+        ++statuses[a][attack("127.0.0." + std::to_string(a + 2), port, i)];
+      ++done;
+    });
+  }
+  int served = 0, refused = 0;
+  while (done < 4) {  // the member polls at the page's pace (a few a second)
+    auto res = member.Get("/state");
+    if (res && res->status == 200 && json::accept(res->body)) {
+      ++served;
+    } else {
+      ++refused;
+    }
+    std::this_thread::sleep_for(200ms);
+  }
+  for (auto& t : attackers) t.join();
+  auto res = member.Get("/state");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_TRUE(json::accept(res->body));
+  EXPECT_EQ(refused, 0) << served << " served";
+
+  std::map<int, int> all;
+  for (const auto& s : statuses)
+    for (const auto& [code, n] : s) all[code] += n;
+  std::string seen;
+  for (const auto& [code, n] : all) seen += fmt::format("{}: {} ", code, n);
+  EXPECT_EQ(all[500], 0) << seen;
+  EXPECT_GT(all[413] + all[429], 100) << seen;  // big bodies and the flood refused
+  EXPECT_EQ(all[200] + all[413] + all[429] + all[400] + all[0], 400) << seen;
+
+  const long after_kb = peak_rss_kb(p.pid());
+  EXPECT_LT(after_kb - before_kb, 64 * 1024)
+      << "peak RSS " << before_kb << " -> " << after_kb << " kB";
+  ASSERT_TRUE(p.wait_for_output("Results:", 300s)) << p.output();
+  p.wait();
+  EXPECT_EQ(p.exit_code(), 0) << p.output();
 }
 
 TEST(Dashboard, ChromiumSeesTheRunLiveAndTheRoomsPredictionReachesTheReveal) {

@@ -59,5 +59,34 @@ TEST(Mystery, GuessesAreScored) {
   EXPECT_TRUE(score_guess(a, {"ENABLE_INDEXSCAN", "enable_bitmapscan", "work_mem"}).solved);
 }
 
+// Naming every knob pgslow knows finds every cause, and must not solve it: each wrong name
+// costs (precision), the cause must be named whole (recall).
+TEST(Mystery, AShotgunGuessOfEveryKnobIsNotSolved) {
+  for (int d = 1; d <= 3; ++d) {
+    for (std::uint64_t seed = 0; seed < 10; ++seed) {
+      const MysteryAnswer a = choose_mystery(d, seed, catalog());
+      const GuessScore all = score_guess(a, catalog().knob_names());
+      EXPECT_FALSE(all.solved) << a.label;
+      EXPECT_EQ(all.recall, 1.0);
+      EXPECT_LT(all.precision, 0.2);
+      EXPECT_EQ(all.text.rfind("TOO BROAD", 0), 0u) << all.text;
+      EXPECT_NE(all.text.find("every wrong name costs"), std::string::npos) << all.text;
+      EXPECT_TRUE(score_guess(a, a.key).solved) << a.label;
+    }
+  }
+  EXPECT_GE(catalog().knob_names().size(), 80u);
+}
+
+TEST(Mystery, OneKeyKnobAndOneWrongNameIsNotSolved) {
+  MysteryAnswer a;
+  a.culprits = {{"shared_buffers", "2MB", {}}};
+  a.key = {"shared_buffers"};
+  const GuessScore g = score_guess(a, {"shared_buffers", "work_mem"});
+  EXPECT_FALSE(g.solved);
+  EXPECT_DOUBLE_EQ(g.precision, 0.5);
+  EXPECT_TRUE(score_guess(a, {"shared_buffers"}).solved);
+  EXPECT_EQ(score_guess(a, {"shared_buffers"}).text.rfind("SOLVED", 0), 0u);
+}
+
 }  // namespace
 }  // namespace pgslow::workshop
