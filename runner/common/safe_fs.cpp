@@ -1,13 +1,13 @@
 #include "common/safe_fs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <dirent.h>
-
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <vector>
@@ -62,8 +62,7 @@ bool placed_by_trusted(const struct stat& parent, const struct stat& child) {
 }
 
 // The refusal, shared by the folder and the files in it.
-void check(const struct stat& st, const fs::path& path, const std::string& what,
-           const char* fix) {
+void check(const struct stat& st, const fs::path& path, const std::string& what, const char* fix) {
   if (!trusted_owner(st.st_uid)) {
     throw RuntimeError("pgslow refuses " + what + " " + path.string() + ": it belongs to uid " +
                        std::to_string(st.st_uid) + ", not to you (uid " +
@@ -75,7 +74,7 @@ void check(const struct stat& st, const fs::path& path, const std::string& what,
   if (others_may_write(st)) {
     throw RuntimeError("pgslow refuses " + what + " " + path.string() +
                        ": others may write it (mode " + mode_text(st.st_mode) +
-                       "), so anyone could plant a journal or lock in it. Nothing was read from "
+                       "), so anyone could plant files in it. Nothing was read from "
                        "it. Run `chmod go-w " +
                        path.string() + "` if its contents are yours, or " + fix);
   }
@@ -121,8 +120,8 @@ UniqueFd walk(const fs::path& path, Walk rule, const std::string& what, bool sto
         throw RuntimeError("pgslow refuses " + what + " " + path.string() + ": on the way, " +
                            next_shown.string() + " is a symbolic link of uid " +
                            std::to_string(child.st_uid) + " in a folder others may write (" +
-                           shown.string() + ", uid " + std::to_string(parent.st_uid) +
-                           ", mode " + mode_text(parent.st_mode) +
+                           shown.string() + ", uid " + std::to_string(parent.st_uid) + ", mode " +
+                           mode_text(parent.st_mode) +
                            "), so they choose where it leads. Use the real path, or remove the "
                            "link.");
       }
@@ -147,12 +146,12 @@ UniqueFd walk(const fs::path& path, Walk rule, const std::string& what, bool sto
       throw RuntimeError("pgslow refuses " + what + " " + path.string() + ": " +
                          next_shown.string() + " (uid " + std::to_string(child.st_uid) +
                          ") is in " + shown.string() + ", a folder of uid " +
-                         std::to_string(parent.st_uid) + " with mode " +
-                         mode_text(parent.st_mode) +
+                         std::to_string(parent.st_uid) + " with mode " + mode_text(parent.st_mode) +
                          " that others may write, so they could replace it. Use a folder of "
                          "your own (e.g. under /var/tmp or your home).");
     }
-    UniqueFd next(::openat(here.get(), step.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd next(
+        ::openat(here.get(), step.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next) {
       if (errno == ENOENT && stop_at_missing) return UniqueFd();
       fail("reach", next_shown, errno == ELOOP ? ENOTDIR : errno);
@@ -172,12 +171,13 @@ UniqueFd walk(const fs::path& path, Walk rule, const std::string& what, bool sto
 
 }  // namespace
 
-void require_trusted_path(const fs::path& path, const std::string& what) {
+void require_trusted_path(const fs::path& path, const std::string& what, const std::string& fix) {
   UniqueFd last = walk(path, Walk::kOwnedAllTheWay, what, /*stop_at_missing=*/true);
   if (!last) return;
   struct stat st {};
   if (::fstat(last.get(), &st) != 0) fail("read", path, errno);
-  check(st, path, what, "use a folder of your own (--workdir, e.g. /var/tmp/pgslow).");
+  check(st, path, what,
+        fix.empty() ? "use a folder of your own (--workdir, e.g. /var/tmp/pgslow)." : fix.c_str());
 }
 
 void require_trusted_workdir(const fs::path& workdir) {
@@ -217,19 +217,22 @@ int open_trusted_file(const fs::path& path, int flags, mode_t mode) {
   return fd;
 }
 
-void create_workdir(const fs::path& workdir) {
+void create_trusted_folders(const fs::path& path, const std::string& what) {
   struct stat st {};
-  if (::lstat(workdir.c_str(), &st) == 0) return;  // require_trusted_workdir judges it
-  fs::path parent = workdir.parent_path();
-  if (!parent.empty() && parent != workdir) create_workdir(parent);
-  if (::mkdir(workdir.c_str(), 0755) != 0) {
+  if (::lstat(path.c_str(), &st) == 0) return;  // require_trusted_path judges it
+  fs::path parent = path.parent_path();
+  if (!parent.empty() && parent != path) create_trusted_folders(parent, what);
+  if (::mkdir(path.c_str(), 0755) != 0) {
     if (errno == EEXIST) return;
-    throw RuntimeError("cannot create the workdir " + workdir.string() + ": " +
-                       std::strerror(errno));
+    throw RuntimeError("cannot create " + what + " " + path.string() + ": " + std::strerror(errno));
   }
   // mkdir applies the umask, which may leave group write (umask 002); the folder pgslow just
   // made must not be writable by others. No symlink can stand here: mkdir made it.
-  ::chmod(workdir.c_str(), 0755);
+  ::chmod(path.c_str(), 0755);
+}
+
+void create_workdir(const fs::path& workdir) {
+  create_trusted_folders(workdir, "the workdir");
 }
 
 UniqueFd open_folder(const fs::path& path) {
@@ -319,8 +322,8 @@ void replace_file_in(int dir, const std::string& name, const std::string& conten
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, "%d.%016llx", static_cast<int>(::getpid()), r);
     tmp = temp_prefix + suffix;
-    fd = UniqueFd(::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                           0600));
+    fd = UniqueFd(
+        ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd && errno != EEXIST) fail("create a new copy of", shown_as, errno);
   }
   if (!fd) fail("create a new copy of", shown_as, EEXIST);
@@ -373,9 +376,6 @@ UniqueFd make_folder_in(int dir, const std::string& name, const fs::path& shown_
   return folder;
 }
 
-namespace {
-
-// The names in an open folder (without . and ..).
 std::vector<std::string> names_in(int dir, const fs::path& shown_as) {
   int copy = ::dup(dir);
   if (copy < 0) fail("read the folder", shown_as, errno);
@@ -385,6 +385,7 @@ std::vector<std::string> names_in(int dir, const fs::path& shown_as) {
     ::close(copy);
     fail("read the folder", shown_as, err);
   }
+  ::rewinddir(d);  // the copy shares the offset a former listing of `dir` left at its end
   std::vector<std::string> names;
   while (dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
@@ -394,7 +395,47 @@ std::vector<std::string> names_in(int dir, const fs::path& shown_as) {
   return names;
 }
 
-}  // namespace
+UniqueFd open_folder_in(int dir, const std::string& name, const fs::path& shown_as) {
+  require_plain_name(name, shown_as);
+  UniqueFd folder(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (folder || errno == ENOENT) return folder;
+  if (errno == ELOOP || errno == ENOTDIR)
+    throw RuntimeError("pgslow refuses " + shown_as.string() +
+                       ": it is a symbolic link or a file, not a folder");
+  fail("open the folder", shown_as, errno);
+}
+
+UniqueFd make_private_folder_in(int dir, const std::string& prefix, std::string& name,
+                                const fs::path& shown_as) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    unsigned long long r = 0;
+    if (::getrandom(&r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) r ^= ::random();
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, "%d.%016llx", static_cast<int>(::getpid()), r);
+    std::string candidate = prefix + suffix;
+    require_plain_name(candidate, shown_as);
+    if (::mkdirat(dir, candidate.c_str(), 0700) != 0) {
+      if (errno == EEXIST) continue;
+      fail("create a folder in", shown_as, errno);
+    }
+    name = candidate;
+    UniqueFd folder = open_folder_in(dir, name, shown_as / name);
+    if (!folder) fail("open the folder", shown_as / name, ENOENT);
+    return folder;
+  }
+  fail("create a folder in", shown_as, EEXIST);
+}
+
+bool move_folder_in(int from_dir, const std::string& from, int to_dir, const std::string& to,
+                    const fs::path& shown_as) {
+  require_plain_name(from, shown_as);
+  require_plain_name(to, shown_as);
+  if (::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), RENAME_NOREPLACE) == 0) return false;
+  if (errno != EEXIST) fail("move a new folder to", shown_as, errno);
+  if (::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), RENAME_EXCHANGE) != 0)
+    fail("swap a new folder with", shown_as, errno);
+  return true;
+}
 
 bool remove_tree_in(int dir, const std::string& name, const fs::path& shown_as) {
   require_plain_name(name, shown_as);
