@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -62,14 +63,17 @@ bool placed_by_trusted(const struct stat& parent, const struct stat& child) {
 }
 
 // The refusal, shared by the folder and the files in it.
+// `fix` starts in lower case: it also ends a sentence ("... if its contents are yours, or ").
 void check(const struct stat& st, const fs::path& path, const std::string& what, const char* fix) {
   if (!trusted_owner(st.st_uid)) {
+    std::string sentence = fix;
+    if (!sentence.empty()) sentence[0] = static_cast<char>(std::toupper(sentence[0]));
     throw RuntimeError("pgslow refuses " + what + " " + path.string() + ": it belongs to uid " +
                        std::to_string(st.st_uid) + ", not to you (uid " +
                        std::to_string(::geteuid()) +
                        ") or root, so its owner could make pgslow run their commands or write "
                        "their paths. Nothing was read from it. " +
-                       fix);
+                       sentence);
   }
   if (others_may_write(st)) {
     throw RuntimeError("pgslow refuses " + what + " " + path.string() +

