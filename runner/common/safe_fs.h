@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace pgslow {
 
@@ -42,8 +43,10 @@ class UniqueFd {
 
 // Throws RuntimeError unless `path` (and every folder and symlink on the way to it) could have
 // been made only by root or the invoking user; see above. `what` names it in the message ("the
-// workdir"). A path that does not exist yet is fine when the folders above it are.
-void require_trusted_path(const std::filesystem::path& path, const std::string& what);
+// workdir"). A path that does not exist yet is fine when the folders above it are. `fix` says
+// what to do instead when the last step is refused (empty: use a workdir of your own).
+void require_trusted_path(const std::filesystem::path& path, const std::string& what,
+                          const std::string& fix = "");
 
 // require_trusted_path for a folder, which must be a folder when it exists.
 void require_trusted_workdir(const std::filesystem::path& workdir);
@@ -57,14 +60,14 @@ int open_trusted_file(const std::filesystem::path& path, int flags, mode_t mode 
 // Same checks for a descriptor already open on `path`.
 void require_trusted_fd(int fd, const std::filesystem::path& path);
 
-// Creates `path` (and its parents) when missing, each folder it makes mode 0755 whatever the
-// umask; call require_trusted_path first. `what` names it in messages ("the workdir").
-void create_trusted_folders(const std::filesystem::path& path, const std::string& what);
-
 // Checks `workdir` (require_trusted_workdir), then creates it (and its parents) when missing; a
 // folder it creates gets mode 0755 whatever the umask says, so it is never group- or
 // world-writable.
 void create_workdir(const std::filesystem::path& workdir);
+
+// create_workdir's making part, for any folder of pgslow's own (the build cache): call
+// require_trusted_path on `path` first. `what` names it in errors.
+void create_trusted_folders(const std::filesystem::path& path, const std::string& what);
 
 // A folder, open for the *at() calls below (O_RDONLY | O_DIRECTORY, so it can be fsync'ed).
 // No symlink on the way is followed unless the folder holding it is writable only by root or
@@ -108,6 +111,25 @@ bool remove_file_in(int dir, const std::string& name, const std::filesystem::pat
 // Creates the folder `name` in `dir` when missing (mode 0700) and opens it without following a
 // symlink: fchmod and fchown then act on the folder itself, never on what a link points to.
 UniqueFd make_folder_in(int dir, const std::string& name, const std::filesystem::path& shown_as);
+
+// Opens the existing folder `name` in `dir` without following a symlink; an empty UniqueFd when
+// it does not exist; throws RuntimeError when it is a symlink or not a folder.
+UniqueFd open_folder_in(int dir, const std::string& name, const std::filesystem::path& shown_as);
+
+// Creates a new, empty folder (mode 0700) in `dir` under a fresh random name that starts with
+// `prefix` (nothing already there is ever reused) and opens it; its name goes to `name`.
+UniqueFd make_private_folder_in(int dir, const std::string& prefix, std::string& name,
+                                const std::filesystem::path& shown_as);
+
+// The names in an open folder, without . and ..
+std::vector<std::string> names_in(int dir, const std::filesystem::path& shown_as);
+
+// Renames the folder `from` in `from_dir` to `to` in `to_dir` (one file system) in one step,
+// following no symlink: a reader of `to` sees the old folder or the new one. When `to` exists
+// the two are swapped (RENAME_EXCHANGE), so the old one is then at `from` for the caller to
+// remove, and true is returned.
+bool move_folder_in(int from_dir, const std::string& from, int to_dir, const std::string& to,
+                    const std::filesystem::path& shown_as);
 
 // Removes `name` from `dir` with everything below it, one *at() step at a time without
 // following any symlink (a link is removed, not followed). False when it was not there.

