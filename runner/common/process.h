@@ -62,4 +62,8 @@ struct SystemUser {
 };
 std::optional<SystemUser> find_system_user(const std::string& name);
 
+// The name the driver gives its client threads (/proc/self/task/*/comm), so the evidence can
+// tell the clients' CPU time from the rest of pgslow's (the dashboard, the evidence sampler).
+inline constexpr const char* kClientThreadName = "pgslow-client";
+
 }  // namespace pgslow

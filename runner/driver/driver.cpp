@@ -1,6 +1,7 @@
 #include "driver/driver.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/process.h"
 #include "common/strings.h"
 #include "driver/worker.h"
 
@@ -40,6 +42,8 @@ class WorkerThreads {
     for (auto& w : workers) {
       Worker* worker = w.get();
       threads_.emplace_back([worker] {
+        // Named so the evidence can tell the clients' CPU from the rest of pgslow's.
+        ::pthread_setname_np(::pthread_self(), kClientThreadName);
         try {
           worker->run();
         } catch (...) {

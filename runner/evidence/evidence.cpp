@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "common/process.h"
 
 namespace pgslow::evidence {
 
@@ -295,10 +296,10 @@ CpuTimes read_cpu_times(std::optional<int> postmaster_pid) {
   static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
   CpuTimes t;
   // "cpu  user nice system idle iowait irq softirq steal guest guest_nice", in ticks.
-  std::ifstream stat("/proc/stat");
+  std::ifstream machine("/proc/stat");
   std::string label;
   double v[8] = {};
-  if (stat >> label >> v[0] >> v[1] >> v[2] >> v[3] >> v[4] >> v[5] >> v[6] >> v[7] &&
+  if (machine >> label >> v[0] >> v[1] >> v[2] >> v[3] >> v[4] >> v[5] >> v[6] >> v[7] &&
       label == "cpu")
     t.machine_busy_s = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / ticks;
   t.cores = std::max(1, static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)));
@@ -306,6 +307,21 @@ CpuTimes read_cpu_times(std::optional<int> postmaster_pid) {
     if (const auto io = read_server_proc_io(*postmaster_pid)) t.server_s = io->cpu_seconds;
   }
   if (const auto self = stat_fields(static_cast<int>(::getpid()))) t.self_s = cpu_seconds_of(*self);
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name != kClientThreadName) continue;
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    std::vector<std::string> fields;
+    for (std::string f; rest >> f;) fields.push_back(f);
+    t.clients_s += cpu_seconds_of(fields);
+  }
   t.taken_at_us = now_us();
   return t;
 }
@@ -319,12 +335,16 @@ std::optional<CpuShares> cpu_shares(const CpuTimes& before, const CpuTimes& afte
   const double busy = after.machine_busy_s - before.machine_busy_s;
   const double server = *after.server_s - *before.server_s;
   const double self = after.self_s - before.self_s;
+  // Client threads that ended between the readings take their time with them: never more
+  // than pgslow's whole.
+  const double clients = std::clamp(after.clients_s - before.clients_s, 0.0, std::max(0.0, self));
   // A server child that exited since the first reading moves its time from "live child" to
   // "reaped" without a change in the sum; a negative figure is a restart: unknown.
   if (capacity <= 0 || server < 0 || self < 0 || busy < 0) return std::nullopt;
   s.server = server / capacity;
-  s.self = self / capacity;
-  s.other = std::max(0.0, (busy - server - self) / capacity);
+  s.clients = clients / capacity;
+  s.pgslow_other = (self - clients) / capacity;
+  s.other_programs = std::max(0.0, (busy - server - self) / capacity);
   return s;
 }
 

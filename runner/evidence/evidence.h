@@ -87,23 +87,27 @@ struct ProcIo {
 std::optional<ProcIo> read_server_proc_io(int postmaster_pid);
 
 // Who used this machine's CPU, from /proc: the whole machine's busy time (/proc/stat, every
-// core), the server's (read_server_proc_io; absent for a remote server), this process's.
+// core), the server's (read_server_proc_io; absent for a remote server), this process's, and
+// its client threads' (kClientThreadName, common/process.h).
 struct CpuTimes {
   double machine_busy_s = 0;
   std::optional<double> server_s;
   double self_s = 0;
+  double clients_s = 0;
   int cores = 1;
   std::int64_t taken_at_us = 0;
 };
 CpuTimes read_cpu_times(std::optional<int> postmaster_pid);
 
 // Between two readings, as fractions of the machine's capacity (cores x wall time): the
-// server's, this process's (driver, dashboard, evidence), and everything else's. `other`
-// is what a stage's figures did not ask for: another program, a CPU hog, a flood of requests
-// from elsewhere. nullopt when the server's share is unknown or the window is empty.
+// server's, pgslow's clients', the rest of pgslow's (its dashboard answering a room, the
+// evidence sampler) and other programs'. `disturbance()` is what a stage's figures did not ask
+// for: another program, a CPU hog, a flood of dashboard requests. nullopt when the server's
+// share is unknown or the window is empty.
 struct CpuShares {
   double window_s = 0;
-  double server = 0, self = 0, other = 0;
+  double server = 0, clients = 0, pgslow_other = 0, other_programs = 0;
+  double disturbance() const { return pgslow_other + other_programs; }
 };
 std::optional<CpuShares> cpu_shares(const CpuTimes& before, const CpuTimes& after);
 

@@ -42,14 +42,19 @@ std::string log_since(const std::optional<fs::path>& log, std::uintmax_t offset,
   return out;
 }
 
-// What a stage's report says when other programs took the CPU during its runs.
-std::string disturbance_note(const std::vector<double>& shares, int runs) {
-  const double most = *std::max_element(shares.begin(), shares.end());
+// What a stage's report says when work other than the server and pgslow's clients took the
+// CPU during its runs: the worst run's shares.
+std::string disturbance_note(const std::vector<evidence::CpuShares>& runs, int of) {
+  const auto worst = std::max_element(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+    return a.disturbance() < b.disturbance();
+  });
   return fmt::format(
-      "the machine was disturbed: other programs used up to {:.0f}% of its CPU during {} of {} "
-      "run{} of this stage (pgslow and the server excluded); its figures may be slower than "
-      "the configuration alone explains",
-      most * 100, shares.size(), runs, runs == 1 ? "" : "s");
+      "the machine was disturbed: work other than the server and pgslow's clients used up to "
+      "{:.0f}% of its CPU during {} of {} run{} of this stage (other programs {:.0f}%, pgslow's "
+      "dashboard and evidence {:.0f}%); its figures may be slower than the configuration alone "
+      "explains",
+      worst->disturbance() * 100, runs.size(), of, of == 1 ? "" : "s", worst->other_programs * 100,
+      worst->pgslow_other * 100);
 }
 
 constexpr std::string_view kPostmasterStartSql = "SELECT pg_postmaster_start_time()::text";
@@ -168,7 +173,8 @@ bool LabSession::restore_after_error() noexcept {
 report::Measurement LabSession::measure_once(const report::LoadSettings& load,
                                              report::StageResult& stage,
                                              std::map<std::string, double>& evidence,
-                                             double& window_s, std::optional<double>& other_cpu) {
+                                             double& window_s,
+                                             std::optional<evidence::CpuShares>& disturbance) {
   const MeasureOptions& mo = options_.measure;
   workload::ResetResult reset;
   if (options_.reset_data) {
@@ -272,9 +278,9 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   if (mo.check_data) workload::check_data(workload_, reset.conninfo, params);
   evidence.clear();
   window_s = 0;
-  other_cpu = std::nullopt;
+  disturbance = std::nullopt;
   if (cpu_before && cpu_after) {
-    if (auto shares = evidence::cpu_shares(*cpu_before, *cpu_after)) other_cpu = shares->other;
+    if (auto shares = evidence::cpu_shares(*cpu_before, *cpu_after)) disturbance = *shares;
   }
   if (!evidence_error.empty()) stage.warnings.push_back("evidence incomplete: " + evidence_error);
   if (!before || !after) return m;  // stopped before the measured window, or no probe
@@ -328,15 +334,15 @@ report::StageResult LabSession::measure(const Configuration& configuration,
   const int n = repeats.value_or(options_.measure.repeats);
   std::vector<std::map<std::string, double>> evidence_per_repeat;
   std::vector<double> window_per_repeat;
-  std::vector<double> disturbed;  // the other programs' CPU share of each disturbed run
+  std::vector<evidence::CpuShares> disturbed;  // the runs that other work disturbed
   for (int i = 0; i < n; ++i) {
     if (n > 1) progress_.note(fmt::format("  repeat {} of {}", i + 1, n));
     std::map<std::string, double> evidence;
     double window_s = 0;
-    std::optional<double> other_cpu;
+    std::optional<evidence::CpuShares> cpu;
     try {
-      stage.repeats.push_back(measure_once(stage.load, stage, evidence, window_s, other_cpu));
-      if (other_cpu && *other_cpu > evidence::kDisturbedShare) disturbed.push_back(*other_cpu);
+      stage.repeats.push_back(measure_once(stage.load, stage, evidence, window_s, cpu));
+      if (cpu && cpu->disturbance() > evidence::kDisturbedShare) disturbed.push_back(*cpu);
       evidence_per_repeat.push_back(std::move(evidence));
       window_per_repeat.push_back(window_s);
     } catch (const apply::Interrupted&) {

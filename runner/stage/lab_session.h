@@ -29,6 +29,7 @@
 #include "apply/interrupt.h"
 #include "common/progress.h"
 #include "driver/driver.h"
+#include "evidence/evidence.h"
 #include "knobs/catalog.h"
 #include "report/model.h"
 #include "server/server_control.h"
@@ -120,11 +121,11 @@ class LabSession {
   std::uint64_t data_bytes();
 
  private:
-  // One run; `other_cpu` receives the share of the machine's CPU other programs took while
-  // the clock ran (evidence::cpu_shares), when it could be measured.
+  // One run; `cpu` receives who used the machine's CPU while the clock ran
+  // (evidence::cpu_shares), when it could be measured.
   report::Measurement measure_once(const report::LoadSettings& load, report::StageResult& stage,
                                    std::map<std::string, double>& evidence, double& window_s,
-                                   std::optional<double>& other_cpu);
+                                   std::optional<evidence::CpuShares>& cpu);
 
   server::ServerControl& server_;
   const knobs::Catalog& catalog_;

@@ -180,4 +180,20 @@ std::string clone_database(const std::string& template_db) {
   return conninfo(name);
 }
 
+std::filesystem::path cluster_workdir() {
+  return cluster().cluster_dir().parent_path();
+}
+
+std::filesystem::path cluster_data_dir() {
+  return *cluster().data_dir();
+}
+
+std::filesystem::path cluster_auto_conf() {
+  return cluster_data_dir() / "postgresql.auto.conf";
+}
+
+std::string show_setting(const std::string& name) {
+  return pg::Connection::open(conninfo()).query_value("SHOW " + name).value_or("?");
+}
+
 }  // namespace pgslow::testing

@@ -19,6 +19,15 @@ server::ManagedCluster& cluster();
 // The shared cluster's conninfo for database `dbname`.
 std::string conninfo(const std::string& dbname = "postgres");
 
+// The shared cluster's workdir (where pgslow keeps its journal for it), data directory and
+// postgresql.auto.conf.
+std::filesystem::path cluster_workdir();
+std::filesystem::path cluster_data_dir();
+std::filesystem::path cluster_auto_conf();
+
+// `SHOW name` on the shared cluster, in a new session ("?" when it has no value).
+std::string show_setting(const std::string& name);
+
 // A fresh copy of `template_db` under a unique name (CREATE DATABASE ... TEMPLATE ...
 // STRATEGY FILE_COPY); returns its conninfo. The template must have no open connections.
 std::string clone_database(const std::string& template_db);

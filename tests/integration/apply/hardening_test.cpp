@@ -31,24 +31,10 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-fs::path workdir() {
-  return cluster().cluster_dir().parent_path();
-}
-fs::path data_dir() {
-  return *cluster().data_dir();
-}
-fs::path auto_conf() {
-  return data_dir() / "postgresql.auto.conf";
-}
-
 std::vector<std::string> args(std::initializer_list<std::string> rest) {
-  std::vector<std::string> out = {"--workdir", workdir().string()};
+  std::vector<std::string> out = {"--workdir", cluster_workdir().string()};
   out.insert(out.end(), rest.begin(), rest.end());
   return out;
-}
-
-std::string show(const std::string& name) {
-  return pg::Connection::open(conninfo()).query_value("SHOW " + name).value_or("?");
 }
 
 // Runs SQL and waits until a new session sees the reload.
@@ -84,7 +70,7 @@ std::string everything_under(const fs::path& dir) {
 class HardeningTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    original_ = new std::string(read_file(auto_conf()));
+    original_ = new std::string(read_file(cluster_auto_conf()));
     dir_ = new fs::path(fs::temp_directory_path() /
                         ("pgslow-hardening-" + std::to_string(::getpid())));
     fs::create_directories(*dir_);
@@ -97,8 +83,8 @@ class HardeningTest : public ::testing::Test {
   }
   void TearDown() override {
     // Every test leaves the server as it found it.
-    EXPECT_FALSE(fs::exists(apply::journal_path(workdir()))) << "a journal was left behind";
-    EXPECT_EQ(read_file(auto_conf()), *original_) << "postgresql.auto.conf differs";
+    EXPECT_FALSE(fs::exists(apply::journal_path(cluster_workdir()))) << "a journal was left behind";
+    EXPECT_EQ(read_file(cluster_auto_conf()), *original_) << "postgresql.auto.conf differs";
   }
   static void write(const std::string& name, const std::string& text) {
     std::ofstream(*dir_ / name) << text;
@@ -250,21 +236,21 @@ TEST_F(HardeningTest, APasswordInTheConninfoIsNeverStoredOrPrinted) {
         run_pgslow(args({"apply", file("reload.yaml"), "--conninfo", c, "--allow-changes"}));
     ASSERT_EQ(a.exit_code, 0) << a.output;
     printed += a.output;
-    const std::string journal = read_file(apply::journal_path(workdir()));
+    const std::string journal = read_file(apply::journal_path(cluster_workdir()));
     // The conninfo it reopens the server with has no password key at all (not even
     // password=***, which would override PGPASSWORD); messages show *** at most.
-    std::optional<apply::Journal> j = apply::load_journal(workdir());
+    std::optional<apply::Journal> j = apply::load_journal(cluster_workdir());
     ASSERT_TRUE(j.has_value());
     EXPECT_EQ(j->server.conninfo.find("password"), std::string::npos) << j->server.conninfo;
     EXPECT_EQ(j->server.target["conninfo"].find("password"), std::string::npos);
     EXPECT_EQ(journal.find(secret), std::string::npos) << journal;
     struct stat st {};
-    ASSERT_EQ(::stat((workdir() / "pgslow.lock").c_str(), &st), 0);
+    ASSERT_EQ(::stat((cluster_workdir() / "pgslow.lock").c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
     printed += run_pgslow(args({"status"})).output;
     printed += run_pgslow(args({"server", "status"})).output;  // the "degraded" line
     printed += run_pgslow(args({"recover"})).output;
-    const std::string files = everything_under(workdir());
+    const std::string files = everything_under(cluster_workdir());
     EXPECT_EQ(files.find(secret), std::string::npos) << "the workdir holds the password";
     Finished restore = run_pgslow(args({"restore", "--conninfo", c}));
     EXPECT_EQ(restore.exit_code, 0) << restore.output;
@@ -349,14 +335,14 @@ TEST_F(HardeningTest, ARealPasswordWorksEverywhereAndIsFoundNowhere) {
     PgslowProcess held(in_wd({"apply", file("reload.yaml"), "--conninfo", with_secret,
                               "--allow-changes", "--for", "5min"}));
     ASSERT_TRUE(held.wait_for_output("in effect")) << held.output();
-    EXPECT_EQ(show("random_page_cost"), "40");
+    EXPECT_EQ(show_setting("random_page_cost"), "40");
     keep("status (held)", run_pgslow(in_wd({"status"})).output);
     keep("files while held", everything_under(wd));
     held.signal(SIGINT);
     held.wait();
     keep("apply --for", held.output());
     EXPECT_EQ(held.exit_code(), 130) << held.output();
-    EXPECT_EQ(show("random_page_cost"), "4");
+    EXPECT_EQ(show_setting("random_page_cost"), "4");
   }
 
   // 3. kill -9 during the hold; recover needs the password and gets it from PGPASSWORD only.
@@ -384,7 +370,7 @@ TEST_F(HardeningTest, ARealPasswordWorksEverywhereAndIsFoundNowhere) {
     EXPECT_EQ(recover.exit_code, 0) << recover.output;
     EXPECT_NE(recover.output.find("recovered"), std::string::npos) << recover.output;
     EXPECT_FALSE(fs::exists(apply::journal_path(wd)));
-    EXPECT_EQ(show("random_page_cost"), "4");
+    EXPECT_EQ(show_setting("random_page_cost"), "4");
   }
 
   // 4. A kept apply, status, and restore with the password from the environment.
@@ -398,13 +384,13 @@ TEST_F(HardeningTest, ARealPasswordWorksEverywhereAndIsFoundNowhere) {
     Finished restore = run_pgslow(in_wd({"restore", "--conninfo", tcp}), {"PGPASSWORD=" + secret});
     keep("restore with PGPASSWORD", restore.output);
     EXPECT_EQ(restore.exit_code, 0) << restore.output;
-    EXPECT_EQ(show("random_page_cost"), "4");
+    EXPECT_EQ(show_setting("random_page_cost"), "4");
   }
 
   // Nothing anywhere: every file of the workdir (journal, lock, results and their reports),
   // the fixture's workdir (the server's log), and everything printed on stdout and stderr.
   const std::string files = everything_under(wd);
-  const std::string server_side = everything_under(workdir());
+  const std::string server_side = everything_under(cluster_workdir());
   for (const std::string& s : {secret, ssl_secret}) {
     SCOPED_TRACE(s);
     EXPECT_EQ(files.find(s), std::string::npos) << "the workdir holds a password";
@@ -434,16 +420,16 @@ TEST_F(HardeningTest, SomeoneElsesAlterSystemDuringAnApplyForIsKept) {
   EXPECT_EQ(p.exit_code(), 130) << p.output();
   EXPECT_NE(p.output().find("maintenance_work_mem"), std::string::npos) << p.output();
   EXPECT_NE(p.output().find("kept"), std::string::npos) << p.output();
-  EXPECT_EQ(show("maintenance_work_mem"), "77MB");
-  EXPECT_EQ(show("random_page_cost"), "4");
-  const std::string now = read_file(auto_conf());
+  EXPECT_EQ(show_setting("maintenance_work_mem"), "77MB");
+  EXPECT_EQ(show_setting("random_page_cost"), "4");
+  const std::string now = read_file(cluster_auto_conf());
   EXPECT_NE(now.find("maintenance_work_mem = '77MB'"), std::string::npos) << now;
   EXPECT_EQ(now.find("random_page_cost"), std::string::npos) << now;
   sql_and_reload("ALTER SYSTEM RESET maintenance_work_mem");
 }
 
 TEST_F(HardeningTest, APostgresqlConfEditDuringAKeptApplyIsKeptAndBreaksNothing) {
-  const fs::path conf = data_dir() / "postgresql.conf";
+  const fs::path conf = cluster_data_dir() / "postgresql.conf";
   const std::string conf_before = read_file(conf);
   Finished a = run_pgslow(args({"apply", file("reload.yaml")}));
   ASSERT_EQ(a.exit_code, 0) << a.output;
@@ -457,8 +443,8 @@ TEST_F(HardeningTest, APostgresqlConfEditDuringAKeptApplyIsKeptAndBreaksNothing)
   Finished restore = run_pgslow(args({"restore"}));
   EXPECT_EQ(restore.exit_code, 0) << restore.output;
   EXPECT_NE(restore.output.find("autovacuum_naptime"), std::string::npos) << restore.output;
-  EXPECT_EQ(show("autovacuum_naptime"), "77s");
-  EXPECT_EQ(show("random_page_cost"), "4");
+  EXPECT_EQ(show_setting("autovacuum_naptime"), "77s");
+  EXPECT_EQ(show_setting("random_page_cost"), "4");
   // Nobody else touched postgresql.auto.conf: its original bytes (TearDown checks).
   {
     std::ofstream out(conf, std::ios::trunc);
@@ -468,7 +454,7 @@ TEST_F(HardeningTest, APostgresqlConfEditDuringAKeptApplyIsKeptAndBreaksNothing)
 }
 
 TEST_F(HardeningTest, SomeoneElsesValueOfAKnobPgslowChangedStopsRestoreUntilForced) {
-  const std::string work_mem_before = show("work_mem");
+  const std::string work_mem_before = show_setting("work_mem");
   Finished a = run_pgslow(args({"apply", file("reload.yaml")}));
   ASSERT_EQ(a.exit_code, 0) << a.output;
   sql_and_reload("ALTER SYSTEM SET work_mem = '7MB'");
@@ -478,9 +464,9 @@ TEST_F(HardeningTest, SomeoneElsesValueOfAKnobPgslowChangedStopsRestoreUntilForc
   EXPECT_NE(r.output.find("'7MB'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("--force-restore"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Nothing was restored"), std::string::npos) << r.output;
-  EXPECT_EQ(show("work_mem"), "7MB");
-  EXPECT_EQ(show("random_page_cost"), "40");  // nothing touched
-  std::optional<apply::Journal> j = apply::load_journal(workdir());
+  EXPECT_EQ(show_setting("work_mem"), "7MB");
+  EXPECT_EQ(show_setting("random_page_cost"), "40");  // nothing touched
+  std::optional<apply::Journal> j = apply::load_journal(cluster_workdir());
   ASSERT_TRUE(j.has_value());
   EXPECT_EQ(j->state, apply::JournalState::kKept);
   Finished status = run_pgslow(args({"status"}));
@@ -489,19 +475,19 @@ TEST_F(HardeningTest, SomeoneElsesValueOfAKnobPgslowChangedStopsRestoreUntilForc
   Finished forced = run_pgslow(args({"restore", "--force-restore"}));
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
   EXPECT_NE(forced.output.find("'7MB'"), std::string::npos) << forced.output;  // named, replaced
-  EXPECT_EQ(show("work_mem"), work_mem_before);
-  EXPECT_EQ(show("random_page_cost"), "4");
+  EXPECT_EQ(show_setting("work_mem"), work_mem_before);
+  EXPECT_EQ(show_setting("random_page_cost"), "4");
 }
 
 // ---- 5. the smaller ones -------------------------------------------------------------------
 
 TEST_F(HardeningTest, TimeZoneAndDateStyleCanBeSet) {
   write("mixed-case.yaml", "settings:\n  TimeZone: America/New_York\n  DateStyle: 'SQL, DMY'\n");
-  const std::string tz = show("TimeZone");
+  const std::string tz = show_setting("TimeZone");
   Finished a = run_pgslow(args({"apply", file("mixed-case.yaml"), "--for", "1s"}));
   EXPECT_EQ(a.exit_code, 0) << a.output;
   EXPECT_NE(a.output.find("America/New_York"), std::string::npos) << a.output;
-  EXPECT_EQ(show("TimeZone"), tz);
+  EXPECT_EQ(show_setting("TimeZone"), tz);
 }
 
 TEST_F(HardeningTest, CheckUsesTheScenariosOwnTarget) {
@@ -511,10 +497,10 @@ TEST_F(HardeningTest, CheckUsesTheScenariosOwnTarget) {
                     "target:\n  kind: pgctl\n  data_dir: {}\n"
                     "workload: tpcb-like\n"
                     "stages:\n  - name: small\n    settings: {{work_mem: 1MB}}\n",
-                    data_dir().string()));
+                    cluster_data_dir().string()));
   Finished r = run_pgslow({"--workdir", wd.string(), "check", file("pgctl-target.yaml")});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find(data_dir().string()), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(cluster_data_dir().string()), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(wd / "cluster")) << "check started a managed cluster instead";
 }
 
@@ -603,13 +589,13 @@ TEST_F(HardeningTest, AFullDiskStopsBeforeAnyChangeAndLeavesNoTemporaryFile) {
     for (int i = 0; i < 64 && fill; ++i) fill << block << std::flush;
   }
   Finished r = run_pgslow({"--workdir", small.string(), "apply", file("reload.yaml"), "--data-dir",
-                           data_dir().string(), "--allow-changes"});
+                           cluster_data_dir().string(), "--allow-changes"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("Nothing was changed"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("journal keeps"), std::string::npos) << r.output;
   for (const auto& e : fs::directory_iterator(small))
     EXPECT_EQ(e.path().filename().string().find("journal"), std::string::npos) << e.path();
-  EXPECT_EQ(show("random_page_cost"), "4");
+  EXPECT_EQ(show_setting("random_page_cost"), "4");
 }
 
 }  // namespace

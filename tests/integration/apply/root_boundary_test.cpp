@@ -29,20 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-fs::path workdir() {
-  return cluster().cluster_dir().parent_path();
-}
-fs::path data_dir() {
-  return *cluster().data_dir();
-}
-fs::path auto_conf() {
-  return data_dir() / "postgresql.auto.conf";
-}
-
-std::string show(const std::string& name) {
-  return pg::Connection::open(conninfo()).query_value("SHOW " + name).value_or("?");
-}
-
 struct Owner {
   uid_t uid;
   gid_t gid;
@@ -63,7 +49,7 @@ struct stat stat_of(const fs::path& p) {
 class RootBoundaryTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    original_ = new std::string(read_file(auto_conf()));
+    original_ = new std::string(read_file(cluster_auto_conf()));
     dir_ = new fs::path(fs::temp_directory_path() /
                         ("pgslow-root-boundary-" + std::to_string(::getpid())));
     fs::create_directories(*dir_);
@@ -79,8 +65,8 @@ class RootBoundaryTest : public ::testing::Test {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root: the attacks are on root's pgslow";
     user_ = postgres_user();
     if (!user_) GTEST_SKIP() << "no postgres system user";
-    work_mem_ = show("work_mem");
-    random_page_cost_ = show("random_page_cost");
+    work_mem_ = show_setting("work_mem");
+    random_page_cost_ = show_setting("random_page_cost");
     victim_ = *dir_ / "victim";
     std::ofstream(victim_, std::ios::trunc) << "root's precious file\n";
     ::chmod(victim_.c_str(), 0600);
@@ -88,9 +74,9 @@ class RootBoundaryTest : public ::testing::Test {
   void TearDown() override {
     if (::geteuid() != 0 || !user_) return;
     // Every test leaves the server and the victim as it found them.
-    EXPECT_FALSE(fs::exists(apply::journal_path(workdir()))) << "a journal was left behind";
-    EXPECT_FALSE(fs::is_symlink(auto_conf())) << "postgresql.auto.conf is a symlink";
-    EXPECT_EQ(read_file(auto_conf()), *original_) << "postgresql.auto.conf differs";
+    EXPECT_FALSE(fs::exists(apply::journal_path(cluster_workdir()))) << "a journal was left behind";
+    EXPECT_FALSE(fs::is_symlink(cluster_auto_conf())) << "postgresql.auto.conf is a symlink";
+    EXPECT_EQ(read_file(cluster_auto_conf()), *original_) << "postgresql.auto.conf differs";
     expect_victim_untouched();
   }
   void expect_victim_untouched() const {
@@ -105,7 +91,7 @@ class RootBoundaryTest : public ::testing::Test {
     ASSERT_EQ(::lchown(link.c_str(), user_->uid, user_->gid), 0);
   }
   static std::vector<std::string> in_workdir(std::initializer_list<std::string> rest) {
-    std::vector<std::string> out = {"--workdir", workdir().string()};
+    std::vector<std::string> out = {"--workdir", cluster_workdir().string()};
     out.insert(out.end(), rest.begin(), rest.end());
     return out;
   }
@@ -129,21 +115,21 @@ TEST_F(RootBoundaryTest, LinksPlantedForEveryPidNeverLetRootWriteOrChownAFile) {
   last_pid_file >> last_pid;
   ASSERT_GT(last_pid, 0);
   for (int pid = last_pid; pid < last_pid + 2000; ++pid) {
-    plant_link(victim_, data_dir() / fmt::format("postgresql.auto.conf.pgslow.{}", pid));
+    plant_link(victim_, cluster_data_dir() / fmt::format("postgresql.auto.conf.pgslow.{}", pid));
   }
   Finished applied = run_pgslow(in_workdir({"apply", file("reload.yaml")}));
   ASSERT_EQ(applied.exit_code, 0) << applied.output;
-  EXPECT_EQ(show("work_mem"), "9MB");
+  EXPECT_EQ(show_setting("work_mem"), "9MB");
   Finished restored = run_pgslow(in_workdir({"restore"}));
   ASSERT_EQ(restored.exit_code, 0) << restored.output;
-  EXPECT_EQ(show("work_mem"), work_mem_);
+  EXPECT_EQ(show_setting("work_mem"), work_mem_);
   expect_victim_untouched();
   // The restored file is a file of the postgres user, not a link to someone else's.
-  struct stat st = stat_of(auto_conf());
+  struct stat st = stat_of(cluster_auto_conf());
   EXPECT_TRUE(S_ISREG(st.st_mode));
   EXPECT_EQ(st.st_uid, user_->uid);
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(data_dir(), ec)) {
+  for (const auto& e : fs::directory_iterator(cluster_data_dir(), ec)) {
     if (e.path().filename().string().starts_with("postgresql.auto.conf.pgslow."))
       fs::remove(e.path(), ec);
   }
@@ -153,17 +139,17 @@ TEST_F(RootBoundaryTest, LinksPlantedForEveryPidNeverLetRootWriteOrChownAFile) {
 // change; nothing read through it or written.
 TEST_F(RootBoundaryTest, AnAutoConfThatIsALinkIsRefusedBeforeAnyChange) {
   const fs::path saved = *dir_ / "auto.conf.saved";
-  fs::rename(auto_conf(), saved);
-  plant_link(victim_, auto_conf());
+  fs::rename(cluster_auto_conf(), saved);
+  plant_link(victim_, cluster_auto_conf());
   Finished r = run_pgslow(in_workdir({"apply", file("reload.yaml")}));
-  fs::remove(auto_conf());
-  fs::copy_file(saved, auto_conf());
-  ASSERT_EQ(::chown(auto_conf().c_str(), user_->uid, user_->gid), 0);
-  ::chmod(auto_conf().c_str(), 0600);
+  fs::remove(cluster_auto_conf());
+  fs::copy_file(saved, cluster_auto_conf());
+  ASSERT_EQ(::chown(cluster_auto_conf().c_str(), user_->uid, user_->gid), 0);
+  ::chmod(cluster_auto_conf().c_str(), 0600);
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("symbolic link"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("postgresql.auto.conf"), std::string::npos) << r.output;
-  EXPECT_EQ(show("work_mem"), work_mem_);
+  EXPECT_EQ(show_setting("work_mem"), work_mem_);
 }
 
 // Finding 1, third form: the data directory itself swapped for a link (its parent is the
@@ -254,8 +240,9 @@ TEST_F(RootBoundaryTest, AWorkdirLinkOfAnotherUserIsRefusedAndItsTargetUntouched
 TEST_F(RootBoundaryTest, OneServerHasOneOwnerWhicheverWorkdirPgslowRunsFrom) {
   const fs::path w6 = *dir_ / "w6";
   const std::vector<std::string> through_data_dir = {
-      "--workdir",         w6.string(),  "apply",    file("other.yaml"), "--data-dir",
-      data_dir().string(), "--conninfo", conninfo(), "--allow-changes"};
+      "--workdir",        w6.string(),  "apply",
+      file("other.yaml"), "--data-dir", cluster_data_dir().string(),
+      "--conninfo",       conninfo(),   "--allow-changes"};
 
   // 1. The first process holds the server at the moment its change is applied.
   PgslowProcess first(in_workdir({"apply", file("reload.yaml")}),
@@ -272,26 +259,27 @@ TEST_F(RootBoundaryTest, OneServerHasOneOwnerWhicheverWorkdirPgslowRunsFrom) {
   ASSERT_EQ(first.exit_code(), 0) << first.output();
 
   // 2. A kept change: its workdir's journal holds the original, named in the refusal.
-  EXPECT_EQ(show("work_mem"), "9MB");
+  EXPECT_EQ(show_setting("work_mem"), "9MB");
   second = run_pgslow(through_data_dir);
   EXPECT_NE(second.exit_code, 0) << second.output;
-  EXPECT_NE(second.output.find(workdir().string()), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find(cluster_workdir().string()), std::string::npos) << second.output;
   EXPECT_NE(second.output.find("restore"), std::string::npos) << second.output;
-  EXPECT_EQ(show("random_page_cost"), random_page_cost_);
+  EXPECT_EQ(show_setting("random_page_cost"), random_page_cost_);
   EXPECT_FALSE(fs::exists(apply::journal_path(w6)));
 
   // 3. Restored there, the server is free: the other workdir records the true original.
   Finished restored = run_pgslow(in_workdir({"restore"}));
   ASSERT_EQ(restored.exit_code, 0) << restored.output;
-  EXPECT_FALSE(apply::server_claimed_by(data_dir()).has_value());
+  EXPECT_FALSE(apply::server_claimed_by(cluster_data_dir()).has_value());
   second = run_pgslow(through_data_dir);
   ASSERT_EQ(second.exit_code, 0) << second.output;
-  EXPECT_EQ(show("random_page_cost"), "7.5");
-  Finished back = run_pgslow({"--workdir", w6.string(), "restore", "--data-dir",
-                              data_dir().string(), "--conninfo", conninfo(), "--allow-changes"});
+  EXPECT_EQ(show_setting("random_page_cost"), "7.5");
+  Finished back =
+      run_pgslow({"--workdir", w6.string(), "restore", "--data-dir", cluster_data_dir().string(),
+                  "--conninfo", conninfo(), "--allow-changes"});
   ASSERT_EQ(back.exit_code, 0) << back.output;
-  EXPECT_EQ(show("work_mem"), work_mem_);
-  EXPECT_EQ(show("random_page_cost"), random_page_cost_);
+  EXPECT_EQ(show_setting("work_mem"), work_mem_);
+  EXPECT_EQ(show_setting("random_page_cost"), random_page_cost_);
 }
 
 // Finding 7: a lesson's name becomes a results folder; a path in it is refused with the file

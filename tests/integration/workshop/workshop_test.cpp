@@ -519,12 +519,37 @@ TEST(Dashboard, AFloodDuringAMeasuredRunLeavesThePageServingAndMemoryBounded) {
   EXPECT_GT(all[413] + all[429], 100) << seen;  // big bodies and the flood refused
   EXPECT_EQ(all[200] + all[413] + all[429] + all[400] + all[0], 400) << seen;
 
+  // Then the sustained flood of /state (it took a third of the machine), bounded to a
+  // few seconds of a measured window: the report must say the machine was disturbed.
+  std::vector<std::thread> flooders;
+  const auto flood_end = std::chrono::steady_clock::now() + 5s;
+  std::atomic<int> flooded{0};
+  for (int a = 0; a < 4; ++a) {
+    flooders.emplace_back([&, a] {
+      const std::string from = "127.0.0." + std::to_string(a + 2);
+      const std::string head =
+          "GET /state HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n\r\n";
+      while (std::chrono::steady_clock::now() < flood_end && !p.exited()) {
+        raw_request(from, port, head);
+        ++flooded;
+      }
+    });
+  }
+  for (auto& t : flooders) t.join();
+  auto after_flood = member.Get("/state");
+  ASSERT_TRUE(after_flood) << flooded << " flooding requests";
+  EXPECT_EQ(after_flood->status, 200);
+
   const long after_kb = peak_rss_kb(p.pid());
   EXPECT_LT(after_kb - before_kb, 64 * 1024)
       << "peak RSS " << before_kb << " -> " << after_kb << " kB";
   ASSERT_TRUE(p.wait_for_output("Results:", 300s)) << p.output();
   p.wait();
   EXPECT_EQ(p.exit_code(), 0) << p.output();
+  const std::string report = read_file(dir / "out-flood" / "report.md");
+  EXPECT_NE(report.find("the machine was disturbed"), std::string::npos)
+      << flooded << " flooding requests\n"
+      << report;
 }
 
 TEST(Dashboard, ChromiumSeesTheRunLiveAndTheRoomsPredictionReachesTheReveal) {

@@ -103,8 +103,10 @@ TEST(BackendMemory, ReadsThePssOfAProcess) {
 namespace pgslow::evidence {
 namespace {
 
-CpuTimes cpu_at(double seconds, double busy, std::optional<double> server, double self) {
+CpuTimes cpu_at(double seconds, double busy, std::optional<double> server, double self,
+                double clients = 0) {
   CpuTimes t;
+  t.clients_s = clients;
   t.taken_at_us = static_cast<std::int64_t>(seconds * 1e6);
   t.machine_busy_s = busy;
   t.server_s = server;
@@ -114,20 +116,32 @@ CpuTimes cpu_at(double seconds, double busy, std::optional<double> server, doubl
 }
 
 TEST(CpuShares, WhatTheServerAndPgslowDidNotUseIsOtherPrograms) {
-  // 10 s on 2 cores: 20 core-seconds; the machine was busy 15 s of them, the server 8, pgslow 3.
-  auto s = cpu_shares(cpu_at(0, 100, 50, 10), cpu_at(10, 115, 58, 13));
+  // 10 s on 2 cores: 20 core-seconds; the machine was busy 15 s of them, the server 8, pgslow 3
+  // (its clients 2).
+  auto s = cpu_shares(cpu_at(0, 100, 50, 10, 5), cpu_at(10, 115, 58, 13, 7));
   ASSERT_TRUE(s.has_value());
   EXPECT_DOUBLE_EQ(s->window_s, 10);
   EXPECT_DOUBLE_EQ(s->server, 0.4);
-  EXPECT_DOUBLE_EQ(s->self, 0.15);
-  EXPECT_DOUBLE_EQ(s->other, 0.2);
-  EXPECT_GT(s->other, kDisturbedShare);
+  EXPECT_DOUBLE_EQ(s->clients, 0.1);
+  EXPECT_DOUBLE_EQ(s->pgslow_other, 0.05);
+  EXPECT_DOUBLE_EQ(s->other_programs, 0.2);
+  EXPECT_DOUBLE_EQ(s->disturbance(), 0.25);
+  EXPECT_GT(s->disturbance(), kDisturbedShare);
+}
+
+TEST(CpuShares, PgslowsOwnDashboardFloodIsADisturbanceToo) {
+  // Nothing else runs, but pgslow spent 4 of its 6 core-seconds outside its clients.
+  auto s = cpu_shares(cpu_at(0, 100, 50, 10, 5), cpu_at(10, 114, 58, 16, 7));
+  ASSERT_TRUE(s.has_value());
+  EXPECT_DOUBLE_EQ(s->other_programs, 0.0);
+  EXPECT_DOUBLE_EQ(s->pgslow_other, 0.2);
+  EXPECT_GT(s->disturbance(), kDisturbedShare);
 }
 
 TEST(CpuShares, AQuietMachineLeavesNothingForOthersAndNeverANegativeShare) {
   auto s = cpu_shares(cpu_at(0, 100, 50, 10), cpu_at(10, 110, 58, 13));  // busy < server+self
   ASSERT_TRUE(s.has_value());
-  EXPECT_DOUBLE_EQ(s->other, 0.0);
+  EXPECT_DOUBLE_EQ(s->other_programs, 0.0);
 }
 
 TEST(CpuShares, UnknownWithoutTheServersFiguresOrAfterARestart) {
