@@ -311,7 +311,7 @@ CpuTimes read_cpu_times(std::optional<int> postmaster_pid) {
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
     std::ifstream comm(task.path() / "comm");
     std::string name;
-    if (!std::getline(comm, name) || name != kClientThreadName) continue;
+    if (!std::getline(comm, name) || name == kClientThreadName) continue;
     std::ifstream stat(task.path() / "stat");
     std::string line;
     if (!std::getline(stat, line)) continue;
@@ -320,7 +320,7 @@ CpuTimes read_cpu_times(std::optional<int> postmaster_pid) {
     std::istringstream rest(line.substr(close + 1));
     std::vector<std::string> fields;
     for (std::string f; rest >> f;) fields.push_back(f);
-    t.clients_s += cpu_seconds_of(fields);
+    t.beside_clients_s += cpu_seconds_of(fields);
   }
   t.taken_at_us = now_us();
   return t;
@@ -335,9 +335,11 @@ std::optional<CpuShares> cpu_shares(const CpuTimes& before, const CpuTimes& afte
   const double busy = after.machine_busy_s - before.machine_busy_s;
   const double server = *after.server_s - *before.server_s;
   const double self = after.self_s - before.self_s;
-  // Client threads that ended between the readings take their time with them: never more
-  // than pgslow's whole.
-  const double clients = std::clamp(after.clients_s - before.clients_s, 0.0, std::max(0.0, self));
+  // The clients' share is the rest of pgslow's: client threads that ended before the last
+  // reading are no longer listed, but their time stays in the process's.
+  const double beside =
+      std::clamp(after.beside_clients_s - before.beside_clients_s, 0.0, std::max(0.0, self));
+  const double clients = self - beside;
   // A server child that exited since the first reading moves its time from "live child" to
   // "reaped" without a change in the sum; a negative figure is a restart: unknown.
   if (capacity <= 0 || server < 0 || self < 0 || busy < 0) return std::nullopt;

@@ -88,12 +88,13 @@ std::optional<ProcIo> read_server_proc_io(int postmaster_pid);
 
 // Who used this machine's CPU, from /proc: the whole machine's busy time (/proc/stat, every
 // core), the server's (read_server_proc_io; absent for a remote server), this process's, and
-// its client threads' (kClientThreadName, common/process.h).
+// that of its threads other than the clients (kClientThreadName, common/process.h): those live
+// across a measured window, while the clients may end before its last reading.
 struct CpuTimes {
   double machine_busy_s = 0;
   std::optional<double> server_s;
   double self_s = 0;
-  double clients_s = 0;
+  double beside_clients_s = 0;
   int cores = 1;
   std::int64_t taken_at_us = 0;
 };

@@ -104,9 +104,9 @@ namespace pgslow::evidence {
 namespace {
 
 CpuTimes cpu_at(double seconds, double busy, std::optional<double> server, double self,
-                double clients = 0) {
+                double beside_clients = 0) {
   CpuTimes t;
-  t.clients_s = clients;
+  t.beside_clients_s = beside_clients;
   t.taken_at_us = static_cast<std::int64_t>(seconds * 1e6);
   t.machine_busy_s = busy;
   t.server_s = server;
@@ -117,8 +117,8 @@ CpuTimes cpu_at(double seconds, double busy, std::optional<double> server, doubl
 
 TEST(CpuShares, WhatTheServerAndPgslowDidNotUseIsOtherPrograms) {
   // 10 s on 2 cores: 20 core-seconds; the machine was busy 15 s of them, the server 8, pgslow 3
-  // (its clients 2).
-  auto s = cpu_shares(cpu_at(0, 100, 50, 10, 5), cpu_at(10, 115, 58, 13, 7));
+  // (1 of them beside its clients).
+  auto s = cpu_shares(cpu_at(0, 100, 50, 10, 5), cpu_at(10, 115, 58, 13, 6));
   ASSERT_TRUE(s.has_value());
   EXPECT_DOUBLE_EQ(s->window_s, 10);
   EXPECT_DOUBLE_EQ(s->server, 0.4);
@@ -131,7 +131,7 @@ TEST(CpuShares, WhatTheServerAndPgslowDidNotUseIsOtherPrograms) {
 
 TEST(CpuShares, PgslowsOwnDashboardFloodIsADisturbanceToo) {
   // Nothing else runs, but pgslow spent 4 of its 6 core-seconds outside its clients.
-  auto s = cpu_shares(cpu_at(0, 100, 50, 10, 5), cpu_at(10, 114, 58, 16, 7));
+  auto s = cpu_shares(cpu_at(0, 100, 50, 10, 5), cpu_at(10, 114, 58, 16, 9));
   ASSERT_TRUE(s.has_value());
   EXPECT_DOUBLE_EQ(s->other_programs, 0.0);
   EXPECT_DOUBLE_EQ(s->pgslow_other, 0.2);
