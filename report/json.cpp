@@ -64,6 +64,10 @@ Json measurement_json(const Measurement& m) {
                   {"clients_connected", m.clients_connected},
                   {"connections_refused", m.connections_refused},
                   {"tps_per_second", series}};
+  if (m.in_flight_at_end > 0) {
+    out["in_flight_at_end"] = m.in_flight_at_end;
+    out["in_flight_longest_us"] = number(m.in_flight_longest_us);
+  }
   // Only when measured (a local server), so reports of remote servers carry no zero.
   if (m.idle_connections_measured > 0) {
     out["idle_connection_pss_bytes"] = number(m.idle_connection_pss_bytes);
@@ -274,6 +278,8 @@ Measurement read_measurement(const Reader& r, const std::string& source) {
   r.number("on_time_ratio", m.on_time_ratio);
   r.number("idle_connection_pss_bytes", m.idle_connection_pss_bytes);
   r.number("idle_connections_measured", m.idle_connections_measured);
+  r.number("in_flight_at_end", m.in_flight_at_end);
+  r.number("in_flight_longest_us", m.in_flight_longest_us);
   r.array("by_type", [&](const Json& j, const std::string& path) {
     Reader t(j, path, source);
     TxTypeResult tx;

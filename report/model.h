@@ -76,6 +76,11 @@ struct Measurement {
   int clients_connected = 0;           // fewer than requested: refused connections (53300)
   int connections_refused = 0;         // connections the server refused at the start (53300)
   std::vector<double> tps_per_second;  // the progress series, one value per second
+  // Transactions still under way when the window closed (counted as none of the above: a
+  // transaction counts when it finishes inside the window), and how long the longest of them
+  // had run by then, from its scheduled start: a lower bound on its latency.
+  std::uint64_t in_flight_at_end = 0;
+  double in_flight_longest_us = 0;
 
   bool operator==(const Measurement&) const = default;
 };

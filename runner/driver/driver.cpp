@@ -215,6 +215,9 @@ report::Measurement run_workload(const workload::Workload& workload,
     pool_wait.merge(w->pool_wait_);
     connect_time.merge(w->connect_time_);
     m.reconnects += w->reconnects_;
+    m.in_flight_at_end += w->in_flight_at_end_;
+    m.in_flight_longest_us =
+        std::max(m.in_flight_longest_us, static_cast<double>(w->in_flight_longest_us_));
     window_end = std::max(window_end, w->window_end_);
   }
   if (fatal) std::rethrow_exception(fatal);

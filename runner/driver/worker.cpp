@@ -157,8 +157,13 @@ void Worker::end_window(std::int64_t at) {
   ending_ = true;
   end_us_ = std::min(end_us_, at);
   window_end_ = end_us_;
+  for (const auto& c : clients_) {
+    if (c.in_flight_since <= 0 || c.in_flight_since >= end_us_) continue;
+    ++in_flight_at_end_;
+    in_flight_longest_us_ = std::max(in_flight_longest_us_, end_us_ - c.in_flight_since);
+  }
   // In-flight statements are cancelled so the run ends promptly; their transactions finish
-  // after the window and are not counted.
+  // after the window and are not counted (but are reported, above).
   auto cancel = [](ConnSlot& s) {
     if (s.waiter && s.conn.is_open()) s.conn.cancel();
   };
@@ -199,6 +204,7 @@ Task<void> Worker::client_loop(ClientState& c) {
     }
     if (ending_) break;
     std::int64_t start = now_us();
+    c.in_flight_since = scheduled;
 
     ConnSlot* slot = nullptr;
     Outcome outcome;
@@ -255,13 +261,16 @@ Task<void> Worker::client_loop(ClientState& c) {
       if (pooled) release(slot);
     }
     std::int64_t end = now_us();
+    c.in_flight_since = 0;
 
     if (outcome.kind == Outcome::Kind::kFailed)
       ++interval_failed_;
     else
       interval_.record(end - scheduled);
-    // Counted: started after the warm-up, finished inside the window.
-    const bool measured = scheduled >= measure_start_ && end <= end_us_;
+    // Counted: finished inside the window, whenever it started. Counting only those that also
+    // started after the warm-up would bias TPS low by about latency / duration per client and
+    // hide the slowest transactions from p99 and max: worst for the catastrophic presets.
+    const bool measured = end > measure_start_ && end <= end_us_;
     c.client->take_counters(measured ? counters_ : unmeasured_counters_);
     if (measured) {
       tallies_[type].add(outcome, end - scheduled);

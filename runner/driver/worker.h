@@ -33,6 +33,8 @@ struct ClientState {
   std::unique_ptr<ConnSlot> own;  // its connection (not in pool mode)
   Random schedule{1};
   std::int64_t next_arrival = 0;
+  // The scheduled start of the transaction under way; 0 between transactions.
+  std::int64_t in_flight_since = 0;
   Task<void> loop;
 };
 
@@ -89,6 +91,10 @@ class Worker final : public EventLoop, public Inbox {
   std::optional<pg::Error> connect_error_;  // the first connection failure
   std::exception_ptr fatal_;                // a bug in a workload: ends the run
   std::int64_t window_end_ = 0;             // when this worker stopped counting
+  // Transactions still under way when the window closed, and the longest of them had run
+  // by then: a lower bound on its latency (it ends after the window and is not counted).
+  std::uint64_t in_flight_at_end_ = 0;
+  std::int64_t in_flight_longest_us_ = 0;
   Published published_;
   int client_count() const { return static_cast<int>(clients_.size()); }
 

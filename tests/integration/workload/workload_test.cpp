@@ -303,6 +303,31 @@ TEST(ScriptWorkload, WeightedScriptsRunAndSubstituteTheirVariables) {
   }
 }
 
+// Transactions longer than the window (#21): one that started in the warm-up and finishes in
+// the window counts, with its whole latency; one still running when the window closes is
+// reported as in flight, with how long it had run, not dropped in silence.
+TEST(Driver, TransactionsLongerThanTheWindowAreCountedWhereTheyFinish) {
+  const auto dir = std::filesystem::temp_directory_path() / "pgslow_long_tx_it";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "slow.sql") << "SELECT pg_sleep(1.5);\n";
+  const workload::Workload& w = workload::find_workload("script");
+  workload::WorkloadParams params;
+  params.base_dir = dir;
+  params.options["scripts"] = "slow.sql";
+  ASSERT_FALSE(has_errors(w.validate(params)));
+  SilentProgress quiet;
+  DriverOptions o = brief(2);
+  o.warmup_s = 0.5;  // the window is [0.5 s, 2.5 s]: each client's first transaction
+  o.duration_s = 2;  // ends at 1.5 s inside it, its second (1.5 s to 3 s) is cut at 2.5 s
+  report::Measurement m = run_workload(w, params, testing::conninfo(), o, quiet);
+  EXPECT_EQ(m.committed, 2u) << "one per client, though each started in the warm-up";
+  EXPECT_EQ(m.failed, 0u);
+  EXPECT_GE(m.latency.max_us, 1.5e6);
+  EXPECT_EQ(m.in_flight_at_end, 2u);
+  EXPECT_GE(m.in_flight_longest_us, 0.5e6);
+  EXPECT_LT(m.in_flight_longest_us, 1.5e6);
+}
+
 // The driver hands over its connections' server pids before the clock starts; /proc then
 // tells each idle backend's memory (PSS), counted only for children of this postmaster.
 // Issue 20's crashes, through the built binary: `pgslow check` of a scenario whose scripts
