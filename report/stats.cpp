@@ -185,6 +185,15 @@ double Interval::half_width() const {
   return std::max(high / ratio - 1, 1 - low / ratio);
 }
 
+double Interval::detectable() const {
+  if (!known || !(df > 0)) return 0;
+  // The bounds are exp(log ratio +- t * se): an effect is called with 80% power when its log
+  // lies (t_confidence + t_0.80) standard errors from 0.
+  const double t = t_quantile(1 - (1 - confidence) / 2, df);
+  const double se = std::log(high / ratio) / t;
+  return std::exp((t + t_quantile(0.80, df)) * se) - 1;
+}
+
 Interval log_ratio_interval(double log_difference, double se, double df, double confidence) {
   Interval out;
   out.confidence = confidence;
@@ -218,7 +227,8 @@ std::string format_verdict(const Interval& interval) {
     case Verdict::kFaster:
       return "faster";
     case Verdict::kWithinNoise:
-      return fmt::format("within noise (±{:.1f}%)", interval.half_width() * 100);
+      return fmt::format("within noise (could see ±{:.{}f}%)", interval.detectable() * 100,
+                         interval.detectable() < 0.1 ? 1 : 0);
     case Verdict::kUnknown:
       break;
   }

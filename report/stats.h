@@ -51,8 +51,12 @@ struct Interval {
   double df = 0;  // degrees of freedom of the noise estimate
   double confidence = 0.95;
   bool known = false;  // false: too few measurements to state an interval
-  // The larger distance of a bound from the estimate, relative: "±x%" of "within noise".
+  // The larger distance of a bound from the estimate, relative.
   double half_width() const;
+  // The smallest effect (a relative change either way) that a comparison as noisy as this one
+  // calls slower or faster four times in five: what "within noise" could have seen. "No
+  // effect" reads differently when it could have seen 3% than when it could have seen 40%.
+  double detectable() const;
 };
 // The interval of exp(log_difference) with standard error `se` of the log difference.
 Interval log_ratio_interval(double log_difference, double se, double df, double confidence = 0.95);

@@ -77,3 +77,24 @@ TEST(Stats, FormatChangeWordsSmallAndLargeChanges) {
 
 }  // namespace
 }  // namespace pgslow::report
+
+namespace pgslow::report {
+namespace {
+
+TEST(Interval, WhatWithinNoiseCouldHaveSeenGrowsWithTheNoiseAndExceedsTheHalfWidth) {
+  // Many degrees of freedom: the normal quantiles, 1.96 + 0.84 = 2.80 standard errors.
+  const Interval quiet = log_ratio_interval(0.0, 0.02, 1e6);
+  EXPECT_NEAR(quiet.detectable(), std::exp(2.8016 * 0.02) - 1, 1e-3);
+  EXPECT_GT(quiet.detectable(), quiet.half_width());
+  const Interval noisy = log_ratio_interval(0.0, 0.10, 1e6);
+  EXPECT_GT(noisy.detectable(), 3 * quiet.detectable());
+  // Few degrees of freedom: t's heavier tails make the same noise see less.
+  EXPECT_GT(log_ratio_interval(0.0, 0.02, 3).detectable(), quiet.detectable());
+  // No interval, nothing to claim.
+  EXPECT_EQ(log_ratio_interval(0.0, 0.0, 4).detectable(), 0.0);
+  // The estimate does not move it: it is a property of the noise.
+  EXPECT_NEAR(log_ratio_interval(0.1, 0.02, 1e6).detectable(), quiet.detectable(), 1e-9);
+}
+
+}  // namespace
+}  // namespace pgslow::report
