@@ -226,9 +226,10 @@ std::string format_verdict(const Interval& interval) {
       return "slower";
     case Verdict::kFaster:
       return "faster";
-    case Verdict::kWithinNoise:
-      return fmt::format("within noise (could see ±{:.{}f}%)", interval.detectable() * 100,
-                         interval.detectable() < 0.1 ? 1 : 0);
+    case Verdict::kWithinNoise: {
+      const double seen = interval.detectable();
+      return fmt::format("within noise (could see ±{:.{}f}%)", seen * 100, seen < 0.1 ? 1 : 0);
+    }
     case Verdict::kUnknown:
       break;
   }

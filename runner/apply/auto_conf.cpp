@@ -14,7 +14,6 @@
 
 #include "apply/bytes.h"
 #include "common/errors.h"
-#include "common/paths.h"
 #include "common/safe_fs.h"
 #include "common/strings.h"
 
@@ -48,7 +47,7 @@ OriginalFile read_auto_conf(const fs::path& data_dir) {
   } else {
     if (::fstat(fd.get(), &st) != 0)
       throw RuntimeError("cannot read " + file.path.string() + ": " + std::strerror(errno));
-    file.bytes = read_file_in(dir.get(), kAutoConf, file.path).value_or("");
+    file.bytes = read_all(fd.get(), file.path);
     file.mode = st.st_mode & 07777;
   }
   file.uid = st.st_uid;

@@ -73,8 +73,7 @@ std::string describe(const std::optional<LockHolder>& holder) {
 std::optional<WorkdirLock> WorkdirLock::try_acquire(const fs::path& workdir,
                                                     const std::string& command,
                                                     std::optional<LockHolder>* holder) {
-  create_workdir(workdir);
-  require_trusted_workdir(workdir);
+  create_workdir(workdir);  // judged before anything is made
   fs::path path = lock_path(workdir);
   // O_CLOEXEC (in open_trusted_file): a postmaster started by pg_ctl must not inherit the lock
   // and keep it forever. O_NOFOLLOW: a symlink planted as the lock is never written through.

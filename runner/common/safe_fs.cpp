@@ -298,10 +298,14 @@ std::optional<std::string> read_file_in(int dir, const std::string& name,
                                         const fs::path& shown_as) {
   UniqueFd fd = open_file_in(dir, name, O_RDONLY, shown_as);
   if (!fd) return std::nullopt;
+  return read_all(fd.get(), shown_as);
+}
+
+std::string read_all(int fd, const fs::path& shown_as) {
   std::string out;
   char buf[65536];
   for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
       fail("read", shown_as, errno);

@@ -89,6 +89,9 @@ struct FileOwnership {
 UniqueFd open_file_in(int dir, const std::string& name, int flags,
                       const std::filesystem::path& shown_as, mode_t mode = 0600);
 
+// The rest of an open file, from its current offset; throws RuntimeError naming `shown_as`.
+std::string read_all(int fd, const std::filesystem::path& shown_as);
+
 // The contents of `name` in `dir` (open_file_in's checks), or nullopt when there is none.
 std::optional<std::string> read_file_in(int dir, const std::string& name,
                                         const std::filesystem::path& shown_as);

@@ -142,9 +142,10 @@ void read_wal(pg::Connection& conn, int major, const std::string& start, Snapsho
   s.epochs["pg_stat_io wal"] = start + "|" + text(io, 2);
 }
 
-// The fields of /proc/PID/stat after the command name (which may hold spaces and parens).
-std::optional<std::vector<std::string>> stat_fields(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+// The fields of a /proc stat file (a process's or a thread's) after the command name, which
+// may hold spaces and parens.
+std::optional<std::vector<std::string>> stat_fields_of(const std::filesystem::path& stat) {
+  std::ifstream in(stat);
   std::string line;
   if (!in || !std::getline(in, line)) return std::nullopt;
   const auto close = line.rfind(')');
@@ -153,6 +154,10 @@ std::optional<std::vector<std::string>> stat_fields(int pid) {
   std::vector<std::string> fields;
   for (std::string f; rest >> f;) fields.push_back(f);
   return fields;  // fields[0] is the state (field 3), fields[1] the ppid (field 4)
+}
+
+std::optional<std::vector<std::string>> stat_fields(int pid) {
+  return stat_fields_of("/proc/" + std::to_string(pid) + "/stat");
 }
 
 // utime + stime + cutime + cstime (fields 14 to 17) in seconds, from stat_fields' vector.
@@ -312,15 +317,8 @@ CpuTimes read_cpu_times(std::optional<int> postmaster_pid) {
     std::ifstream comm(task.path() / "comm");
     std::string name;
     if (!std::getline(comm, name) || name == kClientThreadName) continue;
-    std::ifstream stat(task.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 1));
-    std::vector<std::string> fields;
-    for (std::string f; rest >> f;) fields.push_back(f);
-    t.beside_clients_s += cpu_seconds_of(fields);
+    if (const auto fields = stat_fields_of(task.path() / "stat"))
+      t.beside_clients_s += cpu_seconds_of(*fields);
   }
   t.taken_at_us = now_us();
   return t;

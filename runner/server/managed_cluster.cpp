@@ -177,10 +177,7 @@ void ManagedCluster::load_state() {
   require_trusted_workdir(options_.workdir);
   UniqueFd fd(open_trusted_file(state_file_, O_RDONLY));
   if (!fd) return;
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) > 0;) text.append(buf, n);
-  for (const std::string& line : split(text, '\n')) {
+  for (const std::string& line : split(read_all(fd.get(), state_file_), '\n')) {
     auto eq = line.find('=');
     if (eq == std::string::npos) continue;
     std::string key = trim(line.substr(0, eq));
@@ -266,8 +263,7 @@ void ManagedCluster::prepare_workdir() {
           "postgresql package does) or run pgslow as an ordinary user");
     }
   }
-  create_workdir(options_.workdir);
-  require_trusted_workdir(options_.workdir);
+  create_workdir(options_.workdir);  // judged before anything is made
   if (::access(options_.workdir.c_str(), W_OK | X_OK) != 0) {
     throw RuntimeError(fmt::format(
         "the workdir {} is not writable ({}): pass --workdir with a folder you can write to",

@@ -34,11 +34,11 @@ std::uintmax_t log_size(const std::filesystem::path& log) {
 std::string read_log_since(const std::filesystem::path& log, std::uintmax_t offset) {
   UniqueFd fd = open_log(log);
   if (!fd || ::lseek(fd.get(), static_cast<off_t>(offset), SEEK_SET) < 0) return "";
-  std::string out;
-  char buf[65536];
-  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) > 0;)
-    out.append(buf, static_cast<std::size_t>(n));
-  return out;
+  try {
+    return read_all(fd.get(), log);
+  } catch (const Error&) {
+    return "";
+  }
 }
 
 }  // namespace pgslow::server

@@ -256,10 +256,9 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   // The server's memory per idle connection, read from /proc while the clients sit connected
   // before the clock starts (a local server only: its postmaster's children).
   std::optional<evidence::BackendMemory> idle_memory;
-  const std::optional<int> postmaster = server_pid;
-  if (postmaster) {
+  if (server_pid) {
     d.on_connected = [&](const std::vector<int>& pids) {
-      idle_memory = evidence::backend_memory(pids, *postmaster);
+      idle_memory = evidence::backend_memory(pids, *server_pid);
     };
   }
 
