@@ -69,6 +69,10 @@ Json measurement_json(const Measurement& m) {
     out["in_flight_longest_us"] = number(m.in_flight_longest_us);
   }
   // Only when measured (a local server), so reports of remote servers carry no zero.
+  if (m.server_cpu_s > 0) {
+    out["server_cpu_s"] = number(m.server_cpu_s);
+    out["client_cpu_s"] = number(m.client_cpu_s);
+  }
   if (m.idle_connections_measured > 0) {
     out["idle_connection_pss_bytes"] = number(m.idle_connection_pss_bytes);
     out["idle_connections_measured"] = m.idle_connections_measured;
@@ -280,6 +284,8 @@ Measurement read_measurement(const Reader& r, const std::string& source) {
   r.number("idle_connections_measured", m.idle_connections_measured);
   r.number("in_flight_at_end", m.in_flight_at_end);
   r.number("in_flight_longest_us", m.in_flight_longest_us);
+  r.number("server_cpu_s", m.server_cpu_s);
+  r.number("client_cpu_s", m.client_cpu_s);
   r.array("by_type", [&](const Json& j, const std::string& path) {
     Reader t(j, path, source);
     TxTypeResult tx;

@@ -81,6 +81,11 @@ struct Measurement {
   // had run by then, from its scheduled start: a lower bound on its latency.
   std::uint64_t in_flight_at_end = 0;
   double in_flight_longest_us = 0;
+  // CPU seconds (user + system) spent in the measured window by every server process (a local
+  // server: /proc) and by pgslow's client threads; 0: not measured. Per transaction they are
+  // the cost of a transaction, which moves much less with other load than TPS does.
+  double server_cpu_s = 0;
+  double client_cpu_s = 0;
 
   bool operator==(const Measurement&) const = default;
 };

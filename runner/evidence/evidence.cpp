@@ -341,6 +341,8 @@ std::optional<CpuShares> cpu_shares(const CpuTimes& before, const CpuTimes& afte
   // A server child that exited since the first reading moves its time from "live child" to
   // "reaped" without a change in the sum; a negative figure is a restart: unknown.
   if (capacity <= 0 || server < 0 || self < 0 || busy < 0) return std::nullopt;
+  s.server_s = server;
+  s.clients_s = clients;
   s.server = server / capacity;
   s.clients = clients / capacity;
   s.pgslow_other = (self - clients) / capacity;

@@ -108,6 +108,7 @@ CpuTimes read_cpu_times(std::optional<int> postmaster_pid);
 struct CpuShares {
   double window_s = 0;
   double server = 0, clients = 0, pgslow_other = 0, other_programs = 0;
+  double server_s = 0, clients_s = 0;  // CPU seconds, not shares
   double disturbance() const { return pgslow_other + other_programs; }
 };
 std::optional<CpuShares> cpu_shares(const CpuTimes& before, const CpuTimes& after);

@@ -279,7 +279,11 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   window_s = 0;
   disturbance = std::nullopt;
   if (cpu_before && cpu_after) {
-    if (auto shares = evidence::cpu_shares(*cpu_before, *cpu_after)) disturbance = *shares;
+    if (auto shares = evidence::cpu_shares(*cpu_before, *cpu_after)) {
+      disturbance = *shares;
+      m.server_cpu_s = shares->server_s;
+      m.client_cpu_s = shares->clients_s;
+    }
   }
   if (!evidence_error.empty()) stage.warnings.push_back("evidence incomplete: " + evidence_error);
   if (!before || !after) return m;  // stopped before the measured window, or no probe
