@@ -80,6 +80,16 @@ void ConsoleReporter::report(const Run& run, std::ostream& terminal) const {
     if (cumulative && s.vs_previous)
       detail("vs prev", s.vs_previous->text + " " + interval_text(s.vs_previous));
     for (const auto& change : stage.changes) detail("knob", describe_change(change));
+    if (s.cpu_vs_baseline) detail("CPU/tx", cost_change_text(*s.cpu_vs_baseline) + " (server)");
+    if (!s.design.empty()) {
+      const Switchback& sb = *stage.switchback;
+      std::string how = s.design;
+      if (sb.stopped == "precision")
+        how += fmt::format(", stopped at ±{:g}% as asked", sb.precision * 100);
+      else if (sb.stopped == "budget")
+        how += fmt::format(", time budget spent before ±{:g}%", sb.precision * 100);
+      detail("measured", how);
+    }
     for (const auto& knob : stage.skipped) detail("skipped", describe_skipped(knob));
     if (!s.movers.empty()) {
       std::string text;

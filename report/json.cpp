@@ -91,6 +91,27 @@ Json interval_json(const EffectInterval& e) {
               {"transactions", e.transactions}};
 }
 
+Json switchback_json(const Switchback& s) {
+  Json blocks = Json::array();
+  for (const auto& b : s.blocks) {
+    blocks.push_back({{"stage", b.stage},
+                      {"seconds", number(b.seconds)},
+                      {"transactions", b.transactions},
+                      {"server_cpu_s", number(b.server_cpu_s)},
+                      {"client_cpu_s", number(b.client_cpu_s)}});
+  }
+  Json evidence = Json::object();
+  for (const auto& [k, v] : s.reference_evidence) evidence[k] = number(v);
+  return {{"block_s", number(s.block_s)},
+          {"settle_s", number(s.settle_s)},
+          {"why", s.why},
+          {"precision", number(s.precision)},
+          {"looks", s.looks},
+          {"stopped", s.stopped},
+          {"blocks", blocks},
+          {"reference_evidence", evidence}};
+}
+
 Json attribution_json_ordered(const Attribution& a) {
   Json knobs = Json::array();
   for (const auto& k : a.knobs) {
@@ -156,7 +177,8 @@ Json stage_json(const StageResult& s) {
       {"reset_seconds", number(s.reset_seconds)},
       {"log_excerpt", s.log_excerpt},
       {"error", s.error},
-      {"attribution", s.attribution ? attribution_json_ordered(*s.attribution) : Json(nullptr)}};
+      {"attribution", s.attribution ? attribution_json_ordered(*s.attribution) : Json(nullptr)},
+      {"switchback", s.switchback ? switchback_json(*s.switchback) : Json(nullptr)}};
 }
 
 // Reads one JSON object field by field, naming the path of anything malformed. Missing
@@ -408,6 +430,32 @@ StageResult read_stage(const Reader& r, const std::string& source) {
   r.string("log_excerpt", s.log_excerpt);
   r.string("error", s.error);
   if (r.present("attribution")) s.attribution = read_attribution(r.child("attribution"), source);
+  if (r.present("switchback")) {
+    const Reader w = r.child("switchback");
+    Switchback sb;
+    w.number("block_s", sb.block_s);
+    w.number("settle_s", sb.settle_s);
+    w.string("why", sb.why);
+    w.number("precision", sb.precision);
+    w.number("looks", sb.looks);
+    w.string("stopped", sb.stopped);
+    w.array("blocks", [&](const Json& j, const std::string& path) {
+      const Reader b(j, path, source);
+      SwitchbackBlock block;
+      b.boolean("stage", block.stage);
+      b.number("seconds", block.seconds);
+      b.number("transactions", block.transactions);
+      b.number("server_cpu_s", block.server_cpu_s);
+      b.number("client_cpu_s", block.client_cpu_s);
+      sb.blocks.push_back(block);
+    });
+    w.object("reference_evidence", [&](const std::string& key, const Json& j,
+                                       const std::string& path) {
+      const double v = read_number(j, path, source);
+      if (std::isfinite(v)) sb.reference_evidence[key] = v;
+    });
+    s.switchback = std::move(sb);
+  }
   return s;
 }
 
@@ -429,6 +477,7 @@ std::string to_json(const Run& run) {
                               {"transactions", ref.transactions},
                               {"duration_s", number(ref.duration_s)},
                               {"tps_per_second", series},
+                              {"server_cpu_s", number(ref.server_cpu_s)},
                               {"error", ref.error}});
   }
   Json expectations = Json::array();
@@ -527,6 +576,7 @@ Run read_json(const std::string& text, const std::string& source) {
     e.array("tps_per_second", [&](const Json& v, const std::string& p) {
       ref.tps_per_second.push_back(read_number(v, p, source));
     });
+    e.number("server_cpu_s", ref.server_cpu_s);
     e.string("error", ref.error);
     if (ref.after_stage >= run.stages.size())
       throw ReadError(fmt::format("{}: {}.after_stage: expected a stage index below {}", source,

@@ -176,6 +176,36 @@ struct Attribution {
   bool operator==(const Attribution&) const = default;
 };
 
+// One block of a switchback run (docs/reading-the-report.md "Switchback runs"): the part of a
+// block kept after its settling time, under the reference configuration or the stage's.
+struct SwitchbackBlock {
+  bool stage = false;
+  double seconds = 0;              // kept
+  std::uint64_t transactions = 0;  // committed + rolled back in the kept part
+  double server_cpu_s = 0;         // every server process, in the kept part; 0: not measured
+  double client_cpu_s = 0;         // pgslow's client threads
+
+  bool operator==(const SwitchbackBlock&) const = default;
+};
+
+// A stage measured in one continuous run that switched between the reference configuration
+// and the stage's every `block_s` seconds (reload only), instead of separate runs.
+struct Switchback {
+  double block_s = 0;
+  double settle_s = 0;  // dropped at the start of each block
+  std::string why;      // why the stage got this design (the knobs' carryover)
+  double precision = 0;  // the half-width asked for (--precision); 0: a fixed number of blocks
+  int looks = 1;         // times the run could stop: each look's interval is at 1 - 0.05 / looks
+  // "precision": the interval reached `precision`; "budget": the time ran out first;
+  // "fixed": no precision asked; "interrupted".
+  std::string stopped;
+  std::vector<SwitchbackBlock> blocks;  // in time order, reference first and last
+  // The evidence of the reference's kept parts taken together (the stage's is the stage's).
+  std::map<std::string, double> reference_evidence;
+
+  bool operator==(const Switchback&) const = default;
+};
+
 // One stage: its configuration, its measurements (one per repeat) and the server-side
 // evidence of the measured window. Evidence values are per-stage deltas or ratios, keyed by
 // the evidence names of docs/knobs.md ("buffer_hit_ratio", "checkpoints_requested", ...).
@@ -196,6 +226,9 @@ struct StageResult {
   double evidence_seconds = 0;
   bool sweep_point = false;                // a point of the scenario's sweep (Run::sweep)
   std::optional<Attribution> attribution;  // `attribute: true`: each knob's part
+  // Measured by switchback against the baseline: `repeats` then holds the stage's blocks taken
+  // together, and the comparison rests on the blocks.
+  std::optional<Switchback> switchback;
 
   bool operator==(const StageResult&) const = default;
 };
@@ -226,7 +259,8 @@ struct ReferenceRun {
   std::uint64_t transactions = 0;  // committed + rolled back
   double duration_s = 0;
   std::vector<double> tps_per_second;
-  std::string error;  // the re-measurement failed: why
+  double server_cpu_s = 0;  // as Measurement::server_cpu_s; 0: not measured
+  std::string error;        // the re-measurement failed: why
 
   bool operator==(const ReferenceRun&) const = default;
 };

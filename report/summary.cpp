@@ -14,6 +14,35 @@ namespace pgslow::report {
 
 namespace {
 
+// A stage's server CPU per transaction, one value per run (log scale), in Runs' shape.
+Runs cost_runs_of(const StageResult& stage) {
+  Runs r;
+  for (const auto& m : stage.repeats) {
+    const std::uint64_t tx = m.committed + m.rolled_back;
+    if (m.server_cpu_s <= 0 || tx == 0) continue;
+    r.log_tps.push_back(std::log(m.server_cpu_s / static_cast<double>(tx)));
+    r.transactions += tx;
+  }
+  return r;
+}
+
+// The reference blocks of a switchback run as one measured stage (their evidence and
+// transactions), for the evidence comparison.
+StageResult switchback_reference(const Switchback& s) {
+  StageResult r;
+  Measurement m;
+  for (const auto& b : s.blocks) {
+    if (b.stage) continue;
+    m.duration_s += b.seconds;
+    m.committed += b.transactions;
+  }
+  m.tps = m.duration_s > 0 ? static_cast<double>(m.committed) / m.duration_s : 0;
+  r.repeats.push_back(m);
+  r.evidence = s.reference_evidence;
+  r.evidence_seconds = m.duration_s;
+  return r;
+}
+
 std::vector<double> repeat_tps(const StageResult& stage) {
   std::vector<double> out;
   for (const auto& m : stage.repeats) out.push_back(m.tps);
@@ -178,7 +207,15 @@ Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise
   const double se2 =
       std::max(sigma2, stage.within) / static_cast<double>(stage.log_tps.size()) +
       std::max(sigma2, reference.within) / static_cast<double>(reference.log_tps.size());
-  c.interval = log_ratio_interval(diff, std::sqrt(se2), df);
+  Change out = change_of(log_ratio_interval(diff, std::sqrt(se2), df));
+  out.reference_transactions = c.reference_transactions;
+  return out;
+}
+
+Change change_of(const Interval& interval) {
+  Change c;
+  c.ratio = interval.ratio;
+  c.interval = interval;
   const Verdict v = verdict_of(c.interval);
   c.measurable = v == Verdict::kSlower || v == Verdict::kFaster;
   c.text = format_verdict(c.interval);
@@ -188,6 +225,22 @@ Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise
       c.text += v == Verdict::kSlower ? " slower" : " faster";
   }
   return c;
+}
+
+Change switchback_change(const Switchback& switchback, BlockFigure figure) {
+  Change c = change_of(
+      switchback_interval(switchback.blocks, figure, switchback_confidence(switchback)));
+  for (const auto& b : switchback.blocks)
+    if (!b.stage) c.reference_transactions += b.transactions;
+  return c;
+}
+
+std::string cost_change_text(const Change& change) {
+  if (!change.interval.known) return "no interval";
+  if (!change.measurable) return format_verdict(change.interval);
+  auto pct = [](double ratio) { return fmt::format("{:+.1f}%", (ratio - 1) * 100); };
+  return fmt::format("{} [{}, {}]", pct(change.ratio), pct(change.interval.low),
+                     pct(change.interval.high));
 }
 
 Change compare_stages(const StageResult& stage, const StageResult& reference) {
@@ -374,13 +427,37 @@ std::vector<StageSummary> summarize(const Run& run) {
         }
         if (i == 1 || around.log_tps.empty()) append(around, runs_of(*baseline));
         s.vs_baseline = compare_runs(mine, around, noise);
+        // The same comparison of the server's CPU per transaction, from the same runs.
+        Runs cost_around;
+        for (const auto& ref : run.references) {
+          if ((ref.after_stage + 1 == i || ref.after_stage == i) && ref.error.empty() &&
+              ref.server_cpu_s > 0 && ref.transactions > 0)
+            cost_around.log_tps.push_back(
+                std::log(ref.server_cpu_s / static_cast<double>(ref.transactions)));
+        }
+        if (i == 1 || cost_around.log_tps.empty()) append(cost_around, cost_runs_of(*baseline));
+        const Runs cost = cost_runs_of(stage);
+        if (!cost.log_tps.empty() && !cost_around.log_tps.empty())
+          s.cpu_vs_baseline = compare_runs(cost, cost_around);
+      }
+      if (stage.switchback && closed) {
+        // Measured against the baseline blocks around each of its own, in one run.
+        s.vs_baseline = switchback_change(*stage.switchback, BlockFigure::kTps);
+        const Change cost = switchback_change(*stage.switchback, BlockFigure::kCpuPerTx);
+        if (cost.interval.known) s.cpu_vs_baseline = cost;
+        std::size_t blocks = stage.switchback->blocks.size();
+        s.design = fmt::format("switchback, {} blocks of {:g} s", blocks, stage.switchback->block_s);
       }
       // The evidence is compared with what the stage's knobs changed: the previous stage in
       // a cumulative run (else every later stage repeats the first stage's story), the
       // baseline in an isolated one.
       const StageResult* reference = isolated ? baseline : previous;
-      if (reference != nullptr && i > 0)
+      if (stage.switchback) {
+        const StageResult blocks_of_reference = switchback_reference(*stage.switchback);
+        s.movers = top_movers(evidence_moves(stage, blocks_of_reference), 2);
+      } else if (reference != nullptr && i > 0) {
         s.movers = top_movers(evidence_moves(stage, *reference), 2);
+      }
       previous = &stage;
     }
     out.push_back(std::move(s));

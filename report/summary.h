@@ -12,6 +12,7 @@
 
 #include "report/model.h"
 #include "report/stats.h"
+#include "report/switchback.h"
 
 namespace pgslow::report {
 
@@ -70,6 +71,15 @@ struct Change {
 // (pooled with the repeats' own spread), else from the repeats of the two, else from batch
 // means of each run's per-second series (within-run only, said in the report's header).
 Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise = {});
+// A Change from an interval (its verdict and text), as compare_runs words it.
+Change change_of(const Interval& interval);
+// A switchback stage's change against the baseline blocks around it, of TPS or of CPU per
+// transaction (report/switchback.h).
+Change switchback_change(const Switchback& switchback, BlockFigure figure);
+// "+12.0% [+9.1%, +15.2%]" for a cost (CPU per transaction) that moved measurably, else
+// "within noise (could see ±3.1%)", "no interval".
+std::string cost_change_text(const Change& change);
+
 // Compares `stage` with `reference` (both ran), their repeats alone giving the noise.
 Change compare_stages(const StageResult& stage, const StageResult& reference);
 
@@ -90,6 +100,11 @@ struct StageSummary {
   // Stage 0's configuration measured right before and after this stage (interleaved), or
   // stage 0 itself in a report without reference runs.
   std::optional<Change> vs_baseline;
+  // The server's CPU per transaction against the baseline's (a local server): ratio > 1 costs
+  // more. Text: "+12.0% [+9.1%, +15.2%]", or "within noise (could see ±3.1%)".
+  std::optional<Change> cpu_vs_baseline;
+  // A switchback stage: "switchback, 21 blocks of 4 s"; empty for separate runs.
+  std::string design;
   // Up to two, largest first, versus the previous stage that ran (cumulative runs) or the
   // baseline (mode "isolated").
   std::vector<EvidenceMove> movers;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace pgslow {
 
@@ -174,6 +175,38 @@ bool is_valid_parameter_name(std::string_view name) {
   std::size_t dot = name.find('.');
   if (dot == std::string_view::npos) return parameter_name_part(name);
   return parameter_name_part(name.substr(0, dot)) && parameter_name_part(name.substr(dot + 1));
+}
+
+std::optional<double> parse_duration(std::string_view text) {
+  std::string s = trim(text);
+  if (s.empty()) return std::nullopt;
+  std::size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  if (i == 0) return std::nullopt;
+  double number = 0;
+  try {
+    std::size_t used = 0;
+    number = std::stod(s.substr(0, i), &used);
+    if (used != i) return std::nullopt;
+  } catch (...) {
+    return std::nullopt;
+  }
+  std::string unit = to_lower(trim(s.substr(i)));
+  double factor = 0;
+  if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs" || unit == "seconds") {
+    factor = 1;
+  } else if (unit == "ms") {
+    factor = 0.001;
+  } else if (unit == "min" || unit == "m" || unit == "minutes") {
+    factor = 60;
+  } else if (unit == "h" || unit == "hours") {
+    factor = 3600;
+  } else {
+    return std::nullopt;
+  }
+  double seconds = number * factor;
+  if (!std::isfinite(seconds) || seconds < 0) return std::nullopt;
+  return seconds;
 }
 
 }  // namespace pgslow

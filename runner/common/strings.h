@@ -42,4 +42,7 @@ std::string format_bytes(double bytes);
 std::string format_duration_us(double micros);
 std::string format_count(std::uint64_t n);
 
+// "5s", "1min", "500ms", "2h", or a bare number of seconds; nullopt when not a duration.
+std::optional<double> parse_duration(std::string_view text);
+
 }  // namespace pgslow

@@ -94,6 +94,16 @@ report::Measurement run_workload(const workload::Workload& workload,
   shared.types = std::max<std::size_t>(1, type_names.size());
   shared.stop = stop;
   if (o.pool_size > 0) shared.pool = std::make_unique<SharedPool>(o.pool_size);
+  if (o.on_poll && o.max_blocks > 0) {
+    shared.max_blocks = o.max_blocks;
+    shared.block_finished =
+        std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(o.max_blocks));
+  }
+  const std::function<std::uint64_t(int)> block_count = [&shared](int b) {
+    return b >= 0 && b < shared.max_blocks
+               ? shared.block_finished[static_cast<std::size_t>(b)].load(std::memory_order_relaxed)
+               : 0;
+  };
 
   std::vector<std::unique_ptr<Worker>> ws;
   for (int i = 0; i < workers; ++i) ws.push_back(std::make_unique<Worker>(shared, i, workers));
@@ -168,6 +178,16 @@ report::Measurement run_workload(const workload::Workload& workload,
       measure_started = true;
       if (o.on_measure_start) o.on_measure_start();
     }
+    bool end_now = false;
+    if (measure_started && shared.max_blocks > 0 && !stop_now) {
+      const int b = o.on_poll(static_cast<double>(now - measure_start) / 1e6, block_count);
+      if (b == kEndWindow) {
+        end_now = true;
+        shared.block.store(-1);
+      } else {
+        shared.block.store(b < shared.max_blocks ? b : -1);
+      }
+    }
     if (now >= next_tick || stop_now) {
       second.clear();
       for (auto& w : ws) {
@@ -200,6 +220,11 @@ report::Measurement run_workload(const workload::Workload& workload,
     }
     // Threads finish shortly after the window ends (or after the stop flag).
     if (now >= window_end_planned || stop_now) break;
+    if (end_now) {
+      // The workers close the window at the moment they see it: a shorter one.
+      shared.end_early.store(true);
+      break;
+    }
   }
   if (measure_started && o.on_measure_end) o.on_measure_end();
   threads.join();
@@ -207,11 +232,17 @@ report::Measurement run_workload(const workload::Workload& workload,
   std::exception_ptr fatal;
   std::vector<Tally> tallies(shared.types);
   Histogram lag, pool_wait, connect_time;
+  Histogram block_latency[2];
+  std::uint64_t block_failed[2] = {0, 0};
   std::int64_t window_end = 0;
   for (auto& w : ws) {
     if (w->fatal_ && !fatal) fatal = w->fatal_;
     for (std::size_t i = 0; i < shared.types; ++i) tallies[i].merge(w->tallies_[i]);
     lag.merge(w->schedule_lag_);
+    for (int p = 0; p < 2; ++p) {
+      block_latency[p].merge(w->block_latency_[p]);
+      block_failed[p] += w->block_failed_[p];
+    }
     pool_wait.merge(w->pool_wait_);
     connect_time.merge(w->connect_time_);
     m.reconnects += w->reconnects_;
@@ -254,6 +285,16 @@ report::Measurement run_workload(const workload::Workload& workload,
   total.add_failures_to(m.failures_by_class);
   m.clients_requested = o.clients;
   m.clients_connected = o.pool_size > 0 ? (connected > 0 ? o.clients : 0) : connected;
+  if (o.blocks != nullptr && shared.max_blocks > 0) {
+    BlockTallies& t = *o.blocks;
+    t.finished.clear();
+    for (int b = 0; b < shared.max_blocks; ++b) t.finished.push_back(block_count(b));
+    for (int p = 0; p < 2; ++p) {
+      t.latency[p] = block_latency[p].summary();
+      t.counted[p] = block_latency[p].count();
+      t.failed[p] = block_failed[p];
+    }
+  }
   return m;
 }
 

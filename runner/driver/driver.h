@@ -31,6 +31,18 @@ std::string_view protocol_name(Protocol p);
 // "simple" | "extended" | "prepared"; nullopt otherwise.
 std::optional<Protocol> parse_protocol(std::string_view text);
 
+// A switchback run's completions by block (report/switchback.h), and per configuration (even
+// blocks run the reference, odd ones the stage) the latency and failures of those counted.
+struct BlockTallies {
+  std::vector<std::uint64_t> finished;  // committed + rolled back, per block
+  report::LatencySummary latency[2];
+  std::uint64_t counted[2] = {0, 0};  // committed + rolled back, per configuration
+  std::uint64_t failed[2] = {0, 0};
+};
+
+// on_poll's answer: end the measured window now.
+inline constexpr int kEndWindow = -2;
+
 struct DriverOptions {
   int clients = 1;
   int workers = 0;         // worker threads; 0: one per core (never more than clients)
@@ -51,6 +63,13 @@ struct DriverOptions {
   // Called once every client (or pool connection) has connected, before the clock starts,
   // with the server pids of those connections, idle at that moment (idle-connection memory).
   std::function<void(const std::vector<int>& backend_pids)> on_connected;
+  // Switchback runs: called from the controlling thread about every 50 ms of the measured
+  // window with the seconds since it began. Returns the block that completions from now on
+  // count in (0 .. max_blocks - 1), -1 while none counts (a block's settling time), or
+  // kEndWindow. `finished` reads a block's count (exact once the next poll came).
+  std::function<int(double elapsed_s, const std::function<std::uint64_t(int)>& finished)> on_poll;
+  int max_blocks = 0;
+  BlockTallies* blocks = nullptr;  // filled after the run when on_poll is set
 };
 
 // Checks the options; problems name the option (--clients, --rate, ...).

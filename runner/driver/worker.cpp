@@ -272,6 +272,17 @@ Task<void> Worker::client_loop(ClientState& c) {
     // hide the slowest transactions from p99 and max: worst for the catastrophic presets.
     const bool measured = end > measure_start_ && end <= end_us_;
     c.client->take_counters(measured ? counters_ : unmeasured_counters_);
+    if (measured && shared_.max_blocks > 0) {
+      if (const int b = shared_.block.load(std::memory_order_relaxed); b >= 0) {
+        if (outcome.kind == Outcome::Kind::kFailed) {
+          ++block_failed_[b & 1];
+        } else {
+          shared_.block_finished[static_cast<std::size_t>(b)].fetch_add(
+              1, std::memory_order_relaxed);
+          block_latency_[b & 1].record(end - scheduled);
+        }
+      }
+    }
     if (measured) {
       tallies_[type].add(outcome, end - scheduled);
       if (rate_mode) {

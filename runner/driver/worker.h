@@ -57,10 +57,17 @@ struct Shared {
   std::atomic<std::int64_t> start_us{0};    // 0 until the main thread starts the clock; -1: abort
   const std::atomic<bool>* stop = nullptr;  // the caller's (Ctrl-C)
   std::atomic<bool> abort{false};           // the run's own: the main thread gave up
+  std::atomic<bool> end_early{false};       // the main thread ended the window (on_poll)
   std::unique_ptr<SharedPool> pool;         // pool mode only
   std::atomic<int> pool_open{0};            // pool connections the workers opened
+  // Switchback runs: the block completions count in now (-1: none), and each block's count.
+  std::atomic<int> block{-1};
+  std::unique_ptr<std::atomic<std::uint64_t>[]> block_finished;
+  int max_blocks = 0;
   explicit Shared(int workers) : connected(workers) {}
-  bool stopping() const { return abort.load() || (stop != nullptr && stop->load()); }
+  bool stopping() const {
+    return abort.load() || end_early.load() || (stop != nullptr && stop->load());
+  }
 };
 
 class Worker final : public EventLoop, public Inbox {
@@ -81,6 +88,8 @@ class Worker final : public EventLoop, public Inbox {
   std::vector<std::uint64_t> counters_;  // Client::take_counters() of measured transactions
   std::vector<std::uint64_t> unmeasured_counters_;  // the others: dropped
   Histogram schedule_lag_;
+  Histogram block_latency_[2];  // switchback: per configuration (block parity)
+  std::uint64_t block_failed_[2] = {0, 0};
   Histogram pool_wait_;
   Histogram connect_time_;     // every connection this worker opened
   std::uint64_t on_time_ = 0;  // fixed rate: counted transactions started within kOnTimeLagUs

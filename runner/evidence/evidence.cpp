@@ -399,6 +399,20 @@ std::map<std::string, double> delta(const Snapshot& before, const Snapshot& afte
   return out;
 }
 
+void add_window(std::map<std::string, double>& total, const Snapshot& before,
+                const Snapshot& after) {
+  for (const auto& [key, value] : delta(before, after)) {
+    if (key == "buffer_hit_ratio" || after.levels.count(key) != 0)
+      total[key] = value;
+    else
+      total[key] += value;
+  }
+  const auto read = total.find("blocks_read");
+  const auto hit = total.find("blocks_hit");
+  if (read != total.end() && hit != total.end() && read->second + hit->second > 0)
+    total["buffer_hit_ratio"] = hit->second / (read->second + hit->second);
+}
+
 double window_seconds(const Snapshot& before, const Snapshot& after) {
   return static_cast<double>(after.taken_at_us - before.taken_at_us) / 1e6;
 }

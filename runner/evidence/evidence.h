@@ -68,6 +68,12 @@ Snapshot take_snapshot(pg::Connection& conn, const SnapshotOptions& options);
 // backwards (a reset the epochs did not show): never 0 for "unknown".
 std::map<std::string, double> delta(const Snapshot& before, const Snapshot& after);
 
+// Adds the window from `before` to `after` to `total`, the evidence of several windows taken
+// together (a switchback run's blocks of one configuration): counters add up, levels are the
+// latest, buffer_hit_ratio is over the sums.
+void add_window(std::map<std::string, double>& total, const Snapshot& before,
+                const Snapshot& after);
+
 // Seconds between the two snapshots (the window the evidence covers).
 double window_seconds(const Snapshot& before, const Snapshot& after);
 

@@ -21,7 +21,7 @@ namespace {
 const std::vector<std::string> kFileFields = {"category", "description", "knobs", "presets"};
 const std::vector<std::string> kKnobFields = {
     "name",  "since",    "until", "healthy",        "slow",           "why",
-    "watch", "pitfalls", "refs",  "min_by_version", "max_by_version", "acts_with"};
+    "watch", "pitfalls", "refs",  "min_by_version", "max_by_version", "acts_with", "carryover"};
 const std::vector<std::string> kPresetFields = {"name", "description", "includes", "settings"};
 
 // Oldest and newest major versions a catalog entry may name (9 stands for "anything old").
@@ -154,6 +154,19 @@ std::optional<Knob> read_knob(yaml::Reader& r, const YAML::Node& node,
       ++i;
     }
     k.watch = *watch;
+  }
+  if (auto carryover = r.string(f.get("carryover"), "carryover", true, node)) {
+    if (*carryover == "connection") {
+      k.carryover_per_connection = true;
+    } else if (auto seconds = parse_duration(*carryover)) {
+      k.carryover_s = *seconds;
+    } else {
+      r.error(f.get("carryover"),
+              fmt::format("carryover = {} is neither a duration nor 'connection'",
+                          yaml::printable(*carryover)),
+              "how long the knob's effect takes to settle after a reload: e.g. 0s, 30s, 5min, "
+              "or connection when it lasts as long as a connection's cached plans");
+    }
   }
   if (auto pitfalls = r.string_list(f.get("pitfalls"), "pitfalls")) k.pitfalls = *pitfalls;
   if (auto with = r.string_list(f.get("acts_with"), "acts_with")) k.acts_with = *with;

@@ -35,6 +35,11 @@ struct Knob {
   // Knobs this one only acts together with (commit_siblings with commit_delay): attribution
   // measures and reports them as one unit, never split.
   std::vector<std::string> acts_with;
+  // How long the knob's effect takes to settle after a reload (its carryover): it decides
+  // whether a stage can switch back and forth within one run (docs/knob-format.md). Seconds,
+  // or per_connection: the value stays with a connection's cached plans until it reconnects.
+  double carryover_s = 0;
+  bool carryover_per_connection = false;
   // Known per-version minimums/maximums ("15: 1MB, 17: 64kB"), for hints when a value is out
   // of the live server's range: the version is the first major version with that bound.
   std::map<int, std::string> min_by_version;

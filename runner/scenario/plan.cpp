@@ -134,6 +134,59 @@ bool same_settings(const std::vector<knobs::Setting>& a, const std::vector<knobs
 
 }  // namespace
 
+namespace {
+
+// Switchback (one run, switching between the baseline and the stage) when every knob the stage
+// changes acts within kMaxSwitchbackCarryover seconds of a reload; separate runs otherwise.
+// The reason goes into the plan and the report.
+void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scenario& scenario,
+                   const knobs::Catalog& catalog) {
+  const MeasureSpec& m = scenario.measure;
+  auto isolated = [&](std::string why) { stage.design_why = "separate runs: " + std::move(why); };
+  if (!m.switchback) return isolated("the scenario asks for them (measure.design: isolated)");
+  if (stage.reference != 0) return isolated("it is compared with the stage before (cumulative)");
+  if (stage.changes.empty()) return isolated("it changes no configuration");
+  if (!(stage.load == baseline.load))
+    return isolated("its load differs from the baseline's, and a load cannot switch within a run");
+  if (stage.attribute) return isolated("attribution measures each knob in runs of its own");
+  double carryover = 0;
+  std::string slowest;
+  for (const auto& c : stage.changes) {
+    if (c.apply_by == "restart") return isolated(c.name + " needs a restart");
+    const knobs::Knob* k = catalog.find(c.name);
+    if (k == nullptr) return isolated(c.name + " has no carryover in the knob catalog");
+    if (k->carryover_per_connection)
+      return isolated(c.name +
+                      " stays in a connection's cached plans until it reconnects (carryover: "
+                      "connection)");
+    if (k->carryover_s > carryover) {
+      carryover = k->carryover_s;
+      slowest = c.name;
+    }
+  }
+  if (carryover > kMaxSwitchbackCarryover)
+    return isolated(fmt::format("{} takes {} to settle after a reload (carryover), longer than a "
+                                "switchback block can wait",
+                                slowest, report::format_seconds(carryover)));
+  report::SwitchbackDesign d;
+  d.settle_s = std::max(1.0, std::ceil(carryover));
+  d.block_s = std::max(4.0, 3 * d.settle_s);
+  d.precision = m.precision;
+  if (m.precision > 0) {
+    d.min_pairs = 4;
+    d.max_pairs = std::max(4, static_cast<int>(m.budget_s / (2 * d.block_s)));
+  } else {
+    d.max_pairs = m.pairs;
+  }
+  stage.switchback = d;
+  stage.design_why = fmt::format(
+      "switchback: every knob acts within {} of a reload, so one run switches between the "
+      "baseline and this stage every {:g} s and drops the first {:g} s of each block",
+      carryover > 0 ? report::format_seconds(carryover) : std::string("a command"), d.block_s, d.settle_s);
+}
+
+}  // namespace
+
 Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
                const knobs::ServerSettings& server) {
   std::vector<ConfigError> problems;
@@ -280,6 +333,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       // "Rounds"); noisier than that, the stage says so instead of running on.
       stage.attribution_max_runs = stage.attribution_runs + 2 + 4;
     }
+    if (!stage.is_baseline) choose_design(stage, plan.stages.front(), scenario, catalog);
     previous_applied = stage.settings;
     previous_load = stage.load;
     plan.stages.push_back(std::move(stage));
@@ -306,6 +360,13 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const PlannedStage& st = plan.stages[i];
     const double change = st.needs_restart ? 3.0 : 0.5;
+    if (st.switchback) {
+      // One run: a warm-up, the blocks (ending with the baseline's), a switch per block.
+      const report::SwitchbackDesign& d = *st.switchback;
+      const int blocks = 2 * d.max_pairs + 1;
+      plan.estimated_seconds += scenario.measure.warmup_s + 1.0 + blocks * (d.block_s + 0.1);
+      continue;
+    }
     plan.estimated_seconds += runs + change;
     // The interleaved baseline after the stage; an attribution against the baseline usually
     // ends with one of its own (run.cpp takes it instead), counted in attribution_runs.
@@ -384,6 +445,8 @@ void print_plan(const Plan& plan, std::ostream& out) {
       out << fmt::format("   skipped {} = {}: {}\n", k.name, k.value, k.reason);
     }
     for (const auto& w : st.warnings) out << fmt::format("   warning: {}\n", w);
+    if (!st.is_baseline && !st.design_why.empty())
+      out << fmt::format("   {}\n", st.design_why);
     if (st.attribute)
       out << fmt::format(
           "   attribute: {} knobs as {} units, about {} extra runs (at most {}) to name each "

@@ -12,6 +12,7 @@
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "report/model.h"
+#include "report/switchback.h"
 #include "scenario/scenario.h"
 
 namespace pgslow::scenario {
@@ -37,7 +38,15 @@ struct PlannedStage {
   int attribution_units = 0;
   int attribution_runs = 0;
   int attribution_max_runs = 0;  // the budget: past it the stage is reported not attributed
+  // Switchback against the baseline in one run (report/switchback.h), or unset: separate runs.
+  // `design_why` says why, in the plan and the report.
+  std::optional<report::SwitchbackDesign> switchback;
+  std::string design_why;
 };
+
+// The longest carryover (knobs/*.yaml) a switchback stage may have: its blocks are three times
+// as long, and a stage needs several of them in a couple of minutes.
+inline constexpr double kMaxSwitchbackCarryover = 5;
 
 struct Plan {
   Scenario scenario;

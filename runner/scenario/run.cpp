@@ -98,6 +98,16 @@ stage::LabOptions make_lab_options(const Scenario& s, const RunOptions& options,
   return lab_options;
 }
 
+std::string switchback_summary(const report::Switchback& s) {
+  const std::string stopped =
+      s.stopped == "precision"
+          ? fmt::format(", stopped at the precision asked for (±{:g}%)", s.precision * 100)
+      : s.stopped == "budget"
+          ? fmt::format(", time budget spent before ±{:g}% was reached", s.precision * 100)
+          : std::string();
+  return fmt::format("switchback: {} blocks of {:g} s{}", s.blocks.size(), s.block_s, stopped);
+}
+
 void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Catalog& catalog,
               const fs::path& workdir, const RunOptions& options, Progress& progress,
               report::Run& run) {
@@ -155,9 +165,15 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
     rr.transactions = rm.committed + rm.rolled_back;
     rr.duration_s = rm.duration_s;
     rr.tps_per_second = rm.tps_per_second;
+    rr.server_cpu_s = rm.server_cpu_s;
     run.references.push_back(std::move(rr));
     baseline_tps.push_back(rm.tps);
   };
+  // The last stage measured in separate runs: the reference after it tops the baseline's runs
+  // up to kMinBaselineRuns (their noise is every separate stage's interval).
+  std::size_t last_separate = 0;
+  for (std::size_t i = 1; i < plan.stages.size(); ++i)
+    if (!plan.stages[i].switchback) last_separate = i;
   try {
     for (std::size_t i = 0; i < plan.stages.size(); ++i) {
       const PlannedStage& st = plan.stages[i];
@@ -182,9 +198,16 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       // Alternating with the baseline (stage, baseline, stage, baseline, ...) instead of the
       // stage's repeats back to back: the machine's speed wanders over tens of seconds on a
       // shared machine, and back-to-back repeats measure that wander along with the stage.
-      const bool alternate = i > 0 && st.reference == 0 && !st.attribute && m.repeats >= 2;
-      report::StageResult r = lab.measure({st.name, st.settings, {}}, load,
-                                          alternate ? std::optional<int>(1) : std::nullopt);
+      const bool alternate =
+          i > 0 && st.reference == 0 && !st.attribute && m.repeats >= 2 && !st.switchback;
+      const PlannedStage& base = plan.stages.front();
+      report::StageResult r =
+          st.switchback
+              ? lab.measure_switchback({base.name, base.settings, {}}, {st.name, st.settings, {}},
+                                       load, *st.switchback, st.design_why)
+              : lab.measure({st.name, st.settings, {}}, load,
+                            alternate ? std::optional<int>(1) : std::nullopt);
+      if (r.switchback) progress.note("  " + switchback_summary(*r.switchback));
       r.description = st.description;
       r.sweep_point = st.sweep_point;
       // The plan's changes compare with the stage measured before (what the table shows);
@@ -198,7 +221,8 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       if (i == 0)
         for (const auto& rm : r.repeats) baseline_tps.push_back(rm.tps);
       if (run.data_bytes == 0 && r.error.empty()) run.data_bytes = lab.data_bytes();
-      bool reference_after = true;
+      // A switchback stage measured the baseline in its own blocks.
+      bool reference_after = !st.switchback;
       if (st.attribute && r.error.empty() && !r.repeats.empty() &&
           st.reference < run.stages.size() && !apply::InterruptGuard::interrupted()) {
         progress.note(fmt::format("stage {}/{}: {}: naming each knob's part", i + 1,
@@ -240,7 +264,6 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       // the machine's drift is measured (the report's noise and drift figures) and each stage
       // is compared with the baseline measured right around it.
       if (i > 0 && reference_after) {
-        const PlannedStage& base = plan.stages.front();
         const bool alternating = alternate && run.stages.back().error.empty();
         const int rounds = alternating ? m.repeats : 1;
         for (int round = 1; round <= rounds; ++round) {
@@ -248,7 +271,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
           // The last reference tops the baseline up to kMinBaselineRuns (plan.h): the noise of
           // every interval comes from these runs.
           int repeats = alternating ? 1 : m.repeats;
-          if (i + 1 == plan.stages.size() && round == rounds)
+          if (last_separate == i && round == rounds)
             repeats = std::max(repeats, kMinBaselineRuns - static_cast<int>(baseline_tps.size()));
           report::StageResult ref = lab.measure({base.name, base.settings, {}}, base.load, repeats);
           for (const auto& rm : ref.repeats) add_reference(rm, i);

@@ -29,36 +29,16 @@ std::string_view mode_name(Mode m) {
   return "cumulative";
 }
 
-std::optional<double> parse_duration(std::string_view text) {
-  std::string s = trim(text);
-  if (s.empty()) return std::nullopt;
-  std::size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-  if (i == 0) return std::nullopt;
-  double number = 0;
-  try {
-    std::size_t used = 0;
-    number = std::stod(s.substr(0, i), &used);
-    if (used != i) return std::nullopt;
-  } catch (...) {
-    return std::nullopt;
-  }
-  std::string unit = to_lower(trim(s.substr(i)));
-  double factor = 0;
-  if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs" || unit == "seconds") {
-    factor = 1;
-  } else if (unit == "ms") {
-    factor = 0.001;
-  } else if (unit == "min" || unit == "m" || unit == "minutes") {
-    factor = 60;
-  } else if (unit == "h" || unit == "hours") {
-    factor = 3600;
-  } else {
-    return std::nullopt;
-  }
-  double seconds = number * factor;
-  if (!std::isfinite(seconds) || seconds < 0) return std::nullopt;
-  return seconds;
+std::optional<double> parse_precision(std::string_view text) {
+  std::string t = trim(text);
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || *end != '\0' || !std::isfinite(v)) return std::nullopt;
+  const double fraction = percent ? v / 100 : v;
+  if (fraction < 0.005 || fraction > 0.5) return std::nullopt;
+  return fraction;
 }
 
 namespace {
@@ -151,7 +131,9 @@ void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
 
 void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (!node.IsDefined()) return;
-  yaml::Fields f = r.fields(node, "measure", {"warmup", "duration", "repeats", "check_data"});
+  yaml::Fields f = r.fields(node, "measure",
+                            {"warmup", "duration", "repeats", "check_data", "design", "pairs",
+                             "precision", "budget"});
   if (auto v = read_duration(r, f.get("warmup"), "measure.warmup")) s.measure.warmup_s = *v;
   if (auto v = read_duration(r, f.get("duration"), "measure.duration")) {
     if (*v < 1) {
@@ -165,6 +147,32 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     s.measure.repeats = *v;
   }
   if (auto v = r.boolean(f.get("check_data"), "measure.check_data")) s.measure.check_data = *v;
+  if (auto v = r.string(f.get("design"), "measure.design")) {
+    if (*v == "auto" || *v == "isolated") {
+      s.measure.switchback = *v == "auto";
+    } else {
+      r.error(f.get("design"), fmt::format("measure.design = {} is not a design", yaml::printable(*v)),
+              "auto (switchback where the knobs allow it) or isolated (separate runs)");
+    }
+  }
+  if (auto v = read_positive_int(r, f.get("pairs"), "measure.pairs", 3, 200)) s.measure.pairs = *v;
+  if (auto v = r.string(f.get("precision"), "measure.precision")) {
+    if (auto p = parse_precision(*v)) {
+      s.measure.precision = *p;
+    } else {
+      r.error(f.get("precision"),
+              fmt::format("measure.precision = {} is not a precision", yaml::printable(*v)),
+              "a half-width of the interval between 0.5% and 50%, e.g. 5%");
+    }
+  }
+  if (auto v = read_duration(r, f.get("budget"), "measure.budget")) {
+    if (*v < 10) {
+      r.error(f.get("budget"), "measure.budget must be at least 10s",
+              "a switchback stage needs a few blocks of each configuration");
+    } else {
+      s.measure.budget_s = *v;
+    }
+  }
 }
 
 }  // namespace

@@ -53,6 +53,13 @@ struct MeasureSpec {
   double duration_s = 30;
   int repeats = 1;
   bool check_data = false;  // measure.check_data: consistency checks after each run
+  // How stages compare with the baseline (docs/scenario-format.md "measure"): auto lets every
+  // stage whose knobs act within seconds of a reload switch back and forth in one run;
+  // isolated gives every stage separate runs.
+  bool switchback = true;
+  int pairs = 10;         // a switchback stage's blocks of each configuration (without precision)
+  double precision = 0;   // measure until the interval is this narrow (0.05: +-5%); 0: fixed
+  double budget_s = 120;  // with a precision: a switchback stage's time at most
 };
 
 struct PresetRef {
@@ -115,11 +122,12 @@ Scenario load_scenario(const std::filesystem::path& path);
 Scenario parse_scenario(std::string_view text, const std::string& file,
                         std::vector<ConfigError>& problems);
 
+// "5%" or "0.05" as 0.05: the half-width an interval is measured to (--precision,
+// measure.precision); nullopt outside 0.5% to 50%.
+std::optional<double> parse_precision(std::string_view text);
+
 // Whether a YAML file looks like a scenario (a top-level `stages:` or `workload:` key), for
 // `pgslow check`, which accepts scenarios and preset files alike.
 bool looks_like_scenario(const std::filesystem::path& path);
-
-// "5s", "1min", "500ms", "2h", or a bare number of seconds; nullopt when not a duration.
-std::optional<double> parse_duration(std::string_view text);
 
 }  // namespace pgslow::scenario

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "apply/server_state.h"
+#include "common/clock.h"
 #include "common/strings.h"
 #include "driver/driver.h"
 #include "evidence/evidence.h"
@@ -100,6 +101,106 @@ void require_running(const server::ServerControl& server) {
 
 }  // namespace
 
+// Drives a switchback run from the driver's controlling thread (DriverOptions::on_poll): which
+// block completions count in, when to switch the configuration, the CPU readings and evidence
+// snapshots that bound each block's kept part, and when the run is over.
+class SwitchbackControl {
+ public:
+  // `apply` puts one of the two configurations in place (true: the stage's); it throws what
+  // the applier throws.
+  SwitchbackControl(report::SwitchbackDesign design, std::function<void(bool)> apply)
+      : run_(design), apply_(std::move(apply)) {}
+
+  // Set by measure_once: a CPU reading (nullopt without a local server) and an evidence
+  // snapshot (nullopt when it cannot be read).
+  std::function<std::optional<evidence::CpuTimes>()> read_cpu;
+  std::function<std::optional<evidence::Snapshot>()> snapshot;
+
+  int poll(double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
+    try {
+      return step(elapsed_s, finished);
+    } catch (...) {
+      // A rejected configuration, an interrupt: the run ends; measure_switchback rethrows.
+      failure_ = std::current_exception();
+      return driver::kEndWindow;
+    }
+  }
+
+  // After the run: the block whose kept part ended last is complete too.
+  void finish(const driver::BlockTallies& tallies) {
+    tallies_ = tallies;
+    if (pending_ >= 0) close_pending(tallies.finished[static_cast<std::size_t>(pending_)]);
+  }
+  const driver::BlockTallies& tallies() const { return tallies_; }
+
+  const report::SwitchbackRun& run() const { return run_; }
+  const std::exception_ptr& failure() const { return failure_; }
+  // The evidence of each configuration's kept parts together (0: reference, 1: stage).
+  const std::map<std::string, double>& evidence(int config) const { return evidence_[config]; }
+
+ private:
+  int step(double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
+    const report::SwitchbackRun::Position at = run_.at(elapsed_s);
+    if (counting_ && at.block != counting_block_) {
+      // The kept part ends at this reading; nothing more counts in it from the next store on.
+      end_cpu_ = read_cpu ? read_cpu() : std::nullopt;
+      end_at_ = now_us();
+      counting_ = false;
+      pending_ = counting_block_;
+      return -1;
+    }
+    if (pending_ >= 0) {
+      // One poll later every completion of the block has been counted.
+      if (kept_before_) {
+        if (auto after = snapshot ? snapshot() : std::nullopt)
+          evidence::add_window(evidence_[pending_ % 2], *kept_before_, *after);
+      }
+      close_pending(finished(pending_));
+      if (run_.done()) return driver::kEndWindow;
+    }
+    if (at.block != applied_block_) {
+      apply_(at.stage);
+      applied_block_ = at.block;
+      return -1;
+    }
+    if (!counting_ && at.counting && at.block == run_.block()) {
+      kept_before_ = snapshot ? snapshot() : std::nullopt;
+      start_cpu_ = read_cpu ? read_cpu() : std::nullopt;
+      start_at_ = now_us();
+      counting_ = true;
+      counting_block_ = at.block;
+    }
+    return counting_ ? counting_block_ : -1;
+  }
+
+  void close_pending(std::uint64_t transactions) {
+    report::SwitchbackBlock b;
+    b.seconds = static_cast<double>(end_at_ - start_at_) / 1e6;
+    b.transactions = transactions;
+    if (start_cpu_ && end_cpu_) {
+      if (const auto shares = evidence::cpu_shares(*start_cpu_, *end_cpu_)) {
+        b.server_cpu_s = shares->server_s;
+        b.client_cpu_s = shares->clients_s;
+      }
+    }
+    pending_ = -1;
+    run_.add(b);
+  }
+
+  report::SwitchbackRun run_;
+  std::function<void(bool)> apply_;
+  std::exception_ptr failure_;
+  int applied_block_ = 0;  // the reference is in place when the run starts
+  bool counting_ = false;
+  int counting_block_ = -1;
+  int pending_ = -1;  // a block whose kept part ended and whose count is not read yet
+  std::optional<evidence::CpuTimes> start_cpu_, end_cpu_;
+  std::int64_t start_at_ = 0, end_at_ = 0;
+  std::optional<evidence::Snapshot> kept_before_;
+  std::map<std::string, double> evidence_[2];
+  driver::BlockTallies tallies_;
+};
+
 LabSession::LabSession(server::ServerControl& server, const knobs::Catalog& catalog,
                        const workload::Workload& workload, workload::WorkloadParams params,
                        LabOptions options, Progress& progress)
@@ -174,7 +275,8 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
                                              report::StageResult& stage,
                                              std::map<std::string, double>& evidence,
                                              double& window_s,
-                                             std::optional<evidence::CpuShares>& disturbance) {
+                                             std::optional<evidence::CpuShares>& disturbance,
+                                             SwitchbackControl* switchback) {
   const MeasureOptions& mo = options_.measure;
   workload::ResetResult reset;
   if (options_.reset_data) {
@@ -262,11 +364,36 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
     };
   }
 
+  driver::BlockTallies tallies;
+  if (switchback != nullptr) {
+    switchback->read_cpu = [&]() -> std::optional<evidence::CpuTimes> {
+      if (!server_pid) return std::nullopt;
+      return evidence::read_cpu_times(server_pid);
+    };
+    switchback->snapshot = [&]() -> std::optional<evidence::Snapshot> {
+      std::optional<evidence::Snapshot> s;
+      snapshot(s);
+      return s;
+    };
+    const report::SwitchbackDesign& design = switchback->run().design();
+    d.max_blocks = 2 * design.max_pairs + 2;
+    // Longer than the longest schedule: the control ends the window when the run is over.
+    d.duration_s = design.block_s * d.max_blocks + 1;
+    d.blocks = &tallies;
+    d.on_poll = [switchback](double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
+      return switchback->poll(elapsed_s, finished);
+    };
+  }
+
   // Test-only fault injection (docs/journal.md): a workload running on a changed server.
   if (applier_ != nullptr && applier_->has_changes()) apply::crash_point(apply::phase::kWorkload);
   report::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
                                                apply::InterruptGuard::stop_flag());
   lock_waits.stop();
+  if (switchback != nullptr) {
+    if (switchback->failure()) std::rethrow_exception(switchback->failure());
+    switchback->finish(tallies);
+  }
   require_same_server(server_, probe, started_at);
   if (idle_memory) {
     m.idle_connections_measured = idle_memory->backends;
@@ -298,6 +425,35 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   return m;
 }
 
+bool LabSession::apply_for_run(const Configuration& configuration, report::StageResult& stage,
+                               std::uintmax_t log_offset) {
+  if (applier_ == nullptr) {
+    if (!configuration.settings.empty())
+      throw RuntimeError("internal: a read-only lab session was asked to change the configuration");
+    return true;
+  }
+  try {
+    apply::ApplyLabel label{configuration.name, configuration.presets, options_.command};
+    apply::ApplyResult applied =
+        applier_->apply(configuration.settings, apply::Operation::kRun, label);
+    ++applies_;
+    if (applied.restarted) ++restarts_;
+    stage.changes = applied.knob_changes();
+    stage.skipped = applied.skipped;
+    stage.warnings = applied.warnings;
+    return true;
+  } catch (const apply::Interrupted&) {
+    throw;
+  } catch (const InputError&) {
+    throw;
+  } catch (const RuntimeError& e) {
+    // The server rejected the configuration; the applier put the original back.
+    stage.error = fmt::format("the server rejected this configuration: {}", e.what());
+    stage.log_excerpt = log_since(server_.log_file(), log_offset);
+    return false;
+  }
+}
+
 report::StageResult LabSession::measure(const Configuration& configuration,
                                         const report::LoadSettings& load,
                                         std::optional<int> repeats) {
@@ -309,30 +465,7 @@ report::StageResult LabSession::measure(const Configuration& configuration,
   if (stage.load.clients == 0) stage.load.clients = params_.clients;
   if (stage.load.workers == 0) stage.load.workers = options_.measure.workers;
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
-  if (applier_ == nullptr) {
-    if (!configuration.settings.empty())
-      throw RuntimeError("internal: a read-only lab session was asked to change the configuration");
-  } else {
-    try {
-      apply::ApplyLabel label{configuration.name, configuration.presets, options_.command};
-      apply::ApplyResult applied =
-          applier_->apply(configuration.settings, apply::Operation::kRun, label);
-      ++applies_;
-      if (applied.restarted) ++restarts_;
-      stage.changes = applied.knob_changes();
-      stage.skipped = applied.skipped;
-      stage.warnings = applied.warnings;
-    } catch (const apply::Interrupted&) {
-      throw;
-    } catch (const InputError&) {
-      throw;
-    } catch (const RuntimeError& e) {
-      // The server rejected the configuration; the applier put the original back.
-      stage.error = fmt::format("the server rejected this configuration: {}", e.what());
-      stage.log_excerpt = log_since(server_.log_file(), log_offset);
-      return stage;
-    }
-  }
+  if (!apply_for_run(configuration, stage, log_offset)) return stage;
 
   const int n = repeats.value_or(options_.measure.repeats);
   std::vector<std::map<std::string, double>> evidence_per_repeat;
@@ -371,6 +504,81 @@ report::StageResult LabSession::measure(const Configuration& configuration,
     stage.evidence_seconds = window_per_repeat[index];
   }
   if (!disturbed.empty()) stage.warnings.push_back(disturbance_note(disturbed, n));
+  stage.log_excerpt = log_since(server_.log_file(), log_offset);
+  return stage;
+}
+
+report::StageResult LabSession::measure_switchback(const Configuration& reference,
+                                                   const Configuration& stage_configuration,
+                                                   const report::LoadSettings& load,
+                                                   const report::SwitchbackDesign& design,
+                                                   const std::string& why) {
+  apply::InterruptGuard::throw_if_interrupted();
+  require_running(server_);
+  report::StageResult stage;
+  stage.name = stage_configuration.name;
+  stage.load = load;
+  if (stage.load.clients == 0) stage.load.clients = params_.clients;
+  if (stage.load.workers == 0) stage.load.workers = options_.measure.workers;
+  const std::uintmax_t log_offset = log_offset_now(server_.log_file());
+  // The stage's configuration first: a value the server rejects fails the stage before the
+  // run, and the stage's changes are those the table reports.
+  if (!apply_for_run(stage_configuration, stage, log_offset)) return stage;
+  report::StageResult scratch;
+  if (!apply_for_run(reference, scratch, log_offset)) {
+    stage.error = scratch.error;
+    stage.log_excerpt = scratch.log_excerpt;
+    return stage;
+  }
+  SwitchbackControl control(design, [&](bool to_stage) {
+    const Configuration& c = to_stage ? stage_configuration : reference;
+    apply::ApplyResult applied = applier_->apply(
+        c.settings, apply::Operation::kRun, {c.name, c.presets, options_.command});
+    ++applies_;
+    if (applied.restarted) {
+      ++restarts_;
+      throw RuntimeError("the configuration needed a restart in the middle of a switchback run");
+    }
+  });
+  std::map<std::string, double> whole_run_evidence;
+  double window_s = 0;
+  std::optional<evidence::CpuShares> cpu;
+  try {
+    measure_once(stage.load, stage, whole_run_evidence, window_s, cpu, &control);
+  } catch (const apply::Interrupted&) {
+    throw;
+  } catch (const InputError&) {
+    throw;
+  } catch (const RuntimeError& e) {
+    stage.error = e.what();
+  }
+  if (apply::InterruptGuard::interrupted() && stage.error.empty())
+    stage.error = "interrupted: the measurement stopped early";
+
+  report::Switchback result = control.run().result();
+  result.why = why;
+  result.reference_evidence = control.evidence(0);
+  // The stage's blocks taken together are its one measurement.
+  report::Measurement m;
+  for (const auto& b : result.blocks) {
+    if (!b.stage) continue;
+    m.duration_s += b.seconds;
+    m.committed += b.transactions;
+    m.server_cpu_s += b.server_cpu_s;
+    m.client_cpu_s += b.client_cpu_s;
+    if (b.seconds > 0) m.tps_per_second.push_back(static_cast<double>(b.transactions) / b.seconds);
+  }
+  const driver::BlockTallies& t = control.tallies();
+  m.failed = t.failed[1];
+  m.latency = t.latency[1];
+  m.tps = m.duration_s > 0 ? static_cast<double>(m.committed) / m.duration_s : 0;
+  m.clients_requested = m.clients_connected = stage.load.clients;
+  if (m.committed > 0) stage.repeats.push_back(std::move(m));
+  stage.evidence = control.evidence(1);
+  stage.evidence_seconds = stage.repeats.empty() ? 0 : stage.repeats.front().duration_s;
+  if (cpu && cpu->disturbance() > evidence::kDisturbedShare)
+    stage.warnings.push_back(disturbance_note({*cpu}, 1));
+  stage.switchback = std::move(result);
   stage.log_excerpt = log_since(server_.log_file(), log_offset);
   return stage;
 }

@@ -32,12 +32,15 @@
 #include "evidence/evidence.h"
 #include "knobs/catalog.h"
 #include "report/model.h"
+#include "report/switchback.h"
 #include "server/server_control.h"
 #include "server/target.h"
 #include "workload/dataset.h"
 #include "workload/workload.h"
 
 namespace pgslow::stage {
+
+class SwitchbackControl;
 
 // How one configuration is measured.
 struct MeasureOptions {
@@ -99,6 +102,18 @@ class LabSession {
   report::StageResult measure(const Configuration& configuration, const report::LoadSettings& load,
                               std::optional<int> repeats = std::nullopt);
 
+  // Measures `stage` against `reference` in one continuous run under `load` that switches
+  // between the two (ALTER SYSTEM + reload, journaled) every design.block_s seconds, on one
+  // data reset (report/switchback.h). Reload-only configurations: one that needs a restart
+  // fails the stage. The StageResult holds the stage's blocks taken together as its one
+  // repeat, their evidence, and `switchback` with every block; `why` says why the stage got
+  // this design. Errors as measure().
+  report::StageResult measure_switchback(const Configuration& reference,
+                                         const Configuration& stage,
+                                         const report::LoadSettings& load,
+                                         const report::SwitchbackDesign& design,
+                                         const std::string& why);
+
   // Leaves `configuration` applied as a kept degradation (like `pgslow apply`: only `pgslow
   // restore`, or a mystery's reveal, undoes it); finish() then changes nothing.
   void keep(const Configuration& configuration);
@@ -123,9 +138,15 @@ class LabSession {
  private:
   // One run; `cpu` receives who used the machine's CPU while the clock ran
   // (evidence::cpu_shares), when it could be measured.
+  // `switchback`: the run switches configurations as it says (measure_switchback).
   report::Measurement measure_once(const report::LoadSettings& load, report::StageResult& stage,
                                    std::map<std::string, double>& evidence, double& window_s,
-                                   std::optional<evidence::CpuShares>& cpu);
+                                   std::optional<evidence::CpuShares>& cpu,
+                                   SwitchbackControl* switchback = nullptr);
+  // Applies `configuration` for a run; nullopt when the server rejected it (`stage.error`
+  // then says why).
+  bool apply_for_run(const Configuration& configuration, report::StageResult& stage,
+                     std::uintmax_t log_offset);
 
   server::ServerControl& server_;
   const knobs::Catalog& catalog_;

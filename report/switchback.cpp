@@ -1,0 +1,129 @@
+#include "report/switchback.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pgslow::report {
+
+namespace {
+
+// The block's figure on the log scale; nullopt when it was not measured.
+std::optional<double> log_figure(const SwitchbackBlock& b, BlockFigure figure) {
+  if (b.seconds <= 0 || b.transactions == 0) return std::nullopt;
+  const auto tx = static_cast<double>(b.transactions);
+  switch (figure) {
+    case BlockFigure::kTps:
+      return std::log(tx / b.seconds);
+    case BlockFigure::kCpuPerTx:
+      if (b.server_cpu_s <= 0) return std::nullopt;
+      return std::log(b.server_cpu_s / tx);
+    case BlockFigure::kClientCpu:
+      if (b.client_cpu_s <= 0) return std::nullopt;
+      return std::log(b.client_cpu_s / tx);
+  }
+  return std::nullopt;
+}
+
+// With white noise of variance s2 per block, d = s - (r1 + r2) / 2 has variance 1.5 s2, and
+// two differences sharing a reference block covary by s2 / 4: a correlation of 1/6.
+constexpr double kNeighbourCorrelation = 1.0 / 6.0;
+
+}  // namespace
+
+Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, BlockFigure figure,
+                             double confidence) {
+  std::vector<double> diffs;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (!blocks[i].stage) continue;
+    const auto y = log_figure(blocks[i], figure);
+    if (!y) continue;
+    double sum = 0;
+    int n = 0;
+    for (const std::size_t j : {i - 1, i + 1}) {  // i - 1 wraps past the end for i = 0
+      if (j >= blocks.size() || blocks[j].stage) continue;
+      if (const auto r = log_figure(blocks[j], figure)) {
+        sum += *r;
+        ++n;
+      }
+    }
+    if (n > 0) diffs.push_back(*y - sum / n);
+  }
+  Interval out;
+  out.confidence = confidence;
+  if (diffs.empty()) return out;
+  const double m = mean(diffs);
+  const auto n = static_cast<double>(diffs.size());
+  if (diffs.size() < 3) {
+    out.ratio = out.low = out.high = std::exp(m);
+    return out;
+  }
+  const double rho = kNeighbourCorrelation;
+  // The sample variance of correlated differences runs low by 2 rho / n; the mean's variance
+  // gains 2 rho (n - 1) / n from the shared neighbours.
+  const double var_d = stddev(diffs) * stddev(diffs) / (1 - 2 * rho / n);
+  const double se = std::sqrt(var_d / n * (1 + 2 * rho * (n - 1) / n));
+  return log_ratio_interval(m, se, n - 1, confidence);
+}
+
+std::vector<int> look_schedule(const SwitchbackDesign& design) {
+  const int last = std::max(1, design.max_pairs);
+  if (design.precision <= 0) return {last};
+  std::vector<int> looks;
+  int n = std::clamp(design.min_pairs, 3, last);
+  while (n < last) {
+    looks.push_back(n);
+    n = std::max(n + 1, static_cast<int>(std::ceil(n * 1.5)));
+  }
+  looks.push_back(last);
+  return looks;
+}
+
+double look_confidence(const SwitchbackDesign& design) {
+  const auto k = static_cast<double>(look_schedule(design).size());
+  return 1 - (1 - design.confidence) / k;
+}
+
+SwitchbackRun::SwitchbackRun(SwitchbackDesign design)
+    : design_(design), looks_(look_schedule(design_)) {}
+
+SwitchbackRun::Position SwitchbackRun::at(double elapsed_s) const {
+  Position p;
+  p.block = static_cast<int>(std::floor(std::max(0.0, elapsed_s) / design_.block_s));
+  p.stage = p.block % 2 == 1;
+  p.counting = elapsed_s - p.block * design_.block_s >= design_.settle_s;
+  return p;
+}
+
+bool SwitchbackRun::add(SwitchbackBlock block) {
+  if (done_) return true;
+  block.stage = blocks_.size() % 2 == 1;
+  blocks_.push_back(block);
+  if (block.stage) return false;  // looks come after a reference block
+  const int pairs = static_cast<int>(blocks_.size() / 2);
+  if (std::find(looks_.begin(), looks_.end(), pairs) == looks_.end()) return false;
+  if (pairs >= looks_.back()) {
+    done_ = true;
+  }
+  if (design_.precision > 0) {
+    const Interval i = switchback_interval(blocks_, BlockFigure::kTps, look_confidence(design_));
+    if (i.known && i.half_width() <= design_.precision) done_ = reached_ = true;
+  }
+  return done_;
+}
+
+Switchback SwitchbackRun::result() const {
+  Switchback s;
+  s.block_s = design_.block_s;
+  s.settle_s = design_.settle_s;
+  s.precision = design_.precision;
+  s.looks = static_cast<int>(looks_.size());
+  s.stopped = !done_ ? "interrupted" : reached_ ? "precision" : design_.precision > 0 ? "budget" : "fixed";
+  s.blocks = blocks_;
+  return s;
+}
+
+double switchback_confidence(const Switchback& switchback) {
+  return 1 - 0.05 / std::max(1, switchback.looks);
+}
+
+}  // namespace pgslow::report

@@ -1,0 +1,92 @@
+#pragma once
+// The statistics of a switchback run (docs/reading-the-report.md "Switchback runs"): one
+// continuous run of the workload while the configuration switches between the reference and
+// the stage every few seconds. The effect comes from adjacent blocks, so the machine's drift
+// and bursts of other load, which move both neighbours alike, cancel.
+//
+// The schedule is pure (no clock, no server), so the seeded simulation in the unit tests
+// drives exactly the logic the live run uses.
+
+#include <optional>
+#include <vector>
+
+#include "report/model.h"
+#include "report/stats.h"
+
+namespace pgslow::report {
+
+// Which figure of a block an interval is about.
+enum class BlockFigure {
+  kTps,        // transactions per second: higher is better
+  kCpuPerTx,   // server CPU seconds per transaction: lower is better
+  kClientCpu,  // pgslow's client CPU seconds per transaction
+};
+
+// The stage's figure against the reference's as a ratio (stage / reference) with its interval
+// at `confidence`. Each stage block is compared with the mean of the reference blocks right
+// before and after it (a linear drift cancels); the mean of those log differences gets a
+// t interval whose standard error allows for the neighbours two differences share. Unknown
+// (known = false) with fewer than three stage blocks, or when the figure was not measured.
+Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, BlockFigure figure,
+                             double confidence = 0.95);
+
+// How a switchback run is laid out and when it may stop.
+struct SwitchbackDesign {
+  double block_s = 4;   // one configuration's block
+  double settle_s = 1;  // dropped at the start of each block
+  int min_pairs = 4;    // stage blocks before the first look
+  int max_pairs = 10;   // the budget: stage blocks at most
+  double precision = 0;  // stop once the TPS interval's half-width is at most this; 0: never
+  double confidence = 0.95;
+};
+
+// The numbers of stage blocks after which a run with `design` looks at its interval: with a
+// precision, min_pairs, then about 1.5 times the previous, and max_pairs last; without one,
+// max_pairs alone. Few looks keep each look's confidence high.
+std::vector<int> look_schedule(const SwitchbackDesign& design);
+
+// The confidence of each look's interval: the stated confidence spread over the looks
+// (Bonferroni). The chance that any look's interval misses is at most the sum of theirs, so
+// the interval the run stops with covers at the stated confidence whatever made it stop:
+// stopping when the data looks good does not bias it.
+double look_confidence(const SwitchbackDesign& design);
+
+// The run's progress through its blocks, driven by the time since the measured window began.
+// Block k covers [k, k + 1) * block_s; even blocks run the reference, odd ones the stage; the
+// first settle_s of each is not counted. The run ends after a reference block, so every stage
+// block has a reference block on both sides.
+class SwitchbackRun {
+ public:
+  explicit SwitchbackRun(SwitchbackDesign design);
+
+  struct Position {
+    int block = 0;
+    bool stage = false;     // the stage's configuration runs in this block
+    bool counting = false;  // past the block's settling time
+  };
+  Position at(double elapsed_s) const;
+
+  // The kept part of block `block()` (the next one to end) has ended with these figures.
+  // Returns true when the run is over: the budget is spent, or a look found the TPS interval
+  // as narrow as the precision asked for.
+  bool add(SwitchbackBlock block);
+  int block() const { return static_cast<int>(blocks_.size()); }
+  bool done() const { return done_; }
+
+  // The result so far: the blocks, the design and why it stopped ("budget", "precision",
+  // "fixed"; "interrupted" when the run ended before it was done).
+  Switchback result() const;
+  const SwitchbackDesign& design() const { return design_; }
+
+ private:
+  SwitchbackDesign design_;
+  std::vector<int> looks_;
+  std::vector<SwitchbackBlock> blocks_;
+  bool done_ = false;
+  bool reached_ = false;
+};
+
+// The confidence an interval over `switchback`'s blocks is stated at (per look).
+double switchback_confidence(const Switchback& switchback);
+
+}  // namespace pgslow::report
