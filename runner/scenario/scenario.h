@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "common/yaml.h"
 #include "knobs/catalog.h"
+#include "report/model.h"
 #include "server/target.h"
 
 namespace pgslow::scenario {
@@ -53,6 +54,8 @@ struct MeasureSpec {
   double duration_s = 30;
   int repeats = 1;
   bool check_data = false;  // measure.check_data: consistency checks after each run
+  // measure.metric: what attributions judge by (report/metric.h); run --metric overrides it.
+  report::Metric metric = report::Metric::kTps;
 };
 
 struct PresetRef {
