@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "report/evidence_info.h"
+#include "report/metric.h"
 #include "report/stats.h"
 #include "report/summary.h"
 
@@ -30,6 +31,21 @@ std::string count_text(std::uint64_t n) {
 
 }  // namespace
 
+// The interval's bounds in the metric's own terms: "0.0363x-0.146x" of TPS, "1.05x-1.21x" of
+// CPU per transaction.
+std::string bounds_text(Metric m, const EffectInterval& e) {
+  const EffectInterval shown = in_metric_terms(m, e);
+  return ratio_text(shown.low) + "-" + ratio_text(shown.high);
+}
+
+// The harmless group's change and what it could have seen: "-1.0% (0.920x-1.07x, could see
+// ±8.5%, 43,055 tx)".
+std::string group_text(Metric m, const EffectInterval& e) {
+  return fmt::format("{} ({}{}, {} tx)", format_metric_change(m, e.ratio), bounds_text(m, e),
+                     e.detectable > 0 ? ", " + format_could_see(e.detectable) : "",
+                     count_text(e.transactions));
+}
+
 std::string format_interval(const EffectInterval& e) {
   return fmt::format("{} (95%: {}-{})", ratio_text(e.ratio), ratio_text(e.low), ratio_text(e.high));
 }
@@ -42,6 +58,7 @@ std::string describe_evidence(const KnobEvidence& e) {
 }
 
 TextTable attribution_table(const Attribution& a) {
+  const Metric m = a.metric;
   TextTable t;
   t.header = {"knob", "verdict", "alone", "95% interval", "stage without it", "tx", "evidence"};
   t.right = {false, false, true, true, true, true, false};
@@ -49,14 +66,17 @@ TextTable attribution_table(const Attribution& a) {
   for (const auto& k : a.knobs) {
     std::vector<std::string> row{describe_knob(k), k.verdict};
     if (k.alone) {
-      row.push_back(format_change(k.alone->ratio));
-      row.push_back(ratio_text(k.alone->low) + "-" + ratio_text(k.alone->high));
-      row.push_back(k.without ? format_change(k.without->ratio) : "—");
+      row.push_back(format_metric_change(m, k.alone->ratio));
+      row.push_back(bounds_text(m, *k.alone));
+      row.push_back(k.without ? format_metric_change(m, k.without->ratio) : "—");
       row.push_back(count_text(k.alone->transactions));
     } else if (a.harmless && !group_shown) {
       // The harmless knobs share one measurement: all of them together.
-      row.push_back("as a group: " + format_change(a.harmless->ratio));
-      row.push_back(ratio_text(a.harmless->low) + "-" + ratio_text(a.harmless->high));
+      row.push_back("as a group: " + format_metric_change(m, a.harmless->ratio));
+      row.push_back(bounds_text(m, *a.harmless) +
+                    (a.harmless->detectable > 0
+                         ? " (" + format_could_see(a.harmless->detectable) + ")"
+                         : ""));
       row.push_back("—");
       row.push_back(count_text(a.harmless->transactions));
       group_shown = true;
@@ -102,6 +122,7 @@ void wrap(const std::string& text, const std::string& first, const std::string& 
 
 std::vector<std::string> attribution_lines(const Attribution& a, const std::string& indent,
                                            std::size_t width) {
+  const Metric m = a.metric;
   std::vector<std::string> out;
   const std::string more = indent + "  ";
   wrap(a.headline, indent, more, width, out);
@@ -111,14 +132,11 @@ std::vector<std::string> attribution_lines(const Attribution& a, const std::stri
   for (const auto& k : a.knobs) {
     std::string text = describe_knob(k);
     if (k.alone) {
-      text += fmt::format(": alone {} ({}-{}, {} tx)", format_change(k.alone->ratio),
-                          ratio_text(k.alone->low), ratio_text(k.alone->high),
-                          count_text(k.alone->transactions));
-      if (k.without) text += "; stage without it " + format_change(k.without->ratio);
+      text += fmt::format(": alone {} ({}, {} tx)", format_metric_change(m, k.alone->ratio),
+                          bounds_text(m, *k.alone), count_text(k.alone->transactions));
+      if (k.without) text += "; stage without it " + format_metric_change(m, k.without->ratio);
     } else if (a.harmless && !group_shown) {
-      text += fmt::format(": as a group {} ({}-{}, {} tx)", format_change(a.harmless->ratio),
-                          ratio_text(a.harmless->low), ratio_text(a.harmless->high),
-                          count_text(a.harmless->transactions));
+      text += ": as a group " + group_text(m, *a.harmless);
       group_shown = true;
     }
     std::string ev;
@@ -128,8 +146,8 @@ std::vector<std::string> attribution_lines(const Attribution& a, const std::stri
     wrap(text, more + pad_right(k.verdict, verdict_width) + "  ",
          more + std::string(verdict_width + 4, ' '), width, out);
   }
-  wrap("vs " + a.reference + "; " + describe_attribution_cost(a) +
-           (a.note.empty() ? "" : "; " + a.note),
+  wrap("vs " + a.reference + (m == Metric::kTps ? "" : ", judged by " + metric_name(m)) + "; " +
+           describe_attribution_cost(a) + (a.note.empty() ? "" : "; " + a.note),
        more, more + "  ", width, out);
   return out;
 }

@@ -7,6 +7,8 @@
 
 #include "report/attribution.h"
 #include "report/json.h"
+#include "report/metric.h"
+#include "report/stats.h"
 #include "report/text.h"
 
 namespace pgslow::report {
@@ -21,11 +23,14 @@ std::string knob_list(const std::vector<std::string>& knobs, std::size_t total) 
                      knobs.size() - 2);
 }
 
-std::string tps_text(double tps) {
-  return fmt::format("{:.1f}", tps);
+// A search sample in the metric's table unit (metric_unit): TPS as it always read, "412.3".
+std::string level_text(Metric m, double sample) {
+  if (m == Metric::kTps) return fmt::format("{:.1f}", sample);
+  return format_number(metric_in_unit(m, sample));
 }
-std::string ratio_text(double r) {
-  return fmt::format("{:.2f}x", r);
+// A ratio of samples as a ratio of the metric's values: "0.25x" good's TPS, "4.00x" its cost.
+std::string ratio_text(Metric m, double search_ratio) {
+  return fmt::format("{:.2f}x", metric_ratio(m, search_ratio));
 }
 
 std::string seconds_text(double s) {
@@ -67,13 +72,14 @@ void print_markdown_table(std::ostream& out, const Table& rows) {
 }
 
 Table culprit_table(const BisectResult& r) {
+  const Metric m = r.metric;
   Table t{{"round", "change", "alone", "alone vs good", "group vs good", "kind"}};
   for (const auto& g : r.culprits) {
     for (std::size_t i = 0; i < g.knobs.size(); ++i) {
       const BisectSolo& s = g.solo[i];
       t.push_back({std::to_string(g.round), g.changes[i],
-                   to_string(s.verdict) + " " + tps_text(s.tps) + " TPS", ratio_text(s.ratio),
-                   i == 0 ? ratio_text(g.ratio) : "",
+                   to_string(s.verdict) + " " + level_text(m, s.tps) + " " + metric_unit(m),
+                   ratio_text(m, s.ratio), i == 0 ? ratio_text(m, g.ratio) : "",
                    i == 0 ? std::string(g.knobs.size() == 1 ? "single knob"
                                         : g.interaction     ? "interaction (slow only together)"
                                                             : "combination") +
@@ -85,7 +91,8 @@ Table culprit_table(const BisectResult& r) {
 }
 
 Table run_table(const BisectResult& r) {
-  Table t{{"#", "purpose", "configuration (good +)", "runs", "TPS", "vs good", "verdict", "time"}};
+  Table t{{"#", "purpose", "configuration (good +)", "runs", metric_unit(r.metric), "vs good",
+           "verdict", "time"}};
   for (const auto& run : r.runs) {
     std::string purpose =
         run.round > 0 ? fmt::format("{} r{}", run.purpose, run.round) : run.purpose;
@@ -94,8 +101,8 @@ Table run_table(const BisectResult& r) {
                  run.new_runs == static_cast<int>(run.tps.size())
                      ? std::to_string(run.new_runs)
                      : fmt::format("{} (+{})", run.tps.size(), run.new_runs),
-                 tps_text(run.tps_level),
-                 r.good_tps > 0 ? ratio_text(run.tps_level / r.good_tps) : "",
+                 level_text(r.metric, run.tps_level),
+                 r.good_tps > 0 ? ratio_text(r.metric, run.tps_level / r.good_tps) : "",
                  to_string(run.verdict), seconds_text(run.seconds)});
   }
   return t;
@@ -130,16 +137,20 @@ std::string to_string(BisectVerdict v) {
 
 void render_bisect_console(const BisectResult& r, std::ostream& out) {
   out << "bisect: " << r.conclusion << "\n\n";
+  const Metric m = r.metric;
+  const std::string unit = metric_unit(m);
   if (!r.runs.empty()) {
-    out << fmt::format("  good {} TPS, bad {} TPS ({} good); noise ±{:.1f}% per run",
-                       tps_text(r.good_tps), tps_text(r.bad_tps),
-                       ratio_text(r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
-    if (r.clearly_different) out << fmt::format("; threshold {} TPS", tps_text(r.threshold_tps));
+    if (m != Metric::kTps) out << "  judged by " << metric_name(m) << "\n";
+    out << fmt::format("  good {} {}, bad {} {} ({} good); noise ±{:.1f}% per run",
+                       level_text(m, r.good_tps), unit, level_text(m, r.bad_tps), unit,
+                       ratio_text(m, r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
+    if (r.clearly_different)
+      out << fmt::format("; threshold {} {}", level_text(m, r.threshold_tps), unit);
     if (r.drift != 0) out << fmt::format("; drift of good {:+.1f}%", r.drift * 100);
     out << "\n";
     if (r.remaining_tps)
-      out << fmt::format("  bad without the culprits: {} TPS ({} good)\n",
-                         tps_text(*r.remaining_tps), ratio_text(*r.remaining_ratio));
+      out << fmt::format("  bad without the culprits: {} {} ({} good)\n",
+                         level_text(m, *r.remaining_tps), unit, ratio_text(m, *r.remaining_ratio));
     out << "\n";
   }
   if (!r.culprits.empty()) {
@@ -170,16 +181,20 @@ void render_bisect_console(const BisectResult& r, std::ostream& out) {
 
 void render_bisect_markdown(const BisectResult& r, std::ostream& out) {
   out << "# pgslow bisect\n\n" << r.conclusion << "\n\n";
+  const Metric m = r.metric;
+  const std::string unit = metric_unit(m);
   if (!r.runs.empty()) {
-    out << fmt::format("- good: {} TPS\n- bad: {} TPS ({} good)\n- noise: ±{:.1f}% per run\n",
-                       tps_text(r.good_tps), tps_text(r.bad_tps),
-                       ratio_text(r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
-    if (r.clearly_different) out << "- threshold: " << tps_text(r.threshold_tps) << " TPS\n";
+    if (m != Metric::kTps) out << "- judged by: " << metric_name(m) << "\n";
+    out << fmt::format("- good: {} {}\n- bad: {} {} ({} good)\n- noise: ±{:.1f}% per run\n",
+                       level_text(m, r.good_tps), unit, level_text(m, r.bad_tps), unit,
+                       ratio_text(m, r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
+    if (r.clearly_different)
+      out << "- threshold: " << level_text(m, r.threshold_tps) << " " << unit << "\n";
     if (r.drift != 0)
       out << fmt::format("- drift of good (re-measured between rounds): {:+.1f}%\n", r.drift * 100);
     if (r.remaining_tps)
-      out << fmt::format("- bad without the culprits: {} TPS ({} good)\n",
-                         tps_text(*r.remaining_tps), ratio_text(*r.remaining_ratio));
+      out << fmt::format("- bad without the culprits: {} {} ({} good)\n",
+                         level_text(m, *r.remaining_tps), unit, ratio_text(m, *r.remaining_ratio));
     out << "- " << summary_line(r) << "\n\n";
   }
   if (!r.culprits.empty()) {
@@ -212,19 +227,26 @@ void render_bisect_markdown(const BisectResult& r, std::ostream& out) {
 
 nlohmann::json bisect_to_json(const BisectResult& r) {
   using nlohmann::json;
+  // Levels and samples in the metric's own unit (TPS, CPU seconds per transaction, µs) under
+  // its name: "good_tps" as ever, "good_cpu_per_tx"; ratios are of the metric's values.
+  const Metric m = r.metric;
+  const std::string k = metric_name(m);
+  auto value = [m](double sample) { return search_sample(m, sample); };
+  auto ratio = [m](double search_ratio) { return metric_ratio(m, search_ratio); };
   json j;
   j["conclusion"] = r.conclusion;
-  j["good_tps"] = r.good_tps;
-  j["bad_tps"] = r.bad_tps;
+  j["metric"] = k;
+  j["good_" + k] = value(r.good_tps);
+  j["bad_" + k] = value(r.bad_tps);
   j["noise"] = r.noise;
-  j["threshold_tps"] = r.threshold_tps;
+  j["threshold_" + k] = value(r.threshold_tps);
   j["clearly_different"] = r.clearly_different;
   j["uncertain"] = r.uncertain;
   j["total_runs"] = r.total_runs;
   j["search_runs"] = r.search_runs;
   j["restarts"] = r.restarts;
   j["wall_seconds"] = r.wall_seconds;
-  j["remaining_tps"] = r.remaining_tps ? json(*r.remaining_tps) : json(nullptr);
+  j["remaining_" + k] = r.remaining_tps ? json(value(*r.remaining_tps)) : json(nullptr);
   j["candidates"] = json::array();
   for (const auto& c : r.candidates)
     j["candidates"].push_back({{"name", c.name},
@@ -247,32 +269,35 @@ nlohmann::json bisect_to_json(const BisectResult& r) {
     json solo = json::array();
     for (const auto& s : g.solo)
       solo.push_back({{"knob", s.knob},
-                      {"tps", s.tps},
-                      {"ratio", s.ratio},
+                      {k, value(s.tps)},
+                      {"ratio", ratio(s.ratio)},
                       {"verdict", to_string(s.verdict)}});
     j["culprits"].push_back({{"round", g.round},
                              {"knobs", g.knobs},
                              {"changes", g.changes},
-                             {"tps", g.tps},
-                             {"ratio", g.ratio},
-                             {"threshold_tps", g.threshold_tps},
+                             {k, value(g.tps)},
+                             {"ratio", ratio(g.ratio)},
+                             {"threshold_" + k, value(g.threshold_tps)},
                              {"interaction", g.interaction},
                              {"certain", g.certain},
                              {"solo", solo}});
   }
   if (r.attribution) j["attribution"] = attribution_json(*r.attribution);
   j["runs"] = json::array();
-  for (const auto& run : r.runs)
+  for (const auto& run : r.runs) {
+    json samples = json::array();
+    for (double s : run.tps) samples.push_back(value(s));
     j["runs"].push_back({{"number", run.number},
                          {"purpose", run.purpose},
                          {"round", run.round},
                          {"knobs", run.knobs},
-                         {"tps", run.tps},
+                         {k, samples},
                          {"new_runs", run.new_runs},
-                         {"tps_level", run.tps_level},
+                         {k + "_level", value(run.tps_level)},
                          {"verdict", to_string(run.verdict)},
                          {"seconds", run.seconds},
                          {"restart", run.restart}});
+  }
   return j;
 }
 

@@ -76,6 +76,10 @@ struct BisectExcluded {
 struct BisectFindings {
   std::vector<std::string> identical;  // set in both, to the same value: not candidates
 
+  // What the search judged by. The *_tps fields and every sample hold the search's samples,
+  // where higher is better (TPS, or a cost's reciprocal: metric.h); renderings show them in
+  // the metric's own terms.
+  Metric metric = Metric::kTps;
   double good_tps = 0;  // geometric means of the level runs
   double bad_tps = 0;
   double noise = 0;  // relative standard deviation of one run (log scale), floored

@@ -2,12 +2,14 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <ostream>
 #include <string_view>
 
 #include "report/attribution.h"
 #include "report/evidence_info.h"
 #include "report/load_columns.h"
+#include "report/metric.h"
 #include "report/reporter.h"
 #include "report/summary.h"
 #include "report/text.h"
@@ -84,8 +86,9 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
   header.push_back("error");
   // Per-knob attribution: one more row per knob under its stage (status "knob"), with these
   // columns filled; empty on stage rows.
+  // Ratios are of the attribution's metric (knob_metric: tps, cpu_per_tx, p99), new / reference.
   for (const char* h : {"knob", "verdict", "alone_ratio", "alone_low", "alone_high",
-                        "without_ratio", "knob_transactions", "knob_evidence"})
+                        "without_ratio", "knob_transactions", "knob_evidence", "knob_metric"})
     header.push_back(h);
   for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
   out << "\n";
@@ -141,8 +144,11 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
     const Attribution& a = *stage.attribution;
     for (const auto& k : a.knobs) {
       // Harmless knobs carry the group's interval: the one measurement they rest on.
-      const EffectInterval* e = k.alone ? &*k.alone : (a.harmless ? &*a.harmless : nullptr);
-      std::vector<std::string> knob_row(header.size() - 8);
+      const EffectInterval* found = k.alone ? &*k.alone : (a.harmless ? &*a.harmless : nullptr);
+      std::optional<EffectInterval> shown;
+      if (found) shown = in_metric_terms(a.metric, *found);
+      const EffectInterval* e = shown ? &*shown : nullptr;
+      std::vector<std::string> knob_row(header.size() - 9);
       knob_row[0] = stage.name;
       knob_row[1] = "knob";
       std::string ev;
@@ -150,8 +156,9 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
         ev += (ev.empty() ? "" : "; ") + describe_evidence(moved);
       for (const std::string& cell :
            {describe_knob(k), k.verdict, e ? csv_number(e->ratio) : "", e ? csv_number(e->low) : "",
-            e ? csv_number(e->high) : "", k.without ? csv_number(k.without->ratio) : "",
-            e ? std::to_string(e->transactions) : "", ev})
+            e ? csv_number(e->high) : "",
+            k.without ? csv_number(metric_ratio(a.metric, k.without->ratio)) : "",
+            e ? std::to_string(e->transactions) : "", ev, metric_name(a.metric)})
         knob_row.push_back(cell);
       for (std::size_t i = 0; i < knob_row.size(); ++i)
         out << (i ? "," : "") << csv_field(knob_row[i]);

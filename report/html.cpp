@@ -9,6 +9,7 @@
 #include "report/curve.h"
 #include "report/evidence_info.h"
 #include "report/load_columns.h"
+#include "report/metric.h"
 #include "report/reporter.h"
 #include "report/stats.h"
 #include "report/summary.h"
@@ -250,15 +251,18 @@ std::string attribution_chart(const Attribution& a) {
   };
   std::vector<Bar> bars;
   std::size_t harmless = 0;
+  std::string harmless_verdict;  // "no measurable effect" or "too noisy to tell"
   for (const auto& k : a.knobs) {
-    if (k.alone)
+    if (k.alone) {
       bars.push_back({describe_knob(k), k.verdict, *k.alone});
-    else
+    } else {
       ++harmless;
+      harmless_verdict = k.verdict;
+    }
   }
   if (a.harmless && harmless > 0) {
     bars.push_back({fmt::format("{} other knob{} together", harmless, harmless == 1 ? "" : "s"),
-                    "no measurable effect", *a.harmless});
+                    harmless_verdict, *a.harmless});
   }
   bars.push_back({"whole stage", "", a.stage});
   // Decades of slowdown shown: at least one, enough for the slowest end of any interval.
@@ -281,7 +285,7 @@ std::string attribution_chart(const Attribution& a) {
         "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#d9dee5\"/><text x=\"{0}\" "
         "y=\"{3}\" font-size=\"11\" fill=\"#5b6675\" text-anchor=\"middle\">{4}</text>\n",
         gx, top - 4, height - 4, top - 8,
-        d == 0 ? "no change" : fmt::format("{:g}x slower", std::pow(10.0, d)));
+        d == 0 ? "no change" : fmt::format("{:g}x {}", std::pow(10.0, d), worse_word(a.metric)));
   }
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
@@ -297,18 +301,17 @@ std::string attribution_chart(const Attribution& a) {
         "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"14\" fill=\"{}\"><title>{}: "
         "{}</title></rect>\n",
         std::min(x0, x1), y + 5, std::max(1, std::abs(x1 - x0)), colour, html_escape(b.label),
-        html_escape(format_interval(b.e)));
+        html_escape(format_interval(in_metric_terms(a.metric, b.e))));
     const int lo = x(b.e.high), hi = x(b.e.low), ym = y + 12;
     svg += fmt::format(
         "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#1d2430\"/><line x1=\"{0}\" "
         "x2=\"{0}\" y1=\"{3}\" y2=\"{4}\" stroke=\"#1d2430\"/><line x1=\"{1}\" x2=\"{1}\" "
         "y1=\"{3}\" y2=\"{4}\" stroke=\"#1d2430\"/>\n",
         lo, hi, ym, ym - 4, ym + 4);
-    svg +=
-        fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#5b6675\">{}</text>\n",
-                    left + width + 8, y + 16,
-                    html_escape(b.verdict.empty() ? format_change(b.e.ratio)
-                                                  : b.verdict + ", " + format_change(b.e.ratio)));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#5b6675\">{}</text>\n",
+                       left + width + 8, y + 16,
+                       html_escape((b.verdict.empty() ? "" : b.verdict + ", ") +
+                                   format_metric_change(a.metric, b.e.ratio)));
   }
   return svg + "</svg>";
 }

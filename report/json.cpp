@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "report/metric.h"
 #include "report/reporter.h"
 
 namespace pgslow::report {
@@ -82,13 +83,18 @@ Json measurement_json(const Measurement& m) {
 
 namespace {
 
-Json interval_json(const EffectInterval& e) {
-  return Json{{"ratio", number(e.ratio)},
-              {"low", number(e.low)},
-              {"high", number(e.high)},
-              {"runs", e.runs},
-              {"reference_runs", e.reference_runs},
-              {"transactions", e.transactions}};
+// In the attribution's metric's own terms (a cost's ratio above 1 is worse); read_interval
+// turns it back.
+Json metric_interval_json(Metric metric, const EffectInterval& search) {
+  const EffectInterval e = in_metric_terms(metric, search);
+  Json out{{"ratio", number(e.ratio)},
+           {"low", number(e.low)},
+           {"high", number(e.high)},
+           {"runs", e.runs},
+           {"reference_runs", e.reference_runs},
+           {"transactions", e.transactions}};
+  if (e.detectable > 0) out["detectable"] = number(e.detectable);
+  return out;
 }
 
 Json switchback_json(const Switchback& s) {
@@ -113,6 +119,7 @@ Json switchback_json(const Switchback& s) {
 }
 
 Json attribution_json_ordered(const Attribution& a) {
+  auto interval_json = [&a](const EffectInterval& e) { return metric_interval_json(a.metric, e); };
   Json knobs = Json::array();
   for (const auto& k : a.knobs) {
     Json evidence = Json::array();
@@ -127,7 +134,8 @@ Json attribution_json_ordered(const Attribution& a) {
                          {"evidence", evidence},
                          {"note", k.note}});
   }
-  return Json{{"headline", a.headline},
+  return Json{{"metric", metric_name(a.metric)},
+              {"headline", a.headline},
               {"reference", a.reference},
               {"stage", interval_json(a.stage)},
               {"knobs", knobs},
@@ -334,7 +342,7 @@ Measurement read_measurement(const Reader& r, const std::string& source) {
   return m;
 }
 
-EffectInterval read_interval(const Reader& r) {
+EffectInterval read_metric_interval(const Reader& r, Metric metric) {
   EffectInterval e;
   r.number("ratio", e.ratio);
   r.number("low", e.low);
@@ -342,7 +350,8 @@ EffectInterval read_interval(const Reader& r) {
   r.number("runs", e.runs);
   r.number("reference_runs", e.reference_runs);
   r.number("transactions", e.transactions);
-  return e;
+  r.number("detectable", e.detectable);
+  return in_metric_terms(metric, e);
 }
 
 std::vector<std::string> read_strings(const Reader& r, const char* name,
@@ -357,6 +366,15 @@ std::vector<std::string> read_strings(const Reader& r, const char* name,
 
 Attribution read_attribution(const Reader& r, const std::string& source) {
   Attribution a;
+  std::string metric = "tps";  // reports before version 3's metric judged by TPS
+  r.string("metric", metric);
+  if (auto m = parse_metric(metric)) {
+    a.metric = *m;
+  } else {
+    throw ReadError(
+        fmt::format("{}: attribution.metric {} is not one of {}", source, metric, metric_names()));
+  }
+  auto read_interval = [&a](const Reader& from) { return read_metric_interval(from, a.metric); };
   r.string("headline", a.headline);
   r.string("reference", a.reference);
   a.stage = read_interval(r.child("stage"));

@@ -121,6 +121,14 @@ struct LoadSettings {
   bool operator==(const LoadSettings&) const = default;
 };
 
+// What a search judges a configuration by (metric.h defines each): attribution and bisect
+// record it, so a report words their ratios in the metric's own terms.
+enum class Metric {
+  kTps,       // committed + rolled back per second; higher is better
+  kCpuPerTx,  // the server's CPU seconds per transaction; lower is better
+  kP99,       // the latency's 99th percentile (µs); lower is better
+};
+
 // An effect as a ratio new / reference (0.1: 10x slower) with its 95% interval, computed
 // from the repeated runs of both configurations (their spread; no fixed band), and the
 // transactions the new configuration's runs committed.
@@ -131,6 +139,9 @@ struct EffectInterval {
   int runs = 0;                    // runs of the new configuration
   int reference_runs = 0;          // runs of the reference
   std::uint64_t transactions = 0;  // committed + rolled back in the new configuration's runs
+  // The smallest change either way this comparison could have seen (Interval::detectable);
+  // 0: not computed.
+  double detectable = 0;
 
   bool operator==(const EffectInterval&) const = default;
 };
@@ -161,6 +172,9 @@ struct KnobEffect {
 
 // Per-knob attribution of a stage with several knobs (bisect's search, attribution.h).
 struct Attribution {
+  // What the search judged by; every ratio here is of its samples, where higher is better
+  // (a cost's reciprocal: metric.h), so 0.1 is "10x worse" for every metric.
+  Metric metric = Metric::kTps;
   std::string headline;           // "wal-hell: 15x slower; commit_delay = 10000 is the cause; ..."
   EffectInterval stage;           // the whole stage vs its reference, from the attribution's runs
   std::string reference;          // the stage the effects compare with ("baseline")

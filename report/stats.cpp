@@ -226,14 +226,16 @@ std::string format_verdict(const Interval& interval) {
       return "slower";
     case Verdict::kFaster:
       return "faster";
-    case Verdict::kWithinNoise: {
-      const double seen = interval.detectable();
-      return fmt::format("within noise (could see ±{:.{}f}%)", seen * 100, seen < 0.1 ? 1 : 0);
-    }
+    case Verdict::kWithinNoise:
+      return "within noise (" + format_could_see(interval.detectable()) + ")";
     case Verdict::kUnknown:
       break;
   }
   return "no interval";
+}
+
+std::string format_could_see(double detectable) {
+  return fmt::format("could see ±{:.{}f}%", detectable * 100, detectable < 0.1 ? 1 : 0);
 }
 
 std::string format_interval(const Interval& interval) {

@@ -64,8 +64,11 @@ Interval log_ratio_interval(double log_difference, double se, double df, double 
 enum class Verdict { kSlower, kFaster, kWithinNoise, kUnknown };
 // Slower when the whole interval is below 1, faster when above, else within noise.
 Verdict verdict_of(const Interval& interval);
-// "slower", "faster", "within noise (±4.2%)", "no interval".
+// "slower", "faster", "within noise (could see ±4.2%)", "no interval".
 std::string format_verdict(const Interval& interval);
+// What a comparison could have seen (Interval::detectable): "could see ±4.2%", "could see ±45%".
+// Every "no effect" says it, so "no effect" and "too noisy to tell" read differently.
+std::string format_could_see(double detectable);
 // "[-18.0%, -6.1%]", "6.1–7.4x slower", "2.1–2.4x faster"; "—" when unknown.
 std::string format_interval(const Interval& interval);
 // A count with thousands separators: 1273320 -> "1,273,320".

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/strings.h"
+#include "report/metric.h"
 #include "report/stats.h"
 
 namespace pgslow::bisect {
@@ -99,6 +100,7 @@ class Attribution {
         1, static_cast<int>(good_.size()) + static_cast<int>(cache_[all_].size()) - 2);
 
     report::Attribution& a = out.attribution;
+    a.metric = metric();
     a.reference = options_.reference;
     a.noise = sigma_;
     a.stage = interval(all_);
@@ -127,10 +129,11 @@ class Attribution {
       std::vector<Setting> units;
       for (const auto& name : n) units.push_back(unit_.at(name).change);
       s = measurer_.measure(units, 1);
-      for (double tps : s)
-        if (!std::isfinite(tps) || tps <= 0)
-          throw RuntimeError(fmt::format(
-              "an attribution run measured {} TPS: the workload committed nothing", tps));
+      for (double sample : s)
+        if (!std::isfinite(sample) || sample <= 0)
+          throw RuntimeError(
+              fmt::format("an attribution run measured {}: the workload committed nothing",
+                          report::format_metric_value(metric(), sample)));
     }
     return s;
   }
@@ -146,11 +149,13 @@ class Attribution {
     double d = log_mean(s) - log_mean(good_);
     double se = sigma_ * std::sqrt(1.0 / static_cast<double>(s.size()) +
                                    1.0 / static_cast<double>(good_.size()));
-    double t = t975(dof_);
+    // report/stats' one interval: its bounds, and what a comparison this noisy could see.
+    const report::Interval i = report::log_ratio_interval(d, se, std::max(dof_, 1));
     report::EffectInterval e;
-    e.ratio = std::exp(d);
-    e.low = std::exp(d - t * se);
-    e.high = std::exp(d + t * se);
+    e.ratio = i.ratio;
+    e.low = i.low;
+    e.high = i.high;
+    e.detectable = i.detectable();
     e.runs = static_cast<int>(s.size());
     e.reference_runs = static_cast<int>(good_.size());
     if (options_.observe) e.transactions = options_.observe(settings_of(n)).transactions;
@@ -159,9 +164,13 @@ class Attribution {
 
   static bool clearly_slower(const report::EffectInterval& e) { return e.high < 1.0; }
 
-  // "±6%": the larger distance of the interval's ends from no change.
-  static std::string plus_minus(const report::EffectInterval& e) {
-    return fmt::format("±{:.0f}%", std::max(1.0 - e.low, e.high - 1.0) * 100);
+  report::Metric metric() const { return options_.search.metric; }
+  std::string change(double ratio) const { return report::format_metric_change(metric(), ratio); }
+
+  // "no measurable effect (could see ±6.2%)": what the one run of the knobs together could
+  // have seen, in stage verdicts' words, so no effect and too noisy to tell read differently.
+  static std::string no_effect(const report::EffectInterval& e) {
+    return "no measurable effect (" + report::format_could_see(e.detectable) + ")";
   }
 
   std::string describe(const std::string& unit) const {
@@ -213,6 +222,7 @@ class Attribution {
   void not_split(Attributed& out, const std::vector<RunRecord>& made, std::int64_t start,
                  const std::string& why, double noise) {
     report::Attribution& a = out.attribution;
+    a.metric = metric();
     a.reference = options_.reference;
     for (const auto& rec : made) cache_[Names(rec.knobs.begin(), rec.knobs.end())] = rec.tps;
     good_ = cache_[{}];
@@ -231,8 +241,7 @@ class Attribution {
       a.headline = fmt::format(
           "{}: {}; not attributed: runs varied ±{:.0f}% on this machine, too much to split {} "
           "knobs within {} runs (use longer runs or more repeats)",
-          options_.stage, report::format_change(a.stage.ratio), sigma_ * 100, all_.size(),
-          options_.max_runs);
+          options_.stage, change(a.stage.ratio), sigma_ * 100, all_.size(), options_.max_runs);
     } else {
       a.headline =
           fmt::format("{}: not attributed within {} runs", options_.stage, options_.max_runs);
@@ -251,20 +260,19 @@ class Attribution {
     const std::string stage = options_.stage;
     std::string verdict;
     if (a.stage.low > 1.0) {
-      verdict = "not attributed (the stage is faster)";
+      verdict = "not attributed (the stage is " + report::better_word(metric()) + ")";
       a.headline = fmt::format("{}: {}; attribution looks for slowdowns: not attributed", stage,
-                               report::format_change(a.stage.ratio));
+                               change(a.stage.ratio));
     } else if (clearly_slower(a.stage)) {
       verdict = fmt::format("not attributed (stage below the {:.0f}% attribution needs)",
                             options_.search.min_effect * 100);
-      a.headline =
-          fmt::format("{}: {}; smaller than the {:.0f}% an attribution needs", stage,
-                      report::format_change(a.stage.ratio), options_.search.min_effect * 100);
+      a.headline = fmt::format("{}: {}; smaller than the {:.0f}% an attribution needs", stage,
+                               change(a.stage.ratio), options_.search.min_effect * 100);
     } else {
       verdict = "no measurable effect";
       a.harmless = a.stage;
-      a.headline = fmt::format("{}: no measurable effect ({}); {} knobs, none to blame", stage,
-                               plus_minus(a.stage), all_.size());
+      a.headline =
+          fmt::format("{}: {}; {} knobs, none to blame", stage, no_effect(a.stage), all_.size());
     }
     for (const auto& u : all_) {
       report::KnobEffect k = effect_of(u);
@@ -305,7 +313,7 @@ class Attribution {
           if (still_slow && std::log(k.without->ratio) <= 0.8 * stage_log) {
             redundant = true;
             k.note = fmt::format("the stage without it is still {}: another knob does the same",
-                                 report::format_change(k.without->ratio));
+                                 change(k.without->ratio));
           }
         } else {
           k.verdict = "contributes";
@@ -321,8 +329,7 @@ class Attribution {
         std::abs(solo_log_sum - stage_log) > t975(dof_) * sigma_ * 2 &&
         std::abs(std::exp(solo_log_sum - stage_log) - 1) > options_.search.min_effect)
       a.note = fmt::format("not additive: the culprits alone multiply to {}, the whole stage is {}",
-                           report::format_change(std::exp(solo_log_sum)),
-                           report::format_change(a.stage.ratio));
+                           change(std::exp(solo_log_sum)), change(a.stage.ratio));
     if (r.uncertain)
       a.note += std::string(a.note.empty() ? "" : "; ") +
                 "some verdicts stayed within the noise of the threshold";
@@ -358,8 +365,7 @@ class Attribution {
       else
         only.push_back(d);
     }
-    std::vector<std::string> parts{
-        fmt::format("{}: {}", options_.stage, report::format_change(a.stage.ratio))};
+    std::vector<std::string> parts{fmt::format("{}: {}", options_.stage, change(a.stage.ratio))};
     if (causes.size() == 1) parts.push_back(causes[0] + " is the cause");
     if (causes.size() > 1)
       parts.push_back(join(causes, " and ") +
@@ -372,8 +378,8 @@ class Attribution {
       std::size_t knobs = 0;
       for (const auto& u : rest) knobs += measurer_.members(u).size();
       parts.push_back(fmt::format(
-          "{} other knob{}: {}{}", knobs, knobs == 1 ? "" : "s", rest_verdict,
-          rest_verdict == "no measurable effect" ? " (" + plus_minus(*a.harmless) + ")" : ""));
+          "{} other knob{}: {}", knobs, knobs == 1 ? "" : "s",
+          rest_verdict == "no measurable effect" ? no_effect(*a.harmless) : rest_verdict));
     }
     a.headline = join(parts, "; ");
     a.knobs = std::move(found);

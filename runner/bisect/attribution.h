@@ -2,9 +2,10 @@
 // Each knob's part in a stage with several knobs (docs/reading-the-report.md, "Which knob did
 // it"). Group testing first: bisect's delta debugging over the stage's knobs finds the
 // culprit groups with cached subsets, and every knob outside them is reported with the group
-// ("no measurable effect ±x%") without a run of its own. Then, per culprit: its effect alone
-// against the reference, the stage without it (its share), and whether it acts only with
-// another knob. `pgslow run --attribute` and `pgslow bisect --isolate` both call attribute().
+// ("no measurable effect (could see ±x%)") without a run of its own. Then, per culprit: its effect
+// alone against the reference, the stage without it (its share), and whether it acts only with
+// another knob. `pgslow run --attribute` and `pgslow bisect --isolate` both call attribute();
+// the search's options say which metric its samples are (Options::metric).
 //
 //   SimulatedServer sim(...);            // or any Measurer (scenario/stage_measurer.h)
 //   AttributionOptions o;
@@ -32,7 +33,9 @@ struct Observation {
 };
 
 struct AttributionOptions {
-  Options search;  // the search's options (levels, repeats, min_effect); known_good/bad reused
+  // The search's options (levels, repeats, min_effect, metric); known_good/bad reused, samples of
+  // that metric.
+  Options search;
   std::string stage = "bad";       // for the headline
   std::string reference = "good";  // what the effects compare with
   // Knobs the catalog says act only together (commit_delay with commit_siblings): each group

@@ -36,8 +36,11 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
   return out;
 }
 
-std::string percent(double ratio) {
-  return fmt::format("{:.0f}%", (1.0 - ratio) * 100.0);
+// Bad against good in the metric's terms: "14% slower" (TPS), "CPU/tx +16.3%", "p99 2.5x
+// higher".
+std::string worse_by(report::Metric m, double ratio) {
+  if (m == report::Metric::kTps) return fmt::format("{:.0f}% slower", (1.0 - ratio) * 100.0);
+  return report::format_metric_change(m, ratio);
 }
 
 // Thrown by classify when the noise grew past what the levels can separate (still_separable).
@@ -48,6 +51,7 @@ struct TooNoisy {};
 Bisector::Bisector(Measurer& measurer, std::vector<Candidate> candidates, Options options)
     : measurer_(measurer), options_(std::move(options)) {
   if (options_.level_repeats < 2) throw InputError("--repeats must be at least 2 (noise needs 2)");
+  result_.metric = options_.metric;
   options_.max_repeats = std::max(options_.max_repeats, 1);
   // Restart-needing knobs first: ddmin's chunks are contiguous, so they share chunks and the
   // postmaster-context part of consecutive configurations changes less often.
@@ -84,12 +88,12 @@ const std::vector<double>& Bisector::measure(const Subset& s, int runs,
   if (got.size() != static_cast<std::size_t>(runs))
     throw RuntimeError(
         fmt::format("the measurement returned {} samples for {} runs", got.size(), runs));
-  for (double tps : got)
-    if (!std::isfinite(tps) || tps <= 0)
-      throw RuntimeError(fmt::format(
-          "a run measured {} TPS: the workload committed nothing, so this configuration "
-          "cannot be compared (is the server up, is the duration long enough?)",
-          tps));
+  for (double sample : got)
+    if (!std::isfinite(sample) || sample <= 0)
+      throw RuntimeError(
+          fmt::format("a run measured {}: the workload committed nothing, so this configuration "
+                      "cannot be compared (is the server up, is the duration long enough?)",
+                      report::format_metric_value(options_.metric, sample)));
   if (runs > 0) last_ = s;
   if (rec.restart) ++result_.restarts;
   auto& all = samples_[s];
@@ -432,18 +436,22 @@ Result Bisector::run() {
   flush_progress();
 
   if (!clearly_slower(bad)) {
+    const report::Metric m = options_.metric;
+    auto level = [m](double sample) {
+      return m == report::Metric::kTps ? fmt::format("{:.0f}", sample)
+                                       : report::format_metric_value(m, sample);
+    };
     double ratio = result_.bad_tps / result_.good_tps;
-    result_.conclusion = ratio > 1
-                             ? fmt::format(
-                                   "bad is not slower than good ({:.0f} versus {:.0f} TPS): "
-                                   "nothing to bisect",
-                                   result_.bad_tps, result_.good_tps)
-                             : fmt::format(
-                                   "good and bad are not clearly different ({:.0f} versus {:.0f} "
-                                   "TPS, {} slower; noise ±{:.1f}% per run, at least {:.0f}% "
-                                   "needed): nothing to bisect",
-                                   result_.good_tps, result_.bad_tps, percent(ratio), sigma_ * 100,
-                                   options_.min_effect * 100);
+    result_.conclusion =
+        ratio > 1 ? fmt::format("bad is not {} than good ({} versus {}{}): nothing to bisect",
+                                report::worse_word(m), level(result_.bad_tps),
+                                level(result_.good_tps), m == report::Metric::kTps ? " TPS" : "")
+                  : fmt::format(
+                        "good and bad are not clearly different ({} versus {}{}, {}; noise "
+                        "±{:.1f}% per run, at least {:.0f}% needed): nothing to bisect",
+                        level(result_.good_tps), level(result_.bad_tps),
+                        m == report::Metric::kTps ? " TPS" : "", worse_by(m, ratio), sigma_ * 100,
+                        options_.min_effect * 100);
     return finish();
   }
   result_.clearly_different = true;
@@ -451,9 +459,10 @@ Result Bisector::run() {
     double t = std::log(*options_.threshold_tps);
     if (!(t < good_log_ && t > bad.log_mean))
       throw InputError(
-          fmt::format("the threshold {:.1f} TPS must lie between bad ({:.1f}) and "
-                      "good ({:.1f})",
-                      *options_.threshold_tps, result_.bad_tps, result_.good_tps));
+          fmt::format("the threshold {} must lie between bad ({}) and good ({})",
+                      report::format_metric_value(options_.metric, *options_.threshold_tps),
+                      report::format_metric_value(options_.metric, result_.bad_tps),
+                      report::format_metric_value(options_.metric, result_.good_tps)));
     threshold_log_ = t;
   }
   result_.threshold_tps =
@@ -470,10 +479,14 @@ Result Bisector::run() {
     } catch (const TooNoisy&) {
       result_.too_noisy = true;
       result_.conclusion = fmt::format(
-          "bad is {} slower than good, but runs now vary ±{:.1f}% per run: a configuration "
+          "bad is {} than good, but runs now vary ±{:.1f}% per run: a configuration "
           "between them cannot be judged within {} runs, so nothing is blamed (use longer "
           "runs or more repeats)",
-          percent(result_.bad_tps / result_.good_tps), sigma_ * 100, options_.max_repeats);
+          options_.metric == report::Metric::kTps
+              ? worse_by(options_.metric, result_.bad_tps / result_.good_tps)
+              : report::worse_word(options_.metric) + " (" +
+                    worse_by(options_.metric, result_.bad_tps / result_.good_tps) + ")",
+          sigma_ * 100, options_.max_repeats);
       return finish();
     }
     Subset found;
@@ -493,15 +506,20 @@ Result Bisector::run() {
 
   // One sentence for the top of every rendering.
   std::vector<std::string> parts;
+  // The group's level against good's as a ratio of the metric's values ("0.25x good" TPS,
+  // "CPU/tx 4.00x good").
+  const std::string label =
+      options_.metric == report::Metric::kTps ? "" : report::metric_label(options_.metric) + " ";
   for (const auto& g : result_.culprits) {
     std::string names = join(g.knobs, " + ");
+    const double ratio = report::metric_ratio(options_.metric, g.ratio);
     if (g.interaction)
-      parts.push_back(fmt::format("{} (slow only together: {:.2f}x good)", names, g.ratio));
+      parts.push_back(fmt::format("{} (slow only together: {}{:.2f}x good)", names, label, ratio));
     else
-      parts.push_back(fmt::format("{} ({:.2f}x good)", names, g.ratio));
+      parts.push_back(fmt::format("{} ({}{:.2f}x good)", names, label, ratio));
   }
   result_.conclusion = fmt::format(
-      "{} of {} changes make{} bad slow: {}",
+      "{} of {} changes make{} bad {}: {}",
       [&] {
         std::size_t n = 0;
         for (const auto& g : result_.culprits) n += g.knobs.size();
@@ -509,7 +527,7 @@ Result Bisector::run() {
       }(),
       result_.candidates.size(),
       result_.culprits.size() == 1 && result_.culprits[0].knobs.size() == 1 ? "s" : "",
-      join(parts, "; "));
+      options_.metric == report::Metric::kCpuPerTx ? "costly" : "slow", join(parts, "; "));
   if (unreproduced_)
     result_.conclusion +=
         " (the rest looked slower than good once more, but no part of it reproduced that: "

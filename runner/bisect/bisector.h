@@ -17,16 +17,20 @@
 
 #include "bisect/measurer.h"
 #include "bisect/result.h"
+#include "report/metric.h"
 
 namespace pgslow::bisect {
 
 struct Options {
+  // What the Measurer's samples are (report/metric.h): higher is better whatever the metric,
+  // so only the words of the result depend on it.
+  report::Metric metric = report::Metric::kTps;
   int level_repeats = 3;     // runs of good and bad: their levels and the noise
   int max_repeats = 5;       // runs of one configuration at most, when it lands near the threshold
   double band_sigmas = 2.0;  // a verdict needs the mean this many standard errors from threshold
   double min_noise = 0.01;   // floor of the per-run noise (log scale): 3 runs underestimate it
   double min_effect = 0.10;  // bad must be at least 10% slower than good to bisect at all
-  std::optional<double> threshold_tps;  // default: the geometric midpoint of good and bad
+  std::optional<double> threshold_tps;  // a sample; default: the geometric midpoint of good and bad
   // Runs of good and bad already made elsewhere (a scenario's baseline and stage): reused as
   // the first samples of each level, topped up to level_repeats.
   std::vector<double> known_good;

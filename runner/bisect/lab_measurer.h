@@ -5,8 +5,9 @@
 // evidence of the measured window), so bisect gets the evidence, the log excerpts, the crash
 // points and the handling of a rejected configuration that `pgslow run` has.
 //
-// A configuration the server rejects (fails to start, values differ after apply) counts as
-// slow: its samples are kRejectedTps, and the StageResult with the error is kept. Restoring is
+// Each run's sample is the metric the search judges by (search_sample_of). A configuration the
+// server rejects (fails to start, values differ after apply) counts as slow: its samples are
+// kRejectedTps, and the StageResult with the error is kept. Restoring is
 // the session's (LabSession::finish, or its destructor after an exception); Ctrl-C stops the
 // driver and measure() throws apply::Interrupted.
 
@@ -18,14 +19,14 @@
 
 namespace pgslow::bisect {
 
-// The throughput a rejected configuration is given: far below any real one, still positive
-// (the search works on log TPS).
+// The sample a rejected configuration is given: far below any real one (a thousandth of a
+// transaction per second, or a cost of a thousand), still positive (the search works on logs).
 inline constexpr double kRejectedTps = 1e-3;
 
 class LabMeasurer final : public Measurer {
  public:
   LabMeasurer(stage::LabSession& lab, std::vector<knobs::Setting> good,
-              report::LoadSettings load = {});
+              report::Metric metric = report::Metric::kTps, report::LoadSettings load = {});
 
   std::vector<double> measure(const std::vector<knobs::Setting>& changes, int repeats) override;
 
@@ -35,6 +36,7 @@ class LabMeasurer final : public Measurer {
  private:
   stage::LabSession& lab_;
   std::vector<knobs::Setting> good_;
+  report::Metric metric_;
   report::LoadSettings load_;
   std::vector<report::StageResult> results_;
 };

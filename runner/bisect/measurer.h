@@ -1,5 +1,5 @@
 #pragma once
-// The seam between the search and the server. The search only ever asks "how fast is the
+// The seam between the search and the server. The search only ever asks "how good is the
 // good configuration with these changes on top?"; everything that makes that true (apply the
 // settings, restart or reload, reset the data from the template, run the workload) sits behind
 // it. The live implementation is lab_measurer.h (an adapter over stage::LabSession, the one
@@ -8,15 +8,27 @@
 #include <vector>
 
 #include "bisect/setting.h"
+#include "report/metric.h"
+#include "report/model.h"
+#include "server/server_control.h"
 
 namespace pgslow::bisect {
 
 // Measures one configuration: the good configuration with `changes` (a subset of the candidate
-// changes) applied on top; returns throughput samples (TPS) of `repeats` runs.
+// changes) applied on top; returns one sample of the metric the search judges by per run, for
+// `repeats` runs, where higher is better (search_sample_of).
 class Measurer {
  public:
   virtual ~Measurer() = default;
   virtual std::vector<double> measure(const std::vector<Setting>& changes, int repeats) = 0;
 };
+
+// One run's sample by `metric` (report/metric.h: TPS, or a cost's reciprocal). RuntimeError
+// saying why when the run has no value for it (cpu_per_tx without the server's CPU time).
+double search_sample_of(report::Metric metric, const report::Measurement& run);
+
+// Before any run: InputError when `metric` cannot be measured on `server` (cpu_per_tx needs
+// the server's processes on this machine, to read their CPU time from /proc).
+void require_measurable(report::Metric metric, const server::ServerControl& server);
 
 }  // namespace pgslow::bisect

@@ -8,7 +8,9 @@
 namespace pgslow::bisect {
 
 SimulatedServer::SimulatedServer(SimulatedModel model)
-    : model_(std::move(model)), rng_(model_.seed) {}
+    : model_(std::move(model)),
+      rng_(model_.seed),
+      cost_rng_(model_.seed * 6364136223846793005ULL + 1) {}
 
 double SimulatedServer::expected_tps(const std::set<std::string>& changed) const {
   double tps = model_.base_tps;
@@ -23,7 +25,15 @@ std::vector<double> SimulatedServer::measure(const std::vector<Setting>& changes
   std::set<std::string> changed;
   for (const auto& s : changes) changed.insert(s.name);
   double tps = expected_tps(changed);
+  double cpu_per_tx = model_.base_cpu_per_tx_s;
+  double p99 = model_.base_p99_us;
+  for (const auto& k : model_.knobs)
+    if (changed.count(k.name) != 0) {
+      cpu_per_tx *= k.cpu_factor;
+      p99 *= k.p99_factor;
+    }
   std::normal_distribution<double> unit(0.0, 1.0);
+  std::normal_distribution<double> cost_unit(0.0, 1.0);
   std::vector<double> samples;
   for (int i = 0; i < repeats; ++i) {
     // Drift: the machine's speed changes run by run, the same for every configuration.
@@ -33,7 +43,19 @@ std::vector<double> SimulatedServer::measure(const std::vector<Setting>& changes
     const bool in_burst = std::find(model_.burst_runs.begin(), model_.burst_runs.end(),
                                     runs_ + i) != model_.burst_runs.end();
     const double burst = in_burst ? model_.burst_log : 0.0;
-    samples.push_back(tps * std::exp(model_.drift_per_run * drifted + burst + sigma * unit(rng_)));
+    // The machine's speed this run, relative to its own: throughput follows it, latency
+    // inversely.
+    const double speed = std::exp(model_.drift_per_run * drifted + burst + sigma * unit(rng_));
+    report::Measurement run;
+    run.duration_s = 10;
+    run.tps = tps * speed;
+    run.committed =
+        static_cast<std::uint64_t>(std::llround(std::max(1.0, run.tps * run.duration_s)));
+    run.latency.p99_us = p99 / speed;
+    if (model_.server_cpu)
+      run.server_cpu_s = static_cast<double>(run.committed) * cpu_per_tx *
+                         std::exp(model_.cpu_noise * cost_unit(cost_rng_));
+    samples.push_back(search_sample_of(model_.metric, run));
   }
   ++calls_;
   runs_ += repeats;

@@ -2,7 +2,9 @@
 // A deterministic performance model behind the Measurer seam, for tests and the run-count
 // benchmark: it replaces apply + data reset + workload together (no server, no SQL). Each knob
 // multiplies throughput by a factor, some pairs multiply it again only when both are present
-// (an interaction), every run has seeded log-normal noise, and drift may be injected.
+// (an interaction), every run has seeded log-normal noise, and drift may be injected. Each run
+// is a report::Measurement (TPS, the server's CPU seconds, the p99 latency) and measure()
+// returns the model's metric of it, as the live measurers do.
 
 #include <cstdint>
 #include <random>
@@ -12,6 +14,7 @@
 
 #include "bisect/measurer.h"
 #include "bisect/result.h"
+#include "report/model.h"
 
 namespace pgslow::bisect {
 
@@ -19,6 +22,8 @@ struct SimulatedKnob {
   std::string name;
   double factor = 1.0;  // throughput multiplier when this knob is changed (0.1: 10x slower)
   bool needs_restart = false;
+  double cpu_factor = 1.0;  // multiplier of the server's CPU seconds per transaction
+  double p99_factor = 1.0;  // multiplier of the latency's p99
 };
 
 struct SimulatedInteraction {
@@ -44,6 +49,17 @@ struct SimulatedModel {
   std::vector<int> burst_runs;
   double burst_log = 0;
   std::uint64_t seed = 1;
+  // What measure() returns of each run (bisect::search_sample_of).
+  report::Metric metric = report::Metric::kTps;
+  // The cost of a transaction: the server's CPU seconds per transaction, with noise of its own
+  // (log scale, from a generator of its own, so TPS samples are the same whatever the metric).
+  // Noise, drift and bursts of load move TPS and p99 but not this: another program on the
+  // machine slows the server down without making a transaction do more work.
+  double base_cpu_per_tx_s = 0.001;
+  double cpu_noise = 0.01;
+  bool server_cpu = true;  // false: runs carry no CPU figures, as for a remote server
+  // The latency's p99 at base_tps; it grows as the machine's speed drops (noise, drift, bursts).
+  double base_p99_us = 5000;
 };
 
 class SimulatedServer final : public Measurer {
@@ -62,6 +78,7 @@ class SimulatedServer final : public Measurer {
  private:
   SimulatedModel model_;
   std::mt19937_64 rng_;
+  std::mt19937_64 cost_rng_;  // the CPU cost's own noise
   int calls_ = 0;
   int runs_ = 0;
 };

@@ -13,6 +13,7 @@
 #include "bisect/configuration.h"
 #include "bisect/lab_measurer.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/paths.h"
 #include "common/progress.h"
 #include "common/strings.h"
@@ -20,6 +21,7 @@
 #include "knobs/validate.h"
 #include "pg/connection.h"
 #include "report/bisect.h"
+#include "report/metric.h"
 #include "server/target.h"
 #include "stage/lab_session.h"
 #include "workload/registry.h"
@@ -39,20 +41,21 @@ struct BisectArgs {
   int max_repeats = 5;
   double min_effect = 10;  // percent
   bool isolate = false;
+  std::optional<report::Metric> metric;  // unset: tps
   TargetOptions target;
   std::string json;
   std::string markdown;
 };
 
-std::string run_line(const bisect::RunRecord& r, std::size_t candidates) {
+std::string run_line(const bisect::RunRecord& r, std::size_t candidates, report::Metric metric) {
   std::string what = r.knobs.empty()                ? "good"
                      : r.knobs.size() == candidates ? fmt::format("bad ({} changes)", candidates)
                      : r.knobs.size() <= 3          ? "good + " + join(r.knobs, ", ")
                                            : fmt::format("good + {} changes", r.knobs.size());
-  return fmt::format("run {:>3}  {:<9} {:<44} {:>3} run{}  {:>10.1f} TPS  {:<9} {:.1f} s{}",
-                     r.number, r.purpose, what, r.new_runs, r.new_runs == 1 ? " " : "s",
-                     r.tps_level, bisect::to_string(r.verdict), r.seconds,
-                     r.restart ? "  (restart)" : "");
+  return fmt::format("run {:>3}  {:<9} {:<44} {:>3} run{}  {:>16}  {:<9} {:.1f} s{}", r.number,
+                     r.purpose, what, r.new_runs, r.new_runs == 1 ? " " : "s",
+                     report::format_metric_value(metric, r.tps_level), bisect::to_string(r.verdict),
+                     r.seconds, r.restart ? "  (restart)" : "");
 }
 
 void bisect_command(Context& ctx, const BisectArgs& a) {
@@ -87,6 +90,8 @@ void bisect_command(Context& ctx, const BisectArgs& a) {
 
   server::TargetSpec spec = target_spec(ctx, a.target);
   std::unique_ptr<server::ServerControl> server = server::open_target(spec);
+  const report::Metric metric = a.metric.value_or(report::Metric::kTps);
+  bisect::require_measurable(metric, *server);
 
   // Validation first: nothing changes on the server before every candidate has a verdict.
   knobs::ServerSettings live;
@@ -104,17 +109,19 @@ void bisect_command(Context& ctx, const BisectArgs& a) {
     progress = std::make_unique<ConsoleProgress>();
   progress->note(fmt::format(
       "bisect {} -> {} on {} (PostgreSQL {}): {} candidate change{} ({} need a restart), {} not "
-      "bisected, {} identical; {} at scale {}, {} clients, {:.0f} s runs",
+      "bisected, {} identical; {} at scale {}, {} clients, {:.0f} s runs, judged by {}",
       good.label, bad.label, server->describe(), live.major, diff.candidates.size(),
       diff.candidates.size() == 1 ? "" : "s", restart_candidates, diff.excluded.size(),
-      diff.identical.size(), a.workload, params.scale, params.clients, a.duration));
+      diff.identical.size(), a.workload, params.scale, params.clients, a.duration,
+      report::metric_name(metric)));
 
   bisect::Options bo;
   bo.level_repeats = a.repeats;
   bo.max_repeats = std::max(a.max_repeats, a.repeats);
   bo.min_effect = a.min_effect / 100.0;
+  bo.metric = metric;
   std::size_t n = diff.candidates.size();
-  bo.on_run = [&](const bisect::RunRecord& r) { progress->note(run_line(r, n)); };
+  bo.on_run = [&](const bisect::RunRecord& r) { progress->note(run_line(r, n, metric)); };
 
   bisect::Result result;
   int live_restarts = -1;
@@ -135,7 +142,7 @@ void bisect_command(Context& ctx, const BisectArgs& a) {
     lab_options.measure.duration_s = a.duration;
     stage::LabSession lab(*server, catalog, wl, params, lab_options, *progress);
     lab.prepare();  // the template, once; a matching one is reused
-    bisect::LabMeasurer measurer(lab, diff.good);
+    bisect::LabMeasurer measurer(lab, diff.good, metric);
     try {
       if (a.isolate) {
         // Each change's part: the same attribution `pgslow run --attribute` makes.
@@ -205,6 +212,9 @@ void add_bisect_commands(CLI::App& app, Context& ctx) {
   cmd->add_option("--min-effect", a->min_effect,
                   "percent: bad must be at least this much slower than good to bisect")
       ->capture_default_str();
+  add_metric_option(cmd, a->metric,
+                    "default tps. cpu_per_tx moves less than TPS with other load on a shared "
+                    "machine (docs/bisect.md)");
   cmd->add_flag("--isolate", a->isolate,
                 "also name each change's part: its effect alone with an interval, the bad "
                 "configuration without it, and a verdict (the attribution of `run --attribute`)");

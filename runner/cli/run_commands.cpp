@@ -123,7 +123,8 @@ struct RunArgs {
   driver::Protocol protocol = driver::Protocol::kPrepared;
   bool attribute = false;
   bool check_data = false;
-  std::vector<std::string> versions;  // --versions 15,16,17,18
+  std::optional<report::Metric> metric;  // --metric: what attributions judge by
+  std::vector<std::string> versions;     // --versions 15,16,17,18
 };
 
 // Runs a validated scenario, writes its results to `out_dir`, and returns them. The
@@ -139,6 +140,7 @@ report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::
   options.allow_partial = a.allow_partial;
   options.protocol = a.protocol;
   options.check_data = a.check_data;
+  options.metric = a.metric;
 
   progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
                             p.scenario.name, p.plan.stages.size(), p.server->describe(),
@@ -305,6 +307,8 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_flag("--attribute", a->attribute,
                   "name each knob's part in every stage with several knobs (extra runs; "
                   "`pgslow plan --attribute` shows how many)");
+    add_metric_option(cmd, a->metric,
+                      "for the attributions (default: the scenario's measure.metric, else tps)");
     cmd->add_flag("--check-data", a->check_data,
                   "run the workload's consistency checks after each run; a failed check fails "
                   "the stage");

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "apply/interrupt.h"
+#include "bisect/measurer.h"
 #include "common/clock.h"
 #include "common/strings.h"
 #include "report/summary.h"
@@ -123,6 +124,15 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
     throw InputError(problems);
   }
 
+  // What attributions judge by; cpu_per_tx is refused before any run on a server whose CPU
+  // time cannot be read.
+  const report::Metric metric = options.metric.value_or(s.measure.metric);
+  for (const auto& st : plan.stages)
+    if (st.attribute) {
+      bisect::require_measurable(metric, server);
+      break;
+    }
+
   const stage::LabOptions lab_options = make_lab_options(s, options, workdir);
   const stage::MeasureOptions& m = lab_options.measure;
   stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
@@ -157,7 +167,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   // The baseline configuration's runs (stage 0's settings and load) in time order: stage 0's
   // repeats, the interleaved reference runs and attribution's reference runs. An attribution
   // starts from the latest of them, so its reference level is the machine as it is now.
-  std::vector<double> baseline_tps;
+  std::vector<report::Measurement> baseline_runs;
   auto add_reference = [&](const report::Measurement& rm, std::size_t after_stage) {
     report::ReferenceRun rr;
     rr.after_stage = after_stage;
@@ -167,7 +177,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
     rr.tps_per_second = rm.tps_per_second;
     rr.server_cpu_s = rm.server_cpu_s;
     run.references.push_back(std::move(rr));
-    baseline_tps.push_back(rm.tps);
+    baseline_runs.push_back(rm);
   };
   // The last stage measured in separate runs: the reference after it tops the baseline's runs
   // up to kMinBaselineRuns (their noise is every separate stage's interval).
@@ -218,8 +228,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
         if (std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end())
           r.warnings.push_back(w);
       }
-      if (i == 0)
-        for (const auto& rm : r.repeats) baseline_tps.push_back(rm.tps);
+      if (i == 0) baseline_runs.insert(baseline_runs.end(), r.repeats.begin(), r.repeats.end());
       if (run.data_bytes == 0 && r.error.empty()) run.data_bytes = lab.data_bytes();
       // A switchback stage measured the baseline in its own blocks.
       bool reference_after = !st.switchback;
@@ -230,18 +239,18 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
         // The reference's runs nearest in time (the baseline's, interleaved, in an isolated
         // run; the reference stage's own in a cumulative one).
         const report::StageResult& reference = run.stages[st.reference];
-        std::vector<double> known_good;
+        std::vector<report::Measurement> known_good;
         if (st.reference == 0) {
           const auto keep = std::min<std::size_t>(
-              baseline_tps.size(), static_cast<std::size_t>(attribution_level_repeats(m.repeats)));
-          known_good.assign(baseline_tps.end() - static_cast<std::ptrdiff_t>(keep),
-                            baseline_tps.end());
+              baseline_runs.size(), static_cast<std::size_t>(attribution_level_repeats(m.repeats)));
+          known_good.assign(baseline_runs.end() - static_cast<std::ptrdiff_t>(keep),
+                            baseline_runs.end());
         } else {
-          for (const auto& rm : reference.repeats) known_good.push_back(rm.tps);
+          known_good = reference.repeats;
         }
         AttributionRuns extra;
         try {
-          r.attribution = attribute_stage(plan, i, reference, r, catalog, m.repeats, lab,
+          r.attribution = attribute_stage(plan, i, reference, r, catalog, m.repeats, metric, lab,
                                           known_good, extra, progress);
         } catch (const RuntimeError& e) {
           // The stage's own figure stands; only the per-knob part is missing.
@@ -272,7 +281,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
           // every interval comes from these runs.
           int repeats = alternating ? 1 : m.repeats;
           if (last_separate == i && round == rounds)
-            repeats = std::max(repeats, kMinBaselineRuns - static_cast<int>(baseline_tps.size()));
+            repeats = std::max(repeats, kMinBaselineRuns - static_cast<int>(baseline_runs.size()));
           report::StageResult ref = lab.measure({base.name, base.settings, {}}, base.load, repeats);
           for (const auto& rm : ref.repeats) add_reference(rm, i);
           if (!ref.error.empty()) {
@@ -328,13 +337,13 @@ void add_repeats(report::StageResult& stage, const std::vector<report::StageResu
 report::Attribution attribute_stage(const Plan& plan, std::size_t index,
                                     const report::StageResult& reference,
                                     const report::StageResult& stage, const knobs::Catalog& catalog,
-                                    int repeats, stage::LabSession& lab,
-                                    const std::vector<double>& known_good, AttributionRuns& runs,
-                                    Progress& progress) {
+                                    int repeats, report::Metric metric, stage::LabSession& lab,
+                                    const std::vector<report::Measurement>& known_good,
+                                    AttributionRuns& runs, Progress& progress) {
   const PlannedStage& st = plan.stages[index];
   const PlannedStage& ref = plan.stages[st.reference];
   std::vector<bisect::Candidate> candidates = attribution_candidates(st);
-  StageMeasurer measurer(lab, st.name, ref.settings, st.load, progress);
+  StageMeasurer measurer(lab, st.name, ref.settings, st.load, metric, progress);
   std::vector<knobs::Setting> all;
   for (const auto& c : candidates) all.push_back(c.change);
   measurer.seed(all, stage);
@@ -347,10 +356,14 @@ report::Attribution attribute_stage(const Plan& plan, std::size_t index,
   o.reference = reference.name;
   o.together = bisect::together_groups(catalog);
   for (const auto& k : catalog.knobs()) o.watch[k.name] = k.watch;
-  for (const auto& m : stage.repeats) o.search.known_bad.push_back(m.tps);
+  o.search.metric = metric;
+  // The runs made before count as the search's samples of the same metric.
+  for (const auto& m : stage.repeats)
+    o.search.known_bad.push_back(bisect::search_sample_of(metric, m));
   // The reference's runs count when they measured the same load.
   if (reference.load == stage.load && reference.error.empty()) {
-    o.search.known_good = known_good;
+    for (const auto& m : known_good)
+      o.search.known_good.push_back(bisect::search_sample_of(metric, m));
     measurer.seed({}, reference);
   }
   o.observe = [&](const std::vector<knobs::Setting>& changes) { return measurer.observe(changes); };

@@ -35,6 +35,8 @@ struct RunOptions {
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;
   bool check_data = false;  // --check-data, on top of the scenario's measure.check_data
+  // What attributions judge by (--metric); unset: the scenario's measure.metric.
+  std::optional<report::Metric> metric;
 };
 
 // The workload's parameters as the scenario gives them.
@@ -67,17 +69,18 @@ struct AttributionRuns {
 // the median repeat's (taken from the run that holds it).
 void add_repeats(report::StageResult& stage, const std::vector<report::StageResult>& more);
 
-// Names each knob's part in a measured stage (plan.stages[index].attribute): bisect's
-// attribution through a StageMeasurer over the lab session, reusing the stage's runs and
-// `known_good` (the reference configuration's runs nearest in time) as the levels. The runs
+// Names each knob's part in a measured stage (plan.stages[index].attribute), judged by
+// `metric`: bisect's attribution through a StageMeasurer over the lab session, reusing the
+// stage's runs and `known_good` (the reference configuration's runs nearest in time) as the
+// levels. The runs
 // of the reference and of the whole stage it made itself are returned in `runs`: run_plan
 // counts them as interleaved baseline runs and as the stage's repeats.
 report::Attribution attribute_stage(const Plan& plan, std::size_t index,
                                     const report::StageResult& reference,
                                     const report::StageResult& stage, const knobs::Catalog& catalog,
-                                    int repeats, stage::LabSession& lab,
-                                    const std::vector<double>& known_good, AttributionRuns& runs,
-                                    Progress& progress);
+                                    int repeats, report::Metric metric, stage::LabSession& lab,
+                                    const std::vector<report::Measurement>& known_good,
+                                    AttributionRuns& runs, Progress& progress);
 
 // Fills Run::expectations from the stages' TPS; true when all passed.
 bool evaluate_expectations(const Scenario& scenario, report::Run& run);

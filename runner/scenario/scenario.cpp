@@ -9,6 +9,7 @@
 #include "common/strings.h"
 #include "common/yaml.h"
 #include "knobs/catalog.h"
+#include "report/metric.h"
 #include "scenario/plan.h"
 #include "scenario/sweep.h"
 #include "server/target_kind.h"
@@ -132,8 +133,8 @@ void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
 void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (!node.IsDefined()) return;
   yaml::Fields f = r.fields(node, "measure",
-                            {"warmup", "duration", "repeats", "check_data", "design", "pairs",
-                             "precision", "budget"});
+                            {"warmup", "duration", "repeats", "check_data", "metric", "design",
+                             "pairs", "precision", "budget"});
   if (auto v = read_duration(r, f.get("warmup"), "measure.warmup")) s.measure.warmup_s = *v;
   if (auto v = read_duration(r, f.get("duration"), "measure.duration")) {
     if (*v < 1) {
@@ -171,6 +172,14 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
               "a switchback stage needs a few blocks of each configuration");
     } else {
       s.measure.budget_s = *v;
+    }
+  }
+  if (auto v = r.string(f.get("metric"), "measure.metric")) {
+    if (auto m = report::parse_metric(*v)) {
+      s.measure.metric = *m;
+    } else {
+      r.error(f.get("metric"), fmt::format("unknown measure.metric {}", yaml::printable(*v)),
+              "use " + report::metric_names());
     }
   }
 }

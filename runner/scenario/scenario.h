@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "common/yaml.h"
 #include "knobs/catalog.h"
+#include "report/model.h"
 #include "server/target.h"
 
 namespace pgslow::scenario {
@@ -60,6 +61,8 @@ struct MeasureSpec {
   int pairs = 10;         // a switchback stage's blocks of each configuration (without precision)
   double precision = 0;   // measure until the interval is this narrow (0.05: +-5%); 0: fixed
   double budget_s = 120;  // with a precision: a switchback stage's time at most
+  // measure.metric: what attributions judge by (report/metric.h); run --metric overrides it.
+  report::Metric metric = report::Metric::kTps;
 };
 
 struct PresetRef {

@@ -38,11 +38,12 @@ std::map<std::string, double> normalised(const report::StageResult& r) {
 
 StageMeasurer::StageMeasurer(stage::LabSession& lab, std::string stage,
                              std::vector<knobs::Setting> reference, report::LoadSettings load,
-                             Progress& progress)
+                             report::Metric metric, Progress& progress)
     : lab_(lab),
       stage_(std::move(stage)),
       reference_(std::move(reference)),
       load_(load),
+      metric_(metric),
       progress_(progress) {}
 
 std::vector<double> StageMeasurer::measure(const std::vector<knobs::Setting>& changes,
@@ -62,10 +63,10 @@ std::vector<double> StageMeasurer::measure(const std::vector<knobs::Setting>& ch
   if (!r.error.empty())
     throw RuntimeError(
         fmt::format("attributing {}: the reference with {}: {}", stage_, what, r.error));
-  std::vector<double> tps;
+  std::vector<double> samples;
   bisect::Observation& o = seen_[key_of(changes)];
   for (const auto& m : r.repeats) {
-    tps.push_back(m.tps);
+    samples.push_back(bisect::search_sample_of(metric_, m));
     o.transactions += m.committed + m.rolled_back;
   }
   o.evidence = normalised(r);
@@ -74,7 +75,7 @@ std::vector<double> StageMeasurer::measure(const std::vector<knobs::Setting>& ch
     reference_runs_.insert(reference_runs_.end(), r.repeats.begin(), r.repeats.end());
   else if (!stage_key_.empty() && key_of(changes) == stage_key_)
     stage_runs_.push_back(r);
-  return tps;
+  return samples;
 }
 
 void StageMeasurer::seed(const std::vector<knobs::Setting>& changes,

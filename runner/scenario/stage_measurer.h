@@ -1,7 +1,8 @@
 #pragma once
 // The adapter between attribution's search (bisect::Measurer) and the one measuring seam
 // (stage::LabSession): one configuration is the reference stage's settings with some of the
-// stage's changes on top, measured with the stage's load, evidence and failure handling.
+// stage's changes on top, measured with the stage's load, evidence and failure handling. Its
+// samples are of the metric the attribution judges by (bisect::search_sample_of).
 
 #include <map>
 #include <string>
@@ -18,7 +19,7 @@ namespace pgslow::scenario {
 class StageMeasurer final : public bisect::Measurer {
  public:
   StageMeasurer(stage::LabSession& lab, std::string stage, std::vector<knobs::Setting> reference,
-                report::LoadSettings load, Progress& progress);
+                report::LoadSettings load, report::Metric metric, Progress& progress);
 
   // Throws RuntimeError when the server rejects the configuration or a run fails: an
   // attribution needs every configuration it asks for.
@@ -42,6 +43,7 @@ class StageMeasurer final : public bisect::Measurer {
   std::string stage_;
   std::vector<knobs::Setting> reference_;
   report::LoadSettings load_;
+  report::Metric metric_;
   Progress& progress_;
   std::map<std::string, bisect::Observation> seen_;  // by configuration key
   std::vector<report::Measurement> reference_runs_;

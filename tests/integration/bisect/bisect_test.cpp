@@ -11,15 +11,18 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <set>
 
 #include "bisect/bisector.h"
 #include "bisect/configuration.h"
 #include "bisect/lab_measurer.h"
+#include "bisect/measurer.h"
 #include "common/progress.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
+#include "report/metric.h"
 #include "stage/lab_session.h"
 #include "tests/support/cluster_fixture.h"
 #include "workload/registry.h"
@@ -67,6 +70,47 @@ int good_again(const bisect::Result& r) {
   for (const auto& run : r.runs)
     if (run.purpose == "good" && run.number > 1) n += run.new_runs;
   return n;
+}
+
+// --metric cpu_per_tx through the live measurer: every run gives a finite positive cost (the
+// server's CPU seconds per transaction, read from /proc), and a knob that turns each lookup
+// into a sequential scan makes a transaction cost far more.
+TEST(BisectLive, CostPerTransactionSamplesAreFiniteAndFollowTheWork) {
+  knobs::Catalog catalog = knobs::Catalog::load_default();
+  server::ManagedCluster& server = cluster();
+  EXPECT_NO_THROW(bisect::require_measurable(report::Metric::kCpuPerTx, server));
+  const workload::Workload& wl = workload::find_workload("select-only");
+  workload::WorkloadParams params;
+  params.scale = 1;
+  params.clients = 2;
+  stage::LabOptions lab_options;
+  lab_options.workdir = cluster().cluster_dir().parent_path();
+  lab_options.measure.warmup_s = 0.5;
+  lab_options.measure.duration_s = 1.5;
+  SilentProgress progress;
+  stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
+  lab.prepare();
+  bisect::LabMeasurer measurer(lab, {}, report::Metric::kCpuPerTx);
+  const std::vector<double> good = measurer.measure({}, 2);
+  const std::vector<double> seq_scans =
+      measurer.measure({{"random_page_cost", "1e300", {"test", 0, 0}}}, 1);
+  lab.finish();
+  ASSERT_EQ(good.size(), 2u);
+  ASSERT_EQ(seq_scans.size(), 1u);
+  std::vector<double> costs;  // CPU seconds per transaction
+  for (double sample : good)
+    costs.push_back(report::search_sample(report::Metric::kCpuPerTx, sample));
+  for (double cost : costs) {
+    EXPECT_TRUE(std::isfinite(cost)) << cost;
+    EXPECT_GT(cost, 1e-7) << "a transaction costs the server some CPU";
+    EXPECT_LT(cost, 0.1) << "an index lookup is not a tenth of a CPU second";
+  }
+  // The runs' own figures, for the record of what was measured.
+  for (const auto& r : measurer.results())
+    for (const auto& m : r.repeats) EXPECT_GT(m.server_cpu_s, 0) << r.name;
+  const double scan_cost = report::search_sample(report::Metric::kCpuPerTx, seq_scans[0]);
+  EXPECT_GT(scan_cost, 3 * std::max(costs[0], costs[1]))
+      << "a sequential scan of 100,000 rows per lookup costs far more CPU per transaction";
 }
 
 TEST(BisectLive, FindsThePlannerCostsAmongHarmlessChanges) {

@@ -292,6 +292,27 @@ stages:
   EXPECT_NE(problems[0].str().find("s.yaml:11"), std::string::npos) << all(problems);
 }
 
+TEST(ParseScenario, TheMetricAttributionsJudgeByIsAMeasureFieldCheckedWithItsLine) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse(
+      "workload: select-only\nmeasure:\n  metric: cpu_per_tx\nstages:\n  - name: a\n"
+      "    presets: [wal-hell]\n",
+      problems);
+  EXPECT_TRUE(problems.empty()) << all(problems);
+  EXPECT_EQ(s.measure.metric, report::Metric::kCpuPerTx);
+
+  problems.clear();
+  s = parse(
+      "workload: select-only\nmeasure:\n  repeats: 2\n  metric: latency\nstages:\n  - name: a\n"
+      "    presets: [wal-hell]\n",
+      problems);
+  ASSERT_EQ(problems.size(), 1u) << all(problems);
+  EXPECT_NE(problems[0].str().find("s.yaml:4"), std::string::npos) << all(problems);
+  EXPECT_NE(problems[0].str().find("unknown measure.metric"), std::string::npos) << all(problems);
+  EXPECT_NE(problems[0].str().find("tps, cpu_per_tx or p99"), std::string::npos) << all(problems);
+  EXPECT_EQ(s.measure.metric, report::Metric::kTps);
+}
+
 TEST(ParseScenario, ANameThatIsAPathIsRefusedWithItsLine) {
   for (const char* name : {"/tmp/evil", "../../etc", "a/b", "..", "x..y", ".hidden", "a\\\\b"}) {
     SCOPED_TRACE(name);

@@ -1,0 +1,31 @@
+#include "bisect/measurer.h"
+
+#include <fmt/format.h>
+
+#include "common/errors.h"
+#include "evidence/evidence.h"
+
+namespace pgslow::bisect {
+
+double search_sample_of(report::Metric metric, const report::Measurement& run) {
+  const std::optional<double> value = report::metric_value(metric, run);
+  if (!value)
+    throw RuntimeError(fmt::format("a run has no {}: {}", report::metric_name(metric),
+                                   report::metric_missing(metric)));
+  return report::search_sample(metric, *value);
+}
+
+void require_measurable(report::Metric metric, const server::ServerControl& server) {
+  if (metric != report::Metric::kCpuPerTx) return;
+  // The lab session reads the server's CPU time through its postmaster's pid, as here.
+  const auto data_dir = server.data_dir();
+  if (data_dir && evidence::postmaster_pid_of(*data_dir)) return;
+  throw InputError(fmt::format(
+      "--metric cpu_per_tx needs the CPU time of the server's processes, which pgslow reads "
+      "from /proc on the machine that runs them; {} is {}: use --metric tps (or p99)",
+      server.describe(),
+      data_dir ? "not running from its data directory's postmaster.pid"
+               : "reached by connection only"));
+}
+
+}  // namespace pgslow::bisect
