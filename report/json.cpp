@@ -467,11 +467,11 @@ StageResult read_stage(const Reader& r, const std::string& source) {
       b.number("client_cpu_s", block.client_cpu_s);
       sb.blocks.push_back(block);
     });
-    w.object("reference_evidence", [&](const std::string& key, const Json& j,
-                                       const std::string& path) {
-      const double v = read_number(j, path, source);
-      if (std::isfinite(v)) sb.reference_evidence[key] = v;
-    });
+    w.object("reference_evidence",
+             [&](const std::string& key, const Json& j, const std::string& path) {
+               const double v = read_number(j, path, source);
+               if (std::isfinite(v)) sb.reference_evidence[key] = v;
+             });
     s.switchback = std::move(sb);
   }
   return s;

@@ -206,8 +206,8 @@ struct SwitchbackBlock {
 // and the stage's every `block_s` seconds (reload only), instead of separate runs.
 struct Switchback {
   double block_s = 0;
-  double settle_s = 0;  // dropped at the start of each block
-  std::string why;      // why the stage got this design (the knobs' carryover)
+  double settle_s = 0;   // dropped at the start of each block
+  std::string why;       // why the stage got this design (the knobs' carryover)
   double precision = 0;  // the half-width asked for (--precision); 0: a fixed number of blocks
   int looks = 1;         // times the run could stop: each look's interval is at 1 - 0.05 / looks
   // "precision": the interval reached `precision`; "budget": the time ran out first;

@@ -228,8 +228,8 @@ Change change_of(const Interval& interval) {
 }
 
 Change switchback_change(const Switchback& switchback, BlockFigure figure) {
-  Change c = change_of(
-      switchback_interval(switchback.blocks, figure, switchback_confidence(switchback)));
+  Change c =
+      change_of(switchback_interval(switchback.blocks, figure, switchback_confidence(switchback)));
   for (const auto& b : switchback.blocks)
     if (!b.stage) c.reference_transactions += b.transactions;
   return c;
@@ -446,7 +446,8 @@ std::vector<StageSummary> summarize(const Run& run) {
         const Change cost = switchback_change(*stage.switchback, BlockFigure::kCpuPerTx);
         if (cost.interval.known) s.cpu_vs_baseline = cost;
         std::size_t blocks = stage.switchback->blocks.size();
-        s.design = fmt::format("switchback, {} blocks of {:g} s", blocks, stage.switchback->block_s);
+        s.design =
+            fmt::format("switchback, {} blocks of {:g} s", blocks, stage.switchback->block_s);
       }
       // The evidence is compared with what the stage's knobs changed: the previous stage in
       // a cumulative run (else every later stage repeats the first stage's story), the

@@ -117,7 +117,10 @@ Switchback SwitchbackRun::result() const {
   s.settle_s = design_.settle_s;
   s.precision = design_.precision;
   s.looks = static_cast<int>(looks_.size());
-  s.stopped = !done_ ? "interrupted" : reached_ ? "precision" : design_.precision > 0 ? "budget" : "fixed";
+  s.stopped = !done_                  ? "interrupted"
+              : reached_              ? "precision"
+              : design_.precision > 0 ? "budget"
+                                      : "fixed";
   s.blocks = blocks_;
   return s;
 }

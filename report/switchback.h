@@ -32,10 +32,10 @@ Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, BlockFi
 
 // How a switchback run is laid out and when it may stop.
 struct SwitchbackDesign {
-  double block_s = 4;   // one configuration's block
-  double settle_s = 1;  // dropped at the start of each block
-  int min_pairs = 4;    // stage blocks before the first look
-  int max_pairs = 10;   // the budget: stage blocks at most
+  double block_s = 4;    // one configuration's block
+  double settle_s = 1;   // dropped at the start of each block
+  int min_pairs = 4;     // stage blocks before the first look
+  int max_pairs = 10;    // the budget: stage blocks at most
   double precision = 0;  // stop once the TPS interval's half-width is at most this; 0: never
   double confidence = 0.95;
 };

@@ -51,10 +51,36 @@ fs::path resolve_scenario(const std::string& arg) {
 }
 
 // Parse, open the target, validate against the live server. Changes nothing.
-Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs, bool attribute) {
+Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs,
+                 const ScenarioOverrides& overrides) {
   Prepared p;
   p.scenario = scenario::load_scenario(resolve_scenario(arg));
-  if (attribute) p.scenario.attribute = true;
+  if (overrides.attribute) p.scenario.attribute = true;
+  scenario::MeasureSpec& m = p.scenario.measure;
+  if (overrides.precision) {
+    const auto precision = scenario::parse_precision(*overrides.precision);
+    if (!precision)
+      throw InputError(
+          fmt::format("--precision {} is not a precision: give the interval's "
+                      "half-width between 0.5% and 50%, e.g. --precision 5%",
+                      printable(*overrides.precision)));
+    m.precision = *precision;
+  }
+  if (overrides.budget_s) {
+    if (*overrides.budget_s < 10)
+      throw InputError(
+          "--budget must be at least 10 (seconds): a switchback stage needs a few "
+          "blocks of each configuration");
+    m.budget_s = *overrides.budget_s;
+  }
+  if (overrides.design) {
+    if (*overrides.design != "auto" && *overrides.design != "isolated")
+      throw InputError(
+          fmt::format("--design {} is not a design: use auto (switchback where the "
+                      "knobs allow it) or isolated (separate runs)",
+                      printable(*overrides.design)));
+    m.switchback = *overrides.design == "auto";
+  }
   p.catalog = knobs::Catalog::load_default();
   // The target options win over the scenario's own target.
   p.target = target_spec(ctx, targs, &p.scenario.target);
@@ -63,6 +89,17 @@ Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targ
   knobs::ServerSettings settings = knobs::ServerSettings::read(conn);
   p.plan = scenario::make_plan(p.scenario, p.catalog, settings);
   return p;
+}
+
+void add_measure_overrides(CLI::App* cmd, ScenarioOverrides& overrides) {
+  cmd->add_option("--precision", overrides.precision,
+                  "measure each switchback stage until its 95% interval is this narrow, e.g. "
+                  "5% (within --budget); overrides measure.precision");
+  cmd->add_option("--budget", overrides.budget_s,
+                  "seconds a switchback stage may take to reach --precision (default 120)");
+  cmd->add_option("--design", overrides.design,
+                  "auto: reload-only stages switch back and forth with the baseline in one run; "
+                  "isolated: every stage in separate runs");
 }
 
 scenario::RunOptions run_options_for(const Prepared& prepared) {
@@ -121,7 +158,7 @@ struct RunArgs {
   int max_tries = 1;
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;
-  bool attribute = false;
+  ScenarioOverrides overrides;  // --attribute, --precision, --budget, --design
   bool check_data = false;
   std::optional<report::Metric> metric;  // --metric: what attributions judge by
   std::vector<std::string> versions;     // --versions 15,16,17,18
@@ -214,7 +251,7 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
   for (int major : majors) {
     Context c = ctx;
     c.pg_version = major;
-    Prepared p = prepare(c, a.scenario, a.target, a.attribute);
+    Prepared p = prepare(c, a.scenario, a.target, a.overrides);
     if (p.target.kind != server::TargetKind::kManaged) {
       throw InputError(
           fmt::format("--versions runs on pgslow's managed clusters, and the target is a {} server",
@@ -275,16 +312,17 @@ void add_run_commands(CLI::App& app, Context& ctx) {
   {
     auto* cmd = app.add_subcommand("plan", "show what a run would do, changing nothing");
     auto scenario_arg = std::make_shared<std::string>();
-    auto attribute = std::make_shared<bool>(false);
+    auto overrides = std::make_shared<ScenarioOverrides>();
     cmd->add_option("scenario", *scenario_arg, "scenario file or name (scenarios/NAME.yaml)")
         ->required();
     auto targs = std::make_shared<TargetOptions>();
     add_target_options(cmd, *targs);
-    cmd->add_flag("--attribute", *attribute,
+    cmd->add_flag("--attribute", overrides->attribute,
                   "show the cost of naming each knob's part in every multi-knob stage");
-    cmd->callback([&ctx, scenario_arg, targs, attribute] {
+    add_measure_overrides(cmd, *overrides);
+    cmd->callback([&ctx, scenario_arg, targs, overrides] {
       before_command(ctx, "plan");
-      Prepared p = prepare(ctx, *scenario_arg, *targs, *attribute);
+      Prepared p = prepare(ctx, *scenario_arg, *targs, *overrides);
       scenario::print_plan(p.plan, std::cout);
     });
   }
@@ -304,7 +342,8 @@ void add_run_commands(CLI::App& app, Context& ctx) {
                     "attempts per transaction on serialization failure or deadlock");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
     add_protocol_option(cmd, a->protocol);
-    cmd->add_flag("--attribute", a->attribute,
+    add_measure_overrides(cmd, a->overrides);
+    cmd->add_flag("--attribute", a->overrides.attribute,
                   "name each knob's part in every stage with several knobs (extra runs; "
                   "`pgslow plan --attribute` shows how many)");
     add_metric_option(cmd, a->metric,
@@ -320,7 +359,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
       if (!a->versions.empty()) return run_versions(ctx, *a, cmd, *dashboard);
-      Prepared p = prepare(ctx, a->scenario, a->target, a->attribute);
+      Prepared p = prepare(ctx, a->scenario, a->target, a->overrides);
       fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
       ConsoleProgress console;
       std::unique_ptr<workshop::Dashboard> board =

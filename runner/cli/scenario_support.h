@@ -34,8 +34,19 @@ struct Prepared {
 
 // Parse, open the target (the options' when they name one, else the scenario's), validate
 // against the live server. Changes nothing.
+// What the command line changes in a scenario before it is planned.
+struct ScenarioOverrides {
+  bool attribute = false;                // --attribute
+  std::optional<std::string> precision;  // --precision 5%
+  std::optional<double> budget_s;        // --budget (seconds)
+  std::optional<std::string> design;     // --design auto|isolated
+};
+
 Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs,
-                 bool attribute = false);
+                 const ScenarioOverrides& overrides = {});
+
+// --precision, --budget and --design on `cmd` (run and plan).
+void add_measure_overrides(CLI::App* cmd, ScenarioOverrides& overrides);
 
 // Run options for a prepared scenario: its target, recorded for recovery, in this workdir.
 scenario::RunOptions run_options_for(const Prepared& prepared);

@@ -277,8 +277,8 @@ Task<void> Worker::client_loop(ClientState& c) {
         if (outcome.kind == Outcome::Kind::kFailed) {
           ++block_failed_[b & 1];
         } else {
-          shared_.block_finished[static_cast<std::size_t>(b)].fetch_add(
-              1, std::memory_order_relaxed);
+          shared_.block_finished[static_cast<std::size_t>(b)].fetch_add(1,
+                                                                        std::memory_order_relaxed);
           block_latency_[b & 1].record(end - scheduled);
         }
       }

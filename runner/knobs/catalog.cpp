@@ -20,8 +20,8 @@ namespace {
 
 const std::vector<std::string> kFileFields = {"category", "description", "knobs", "presets"};
 const std::vector<std::string> kKnobFields = {
-    "name",  "since",    "until", "healthy",        "slow",           "why",
-    "watch", "pitfalls", "refs",  "min_by_version", "max_by_version", "acts_with", "carryover"};
+    "name",     "since", "until",          "healthy",        "slow",      "why",      "watch",
+    "pitfalls", "refs",  "min_by_version", "max_by_version", "acts_with", "carryover"};
 const std::vector<std::string> kPresetFields = {"name", "description", "includes", "settings"};
 
 // Oldest and newest major versions a catalog entry may name (9 stands for "anything old").

@@ -165,9 +165,10 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
     }
   }
   if (carryover > kMaxSwitchbackCarryover)
-    return isolated(fmt::format("{} takes {} to settle after a reload (carryover), longer than a "
-                                "switchback block can wait",
-                                slowest, report::format_seconds(carryover)));
+    return isolated(
+        fmt::format("{} takes {} to settle after a reload (carryover), longer than a "
+                    "switchback block can wait",
+                    slowest, report::format_seconds(carryover)));
   report::SwitchbackDesign d;
   d.settle_s = std::max(1.0, std::ceil(carryover));
   d.block_s = std::max(4.0, 3 * d.settle_s);
@@ -182,7 +183,14 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
   stage.design_why = fmt::format(
       "switchback: every knob acts within {} of a reload, so one run switches between the "
       "baseline and this stage every {:g} s and drops the first {:g} s of each block",
-      carryover > 0 ? report::format_seconds(carryover) : std::string("a command"), d.block_s, d.settle_s);
+      carryover > 0 ? report::format_seconds(carryover) : std::string("a command"), d.block_s,
+      d.settle_s);
+  if (d.precision > 0)
+    stage.design_why +=
+        fmt::format(", until its interval is ±{:g}% or {} blocks of each are measured ({:g} s)",
+                    d.precision * 100, d.max_pairs, (2 * d.max_pairs + 1) * d.block_s);
+  else
+    stage.design_why += fmt::format(", {} blocks of each", d.max_pairs);
 }
 
 }  // namespace
@@ -445,8 +453,7 @@ void print_plan(const Plan& plan, std::ostream& out) {
       out << fmt::format("   skipped {} = {}: {}\n", k.name, k.value, k.reason);
     }
     for (const auto& w : st.warnings) out << fmt::format("   warning: {}\n", w);
-    if (!st.is_baseline && !st.design_why.empty())
-      out << fmt::format("   {}\n", st.design_why);
+    if (!st.is_baseline && !st.design_why.empty()) out << fmt::format("   {}\n", st.design_why);
     if (st.attribute)
       out << fmt::format(
           "   attribute: {} knobs as {} units, about {} extra runs (at most {}) to name each "

@@ -152,7 +152,8 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     if (*v == "auto" || *v == "isolated") {
       s.measure.switchback = *v == "auto";
     } else {
-      r.error(f.get("design"), fmt::format("measure.design = {} is not a design", yaml::printable(*v)),
+      r.error(f.get("design"),
+              fmt::format("measure.design = {} is not a design", yaml::printable(*v)),
               "auto (switchback where the knobs allow it) or isolated (separate runs)");
     }
   }

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "apply/server_state.h"
 #include "common/clock.h"
@@ -56,6 +57,25 @@ std::string disturbance_note(const std::vector<evidence::CpuShares>& runs, int o
       "explains",
       worst->disturbance() * 100, runs.size(), of, of == 1 ? "" : "s", worst->other_programs * 100,
       worst->pgslow_other * 100);
+}
+
+// When pgslow's client threads were nearly always busy, the figure measures the driver, not
+// the server: the report says so.
+std::optional<std::string> driver_bound_note(const std::vector<report::Measurement>& runs,
+                                             int workers) {
+  const int threads = workers > 0 ? workers : static_cast<int>(std::thread::hardware_concurrency());
+  double busiest = 0;
+  for (const auto& m : runs) {
+    const int used = std::min(std::max(1, threads), std::max(1, m.clients_connected));
+    if (m.duration_s > 0 && m.client_cpu_s > 0)
+      busiest = std::max(busiest, m.client_cpu_s / (m.duration_s * used));
+  }
+  if (busiest < 0.9) return std::nullopt;
+  return fmt::format(
+      "the driver may be the bottleneck: pgslow's client threads were busy {:.0f}% of the time; "
+      "the server could go faster than this figure (give the driver more threads with "
+      "--workers, or fewer clients)",
+      busiest * 100);
 }
 
 constexpr std::string_view kPostmasterStartSql = "SELECT pg_postmaster_start_time()::text";
@@ -504,6 +524,8 @@ report::StageResult LabSession::measure(const Configuration& configuration,
     stage.evidence_seconds = window_per_repeat[index];
   }
   if (!disturbed.empty()) stage.warnings.push_back(disturbance_note(disturbed, n));
+  if (auto note = driver_bound_note(stage.repeats, options_.measure.workers))
+    stage.warnings.push_back(*note);
   stage.log_excerpt = log_since(server_.log_file(), log_offset);
   return stage;
 }
@@ -532,8 +554,8 @@ report::StageResult LabSession::measure_switchback(const Configuration& referenc
   }
   SwitchbackControl control(design, [&](bool to_stage) {
     const Configuration& c = to_stage ? stage_configuration : reference;
-    apply::ApplyResult applied = applier_->apply(
-        c.settings, apply::Operation::kRun, {c.name, c.presets, options_.command});
+    apply::ApplyResult applied =
+        applier_->apply(c.settings, apply::Operation::kRun, {c.name, c.presets, options_.command});
     ++applies_;
     if (applied.restarted) {
       ++restarts_;

@@ -108,8 +108,7 @@ class LabSession {
   // fails the stage. The StageResult holds the stage's blocks taken together as its one
   // repeat, their evidence, and `switchback` with every block; `why` says why the stage got
   // this design. Errors as measure().
-  report::StageResult measure_switchback(const Configuration& reference,
-                                         const Configuration& stage,
+  report::StageResult measure_switchback(const Configuration& reference, const Configuration& stage,
                                          const report::LoadSettings& load,
                                          const report::SwitchbackDesign& design,
                                          const std::string& why);

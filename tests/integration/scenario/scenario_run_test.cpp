@@ -299,6 +299,69 @@ stages:
   EXPECT_EQ(report::run_noise(run).runs, 4u);
 }
 
+// A reload-only stage whose knobs act at the next command switches back and forth with the
+// baseline in one run: the plan says so, the blocks alternate and end with the baseline, the
+// stage's blocks are each slower than the baseline's around them (a 10 ms sleep before every
+// commit flush), the TPS and CPU/tx comparisons come from the blocks, and the configuration is
+// back byte for byte.
+TEST(Run, AReloadOnlyStageSwitchesBackAndForthWithTheBaseline) {
+  cluster();
+  fs::path file = workdir() / "switchback.yaml";
+  write_file_durably(file, R"(name: switchback
+workload:
+  name: tpcb-like
+  scale: 1
+  clients: 4
+measure:
+  warmup: 1s
+  duration: 2s
+  pairs: 3
+mode: isolated
+stages:
+  - name: commit-delay
+    settings:
+      commit_delay: 10000
+      commit_siblings: 0
+)");
+  ProcessResult plan = pgslow({"plan", file.string()});
+  ASSERT_TRUE(plan.ok()) << plan.output;
+  EXPECT_NE(plan.output.find("switchback: every knob acts within"), std::string::npos)
+      << plan.output;
+  ProcessResult isolated = pgslow({"plan", file.string(), "--design", "isolated"});
+  EXPECT_NE(isolated.output.find("separate runs: the scenario asks for them"), std::string::npos)
+      << isolated.output;
+
+  const ServerState before = server_state();
+  const fs::path out = workdir() / "results-switchback";
+  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+  expect_restored(before);
+  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  ASSERT_EQ(run.stages.size(), 2u);
+  const report::StageResult& stage = run.stages[1];
+  ASSERT_TRUE(stage.switchback.has_value()) << r.output;
+  const auto& blocks = stage.switchback->blocks;
+  ASSERT_EQ(blocks.size(), 7u) << r.output;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    EXPECT_EQ(blocks[i].stage, i % 2 == 1);
+    EXPECT_GT(blocks[i].seconds, 2.5);  // a 4 s block less its settling second
+    EXPECT_LT(blocks[i].seconds, 3.5);
+    EXPECT_GT(blocks[i].server_cpu_s, 0);
+    if (blocks[i].stage) {
+      EXPECT_LT(blocks[i].transactions, blocks[i - 1].transactions) << i;
+      EXPECT_LT(blocks[i].transactions, blocks[i + 1].transactions) << i;
+    }
+  }
+  EXPECT_EQ(run.references.size(), 0u);  // the baseline was measured inside the run
+  const auto summaries = report::summarize(run);
+  ASSERT_TRUE(summaries[1].vs_baseline.has_value());
+  EXPECT_EQ(report::verdict_of(summaries[1].vs_baseline->interval), report::Verdict::kSlower)
+      << r.output;
+  ASSERT_TRUE(summaries[1].cpu_vs_baseline.has_value()) << r.output;
+  EXPECT_NE(r.output.find("measured  switchback, 7 blocks of 4 s"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("CPU/tx"), std::string::npos) << r.output;
+}
+
 // A sweep expands into one stage per value and the report's curve holds one point per value,
 // in report.json, the Markdown table and the HTML chart.
 TEST(Run, SweepExpandsIntoStagesAndTheCurveHasOnePointPerValue) {

@@ -26,6 +26,7 @@ knobs:
     slow: [8MB, 2MB]
     why: The cache.
     watch: [buffer_hit_ratio, read_syscalls]
+    carryover: 60s
     pitfalls: ["128kB: fails"]
     refs: https://www.postgresql.org/docs/current/runtime-config-resource.html
     min_by_version: {15: 1MB, 17: 64kB}
@@ -60,6 +61,37 @@ TEST(Catalog, ParsesAKnobWithLocations) {
   EXPECT_EQ(k.where.line, 4);
   EXPECT_EQ(k.where.column, 5);
   EXPECT_EQ(info.description, "Caches.");
+  EXPECT_DOUBLE_EQ(k.carryover_s, 60);
+  EXPECT_FALSE(k.carryover_per_connection);
+}
+
+TEST(Catalog, CarryoverIsADurationOrConnection) {
+  std::vector<ConfigError> problems;
+  auto knobs = parse_category(R"(category: x
+knobs:
+  - name: random_page_cost
+    since: 9
+    healthy: "4"
+    slow: ["1e300"]
+    why: w
+    watch: [seq_scans]
+    carryover: connection
+    refs: https://www.postgresql.org/docs/current/runtime-config-query.html
+  - name: work_mem
+    since: 9
+    healthy: 4MB
+    slow: [64kB]
+    why: w
+    watch: [temp_files]
+    carryover: soon
+    refs: https://www.postgresql.org/docs/current/runtime-config-resource.html
+)",
+                              "x.yaml", problems);
+  ASSERT_EQ(knobs.size(), 1u) << joined(problems);
+  EXPECT_TRUE(knobs[0].carryover_per_connection);
+  EXPECT_NE(joined(problems).find("x.yaml:17:16: error: carryover = 'soon' is neither a duration"),
+            std::string::npos)
+      << joined(problems);
 }
 
 TEST(Catalog, ReportsEveryProblemOfAKnob) {

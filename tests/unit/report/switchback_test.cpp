@@ -5,12 +5,12 @@
 // cover the true effect at their stated confidence, also when the run stops early at a
 // precision.
 
+#include "report/switchback.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
-
-#include "report/switchback.h"
 
 namespace pgslow::report {
 namespace {
@@ -20,9 +20,9 @@ struct Load {
   double effect = 0.93;      // stage TPS / reference TPS, once settled
   double cpu_effect = 1.08;  // stage CPU per transaction / reference's
   double noise = 0.06;       // per-second relative noise of throughput (AR(1), rho 0.5)
-  double cpu_noise = 0.02;  // per second, independent
-  double walk = 0.01;       // random-walk drift of the machine's speed, per sqrt(second)
-  double trend = -0.002;    // and a steady trend, per second
+  double cpu_noise = 0.02;   // per second, independent
+  double walk = 0.01;        // random-walk drift of the machine's speed, per sqrt(second)
+  double trend = -0.002;     // and a steady trend, per second
   double burst_rate = 0.02;  // bursts of other load starting per second
   double burst_cut = 0.35;   // share of the speed a burst takes
   double carryover_s = 0.2;  // time constant of the stage's effect after a switch
@@ -66,7 +66,8 @@ Trial simulate(const Load& load, const SwitchbackDesign& design, std::uint64_t s
     const double target = p.stage ? std::log(load.effect) : 0;
     level = target + (level - target) * std::exp(-dt / load.carryover_s);
     const double cpu_level = level / std::log(load.effect) * std::log(load.cpu_effect);
-    const double rate = load.tps * std::exp(drift + ar + level) * (burst_left > 0 ? 1 - load.burst_cut : 1);
+    const double rate =
+        load.tps * std::exp(drift + ar + level) * (burst_left > 0 ? 1 - load.burst_cut : 1);
     if (p.counting) {
       const double done = rate * dt;
       tx += done;

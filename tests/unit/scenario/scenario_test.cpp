@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "common/paths.h"
+#include "common/strings.h"
 
 namespace pgslow::scenario {
 namespace {
