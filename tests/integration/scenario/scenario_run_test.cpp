@@ -252,6 +252,67 @@ TEST(Run, AProgramTakingTheCpuDuringAStageIsNamedAsADisturbance) {
   EXPECT_NE(read_file(out / "report.md").find("the machine was disturbed"), std::string::npos);
 }
 
+// A CPU hog that starts halfway through a switchback stage slows the baseline's blocks and the
+// stage's alike: the stage is named as disturbed, and its estimate of a knob that does nothing
+// here (track_functions, and tpcb-like calls no function) stays near no change. Separate runs
+// would charge the hog to whichever configuration ran while it did.
+TEST(Run, AHogStartedHalfwayThroughASwitchbackStageIsNamedAndLeavesTheEstimate) {
+  cluster();
+  fs::path file = workdir() / "hog-halfway.yaml";
+  write_file_durably(file, R"(name: hog-halfway
+workload:
+  name: tpcb-like
+  scale: 1
+  clients: 4
+measure:
+  warmup: 1s
+  duration: 2s
+  pairs: 8
+mode: isolated
+stages:
+  - name: track-functions
+    settings:
+      track_functions: all
+)");
+  const fs::path out = workdir() / "results-hog-halfway";
+  const ServerState before = server_state();
+  // The load and the baseline take a few seconds, the switchback run about 70 s: the hogs
+  // start in its middle, each bounded in time on its own.
+  std::vector<pid_t> hogs;
+  for (int i = 0; i < 2; ++i) {
+    pid_t hog = ::fork();
+    ASSERT_GE(hog, 0);
+    if (hog == 0) {
+      const auto start = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+      const auto end = start + std::chrono::seconds(60);
+      while (std::chrono::steady_clock::now() < start) ::usleep(100'000);
+      while (std::chrono::steady_clock::now() < end) {
+      }
+      ::_exit(0);
+    }
+    hogs.push_back(hog);
+  }
+  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  for (pid_t hog : hogs) {
+    ::kill(hog, SIGKILL);
+    ::waitpid(hog, nullptr, 0);
+  }
+  ASSERT_TRUE(r.ok()) << r.output;
+  expect_restored(before);
+  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  ASSERT_EQ(run.stages.size(), 2u);
+  const report::StageResult& stage = run.stages[1];
+  ASSERT_TRUE(stage.switchback.has_value()) << r.output;
+  bool named = false;
+  for (const auto& w : stage.warnings) named = named || w.find("the machine was disturbed") == 0;
+  EXPECT_TRUE(named) << r.output;
+  const auto summaries = report::summarize(run);
+  ASSERT_TRUE(summaries[1].vs_baseline.has_value());
+  ASSERT_TRUE(summaries[1].vs_baseline->interval.known) << r.output;
+  EXPECT_GT(summaries[1].vs_baseline->ratio, 0.9) << r.output;
+  EXPECT_LT(summaries[1].vs_baseline->ratio, 1.1) << r.output;
+}
+
 // With repeats, an isolated stage alternates with the baseline run by run (stage, baseline,
 // stage, baseline), and the report counts both runs of each.
 TEST(Run, RepeatsOfAnIsolatedStageAlternateWithTheBaseline) {
