@@ -5,6 +5,7 @@
 // transfer: no stack growth however deep the chain). Exceptions propagate to the awaiter.
 
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <utility>
@@ -16,7 +17,17 @@ class Task;
 
 namespace detail {
 
+// Coroutine frames, kept per thread for reuse: the driver starts a few tasks per statement
+// (the transaction, its retries, each statement), and malloc/free of their frames was a
+// visible part of its CPU per transaction. Frames may be freed on another thread (they go
+// to that thread's cache). Plain malloc under AddressSanitizer, so it still sees frames.
+void* allocate_frame(std::size_t size);
+void free_frame(void* frame, std::size_t size) noexcept;
+
 struct PromiseBase {
+  static void* operator new(std::size_t size) { return allocate_frame(size); }
+  static void operator delete(void* frame, std::size_t size) noexcept { free_frame(frame, size); }
+
   std::coroutine_handle<> continuation = std::noop_coroutine();
   std::exception_ptr error;
 

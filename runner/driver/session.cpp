@@ -35,7 +35,7 @@ std::string inline_parameters(const std::string& sql, const pg::Params& params, 
   return out;
 }
 
-Task<pg::Result> DriverSession::execute(const std::string& statement, pg::Params params) {
+Task<pg::Result> DriverSession::execute(const std::string& statement, const pg::Params& params) {
   send_check();
   const Protocol protocol = statements_ ? statements_->protocol : Protocol::kPrepared;
   if (protocol == Protocol::kPrepared) {

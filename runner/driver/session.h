@@ -77,7 +77,7 @@ class DriverSession final : public workload::Session {
   void bind(ConnSlot* slot) { slot_ = slot; }
   ConnSlot* slot() const { return slot_; }
 
-  Task<pg::Result> execute(const std::string& statement, pg::Params params) override;
+  Task<pg::Result> execute(const std::string& statement, const pg::Params& params) override;
   Task<pg::Result> query(const std::string& sql) override;
   Task<void> sleep(std::int64_t us) override;
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +15,7 @@
 namespace pgslow::driver {
 
 namespace {
-constexpr std::int64_t kTickUs = 100'000;     // longest sleep: the stop flag is seen this fast
+constexpr std::int64_t kTickUs = 100'000;     // the loop's tick: the stop flag is seen this fast
 constexpr std::int64_t kPublishUs = 200'000;  // workers publish progress this often
 constexpr std::int64_t kDrainUs = 5'000'000;  // in-flight transactions get this long at the end
 }  // namespace
@@ -22,6 +23,7 @@ constexpr std::int64_t kDrainUs = 5'000'000;  // in-flight transactions get this
 Worker::~Worker() {
   clients_.clear();  // destroys suspended coroutines before their connections
   if (wake_fd_ >= 0) ::close(wake_fd_);
+  if (tick_fd_ >= 0) ::close(tick_fd_);
   if (epfd_ >= 0) ::close(epfd_);
 }
 
@@ -106,6 +108,17 @@ void Worker::take_inbox() {
   inbox_.clear();
 }
 
+void Worker::arm_tick(std::int64_t now) {
+  std::int64_t next = now + kTickUs;
+  if (!ending_) next = std::min(next, end_us_);
+  const std::int64_t in = std::max<std::int64_t>(next - now, 1);
+  itimerspec spec{};
+  spec.it_value.tv_sec = static_cast<time_t>(in / 1'000'000);
+  spec.it_value.tv_nsec = static_cast<long>((in % 1'000'000) * 1000);
+  if (timerfd_settime(tick_fd_, 0, &spec, nullptr) != 0)
+    throw RuntimeError(fmt::format("timerfd_settime: {}", std::strerror(errno)));
+}
+
 void Worker::deliver(ConnSlot* s) {
   if (auto h = std::exchange(s->waiter, {})) h.resume();
 }
@@ -141,8 +154,7 @@ void Worker::on_event(ConnSlot* s, std::uint32_t events) {
   }
 }
 
-void Worker::publish(bool force) {
-  std::int64_t now = now_us();
+void Worker::publish(std::int64_t now, bool force) {
   if (!force && now < next_publish_) return;
   next_publish_ = now + kPublishUs;
   std::lock_guard lock(published_.mu);
@@ -203,13 +215,14 @@ Task<void> Worker::client_loop(ClientState& c) {
       scheduled = now_us();
     }
     if (ending_) break;
-    std::int64_t start = now_us();
+    // A closed loop starts when it is scheduled: one clock read fewer per transaction.
+    const std::int64_t start = rate_mode ? now_us() : scheduled;
     c.in_flight_since = scheduled;
 
     ConnSlot* slot = nullptr;
     Outcome outcome;
     bool ran = false;
-    std::int64_t got = start;
+    std::int64_t got = start;  // pool mode: when the connection was granted
     if (pooled) {
       AcquireAwaiter acquire{this};
       slot = co_await acquire;
@@ -246,7 +259,6 @@ Task<void> Worker::client_loop(ClientState& c) {
         }
       }
     }
-    if (!pooled) got = now_us();
     if (slot != nullptr) {
       c.session->bind(slot);
       try {
@@ -300,12 +312,17 @@ void Worker::run() {
   epfd_ = epoll_create1(EPOLL_CLOEXEC);
   const DriverOptions& o = shared_.options;
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (epfd_ < 0 || wake_fd_ < 0)
-    throw RuntimeError(fmt::format("epoll/eventfd: {}", std::strerror(errno)));
+  tick_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (epfd_ < 0 || wake_fd_ < 0 || tick_fd_ < 0)
+    throw RuntimeError(fmt::format("epoll/eventfd/timerfd: {}", std::strerror(errno)));
   epoll_event wake{};
   wake.events = EPOLLIN;
   wake.data.ptr = nullptr;  // not a connection: the inbox
   epoll_ctl(epfd_, EPOLL_CTL_ADD, wake_fd_, &wake);
+  epoll_event tick{};
+  tick.events = EPOLLIN;
+  tick.data.ptr = this;  // not a connection: the tick
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, tick_fd_, &tick);
   // Connect (blocking, in parallel across workers) before the clock starts. Pool connections
   // are opened by the workers in turn and join the shared pool unattached.
   if (o.pool_size > 0) {
@@ -342,6 +359,7 @@ void Worker::run() {
   end_us_ = measure_start_ + static_cast<std::int64_t>(o.duration_s * 1e6);
   window_end_ = end_us_;
   next_publish_ = now_us() + kPublishUs;
+  arm_tick(now_us());
 
   for (auto& c : clients_) {
     if (c.loop.valid()) {
@@ -363,33 +381,45 @@ void Worker::run() {
       timers_.pop();
     }
     if (!ready_.empty()) {
-      auto batch = std::move(ready_);
-      ready_.clear();
-      for (auto h : batch) h.resume();
+      batch_.swap(ready_);  // both keep their storage: no allocation per batch
+      for (auto h : batch_) h.resume();
+      batch_.clear();
       continue;
     }
-    std::int64_t wait_us = kTickUs;
-    if (!timers_.empty()) wait_us = std::min(wait_us, timers_.top().at - now);
-    if (!ending_) wait_us = std::min(wait_us, end_us_ - now);
-    wait_us = std::max<std::int64_t>(wait_us, 0);
-    timespec ts{static_cast<time_t>(wait_us / 1'000'000),
-                static_cast<long>((wait_us % 1'000'000) * 1000)};
-    int n = epoll_pwait2(epfd_, events, 64, &ts, nullptr);
+    // The tick (every kTickUs and at the window's end) bounds every wait, so epoll needs a
+    // timeout only for a sleeping coroutine: a timeout arms and cancels a kernel timer on
+    // every wait that sleeps, about once per transaction.
+    timespec ts{};
+    const timespec* timeout = nullptr;
+    std::int64_t wait_us = -1;
+    if (!timers_.empty()) {
+      wait_us = std::clamp<std::int64_t>(timers_.top().at - now, 0, kTickUs);
+      ts = {static_cast<time_t>(wait_us / 1'000'000),
+            static_cast<long>((wait_us % 1'000'000) * 1000)};
+      timeout = &ts;
+    }
+    int n = epoll_pwait2(epfd_, events, 64, timeout, nullptr);
     if (n < 0 && errno == ENOSYS)  // kernels before 5.11: millisecond timeouts
-      n = epoll_wait(epfd_, events, 64, static_cast<int>((wait_us + 999) / 1000));
+      n = epoll_wait(epfd_, events, 64, timeout ? static_cast<int>((wait_us + 999) / 1000) : -1);
     if (n < 0 && errno != EINTR)
       throw RuntimeError(fmt::format("epoll_wait: {}", std::strerror(errno)));
     for (int i = 0; i < n; ++i) {
-      auto* slot = static_cast<ConnSlot*>(events[i].data.ptr);
-      if (slot == nullptr) {
+      void* tag = events[i].data.ptr;
+      if (tag == nullptr) {
         take_inbox();
+      } else if (tag == this) {
+        std::uint64_t expirations = 0;
+        [[maybe_unused]] ssize_t r = ::read(tick_fd_, &expirations, sizeof expirations);
+        const std::int64_t t = now_us();
+        arm_tick(t);
+        publish(t, false);  // an idle worker publishes on its tick
       } else {
-        on_event(slot, events[i].events);
+        on_event(static_cast<ConnSlot*>(tag), events[i].events);
       }
     }
-    publish(false);
+    publish(now, false);  // `now` from before the events: a publication up to a batch late
   }
-  publish(true);
+  publish(now_us(), true);
   for (auto& c : clients_) c.loop = Task<void>();  // abandoned coroutines, if any
   for (auto& c : clients_)
     if (c.own) close_connection(*c.own);

@@ -160,7 +160,9 @@ class Worker final : public EventLoop, public Inbox {
   void on_event(ConnSlot* s, std::uint32_t events);
   void deliver(ConnSlot* s);
   void end_window(std::int64_t at);
-  void publish(bool force);
+  void publish(std::int64_t now, bool force);
+  // Sets the tick to fire kTickUs after `now`, or at the window's end if that is sooner.
+  void arm_tick(std::int64_t now);
   bool measuring_done(std::int64_t now) const { return now >= end_us_; }
 
   Shared& shared_;
@@ -168,12 +170,14 @@ class Worker final : public EventLoop, public Inbox {
   int count_;  // workers in the run
   int epfd_ = -1;
   int wake_fd_ = -1;  // eventfd in the epoll set: post() wakes the loop
+  int tick_fd_ = -1;  // timerfd in the epoll set: the loop's tick and the window's end
   std::vector<ClientState> clients_;
   std::vector<ConnSlot*> held_;  // pooled connections this worker's clients hold
   std::mutex inbox_mu_;
   std::vector<std::coroutine_handle<>> inbox_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::vector<std::coroutine_handle<>> ready_;
+  std::vector<std::coroutine_handle<>> batch_;  // ready_ being resumed
   int active_ = 0;
   std::int64_t measure_start_ = 0;
   std::int64_t end_us_ = INT64_MAX;

@@ -54,6 +54,15 @@ Params make_params(const S&... values) {
   return p;
 }
 
+// Sets `p` to `values`, reusing its storage: a client that keeps one Params for its
+// statements allocates nothing per statement (numbers fit in a string's own buffer).
+template <typename... S>
+void assign_params(Params& p, const S&... values) {
+  p.resize(sizeof...(values));
+  std::size_t i = 0;
+  ((p[i++] = values), ...);
+}
+
 // Throws pg::Error when `r` is not a successful result; `statement` names what ran.
 void check_result(const Result& r, PGconn* conn, std::string_view statement);
 

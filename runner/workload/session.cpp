@@ -5,7 +5,7 @@
 
 namespace pgslow::workload {
 
-Task<pg::Result> BlockingSession::execute(const std::string& statement, pg::Params params) {
+Task<pg::Result> BlockingSession::execute(const std::string& statement, const pg::Params& params) {
   co_return conn_.exec_prepared(statement, params);
 }
 

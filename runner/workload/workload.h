@@ -69,8 +69,10 @@ struct RunCounts {
 class Session {
  public:
   virtual ~Session() = default;
-  // Runs a statement from Workload::statements() with text parameters.
-  virtual Task<pg::Result> execute(const std::string& statement, pg::Params params) = 0;
+  // Runs a statement from Workload::statements() with text parameters. By reference, so a
+  // client can reuse its parameters' storage: they must live until the await completes
+  // (co_await the call at once; the task starts only when awaited).
+  virtual Task<pg::Result> execute(const std::string& statement, const pg::Params& params) = 0;
   // Runs plain SQL without parameters: BEGIN, COMMIT, ROLLBACK.
   virtual Task<pg::Result> query(const std::string& sql) = 0;
   // Waits inside a transaction (a script's \sleep). The driver's session suspends the
@@ -82,7 +84,7 @@ class Session {
 class BlockingSession final : public Session {
  public:
   explicit BlockingSession(pg::Connection& conn) : conn_(conn) {}
-  Task<pg::Result> execute(const std::string& statement, pg::Params params) override;
+  Task<pg::Result> execute(const std::string& statement, const pg::Params& params) override;
   Task<pg::Result> query(const std::string& sql) override;
 
  private:

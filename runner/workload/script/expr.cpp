@@ -3,25 +3,42 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <numbers>
+#include <span>
 
 #include "common/strings.h"
 
 namespace pgslow::workload::script {
 
 std::string Value::text() const {
+  std::string out;
+  write_text(out);
+  return out;
+}
+
+void Value::write_text(std::string& out) const {
   switch (kind) {
-    case Kind::kInt:
-      return std::to_string(i);
+    case Kind::kInt: {
+      char buf[24];
+      const auto end = std::to_chars(buf, buf + sizeof buf, i).ptr;
+      out.assign(buf, end);
+      return;
+    }
     case Kind::kDouble:
-      return fmt::format("{:.15g}", d);  // pgbench: "%.*g" with DBL_DIG digits
+      out.clear();
+      fmt::format_to(std::back_inserter(out), "{:.15g}", d);  // pgbench: "%.*g", DBL_DIG digits
+      return;
     case Kind::kBool:
-      return b ? "true" : "false";
+      out = b ? "true" : "false";
+      return;
   }
-  return {};
+  out.clear();
 }
 
 namespace {
@@ -68,7 +85,7 @@ struct Node {
 
 namespace {
 
-using Args = std::vector<Value>;
+using Args = std::span<const Value>;
 
 // ---- coercions, with pgbench's rules (src/bin/pgbench/pgbench.c coerceTo*) ----
 
@@ -209,10 +226,10 @@ struct Function {
   const char* name;
   int min_args;
   int max_args;  // -1: any number
-  Value (*call)(const Args&, Random&);
+  Value (*call)(Args, Random&);
 };
 
-Value least_or_greatest(const Args& a, bool least) {
+Value least_or_greatest(Args a, bool least) {
   bool any_double = false;
   for (const auto& v : a) any_double = any_double || is_double(v);
   if (any_double) {
@@ -239,87 +256,84 @@ Value int_mod(std::int64_t x, std::int64_t y, const char* what) {
 
 const Function kFunctions[] = {
     {"abs", 1, 1,
-     [](const Args& a, Random&) {
+     [](Args a, Random&) {
        if (is_double(a[0])) return Value::of_double(std::fabs(a[0].d));
        const std::int64_t v = to_int(a[0], "abs");
        if (v == std::numeric_limits<std::int64_t>::min())
          throw EvalError("bigint out of range in abs");
        return Value::of_int(v < 0 ? -v : v);
      }},
-    {"double", 1, 1,
-     [](const Args& a, Random&) { return Value::of_double(to_double(a[0], "double")); }},
+    {"double", 1, 1, [](Args a, Random&) { return Value::of_double(to_double(a[0], "double")); }},
     {"exp", 1, 1,
-     [](const Args& a, Random&) { return Value::of_double(std::exp(to_double(a[0], "exp"))); }},
-    {"greatest", 1, -1, [](const Args& a, Random&) { return least_or_greatest(a, false); }},
+     [](Args a, Random&) { return Value::of_double(std::exp(to_double(a[0], "exp"))); }},
+    {"greatest", 1, -1, [](Args a, Random&) { return least_or_greatest(a, false); }},
     {"hash", 1, 2,
-     [](const Args& a, Random&) {
+     [](Args a, Random&) {
        return Value::of_int(
            hash_murmur2(to_int(a[0], "hash"), a.size() > 1 ? to_int(a[1], "hash") : kDefaultSeed));
      }},
     {"hash_fnv1a", 1, 2,
-     [](const Args& a, Random&) {
+     [](Args a, Random&) {
        return Value::of_int(hash_fnv1a(to_int(a[0], "hash_fnv1a"),
                                        a.size() > 1 ? to_int(a[1], "hash_fnv1a") : kDefaultSeed));
      }},
     {"hash_murmur2", 1, 2,
-     [](const Args& a, Random&) {
+     [](Args a, Random&) {
        return Value::of_int(
            hash_murmur2(to_int(a[0], "hash_murmur2"),
                         a.size() > 1 ? to_int(a[1], "hash_murmur2") : kDefaultSeed));
      }},
-    {"int", 1, 1, [](const Args& a, Random&) { return Value::of_int(to_int(a[0], "int")); }},
-    {"least", 1, -1, [](const Args& a, Random&) { return least_or_greatest(a, true); }},
+    {"int", 1, 1, [](Args a, Random&) { return Value::of_int(to_int(a[0], "int")); }},
+    {"least", 1, -1, [](Args a, Random&) { return least_or_greatest(a, true); }},
     {"ln", 1, 1,
-     [](const Args& a, Random&) {
+     [](Args a, Random&) {
        const double x = to_double(a[0], "ln");
        if (x <= 0) throw EvalError("ln of a number that is not positive");
        return Value::of_double(std::log(x));
      }},
     {"mod", 2, 2,
-     [](const Args& a, Random&) {
-       return int_mod(to_int(a[0], "mod"), to_int(a[1], "mod"), "mod");
-     }},
-    {"pi", 0, 0, [](const Args&, Random&) { return Value::of_double(std::numbers::pi); }},
+     [](Args a, Random&) { return int_mod(to_int(a[0], "mod"), to_int(a[1], "mod"), "mod"); }},
+    {"pi", 0, 0, [](Args, Random&) { return Value::of_double(std::numbers::pi); }},
     {"pow", 2, 2,
-     [](const Args& a, Random&) {
+     [](Args a, Random&) {
        return Value::of_double(std::pow(to_double(a[0], "pow"), to_double(a[1], "pow")));
      }},
     {"power", 2, 2,
-     [](const Args& a, Random&) {
+     [](Args a, Random&) {
        return Value::of_double(std::pow(to_double(a[0], "power"), to_double(a[1], "power")));
      }},
     {"random", 2, 2,
-     [](const Args& a, Random& rng) {
+     [](Args a, Random& rng) {
        const std::int64_t lo = to_int(a[0], "random"), hi = to_int(a[1], "random");
        check_range(lo, hi, "random");
        return Value::of_int(rng.uniform(lo, hi));
      }},
     {"random_exponential", 3, 3,
-     [](const Args& a, Random& rng) {
+     [](Args a, Random& rng) {
        return Value::of_int(random_exponential(rng, to_int(a[0], "random_exponential"),
                                                to_int(a[1], "random_exponential"),
                                                to_double(a[2], "random_exponential")));
      }},
     {"random_gaussian", 3, 3,
-     [](const Args& a, Random& rng) {
+     [](Args a, Random& rng) {
        return Value::of_int(random_gaussian(rng, to_int(a[0], "random_gaussian"),
                                             to_int(a[1], "random_gaussian"),
                                             to_double(a[2], "random_gaussian")));
      }},
     {"random_uniform", 2, 2,  // pgslow's alias of random(), not in pgbench
-     [](const Args& a, Random& rng) {
+     [](Args a, Random& rng) {
        const std::int64_t lo = to_int(a[0], "random_uniform"), hi = to_int(a[1], "random_uniform");
        check_range(lo, hi, "random_uniform");
        return Value::of_int(rng.uniform(lo, hi));
      }},
     {"random_zipfian", 3, 3,
-     [](const Args& a, Random& rng) {
+     [](Args a, Random& rng) {
        return Value::of_int(random_zipfian(rng, to_int(a[0], "random_zipfian"),
                                            to_int(a[1], "random_zipfian"),
                                            to_double(a[2], "random_zipfian")));
      }},
     {"sqrt", 1, 1,
-     [](const Args& a, Random&) {
+     [](Args a, Random&) {
        const double x = to_double(a[0], "sqrt");
        if (x < 0) throw EvalError("sqrt of a negative number");
        return Value::of_double(std::sqrt(x));
@@ -426,10 +440,15 @@ Value eval(const Node& n, const std::vector<Value>& vars, Random& rng, int depth
     case Op::kOr:
       return Value::of_bool(to_bool(sub(0)) || to_bool(sub(1)));
     case Op::kCall: {
-      Args args;
-      args.reserve(n.args.size());
-      for (std::size_t i = 0; i < n.args.size(); ++i) args.push_back(sub(i));
-      return n.fn->call(args, rng);
+      // On the stack for the usual few arguments: \set runs for every transaction.
+      constexpr std::size_t kInline = 8;
+      std::array<Value, kInline> inline_args;
+      std::vector<Value> more;
+      const std::size_t count = n.args.size();
+      if (count > kInline) more.resize(count);
+      Value* args = count > kInline ? more.data() : inline_args.data();
+      for (std::size_t i = 0; i < count; ++i) args[i] = sub(i);
+      return n.fn->call(Args(args, count), rng);
     }
     default:
       break;

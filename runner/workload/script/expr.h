@@ -29,6 +29,8 @@ struct Value {
   static Value of_bool(bool v) { return {Kind::kBool, 0, 0, v}; }
   // As pgbench writes it into SQL: 42, 3.14159265358979, true.
   std::string text() const;
+  // The same into `out`, reusing its storage (a statement's parameter, per transaction).
+  void write_text(std::string& out) const;
 };
 
 // A syntax error, unknown function or variable, or wrong argument count: the 1-based column

@@ -103,7 +103,10 @@ class ScriptClient final : public Client {
   Task<TxStatus> execute(Session& session) override {
     const script::Script& script = set_->scripts[chosen_];
     Random rng(tx_seed_);
-    std::vector<Value> vars = vars_;  // kept only when the transaction completes
+    // The transaction's variables, kept only when it completes (a copy into storage reused
+    // from one transaction to the next).
+    std::vector<Value>& vars = scratch_;
+    vars.assign(vars_.begin(), vars_.end());
     for (const Command& c : script.commands) {
       switch (c.kind) {
         case Command::Kind::kSet:
@@ -115,15 +118,17 @@ class ScriptClient final : public Client {
           break;
         }
         case Command::Kind::kSql: {
-          pg::Params params;
-          params.reserve(c.slots.size());
-          for (int slot : c.slots) params.emplace_back(vars[static_cast<std::size_t>(slot)].text());
-          co_await session.execute(c.statement, std::move(params));
+          params_.resize(c.slots.size());
+          for (std::size_t i = 0; i < c.slots.size(); ++i) {
+            if (!params_[i]) params_[i].emplace();
+            vars[static_cast<std::size_t>(c.slots[i])].write_text(*params_[i]);
+          }
+          co_await session.execute(c.statement, params_);
           break;
         }
       }
     }
-    vars_ = std::move(vars);
+    vars_.swap(vars);
     co_return TxStatus::kCommitted;
   }
 
@@ -160,6 +165,8 @@ class ScriptClient final : public Client {
   std::shared_ptr<const ScriptSet> set_;
   Random rng_;
   std::vector<Value> vars_;
+  std::vector<Value> scratch_;  // the variables of the transaction under way
+  pg::Params params_;           // of the statement under way, reused
   std::int64_t total_weight_ = 0;
   std::size_t chosen_ = 0;
   std::uint64_t tx_seed_ = 0;

@@ -12,7 +12,7 @@ class FakeSession final : public workload::Session {
  public:
   std::deque<std::optional<pg::ErrorClass>> plan;  // per execute(): nullopt = success
   std::vector<std::string> log;
-  Task<pg::Result> execute(const std::string& statement, pg::Params) override {
+  Task<pg::Result> execute(const std::string& statement, const pg::Params&) override {
     log.push_back(statement);
     std::optional<pg::ErrorClass> e;
     if (!plan.empty()) {

@@ -40,7 +40,7 @@ class ScriptedSession final : public Session {
   std::map<std::int64_t, std::deque<bool>> oldest_found, has_new_order;
   bool fail_commit = false;
 
-  Task<pg::Result> execute(const std::string& statement, pg::Params params) override {
+  Task<pg::Result> execute(const std::string& statement, const pg::Params& params) override {
     std::string entry = statement;
     if (statement == "no_update_stock") entry += " " + *params[1];
     log.push_back(entry);

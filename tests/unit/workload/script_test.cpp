@@ -292,7 +292,9 @@ TEST(Script, RefusesTooDeepExpressionsHugeSleepsAndNulBytes) {
 class SleepingSession final : public Session {
  public:
   std::vector<std::int64_t> sleeps;
-  Task<pg::Result> execute(const std::string&, pg::Params) override { co_return pg::Result(); }
+  Task<pg::Result> execute(const std::string&, const pg::Params&) override {
+    co_return pg::Result();
+  }
   Task<pg::Result> query(const std::string&) override { co_return pg::Result(); }
   Task<void> sleep(std::int64_t us) override {
     sleeps.push_back(us);
