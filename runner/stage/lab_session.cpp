@@ -171,7 +171,9 @@ class SwitchbackControl {
     }
     if (pending_ >= 0) {
       // One poll later every completion of the block has been counted.
-      if (kept_before_) {
+      // The first block follows the data reset: its full-page images and cold pages belong to
+      // no configuration, so the baseline's evidence starts with its second block.
+      if (kept_before_ && pending_ > 0) {
         if (auto after = snapshot ? snapshot() : std::nullopt)
           evidence::add_window(evidence_[pending_ % 2], *kept_before_, *after);
       }
