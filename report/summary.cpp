@@ -138,6 +138,41 @@ constexpr double kWithinRunDf = 4;
 
 }  // namespace
 
+namespace {
+
+// The run-to-run spread of the baseline configuration's runs (log scale, in time order).
+void spread_of(const std::vector<double>& logs, Noise& n) {
+  n.runs = logs.size();
+  if (logs.size() >= 3) {
+    // Successive differences: slow drift between the runs barely inflates it.
+    n.sigma = std::sqrt(successive_difference_variance(logs));
+    n.df = static_cast<double>(logs.size() - 1);
+  } else if (logs.size() == 2) {
+    n.sigma = stddev(logs);
+    n.df = 1;
+  }
+}
+
+// The same noise for the server's CPU per transaction, from the same baseline runs.
+Noise cost_noise(const Run& run) {
+  Noise n;
+  std::vector<double> logs;
+  if (!run.stages.empty()) {
+    const Runs r = cost_runs_of(run.stages.front());
+    logs = r.log_tps;
+    n.transactions = r.transactions;
+  }
+  for (const auto& ref : run.references) {
+    if (!ref.error.empty() || ref.server_cpu_s <= 0 || ref.transactions == 0) continue;
+    logs.push_back(std::log(ref.server_cpu_s / static_cast<double>(ref.transactions)));
+    n.transactions += ref.transactions;
+  }
+  spread_of(logs, n);
+  return n;
+}
+
+}  // namespace
+
 Noise run_noise(const Run& run) {
   Noise n;
   std::vector<double> logs;
@@ -150,15 +185,7 @@ Noise run_noise(const Run& run) {
     logs.insert(logs.end(), r.log_tps.begin(), r.log_tps.end());
     n.transactions += r.transactions;
   }
-  n.runs = logs.size();
-  if (logs.size() >= 3) {
-    // Successive differences: slow drift between the runs barely inflates it.
-    n.sigma = std::sqrt(successive_difference_variance(logs));
-    n.df = static_cast<double>(logs.size() - 1);
-  } else if (logs.size() == 2) {
-    n.sigma = stddev(logs);
-    n.df = 1;
-  }
+  spread_of(logs, n);
   if (!run.references.empty() && logs.size() >= 2)
     n.drift = std::exp(logs.back() - logs.front()) - 1;
   return n;
@@ -238,6 +265,9 @@ Change switchback_change(const Switchback& switchback, BlockFigure figure) {
 std::string cost_change_text(const Change& change) {
   if (!change.interval.known) return "no interval";
   if (!change.measurable) return format_verdict(change.interval);
+  if (change.ratio >= 2 || change.ratio <= 0.5)
+    return fmt::format("{}x as much ({}–{}x)", format_number(change.ratio),
+                       format_number(change.interval.low), format_number(change.interval.high));
   auto pct = [](double ratio) { return fmt::format("{:+.1f}%", (ratio - 1) * 100); };
   return fmt::format("{} [{}, {}]", pct(change.ratio), pct(change.interval.low),
                      pct(change.interval.high));
@@ -384,6 +414,7 @@ std::vector<StageSummary> summarize(const Run& run) {
       !run.stages.empty() && stage_ran(run.stages.front()) ? &run.stages.front() : nullptr;
   const bool isolated = run.mode == "isolated";
   const Noise noise = run_noise(run);
+  const Noise cpu_noise = cost_noise(run);
   const StageResult* previous = nullptr;
   for (std::size_t i = 0; i < run.stages.size(); ++i) {
     const StageResult& stage = run.stages[i];
@@ -438,7 +469,7 @@ std::vector<StageSummary> summarize(const Run& run) {
         if (i == 1 || cost_around.log_tps.empty()) append(cost_around, cost_runs_of(*baseline));
         const Runs cost = cost_runs_of(stage);
         if (!cost.log_tps.empty() && !cost_around.log_tps.empty())
-          s.cpu_vs_baseline = compare_runs(cost, cost_around);
+          s.cpu_vs_baseline = compare_runs(cost, cost_around, cpu_noise);
       }
       if (stage.switchback && closed) {
         // Measured against the baseline blocks around each of its own, in one run.
