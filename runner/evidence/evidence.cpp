@@ -264,13 +264,21 @@ std::optional<BackendMemory> backend_memory(const std::vector<int>& pids, int po
   return out;
 }
 
-std::optional<ProcIo> read_server_proc_io(int postmaster_pid) {
+namespace {
+
+// One pass of read_server_proc_io. `consistent` turns false when a child left while it was
+// read: its counters then moved to the parent before or after the parent was read, so the sum
+// may count it twice or not at all (a run's clients disconnect while its window closes).
+std::optional<ProcIo> read_server_proc_io_once(int postmaster_pid, bool& consistent) {
+  consistent = true;
   // The postmaster's own counters include those of every child it has reaped (the kernel adds
   // a reaped child's io to its parent's signal struct, which /proc/PID/io reports), so backends
   // that exited during the stage are counted too; the live children are added one by one.
   auto total = read_proc_io(postmaster_pid);
   if (!total) return std::nullopt;
-  if (const auto own = stat_fields(postmaster_pid)) total->cpu_seconds = cpu_seconds_of(*own);
+  const std::uint64_t parent_syscr = total->syscr;
+  const auto own = stat_fields(postmaster_pid);
+  if (own) total->cpu_seconds = cpu_seconds_of(*own);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
@@ -283,7 +291,8 @@ std::optional<ProcIo> read_server_proc_io(int postmaster_pid) {
     const auto io = read_proc_io(pid);
     if (!io) {
       if (errno == EACCES) return std::nullopt;  // a partial sum would be wrong, not small
-      continue;                                  // exited while we looked: the parent has it
+      consistent = false;                        // exited while we looked
+      continue;
     }
     if (is_io_worker(pid)) total->io_worker_syscr += io->syscr;
     total->cpu_seconds += cpu_seconds_of(*fields);
@@ -294,7 +303,25 @@ std::optional<ProcIo> read_server_proc_io(int postmaster_pid) {
     total->processes += 1;
   }
   if (ec) return std::nullopt;
+  // A child reaped since the parent was read moved its counters to the parent meanwhile.
+  const auto again = read_proc_io(postmaster_pid);
+  const auto own_again = stat_fields(postmaster_pid);
+  if (!again || !own_again || !own || again->syscr != parent_syscr ||
+      cpu_seconds_of(*own_again) != cpu_seconds_of(*own))
+    consistent = false;
   return total;
+}
+
+}  // namespace
+
+std::optional<ProcIo> read_server_proc_io(int postmaster_pid) {
+  std::optional<ProcIo> io;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    bool consistent = false;
+    io = read_server_proc_io_once(postmaster_pid, consistent);
+    if (!io || consistent) break;
+  }
+  return io;
 }
 
 CpuTimes read_cpu_times(std::optional<int> postmaster_pid) {

@@ -79,9 +79,9 @@ std::string render_markdown(const Catalog& catalog) {
       out += fmt::format("| healthy | `{}` |\n", cell(k.healthy));
       out += fmt::format("| slow | {} |\n", code_list(k.slow));
       out += fmt::format("| watch | {} |\n", cell(join(k.watch, ", ")));
-      out += fmt::format("| carryover | {} |\n",
-                         k.carryover_per_connection ? std::string("a connection's life")
-                                                    : fmt::format("{:g} s", k.carryover_s));
+      out += fmt::format("| carryover | {} |\n", k.carryover_per_connection
+                                                     ? std::string("a connection's life")
+                                                     : fmt::format("{:g} s", k.carryover_s));
       if (!k.min_by_version.empty()) {
         out += fmt::format("| minimum by version | {} |\n", cell(by_version(k.min_by_version)));
       }

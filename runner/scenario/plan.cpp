@@ -147,9 +147,10 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
     // Separate runs are minutes apart, with the machine's wander between them: a precision of
     // a few percent is out of their reach, so they keep their count.
     if (m.precision > 0)
-      stage.design_why += fmt::format("; the precision applies to switchback stages, this one "
-                                      "gets its {} runs",
-                                      m.repeats);
+      stage.design_why += fmt::format(
+          "; the precision applies to switchback stages, this one "
+          "gets its {} runs",
+          m.repeats);
   };
   if (!m.switchback) return isolated("the scenario asks for them (measure.design: isolated)");
   if (stage.reference != 0) return isolated("it is compared with the stage before (cumulative)");

@@ -447,6 +447,18 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   return m;
 }
 
+report::StageResult LabSession::begin_stage(const std::string& name,
+                                            const report::LoadSettings& load) {
+  apply::InterruptGuard::throw_if_interrupted();
+  require_running(server_);
+  report::StageResult stage;
+  stage.name = name;
+  stage.load = load;
+  if (stage.load.clients == 0) stage.load.clients = params_.clients;
+  if (stage.load.workers == 0) stage.load.workers = options_.measure.workers;
+  return stage;
+}
+
 bool LabSession::apply_for_run(const Configuration& configuration, report::StageResult& stage,
                                std::uintmax_t log_offset) {
   if (applier_ == nullptr) {
@@ -479,13 +491,7 @@ bool LabSession::apply_for_run(const Configuration& configuration, report::Stage
 report::StageResult LabSession::measure(const Configuration& configuration,
                                         const report::LoadSettings& load,
                                         std::optional<int> repeats) {
-  apply::InterruptGuard::throw_if_interrupted();
-  require_running(server_);
-  report::StageResult stage;
-  stage.name = configuration.name;
-  stage.load = load;
-  if (stage.load.clients == 0) stage.load.clients = params_.clients;
-  if (stage.load.workers == 0) stage.load.workers = options_.measure.workers;
+  report::StageResult stage = begin_stage(configuration.name, load);
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
   if (!apply_for_run(configuration, stage, log_offset)) return stage;
 
@@ -537,13 +543,7 @@ report::StageResult LabSession::measure_switchback(const Configuration& referenc
                                                    const report::LoadSettings& load,
                                                    const report::SwitchbackDesign& design,
                                                    const std::string& why) {
-  apply::InterruptGuard::throw_if_interrupted();
-  require_running(server_);
-  report::StageResult stage;
-  stage.name = stage_configuration.name;
-  stage.load = load;
-  if (stage.load.clients == 0) stage.load.clients = params_.clients;
-  if (stage.load.workers == 0) stage.load.workers = options_.measure.workers;
+  report::StageResult stage = begin_stage(stage_configuration.name, load);
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
   // The stage's configuration first: a value the server rejects fails the stage before the
   // run, and the stage's changes are those the table reports.

@@ -142,7 +142,10 @@ class LabSession {
                                    std::map<std::string, double>& evidence, double& window_s,
                                    std::optional<evidence::CpuShares>& cpu,
                                    SwitchbackControl* switchback = nullptr);
-  // Applies `configuration` for a run; nullopt when the server rejected it (`stage.error`
+  // A stage's result before anything ran: its name and load (defaults filled in); throws when
+  // interrupted or when the server does not accept connections.
+  report::StageResult begin_stage(const std::string& name, const report::LoadSettings& load);
+  // Applies `configuration` for a run; false when the server rejected it (`stage.error`
   // then says why).
   bool apply_for_run(const Configuration& configuration, report::StageResult& stage,
                      std::uintmax_t log_offset);

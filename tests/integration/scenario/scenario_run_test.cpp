@@ -95,6 +95,39 @@ ProcessResult pgslow(std::vector<std::string> args, std::vector<std::string> env
   return run_process(argv, o);
 }
 
+// Two busy loops, one a core of a 2-core machine, competing with the server and the clients:
+// they start after `delay`, run for `length` (each bounded on its own) and are killed when
+// this goes out of scope.
+class CpuHogs {
+ public:
+  CpuHogs(std::chrono::seconds delay, std::chrono::seconds length) {
+    for (int i = 0; i < 2; ++i) {
+      const pid_t hog = ::fork();
+      if (hog < 0) throw std::runtime_error("fork failed");
+      if (hog == 0) {
+        const auto start = std::chrono::steady_clock::now() + delay;
+        const auto end = start + length;
+        while (std::chrono::steady_clock::now() < start) ::usleep(100'000);
+        while (std::chrono::steady_clock::now() < end) {
+        }
+        ::_exit(0);
+      }
+      pids_.push_back(hog);
+    }
+  }
+  ~CpuHogs() {
+    for (pid_t hog : pids_) {
+      ::kill(hog, SIGKILL);
+      ::waitpid(hog, nullptr, 0);
+    }
+  }
+  CpuHogs(const CpuHogs&) = delete;
+  CpuHogs& operator=(const CpuHogs&) = delete;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
 // Two stages on a small select-only data set: the planner stage is far slower.
 fs::path write_scenario() {
   fs::path file = workdir() / "two-stages.yaml";
@@ -221,22 +254,10 @@ TEST(Run, AProgramTakingTheCpuDuringAStageIsNamedAsADisturbance) {
   const ServerState before = server_state();
   // Two busy loops (one a core of a 2-core machine, competing with the server and the
   // clients), each bounded in time on its own.
-  std::vector<pid_t> hogs;
-  for (int i = 0; i < 2; ++i) {
-    pid_t hog = ::fork();
-    ASSERT_GE(hog, 0);
-    if (hog == 0) {
-      const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      while (std::chrono::steady_clock::now() < end) {
-      }
-      ::_exit(0);
-    }
-    hogs.push_back(hog);
-  }
-  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
-  for (pid_t hog : hogs) {
-    ::kill(hog, SIGKILL);
-    ::waitpid(hog, nullptr, 0);
+  ProcessResult r;
+  {
+    const CpuHogs hogs(std::chrono::seconds(0), std::chrono::seconds(60));
+    r = pgslow({"run", file.string(), "--out", out.string()});
   }
   ASSERT_TRUE(r.ok()) << r.output;
   expect_restored(before);
@@ -278,24 +299,10 @@ stages:
   const ServerState before = server_state();
   // The load and the baseline take a few seconds, the switchback run about 70 s: the hogs
   // start in its middle, each bounded in time on its own.
-  std::vector<pid_t> hogs;
-  for (int i = 0; i < 2; ++i) {
-    pid_t hog = ::fork();
-    ASSERT_GE(hog, 0);
-    if (hog == 0) {
-      const auto start = std::chrono::steady_clock::now() + std::chrono::seconds(40);
-      const auto end = start + std::chrono::seconds(60);
-      while (std::chrono::steady_clock::now() < start) ::usleep(100'000);
-      while (std::chrono::steady_clock::now() < end) {
-      }
-      ::_exit(0);
-    }
-    hogs.push_back(hog);
-  }
-  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
-  for (pid_t hog : hogs) {
-    ::kill(hog, SIGKILL);
-    ::waitpid(hog, nullptr, 0);
+  ProcessResult r;
+  {
+    const CpuHogs hogs(std::chrono::seconds(40), std::chrono::seconds(60));
+    r = pgslow({"run", file.string(), "--out", out.string()});
   }
   ASSERT_TRUE(r.ok()) << r.output;
   expect_restored(before);
