@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 #include <set>
 
@@ -38,12 +39,15 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
   const auto summaries = summarize(run);
   const bool cumulative = run.mode != "isolated";
   const auto columns = load_columns(run);
+  // The server's CPU per transaction, when a local server gave it.
+  const bool cpu = std::any_of(summaries.begin(), summaries.end(),
+                               [](const StageSummary& s) { return s.cpu_vs_baseline.has_value(); });
   out << "\n## Stages\n\n"
       << "| Stage | Knobs changed | TPS | Transactions | vs baseline | 95% interval |"
-      << (cumulative ? " vs previous |" : "") << " p99 |";
+      << (cpu ? " CPU/tx vs baseline |" : "") << (cumulative ? " vs previous |" : "") << " p99 |";
   for (const auto& c : columns) out << " " << markdown_cell(c.header) << " |";
-  out << " Evidence that moved most |\n|---|---|--:|--:|--:|--:|" << (cumulative ? "--:|" : "")
-      << "--:|";
+  out << " Evidence that moved most |\n|---|---|--:|--:|--:|--:|" << (cpu ? "--:|" : "")
+      << (cumulative ? "--:|" : "") << "--:|";
   for (std::size_t i = 0; i < columns.size(); ++i) out << "--:|";
   out << "---|\n";
   for (const auto& s : summaries) {
@@ -57,8 +61,10 @@ void MarkdownReporter::report(const Run& run, std::ostream& out) const {
       evidence += (evidence.empty() ? "" : "<br>") + markdown_cell(m.text);
     out << "| " << markdown_cell(stage.name) << " | " << knobs_cell(stage) << " | " << tps << " | "
         << (s.ran ? s.transactions_text : "—") << " | "
-        << (s.vs_baseline ? s.vs_baseline->text : "—") << " | " << interval_text(s.vs_baseline)
-        << " | ";
+        << (s.vs_baseline ? s.vs_baseline->text : "—")
+        << (s.design.empty() ? "" : "<br>(" + s.design + ")") << " | "
+        << interval_text(s.vs_baseline) << " | ";
+    if (cpu) out << (s.cpu_vs_baseline ? cost_change_text(*s.cpu_vs_baseline) : "—") << " | ";
     if (cumulative) out << (s.vs_previous ? s.vs_previous->text : "—") << " | ";
     out << (s.ran ? format_latency_us(s.p99_us) : "—") << " | ";
     const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
