@@ -80,7 +80,17 @@ void ConsoleReporter::report(const Run& run, std::ostream& terminal) const {
     if (cumulative && s.vs_previous)
       detail("vs prev", s.vs_previous->text + " " + interval_text(s.vs_previous));
     for (const auto& change : stage.changes) detail("knob", describe_change(change));
-    if (s.cpu_vs_baseline) detail("CPU/tx", cost_change_text(*s.cpu_vs_baseline) + " (server)");
+    if (s.cpu_vs_baseline) {
+      std::string text = cost_change_text(*s.cpu_vs_baseline) + " (server)";
+      // The driver's own cost beside it: on a shared machine its CPU is taken from the server.
+      if (const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
+          m != nullptr && m->client_cpu_s > 0 && m->committed + m->rolled_back > 0)
+        text += fmt::format(
+            "; pgslow's clients {}/tx",
+            format_latency_us(m->client_cpu_s * 1e6 /
+                              static_cast<double>(m->committed + m->rolled_back)));
+      detail("CPU/tx", text);
+    }
     if (!s.design.empty()) {
       const Switchback& sb = *stage.switchback;
       std::string how = s.design;
