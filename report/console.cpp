@@ -85,21 +85,12 @@ void ConsoleReporter::report(const Run& run, std::ostream& terminal) const {
       // The driver's own cost beside it: on a shared machine its CPU is taken from the server.
       if (const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
           m != nullptr && m->client_cpu_s > 0 && m->committed + m->rolled_back > 0)
-        text += fmt::format(
-            "; pgslow's clients {}/tx",
-            format_latency_us(m->client_cpu_s * 1e6 /
-                              static_cast<double>(m->committed + m->rolled_back)));
+        text += fmt::format("; pgslow's clients {}/tx",
+                            format_latency_us(m->client_cpu_s * 1e6 /
+                                              static_cast<double>(m->committed + m->rolled_back)));
       detail("CPU/tx", text);
     }
-    if (!s.design.empty()) {
-      const Switchback& sb = *stage.switchback;
-      std::string how = s.design;
-      if (sb.stopped == "precision")
-        how += fmt::format(", stopped at ±{:g}% as asked", sb.precision * 100);
-      else if (sb.stopped == "budget")
-        how += fmt::format(", time budget spent before ±{:g}%", sb.precision * 100);
-      detail("measured", how);
-    }
+    if (!s.design.empty()) detail("measured", s.design);
     for (const auto& knob : stage.skipped) detail("skipped", describe_skipped(knob));
     if (!s.movers.empty()) {
       std::string text;

@@ -165,7 +165,7 @@ Json stage_json(const StageResult& s) {
   for (const auto& [key, v] : s.evidence) {
     if (std::isfinite(v)) evidence[key] = v;
   }
-  return Json{
+  Json out{
       {"name", s.name},
       {"description", s.description},
       {"changes", changes},
@@ -187,6 +187,12 @@ Json stage_json(const StageResult& s) {
       {"error", s.error},
       {"attribution", s.attribution ? attribution_json_ordered(*s.attribution) : Json(nullptr)},
       {"switchback", s.switchback ? switchback_json(*s.switchback) : Json(nullptr)}};
+  if (s.precision > 0) {
+    out["precision"] = number(s.precision);
+    out["looks"] = s.looks;
+    out["stopped"] = s.stopped;
+  }
+  return out;
 }
 
 // Reads one JSON object field by field, naming the path of anything malformed. Missing
@@ -448,6 +454,9 @@ StageResult read_stage(const Reader& r, const std::string& source) {
   r.string("log_excerpt", s.log_excerpt);
   r.string("error", s.error);
   if (r.present("attribution")) s.attribution = read_attribution(r.child("attribution"), source);
+  r.number("precision", s.precision);
+  r.number("looks", s.looks);
+  r.string("stopped", s.stopped);
   if (r.present("switchback")) {
     const Reader w = r.child("switchback");
     Switchback sb;

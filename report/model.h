@@ -243,6 +243,12 @@ struct StageResult {
   // Measured by switchback against the baseline: `repeats` then holds the stage's blocks taken
   // together, and the comparison rests on the blocks.
   std::optional<Switchback> switchback;
+  // A stage of separate runs measured to a precision (--precision): the half-width asked for,
+  // the times the run could stop (its intervals are at 1 - 0.05 / looks) and why it stopped
+  // ("precision" or "budget"). precision 0: a fixed number of runs.
+  double precision = 0;
+  int looks = 1;
+  std::string stopped;
 
   bool operator==(const StageResult&) const = default;
 };

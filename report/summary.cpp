@@ -202,7 +202,12 @@ std::string describe_noise(const Noise& noise) {
   return text;
 }
 
-Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise) {
+double stage_confidence(const StageResult& stage) {
+  return stage.precision > 0 ? 1 - 0.05 / std::max(1, stage.looks) : 0.95;
+}
+
+Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise,
+                    double confidence) {
   Change c;
   c.reference_transactions = reference.transactions;
   if (stage.log_tps.empty() || reference.log_tps.empty()) {
@@ -234,7 +239,7 @@ Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise
   const double se2 =
       std::max(sigma2, stage.within) / static_cast<double>(stage.log_tps.size()) +
       std::max(sigma2, reference.within) / static_cast<double>(reference.log_tps.size());
-  Change out = change_of(log_ratio_interval(diff, std::sqrt(se2), df));
+  Change out = change_of(log_ratio_interval(diff, std::sqrt(se2), df, confidence));
   out.reference_transactions = c.reference_transactions;
   return out;
 }
@@ -260,6 +265,13 @@ Change switchback_change(const Switchback& switchback, BlockFigure figure) {
   for (const auto& b : switchback.blocks)
     if (!b.stage) c.reference_transactions += b.transactions;
   return c;
+}
+
+std::string stopping_text(double precision, const std::string& stopped) {
+  if (stopped == "precision") return fmt::format(", stopped at ±{:g}% as asked", precision * 100);
+  if (stopped == "budget")
+    return fmt::format(", time budget spent before ±{:g}% was reached", precision * 100);
+  return "";
 }
 
 std::string cost_change_text(const Change& change) {
@@ -457,7 +469,7 @@ std::vector<StageSummary> summarize(const Run& run) {
           if (ref.after_stage + 1 == i || ref.after_stage == i) append(around, reference_runs(ref));
         }
         if (i == 1 || around.log_tps.empty()) append(around, runs_of(*baseline));
-        s.vs_baseline = compare_runs(mine, around, noise);
+        s.vs_baseline = compare_runs(mine, around, noise, stage_confidence(stage));
         // The same comparison of the server's CPU per transaction, from the same runs.
         Runs cost_around;
         for (const auto& ref : run.references) {
@@ -469,7 +481,7 @@ std::vector<StageSummary> summarize(const Run& run) {
         if (i == 1 || cost_around.log_tps.empty()) append(cost_around, cost_runs_of(*baseline));
         const Runs cost = cost_runs_of(stage);
         if (!cost.log_tps.empty() && !cost_around.log_tps.empty())
-          s.cpu_vs_baseline = compare_runs(cost, cost_around, cpu_noise);
+          s.cpu_vs_baseline = compare_runs(cost, cost_around, cpu_noise, stage_confidence(stage));
       }
       if (stage.switchback && closed) {
         // Measured against the baseline blocks around each of its own, in one run.
@@ -478,7 +490,11 @@ std::vector<StageSummary> summarize(const Run& run) {
         if (cost.interval.known) s.cpu_vs_baseline = cost;
         std::size_t blocks = stage.switchback->blocks.size();
         s.design =
-            fmt::format("switchback, {} blocks of {:g} s", blocks, stage.switchback->block_s);
+            fmt::format("switchback, {} blocks of {:g} s", blocks, stage.switchback->block_s) +
+            stopping_text(stage.switchback->precision, stage.switchback->stopped);
+      } else if (stage.precision > 0) {
+        s.design = fmt::format("{} runs alternating with the baseline", stage.repeats.size()) +
+                   stopping_text(stage.precision, stage.stopped);
       }
       // The evidence is compared with what the stage's knobs changed: the previous stage in
       // a cumulative run (else every later stage repeats the first stage's story), the

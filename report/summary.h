@@ -70,12 +70,20 @@ struct Change {
 // `stage` against `reference`. The run-to-run noise comes from `noise` when it is known
 // (pooled with the repeats' own spread), else from the repeats of the two, else from batch
 // means of each run's per-second series (within-run only, said in the report's header).
-Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise = {});
+// `confidence`: of the interval (a stage measured to a precision states each look's).
+Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise = {},
+                    double confidence = 0.95);
+// The confidence a stage's intervals are stated at: 95%, spread over its looks when it was
+// measured to a precision (report/switchback.h look_confidence).
+double stage_confidence(const StageResult& stage);
 // A Change from an interval (its verdict and text), as compare_runs words it.
 Change change_of(const Interval& interval);
 // A switchback stage's change against the baseline blocks around it, of TPS or of CPU per
 // transaction (report/switchback.h).
 Change switchback_change(const Switchback& switchback, BlockFigure figure);
+// ", stopped at ±5% as asked", ", time budget spent before ±5% was reached" for a stage
+// measured to a precision; "" otherwise.
+std::string stopping_text(double precision, const std::string& stopped);
 // "+12.0% [+9.1%, +15.2%]" for a cost (CPU per transaction) that moved measurably, else
 // "within noise (could see ±3.1%)", "no interval".
 std::string cost_change_text(const Change& change);
@@ -103,7 +111,8 @@ struct StageSummary {
   // The server's CPU per transaction against the baseline's (a local server): ratio > 1 costs
   // more. Text: "+12.0% [+9.1%, +15.2%]", or "within noise (could see ±3.1%)".
   std::optional<Change> cpu_vs_baseline;
-  // A switchback stage: "switchback, 21 blocks of 4 s"; empty for separate runs.
+  // How the stage was measured when it is not the default: "switchback, 21 blocks of 4 s",
+  // "6 runs alternating with the baseline, stopped at ±5% as asked"; empty otherwise.
   std::string design;
   // Up to two, largest first, versus the previous stage that ran (cumulative runs) or the
   // baseline (mode "isolated").

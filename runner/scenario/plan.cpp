@@ -144,12 +144,16 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
   const MeasureSpec& m = scenario.measure;
   auto isolated = [&](std::string why) {
     stage.design_why = "separate runs: " + std::move(why);
-    // Separate runs are minutes apart, with the machine's wander between them: a precision of
-    // a few percent is out of their reach, so they keep their count.
-    if (m.precision > 0)
+    // Alternating with the baseline (isolated, no attribution, repeats >= 2), the stage takes
+    // more pairs until its interval is narrow enough (run.cpp).
+    if (m.precision > 0 && stage.reference == 0 && !stage.attribute && m.repeats >= 2)
+      stage.design_why +=
+          fmt::format(", paired with the baseline until its interval is ±{:g}% or {} are spent",
+                      m.precision * 100, report::format_seconds(m.budget_s));
+    else if (m.precision > 0)
       stage.design_why += fmt::format(
-          "; the precision applies to switchback stages, this one "
-          "gets its {} runs",
+          "; --precision needs a stage that alternates with the baseline (isolated, 2 repeats or "
+          "more): this one gets its {} runs",
           m.repeats);
   };
   if (!m.switchback) return isolated("the scenario asks for them (measure.design: isolated)");

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/strings.h"
 #include "report/summary.h"
+#include "report/switchback.h"
 #include "scenario/stage_measurer.h"
 #include "stage/lab_session.h"
 #include "workload/registry.h"
@@ -100,13 +101,8 @@ stage::LabOptions make_lab_options(const Scenario& s, const RunOptions& options,
 }
 
 std::string switchback_summary(const report::Switchback& s) {
-  const std::string stopped =
-      s.stopped == "precision"
-          ? fmt::format(", stopped at the precision asked for (±{:g}%)", s.precision * 100)
-      : s.stopped == "budget"
-          ? fmt::format(", time budget spent before ±{:g}% was reached", s.precision * 100)
-          : std::string();
-  return fmt::format("switchback: {} blocks of {:g} s{}", s.blocks.size(), s.block_s, stopped);
+  return fmt::format("switchback: {} blocks of {:g} s{}", s.blocks.size(), s.block_s,
+                     report::stopping_text(s.precision, s.stopped));
 }
 
 void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Catalog& catalog,
@@ -274,7 +270,23 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       // is compared with the baseline measured right around it.
       if (i > 0 && reference_after) {
         const bool alternating = alternate && run.stages.back().error.empty();
-        const int rounds = alternating ? m.repeats : 1;
+        int rounds = alternating ? m.repeats : 1;
+        // --precision: more pairs of the stage and the baseline, within the budget, looking at
+        // the interval a few times at a confidence spread over the looks (report/switchback.h),
+        // so that stopping when it is narrow enough keeps its 95%.
+        std::vector<int> looks;
+        if (alternating && s.measure.precision > 0) {
+          report::SwitchbackDesign d;
+          d.precision = s.measure.precision;
+          d.min_pairs = m.repeats;
+          d.max_pairs = std::max(
+              m.repeats,
+              static_cast<int>(s.measure.budget_s / (2 * (m.warmup_s + m.duration_s + 1))));
+          looks = report::look_schedule(d);
+          rounds = looks.back();
+          run.stages.back().precision = d.precision;
+          run.stages.back().looks = static_cast<int>(looks.size());
+        }
         for (int round = 1; round <= rounds; ++round) {
           progress.note(fmt::format("  reference: {} again", base.name));
           // The last reference tops the baseline up to kMinBaselineRuns (plan.h): the noise of
@@ -291,6 +303,18 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
             run.references.push_back(std::move(rr));
           }
           apply::InterruptGuard::throw_if_interrupted();
+          if (std::find(looks.begin(), looks.end(), round) != looks.end()) {
+            const report::StageSummary now = report::summarize(run)[i];
+            report::StageResult& stage = run.stages.back();
+            if (now.vs_baseline && now.vs_baseline->interval.known &&
+                now.vs_baseline->interval.half_width() <= stage.precision) {
+              stage.stopped = "precision";
+              progress.note(
+                  fmt::format("  ±{:g}% reached after {} pairs", stage.precision * 100, round));
+              break;
+            }
+            if (round == rounds) stage.stopped = "budget";
+          }
           if (round == rounds) break;
           progress.note(fmt::format("  {} again ({} of {})", st.name, round + 1, rounds));
           report::StageResult again = lab.measure({st.name, st.settings, {}}, load, 1);
