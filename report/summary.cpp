@@ -8,6 +8,7 @@
 
 #include "report/evidence_info.h"
 #include "report/load_columns.h"
+#include "report/metric.h"
 #include "report/stats.h"
 
 namespace pgslow::report {
@@ -18,28 +19,27 @@ namespace {
 Runs cost_runs_of(const StageResult& stage) {
   Runs r;
   for (const auto& m : stage.repeats) {
-    const std::uint64_t tx = m.committed + m.rolled_back;
-    if (m.server_cpu_s <= 0 || tx == 0) continue;
-    r.log_tps.push_back(std::log(m.server_cpu_s / static_cast<double>(tx)));
-    r.transactions += tx;
+    const auto cost = metric_value(Metric::kCpuPerTx, m);
+    if (!cost) continue;
+    r.log_tps.push_back(std::log(*cost));
+    r.transactions += m.committed + m.rolled_back;
   }
   return r;
+}
+
+// An interleaved baseline run's server CPU per transaction; nullopt when not measured.
+std::optional<double> cost_of(const ReferenceRun& ref) {
+  if (!ref.error.empty() || ref.server_cpu_s <= 0 || ref.transactions == 0) return std::nullopt;
+  return ref.server_cpu_s / static_cast<double>(ref.transactions);
 }
 
 // The reference blocks of a switchback run as one measured stage (their evidence and
 // transactions), for the evidence comparison.
 StageResult switchback_reference(const Switchback& s) {
   StageResult r;
-  Measurement m;
-  for (const auto& b : s.blocks) {
-    if (b.stage) continue;
-    m.duration_s += b.seconds;
-    m.committed += b.transactions;
-  }
-  m.tps = m.duration_s > 0 ? static_cast<double>(m.committed) / m.duration_s : 0;
-  r.repeats.push_back(m);
+  r.repeats.push_back(blocks_measurement(s.blocks, false));
   r.evidence = s.reference_evidence;
-  r.evidence_seconds = m.duration_s;
+  r.evidence_seconds = r.repeats.front().duration_s;
   return r;
 }
 
@@ -163,8 +163,9 @@ Noise cost_noise(const Run& run) {
     n.transactions = r.transactions;
   }
   for (const auto& ref : run.references) {
-    if (!ref.error.empty() || ref.server_cpu_s <= 0 || ref.transactions == 0) continue;
-    logs.push_back(std::log(ref.server_cpu_s / static_cast<double>(ref.transactions)));
+    const auto cost = cost_of(ref);
+    if (!cost) continue;
+    logs.push_back(std::log(*cost));
     n.transactions += ref.transactions;
   }
   spread_of(logs, n);
@@ -203,7 +204,7 @@ std::string describe_noise(const Noise& noise) {
 }
 
 double stage_confidence(const StageResult& stage) {
-  return stage.precision > 0 ? 1 - 0.05 / std::max(1, stage.looks) : 0.95;
+  return stage.precision > 0 ? confidence_over_looks(stage.looks) : 0.95;
 }
 
 Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise,
@@ -272,6 +273,11 @@ std::string stopping_text(double precision, const std::string& stopped) {
   if (stopped == "budget")
     return fmt::format(", time budget spent before ±{:g}% was reached", precision * 100);
   return "";
+}
+
+std::string describe_switchback(const Switchback& s) {
+  return fmt::format("switchback, {} blocks of {:g} s", s.blocks.size(), s.block_s) +
+         stopping_text(s.precision, s.stopped);
 }
 
 std::string cost_change_text(const Change& change) {
@@ -473,10 +479,8 @@ std::vector<StageSummary> summarize(const Run& run) {
         // The same comparison of the server's CPU per transaction, from the same runs.
         Runs cost_around;
         for (const auto& ref : run.references) {
-          if ((ref.after_stage + 1 == i || ref.after_stage == i) && ref.error.empty() &&
-              ref.server_cpu_s > 0 && ref.transactions > 0)
-            cost_around.log_tps.push_back(
-                std::log(ref.server_cpu_s / static_cast<double>(ref.transactions)));
+          if (ref.after_stage + 1 != i && ref.after_stage != i) continue;
+          if (const auto cost = cost_of(ref)) cost_around.log_tps.push_back(std::log(*cost));
         }
         if (i == 1 || cost_around.log_tps.empty()) append(cost_around, cost_runs_of(*baseline));
         const Runs cost = cost_runs_of(stage);
@@ -488,10 +492,7 @@ std::vector<StageSummary> summarize(const Run& run) {
         s.vs_baseline = switchback_change(*stage.switchback, BlockFigure::kTps);
         const Change cost = switchback_change(*stage.switchback, BlockFigure::kCpuPerTx);
         if (cost.interval.known) s.cpu_vs_baseline = cost;
-        std::size_t blocks = stage.switchback->blocks.size();
-        s.design =
-            fmt::format("switchback, {} blocks of {:g} s", blocks, stage.switchback->block_s) +
-            stopping_text(stage.switchback->precision, stage.switchback->stopped);
+        s.design = describe_switchback(*stage.switchback);
       } else if (stage.precision > 0) {
         s.design = fmt::format("{} runs alternating with the baseline", stage.repeats.size()) +
                    stopping_text(stage.precision, stage.stopped);

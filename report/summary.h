@@ -84,6 +84,8 @@ Change switchback_change(const Switchback& switchback, BlockFigure figure);
 // ", stopped at ±5% as asked", ", time budget spent before ±5% was reached" for a stage
 // measured to a precision; "" otherwise.
 std::string stopping_text(double precision, const std::string& stopped);
+// "switchback, 25 blocks of 4 s", with stopping_text: how a switchback stage was measured.
+std::string describe_switchback(const Switchback& switchback);
 // "+12.0% [+9.1%, +15.2%]" for a cost (CPU per transaction) that moved measurably, else
 // "within noise (could see ±3.1%)", "no interval".
 std::string cost_change_text(const Change& change);

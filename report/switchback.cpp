@@ -78,9 +78,26 @@ std::vector<int> look_schedule(const SwitchbackDesign& design) {
   return looks;
 }
 
+double confidence_over_looks(int looks, double confidence) {
+  return 1 - (1 - confidence) / std::max(1, looks);
+}
+
 double look_confidence(const SwitchbackDesign& design) {
-  const auto k = static_cast<double>(look_schedule(design).size());
-  return 1 - (1 - design.confidence) / k;
+  return confidence_over_looks(static_cast<int>(look_schedule(design).size()), design.confidence);
+}
+
+Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool stage) {
+  Measurement m;
+  for (const auto& b : blocks) {
+    if (b.stage != stage) continue;
+    m.duration_s += b.seconds;
+    m.committed += b.transactions;
+    m.server_cpu_s += b.server_cpu_s;
+    m.client_cpu_s += b.client_cpu_s;
+    if (b.seconds > 0) m.tps_per_second.push_back(static_cast<double>(b.transactions) / b.seconds);
+  }
+  m.tps = m.duration_s > 0 ? static_cast<double>(m.committed) / m.duration_s : 0;
+  return m;
 }
 
 SwitchbackRun::SwitchbackRun(SwitchbackDesign design)
@@ -126,7 +143,7 @@ Switchback SwitchbackRun::result() const {
 }
 
 double switchback_confidence(const Switchback& switchback) {
-  return 1 - 0.05 / std::max(1, switchback.looks);
+  return confidence_over_looks(switchback.looks);
 }
 
 }  // namespace pgslow::report

@@ -45,6 +45,13 @@ struct SwitchbackDesign {
 // max_pairs alone. Few looks keep each look's confidence high.
 std::vector<int> look_schedule(const SwitchbackDesign& design);
 
+// 95% spread over `looks` looks (Bonferroni): each look's interval is at 1 - 0.05 / looks.
+double confidence_over_looks(int looks, double confidence = 0.95);
+
+// The blocks of one configuration (`stage` true: the stage's) taken together as one
+// measurement: kept seconds, transactions, CPU, and one TPS value per block as its series.
+Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool stage);
+
 // The confidence of each look's interval: the stated confidence spread over the looks
 // (Bonferroni). The chance that any look's interval misses is at most the sum of theirs, so
 // the interval the run stops with covers at the stated confidence whatever made it stop:

@@ -399,6 +399,18 @@ Snapshot take_snapshot(pg::Connection& conn, const SnapshotOptions& options) {
   return s;
 }
 
+namespace {
+
+// buffer_hit_ratio over the window's blocks_hit and blocks_read, when both are there.
+void set_hit_ratio(std::map<std::string, double>& evidence) {
+  const auto read = evidence.find("blocks_read");
+  const auto hit = evidence.find("blocks_hit");
+  if (read != evidence.end() && hit != evidence.end() && read->second + hit->second > 0)
+    evidence["buffer_hit_ratio"] = hit->second / (read->second + hit->second);
+}
+
+}  // namespace
+
 std::map<std::string, double> delta(const Snapshot& before, const Snapshot& after) {
   std::map<std::string, double> out;
   auto same_epoch = [&](const std::string& source) {
@@ -418,11 +430,7 @@ std::map<std::string, double> delta(const Snapshot& before, const Snapshot& afte
   for (const auto& [key, a] : after.levels) {
     if (before.levels.count(key) != 0) out[key] = a.value;
   }
-  const auto read = out.find("blocks_read");
-  const auto hit = out.find("blocks_hit");
-  if (read != out.end() && hit != out.end() && read->second + hit->second > 0) {
-    out["buffer_hit_ratio"] = hit->second / (read->second + hit->second);
-  }
+  set_hit_ratio(out);
   return out;
 }
 
@@ -434,10 +442,7 @@ void add_window(std::map<std::string, double>& total, const Snapshot& before,
     else
       total[key] += value;
   }
-  const auto read = total.find("blocks_read");
-  const auto hit = total.find("blocks_hit");
-  if (read != total.end() && hit != total.end() && read->second + hit->second > 0)
-    total["buffer_hit_ratio"] = hit->second / (read->second + hit->second);
+  set_hit_ratio(total);
 }
 
 double window_seconds(const Snapshot& before, const Snapshot& after) {

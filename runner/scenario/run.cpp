@@ -100,11 +100,6 @@ stage::LabOptions make_lab_options(const Scenario& s, const RunOptions& options,
   return lab_options;
 }
 
-std::string switchback_summary(const report::Switchback& s) {
-  return fmt::format("switchback: {} blocks of {:g} s{}", s.blocks.size(), s.block_s,
-                     report::stopping_text(s.precision, s.stopped));
-}
-
 void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Catalog& catalog,
               const fs::path& workdir, const RunOptions& options, Progress& progress,
               report::Run& run) {
@@ -213,7 +208,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
                                        load, *st.switchback, st.design_why)
               : lab.measure({st.name, st.settings, {}}, load,
                             alternate ? std::optional<int>(1) : std::nullopt);
-      if (r.switchback) progress.note("  " + switchback_summary(*r.switchback));
+      if (r.switchback) progress.note("  " + report::describe_switchback(*r.switchback));
       r.description = st.description;
       r.sweep_point = st.sweep_point;
       // The plan's changes compare with the stage measured before (what the table shows);

@@ -46,9 +46,6 @@ workload::WorkloadParams workload_params(const Scenario& scenario);
 stage::LabOptions make_lab_options(const Scenario& scenario, const RunOptions& options,
                                    const std::filesystem::path& workdir);
 
-// "switchback: 21 blocks of 4 s, stopped at the precision asked for (±5%)".
-std::string switchback_summary(const report::Switchback& switchback);
-
 // Runs every stage of the plan on `server`, restores the configuration and evaluates the
 // expectations, filling `run` as it goes (stages that failed carry their error). On an
 // interrupt or error the configuration is restored and the exception propagates; `run` then

@@ -447,6 +447,22 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   return m;
 }
 
+std::optional<report::Measurement> LabSession::measure_or_fail(
+    report::StageResult& stage, std::map<std::string, double>& evidence, double& window_s,
+    std::optional<evidence::CpuShares>& cpu, SwitchbackControl* switchback) {
+  try {
+    return measure_once(stage.load, stage, evidence, window_s, cpu, switchback);
+  } catch (const apply::Interrupted&) {
+    throw;
+  } catch (const InputError&) {
+    throw;
+  } catch (const RuntimeError& e) {
+    // The run failed: the server restarted or stopped under it, clients were refused, ...
+    stage.error = e.what();
+    return std::nullopt;
+  }
+}
+
 report::StageResult LabSession::begin_stage(const std::string& name,
                                             const report::LoadSettings& load) {
   apply::InterruptGuard::throw_if_interrupted();
@@ -504,20 +520,12 @@ report::StageResult LabSession::measure(const Configuration& configuration,
     std::map<std::string, double> evidence;
     double window_s = 0;
     std::optional<evidence::CpuShares> cpu;
-    try {
-      stage.repeats.push_back(measure_once(stage.load, stage, evidence, window_s, cpu));
-      if (cpu && cpu->disturbance() > evidence::kDisturbedShare) disturbed.push_back(*cpu);
-      evidence_per_repeat.push_back(std::move(evidence));
-      window_per_repeat.push_back(window_s);
-    } catch (const apply::Interrupted&) {
-      throw;
-    } catch (const InputError&) {
-      throw;
-    } catch (const RuntimeError& e) {
-      // The run failed: the server restarted or stopped under it, clients were refused, ...
-      stage.error = e.what();
-      break;
-    }
+    auto m = measure_or_fail(stage, evidence, window_s, cpu);
+    if (!m) break;
+    stage.repeats.push_back(std::move(*m));
+    if (cpu && cpu->disturbance() > evidence::kDisturbedShare) disturbed.push_back(*cpu);
+    evidence_per_repeat.push_back(std::move(evidence));
+    window_per_repeat.push_back(window_s);
     if (apply::InterruptGuard::interrupted()) {
       // The driver stopped early: what was measured is returned; the caller ends the command.
       stage.error = "interrupted: the measurement stopped early";
@@ -567,15 +575,7 @@ report::StageResult LabSession::measure_switchback(const Configuration& referenc
   std::map<std::string, double> whole_run_evidence;
   double window_s = 0;
   std::optional<evidence::CpuShares> cpu;
-  try {
-    measure_once(stage.load, stage, whole_run_evidence, window_s, cpu, &control);
-  } catch (const apply::Interrupted&) {
-    throw;
-  } catch (const InputError&) {
-    throw;
-  } catch (const RuntimeError& e) {
-    stage.error = e.what();
-  }
+  measure_or_fail(stage, whole_run_evidence, window_s, cpu, &control);
   if (apply::InterruptGuard::interrupted() && stage.error.empty())
     stage.error = "interrupted: the measurement stopped early";
 
@@ -583,19 +583,10 @@ report::StageResult LabSession::measure_switchback(const Configuration& referenc
   result.why = why;
   result.reference_evidence = control.evidence(0);
   // The stage's blocks taken together are its one measurement.
-  report::Measurement m;
-  for (const auto& b : result.blocks) {
-    if (!b.stage) continue;
-    m.duration_s += b.seconds;
-    m.committed += b.transactions;
-    m.server_cpu_s += b.server_cpu_s;
-    m.client_cpu_s += b.client_cpu_s;
-    if (b.seconds > 0) m.tps_per_second.push_back(static_cast<double>(b.transactions) / b.seconds);
-  }
+  report::Measurement m = report::blocks_measurement(result.blocks, true);
   const driver::BlockTallies& t = control.tallies();
   m.failed = t.failed[1];
   m.latency = t.latency[1];
-  m.tps = m.duration_s > 0 ? static_cast<double>(m.committed) / m.duration_s : 0;
   m.clients_requested = m.clients_connected = stage.load.clients;
   if (m.committed > 0) stage.repeats.push_back(std::move(m));
   stage.evidence = control.evidence(1);

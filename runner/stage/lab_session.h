@@ -142,6 +142,12 @@ class LabSession {
                                    std::map<std::string, double>& evidence, double& window_s,
                                    std::optional<evidence::CpuShares>& cpu,
                                    SwitchbackControl* switchback = nullptr);
+  // measure_once, with a failed run (RuntimeError) recorded as the stage's error: nullopt.
+  std::optional<report::Measurement> measure_or_fail(report::StageResult& stage,
+                                                     std::map<std::string, double>& evidence,
+                                                     double& window_s,
+                                                     std::optional<evidence::CpuShares>& cpu,
+                                                     SwitchbackControl* switchback = nullptr);
   // A stage's result before anything ran: its name and load (defaults filled in); throws when
   // interrupted or when the server does not accept connections.
   report::StageResult begin_stage(const std::string& name, const report::LoadSettings& load);

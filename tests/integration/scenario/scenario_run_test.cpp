@@ -129,6 +129,27 @@ class CpuHogs {
   std::vector<pid_t> pids_;
 };
 
+// An isolated scenario with one separate-run stage (work_mem stays in a connection's cached
+// plans), two repeats of 1 s on a small select-only data set, written as NAME.yaml.
+fs::path small_work_mem_scenario(const std::string& name) {
+  const fs::path file = workdir() / (name + ".yaml");
+  write_file_durably(file, "name: " + name + "\n" + R"(workload:
+  name: select-only
+  scale: 1
+  clients: 2
+measure:
+  warmup: 0s
+  duration: 1s
+  repeats: 2
+mode: isolated
+stages:
+  - name: small-work-mem
+    settings:
+      work_mem: 64kB
+)");
+  return file;
+}
+
 // Two stages on a small select-only data set: the planner stage is far slower.
 fs::path write_scenario() {
   fs::path file = workdir() / "two-stages.yaml";
@@ -330,22 +351,7 @@ stages:
 // stage, baseline), and the report counts both runs of each.
 TEST(Run, RepeatsOfAnIsolatedStageAlternateWithTheBaseline) {
   cluster();
-  fs::path file = workdir() / "alternate.yaml";
-  write_file_durably(file, R"(name: alternate
-workload:
-  name: select-only
-  scale: 1
-  clients: 2
-measure:
-  warmup: 0s
-  duration: 1s
-  repeats: 2
-mode: isolated
-stages:
-  - name: small-work-mem
-    settings:
-      work_mem: 64kB
-)");
+  const fs::path file = small_work_mem_scenario("alternate");
   const ServerState before = server_state();
   const fs::path out = workdir() / "results-alternate";
   ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
@@ -440,22 +446,7 @@ stages:
 // its interval a few times, and the report says why it stopped.
 TEST(Run, APrecisionAddsPairsToASeparateStageUntilItsIntervalOrBudget) {
   cluster();
-  fs::path file = workdir() / "precision.yaml";
-  write_file_durably(file, R"(name: precision
-workload:
-  name: select-only
-  scale: 1
-  clients: 2
-measure:
-  warmup: 0s
-  duration: 1s
-  repeats: 2
-mode: isolated
-stages:
-  - name: small-work-mem
-    settings:
-      work_mem: 64kB
-)");
+  const fs::path file = small_work_mem_scenario("precision");
   const fs::path out = workdir() / "results-precision";
   ProcessResult r =
       pgslow({"run", file.string(), "--precision", "1%", "--budget", "20", "--out", out.string()});
