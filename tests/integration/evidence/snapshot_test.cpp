@@ -7,6 +7,7 @@
 #include "evidence/evidence.h"
 #include "knobs/evidence_keys.h"
 #include "tests/support/cluster_fixture.h"
+#include "tests/support/evidence_wait.h"
 
 namespace pgslow::evidence {
 namespace {
@@ -101,7 +102,10 @@ TEST_F(EvidenceTest, ReadingAColdTableMovesBlocksReadAndReadSyscalls) {
 }
 
 TEST_F(EvidenceTest, CheckpointMovesCheckpointsRequested) {
-  const auto d = around({"CHECKPOINT"});
+  const Snapshot before = take_snapshot(conn_, options_);
+  in_own_backend({"CHECKPOINT"});
+  const auto d =
+      pgslow::testing::delta_once_moved(conn_, options_, before, "checkpoints_requested");
   EXPECT_GE(d.at("checkpoints_requested"), 1);
 }
 
