@@ -6,10 +6,10 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <set>
 #include <thread>
 
 #include "apply/applier.h"
+#include "apply/before_command.h"
 #include "apply/interrupt.h"
 #include "apply/recovery.h"
 #include "apply/server_state.h"
@@ -335,21 +335,6 @@ void status_command(Context& ctx, const TargetOptions& targs) {
 
 // Commands that only read: they neither wait for nor refuse because of another pgslow at
 // work, and do not create a workdir. They still repair an interrupted run when they can.
-bool is_read_only(const std::string& command) {
-  static const std::set<std::string> kReadOnly = {
-      "status",       "knobs list",   "knobs show",    "knobs docs",
-      "presets list", "presets show", "server status", "server conninfo",
-      "check",        "plan",         "report",        "compare"};
-  return kReadOnly.count(command) > 0;
-}
-
-bool is_command(const std::string& command, std::initializer_list<const char*> names) {
-  for (const char* n : names) {
-    if (command == n) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 void add_apply_commands(CLI::App& app, Context& ctx) {
@@ -396,88 +381,7 @@ void add_apply_commands(CLI::App& app, Context& ctx) {
 }
 
 void before_command(Context& ctx, const std::string& command) {
-  const bool read_only = is_read_only(command);
-  std::error_code ec;
-  if (read_only && !fs::exists(ctx.workdir, ec)) return;  // nothing there to repair
-  const std::string line = apply::this_command_line();
-  if (read_only) {
-    std::optional<apply::LockHolder> holder;
-    if (!apply::try_hold_workdir_lock_for_process(ctx.workdir, line, &holder)) {
-      // Another pgslow works here; it repairs its own server. Reading goes on.
-      spdlog::debug("the workdir is in use by pid {}", holder ? holder->who.pid : 0);
-      return;
-    }
-  } else {
-    apply::hold_workdir_lock_for_process(ctx.workdir, line);
-  }
-
-  apply::WorkdirJournal wj;
-  try {
-    wj = apply::inspect_journal(ctx.workdir);
-  } catch (const Error& e) {
-    if (!is_command(command, {"server destroy"})) throw;
-    spdlog::warn("{}", e.what());
-    return;
-  }
-  if (!wj.journal) return;
-  const apply::Journal& j = *wj.journal;
-  const server::TargetSpec managed = managed_target(ctx);
-  const bool destroying = command == "server destroy" && apply::journal_matches_target(j, managed);
-  if (destroying) {
-    spdlog::warn("discarding the journal of {}: the cluster it protects is being destroyed",
-                 apply::describe_journal(j));
-    apply::remove_journal(ctx.workdir);
-    return;
-  }
-
-  const std::string restore_hint = "`" + apply::command_for(j, "restore") + "`";
-  if (wj.condition == apply::JournalCondition::kKept) {
-    if (is_command(command, {"apply", "restore", "recover", "status"}) ||
-        starts_with(command, "mystery"))
-      return;  // they report it
-    spdlog::warn("{} is degraded on purpose by {}; {} undoes it", printable(j.server.description),
-                 apply::describe_journal(j), restore_hint);
-    return;
-  }
-  if (wj.condition != apply::JournalCondition::kInterrupted) return;
-  if (is_command(command, {"recover", "restore"})) return;  // they do it, and say so
-
-  // Only the managed cluster of this very workdir is restored without being named: any other
-  // server's journal holds commands and paths that pgslow uses only when the user names the
-  // same server.
-  if (!apply::journal_matches_target(j, managed)) {
-    spdlog::warn("an interrupted {} left {} changed ({}); `{}` restores it",
-                 printable(j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`"),
-                 printable(j.server.description), printable(j.settings_summary()),
-                 apply::command_for(j, "recover"));
-    return;
-  }
-
-  spdlog::warn(
-      "the {} by pid {} was interrupted and left {} changed ({}); restoring its original "
-      "configuration before anything else",
-      printable(j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`"), j.owner.pid,
-      printable(j.server.description), printable(j.settings_summary()));
-  apply::InterruptGuard guard;
-  try {
-    apply::RestoreOutcome out = apply::restore_from_journal(ctx.workdir, *wj.journal, managed);
-    spdlog::warn("restored {}: original configuration back and verified{}",
-                 printable(j.server.description),
-                 out.changes.empty() ? "" : " (" + printable(join(out.changes, "; ")) + ")");
-    for (const std::string& k : out.kept) spdlog::warn("  {}", printable(k));
-  } catch (const Error& e) {
-    // A command that only reads, or stops the server, goes on: the journal stays, and
-    // `pgslow recover` says the rest.
-    if (is_command(command, {"server stop"}) || read_only) {
-      spdlog::error("could not restore it: {}", e.what());
-      return;
-    }
-    throw RuntimeError(fmt::format(
-        "could not restore the configuration an interrupted run left behind: {}\nFix the cause "
-        "and run `pgslow recover` (the journal {} keeps the original)",
-        e.what(), apply::journal_path(ctx.workdir).string()));
-  }
-  apply::InterruptGuard::throw_if_interrupted();
+  apply::repair_before_command(ctx.workdir, managed_target(ctx), command);
 }
 
 }  // namespace pgslow::cli

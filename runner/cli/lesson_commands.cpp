@@ -82,7 +82,7 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     const knobs::ServerSettings live = knobs::ServerSettings::read(conn);
     conn.close();
 
-    scenario::RunOptions options = run_options_for(p);
+    stage::RunOptions options = stage::run_options_for(p);
     options.duration_s = a->duration;
     options.warmup_s = a->warmup;
     options.repeats = a->repeats;
@@ -101,8 +101,8 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     report::Reveal reveal;
     report::Run run = workshop::run_lesson(setup, io, progress, reveal);
     const fs::path out_dir =
-        a->out.empty() ? default_out_dir("lesson-" + lesson.name) : fs::path(a->out);
-    write_results(run, out_dir);
+        a->out.empty() ? stage::default_out_dir("lesson-" + lesson.name) : fs::path(a->out);
+    stage::write_results(run, out_dir);
     std::cout << fmt::format("Results: {}/report.md (.json .csv .html)\n", out_dir.string());
     linger(board.get(), *dashboard);
   });

@@ -60,7 +60,7 @@ void start(Context& ctx, const StartArgs& a, CLI::App* cmd, const DashboardArgs&
   scenario::Plan plan = scenario::make_plan(sc, catalog, knobs::ServerSettings::read(conn));
   conn.close();
 
-  scenario::RunOptions options;
+  stage::RunOptions options;
   options.target = sc.target;
   options.duration_s = a.duration;
   options.warmup_s = a.warmup;

@@ -20,10 +20,10 @@
 #include "report/reporter.h"
 #include "report/versions.h"
 #include "scenario/plan.h"
-#include "scenario/run.h"
 #include "server/managed_cluster.h"
 #include "server/pg_versions.h"
 #include "server/target.h"
+#include "stage/run.h"
 #include "workshop/dashboard.h"
 
 namespace pgslow::cli {
@@ -50,45 +50,12 @@ fs::path resolve_scenario(const std::string& arg) {
       suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "", join(names, ", ")));
 }
 
-// Parse, open the target, validate against the live server. Changes nothing.
 Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs,
                  const ScenarioOverrides& overrides) {
-  Prepared p;
-  p.scenario = scenario::load_scenario(resolve_scenario(arg));
-  if (overrides.attribute) p.scenario.attribute = true;
-  scenario::MeasureSpec& m = p.scenario.measure;
-  if (overrides.precision) {
-    const auto precision = scenario::parse_precision(*overrides.precision);
-    if (!precision)
-      throw InputError(
-          fmt::format("--precision {} is not a precision: give the interval's "
-                      "half-width between 0.5% and 50%, e.g. --precision 5%",
-                      printable(*overrides.precision)));
-    m.precision = *precision;
-  }
-  if (overrides.budget_s) {
-    if (*overrides.budget_s < 10)
-      throw InputError(
-          "--budget must be at least 10 (seconds): a switchback stage needs a few "
-          "blocks of each configuration");
-    m.budget_s = *overrides.budget_s;
-  }
-  if (overrides.design) {
-    if (*overrides.design != "auto" && *overrides.design != "isolated")
-      throw InputError(
-          fmt::format("--design {} is not a design: use auto (switchback where the "
-                      "knobs allow it) or isolated (separate runs)",
-                      printable(*overrides.design)));
-    m.switchback = *overrides.design == "auto";
-  }
-  p.catalog = knobs::Catalog::load_default();
   // The target options win over the scenario's own target.
-  p.target = target_spec(ctx, targs, &p.scenario.target);
-  p.server = server::open_target(p.target);
-  pg::Connection conn = pg::Connection::open(p.server->conninfo());
-  knobs::ServerSettings settings = knobs::ServerSettings::read(conn);
-  p.plan = scenario::make_plan(p.scenario, p.catalog, settings);
-  return p;
+  return stage::prepare_scenario(
+      resolve_scenario(arg), overrides,
+      [&](const server::TargetSpec& own) { return target_spec(ctx, targs, &own); });
 }
 
 void add_measure_overrides(CLI::App* cmd, ScenarioOverrides& overrides) {
@@ -100,50 +67,6 @@ void add_measure_overrides(CLI::App* cmd, ScenarioOverrides& overrides) {
   cmd->add_option("--design", overrides.design,
                   "auto: reload-only stages switch back and forth with the baseline in one run; "
                   "isolated: every stage in separate runs");
-}
-
-scenario::RunOptions run_options_for(const Prepared& prepared) {
-  scenario::RunOptions options;
-  options.target = prepared.target;
-  return options;
-}
-
-fs::path default_out_dir(const std::string& scenario_name) {
-  // Every kind of name that ends up here was checked where it was read (with its file and
-  // line); this is the last guard that no name leads out of results/.
-  if (std::string why = unsafe_file_name_reason(scenario_name); !why.empty())
-    throw InputError(
-        fmt::format("the results folder name \"{}\" {}", printable(scenario_name), why));
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
-  return fs::path("results") / fmt::format("{}-{}", scenario_name, buf);
-}
-
-void render(const report::Run& run, std::string_view format, std::ostream& out) {
-  report::make_reporter(format)->report(run, out);
-}
-
-// report.md/.json/.csv/.html and one server log excerpt per stage.
-void write_results(const report::Run& run, const fs::path& dir) {
-  fs::create_directories(dir / "logs");
-  for (const auto& [format, file] :
-       std::vector<std::pair<std::string, std::string>>{{"md", "report.md"},
-                                                        {"json", "report.json"},
-                                                        {"csv", "report.csv"},
-                                                        {"html", "report.html"}}) {
-    std::ofstream out(dir / file);
-    render(run, format, out);
-  }
-  for (std::size_t i = 0; i < run.stages.size(); ++i) {
-    const auto& st = run.stages[i];
-    std::string name = fmt::format("{:02}-{}.log", i, st.name);
-    for (char& c : name) {
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
-    }
-    std::ofstream out(dir / "logs" / name);
-    out << st.log_excerpt;
-  }
 }
 
 namespace {
@@ -164,11 +87,8 @@ struct RunArgs {
   std::vector<std::string> versions;     // --versions 15,16,17,18
 };
 
-// Runs a validated scenario, writes its results to `out_dir`, and returns them. The
-// configuration is restored on every way out (scenario::run_plan).
-report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::path& out_dir,
-                         Progress& progress) {
-  scenario::RunOptions options = run_options_for(p);
+stage::RunOptions run_options(const RunArgs& a) {
+  stage::RunOptions options;
   options.duration_s = a.duration;
   options.warmup_s = a.warmup;
   options.repeats = a.repeats;
@@ -178,50 +98,7 @@ report::Run run_prepared(Context& ctx, Prepared& p, const RunArgs& a, const fs::
   options.protocol = a.protocol;
   options.check_data = a.check_data;
   options.metric = a.metric;
-
-  progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
-                            p.scenario.name, p.plan.stages.size(), p.server->describe(),
-                            p.plan.estimated_seconds));
-  report::Run run;
-  try {
-    scenario::run_plan(p.plan, *p.server, p.catalog, ctx.workdir, options, progress, run);
-  } catch (const apply::Interrupted& e) {
-    // run_plan restored the configuration before this (also when the signal came during the
-    // final restore); the exit code is 130/143 all the same.
-    if (!run.stages.empty()) {
-      write_results(run, out_dir);
-      render(run, "console", std::cout);
-      std::cerr << fmt::format("pgslow: {}; configuration restored; results so far in {}\n",
-                               e.what(), out_dir.string());
-    }
-    throw;
-  }
-  write_results(run, out_dir);
-  return run;
-}
-
-// Exit status of a finished run: 1 when the baseline or every changed stage failed (nothing
-// it was asked to measure was measured), kExitExpectation when an expectation failed. `which`
-// names the run among several ("PostgreSQL 16: "), or is empty.
-void check_run(const report::Run& run, const fs::path& out_dir, const std::string& which = "") {
-  std::size_t failed = 0;
-  for (std::size_t i = 1; i < run.stages.size(); ++i) failed += run.stages[i].error.empty() ? 0 : 1;
-  if (!run.stages.empty() && !run.stages.front().error.empty())
-    throw RuntimeError(fmt::format(
-        "{}the baseline stage failed: {}; nothing could be compared (the configuration is "
-        "restored)",
-        which, run.stages.front().error));
-  if (run.stages.size() > 1 && failed == run.stages.size() - 1)
-    throw RuntimeError(
-        fmt::format("{}every changed stage failed ({} of {}); see the errors above and the logs "
-                    "in {} (the configuration is restored)",
-                    which, failed, run.stages.size() - 1, (out_dir / "logs").string()));
-  for (const auto& e : run.expectations) {
-    if (!e.passed) {
-      throw Error(kExitExpectation,
-                  fmt::format("{}expectation failed: {} (measured: {})", which, e.text, e.detail));
-    }
-  }
+  return options;
 }
 
 // `run --versions 15,16,17,18`: the same scenario on each version's managed cluster, one after
@@ -247,7 +124,7 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
   // Every version's programs are there before the first cluster is created or started: a
   // missing one (`pgslow server install N`) leaves the workdir as it was.
   for (int major : majors) server::pg_bin_for_version(major);
-  std::vector<Prepared> prepared;
+  std::vector<stage::VersionPoint> versions;
   for (int major : majors) {
     Context c = ctx;
     c.pg_version = major;
@@ -257,52 +134,28 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
           fmt::format("--versions runs on pgslow's managed clusters, and the target is a {} server",
                       server::to_string(p.target.kind)));
     }
-    prepared.push_back(std::move(p));
+    versions.push_back({major, std::move(p)});
   }
-  const std::string name = prepared.front().scenario.name;
-  const fs::path out_dir = a.out.empty() ? default_out_dir(name) : fs::path(a.out);
+  const std::string name = versions.front().prepared.scenario.name;
+  const fs::path out_dir = a.out.empty() ? stage::default_out_dir(name) : fs::path(a.out);
 
   ConsoleProgress console;
   std::unique_ptr<workshop::Dashboard> board =
       open_dashboard(cmd, dashboard, "pgslow run --versions " + name);
   SilentProgress none;
   TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
-
-  report::VersionRuns runs;
-  std::vector<fs::path> dirs;
-  auto cluster = [&](std::size_t i) {
-    return dynamic_cast<server::ManagedCluster*>(prepared[i].server.get());
-  };
-  for (std::size_t i = 0; i < majors.size(); ++i) {
-    for (std::size_t j = 0; j < majors.size(); ++j) {
-      if (j == i || cluster(j) == nullptr || !cluster(j)->is_running()) continue;
-      spdlog::info("stopping the PostgreSQL {} cluster while PostgreSQL {} is measured", majors[j],
-                   majors[i]);
-      cluster(j)->stop();
-    }
-    if (cluster(i) != nullptr && !cluster(i)->is_running()) cluster(i)->start();
-    if (board) board->watch_server(prepared[i].server->conninfo());
-    Context c = ctx;
-    c.pg_version = majors[i];
-    dirs.push_back(out_dir / fmt::format("pg{}", majors[i]));
-    runs.runs.push_back(run_prepared(c, prepared[i], a, dirs.back(), progress));
-  }
-  for (std::size_t i = 0; i < majors.size(); ++i) {
-    if (cluster(i) != nullptr && !cluster(i)->is_running()) cluster(i)->start();
-  }
-  fs::create_directories(out_dir);
-  for (const auto& format : report::version_report_formats()) {
-    if (format == "console") continue;
-    std::ofstream out(out_dir / ("versions." + format));
-    report::render_versions(runs, format, out);
-  }
+  const report::VersionRuns runs = stage::run_versions(
+      versions, run_options(a), ctx.workdir, out_dir, progress, [&](const stage::VersionPoint& v) {
+        if (board) board->watch_server(v.prepared.server->conninfo());
+      });
   report::render_versions(runs, "console", std::cout);
   std::cout << fmt::format(
       "\nResults: {0}/versions.md (.json .csv .html); each version's own report in {0}/pg<N>/\n",
       out_dir.string());
   linger(board.get(), dashboard);
-  for (std::size_t i = 0; i < majors.size(); ++i)
-    check_run(runs.runs[i], dirs[i], fmt::format("PostgreSQL {}: ", majors[i]));
+  for (std::size_t i = 0; i < versions.size(); ++i)
+    stage::check_run(runs.runs[i], out_dir / fmt::format("pg{}", versions[i].major),
+                     fmt::format("PostgreSQL {}: ", versions[i].major));
 }
 
 }  // namespace
@@ -360,18 +213,19 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       before_command(ctx, "run");
       if (!a->versions.empty()) return run_versions(ctx, *a, cmd, *dashboard);
       Prepared p = prepare(ctx, a->scenario, a->target, a->overrides);
-      fs::path out_dir = a->out.empty() ? default_out_dir(p.scenario.name) : fs::path(a->out);
+      fs::path out_dir =
+          a->out.empty() ? stage::default_out_dir(p.scenario.name) : fs::path(a->out);
       ConsoleProgress console;
       std::unique_ptr<workshop::Dashboard> board =
           open_dashboard(cmd, *dashboard, "pgslow run " + p.scenario.name);
       if (board) board->watch_server(p.server->conninfo());
       SilentProgress none;
       TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
-      report::Run run = run_prepared(ctx, p, *a, out_dir, progress);
-      render(run, "console", std::cout);
+      report::Run run = stage::run_prepared(p, run_options(*a), ctx.workdir, out_dir, progress);
+      report::make_reporter("console")->report(run, std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
       linger(board.get(), *dashboard);
-      check_run(run, out_dir);
+      stage::check_run(run, out_dir);
     });
   }
 }

@@ -19,7 +19,7 @@
 #include "report/text.h"
 #include "server/managed_cluster.h"
 #include "server/target.h"
-#include "stage/lab_session.h"
+#include "stage/bench.h"
 #include "workload/dataset.h"
 #include "workload/registry.h"
 
@@ -176,49 +176,16 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
 
     if (*no_reset && !bench_args->target.names_server())
       throw InputError("--no-reset needs --conninfo: the database to run on as it is");
-    // Through the one measuring seam, in a session that changes no configuration.
     std::unique_ptr<server::ServerControl> server =
         server::open_target(target_spec(ctx, bench_args->target));
     ConsoleProgress progress;
-    stage::LabOptions lab_options;
-    lab_options.changes_configuration = false;
-    lab_options.reset_data = !*no_reset;
-    lab_options.workdir = ctx.workdir;
-    lab_options.measure.warmup_s = opts->warmup_s;
-    lab_options.measure.duration_s = opts->duration_s;
-    lab_options.measure.workers = opts->workers;
-    lab_options.measure.max_tries = opts->max_tries;
-    lab_options.measure.allow_partial = opts->allow_partial;
-    lab_options.measure.protocol = opts->protocol;
-    lab_options.measure.check_data = *check_data;
-    lab_options.measure.schedule_seed = bench_args->seed;
-    // Only a session that changes the configuration reads the catalog: bench starts without
-    // parsing it (tens of milliseconds of CPU, counted against the driver by vs-pgbench).
-    const knobs::Catalog catalog{};
-    stage::LabSession lab(*server, catalog, w, params, lab_options, progress);
-    lab.prepare();
-    report::LoadSettings bench_load;
-    bench_load.clients = opts->clients;
-    bench_load.rate = opts->rate;
-    bench_load.pool_size = opts->pool_size;
-    bench_load.connect_per_transaction = opts->connect_per_transaction;
-    report::BenchResult result;
-    result.workload = w.name();
-    result.scale = params.scale;
-    report::StageResult r = lab.measure({"bench", {}, {}}, bench_load, 1);
-    result.interrupted = apply::InterruptGuard::interrupted();
-    if (r.repeats.empty() || (!r.error.empty() && !result.interrupted)) throw RuntimeError(r.error);
-    result.measurement = r.repeats.front();
-    result.load = r.load;
-    result.reset_seconds = r.reset_seconds;
-    progress.note("");
-    if (*no_reset) {
-      pg::Connection c = pg::Connection::open(server->conninfo());
-      auto v = c.query_value("SELECT pg_database_size(current_database())");
-      result.data_bytes = v ? std::stoull(*v) : 0;
-    } else {
-      result.data_bytes = lab.data_bytes();
-    }
+    stage::BenchOptions bench_options;
+    bench_options.driver = *opts;
+    bench_options.reset_data = !*no_reset;
+    bench_options.check_data = *check_data;
+    bench_options.workdir = ctx.workdir;
+    const report::BenchResult result =
+        stage::run_bench(*server, w, params, bench_options, progress);
     std::ostringstream text;
     report::render_bench_console(result, text);
     std::fputs(text.str().c_str(), stdout);

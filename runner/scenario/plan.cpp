@@ -9,7 +9,7 @@
 #include "bisect/attribution.h"
 #include "common/strings.h"
 #include "knobs/value.h"
-#include "scenario/run.h"
+#include "scenario/scenario.h"
 #include "workload/registry.h"
 
 namespace pgslow::scenario {

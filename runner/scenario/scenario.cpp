@@ -488,4 +488,15 @@ bool looks_like_scenario(const fs::path& path) {
   return map["stages"].IsDefined() || map["workload"].IsDefined();
 }
 
+workload::WorkloadParams workload_params(const Scenario& s) {
+  workload::WorkloadParams params;
+  params.scale = s.workload.scale;
+  params.clients = s.workload.clients;
+  params.think_time = s.workload.think_time;
+  params.seed = s.workload.seed;
+  params.options = s.workload.options;
+  params.base_dir = s.file.parent_path();  // script files are relative to the scenario
+  return params;
+}
+
 }  // namespace pgslow::scenario

@@ -12,6 +12,7 @@
 #include "knobs/catalog.h"
 #include "report/model.h"
 #include "server/target.h"
+#include "workload/workload.h"
 
 namespace pgslow::scenario {
 
@@ -118,6 +119,9 @@ struct Scenario {
   std::vector<StageSpec> stages;  // the sweep's points first, then the stages: list
   std::vector<Expectation> expect;
 };
+
+// The workload's parameters as the scenario gives them (script files relative to the file).
+workload::WorkloadParams workload_params(const Scenario& scenario);
 
 // Parses a scenario file; throws InputError carrying every problem, each with file:line:col.
 Scenario load_scenario(const std::filesystem::path& path);

@@ -9,8 +9,8 @@ namespace pgslow::workshop {
 
 void measure_plan(const scenario::Plan& plan, server::ServerControl& server,
                   const knobs::Catalog& catalog, const std::filesystem::path& workdir,
-                  const scenario::RunOptions& options, Progress& progress, report::Run& run) {
-  scenario::run_plan(plan, server, catalog, workdir, options, progress, run);
+                  const stage::RunOptions& options, Progress& progress, report::Run& run) {
+  stage::run_plan(plan, server, catalog, workdir, options, progress, run);
 }
 
 struct Lab::State {
@@ -27,8 +27,8 @@ struct Lab::State {
 
 Lab::Lab(server::ServerControl& server, const knobs::Catalog& catalog,
          const std::filesystem::path& workdir, const scenario::Scenario& scenario,
-         const scenario::RunOptions& options, Progress& progress, bool hidden) {
-  stage::LabOptions lab_options = scenario::make_lab_options(scenario, options, workdir);
+         const stage::RunOptions& options, Progress& progress, bool hidden) {
+  stage::LabOptions lab_options = stage::make_lab_options(scenario, options, workdir);
   lab_options.command = apply::this_command_line();
   lab_options.hide_settings = hidden;
   state_ =

@@ -11,15 +11,15 @@
 #include "knobs/catalog.h"
 #include "report/model.h"
 #include "scenario/plan.h"
-#include "scenario/run.h"
 #include "server/server_control.h"
+#include "stage/run.h"
 
 namespace pgslow::workshop {
 
 // Measures a whole lesson scenario: every planned stage, configuration restored at the end.
 void measure_plan(const scenario::Plan& plan, server::ServerControl& server,
                   const knobs::Catalog& catalog, const std::filesystem::path& workdir,
-                  const scenario::RunOptions& options, Progress& progress, report::Run& run);
+                  const stage::RunOptions& options, Progress& progress, report::Run& run);
 
 // Measures configurations one at a time on one workload, and can leave the last one applied
 // (a mystery keeps its degradation until it is revealed). With `hidden`, the journal is sealed
@@ -28,7 +28,7 @@ class Lab {
  public:
   Lab(server::ServerControl& server, const knobs::Catalog& catalog,
       const std::filesystem::path& workdir, const scenario::Scenario& scenario,
-      const scenario::RunOptions& options, Progress& progress, bool hidden);
+      const stage::RunOptions& options, Progress& progress, bool hidden);
   ~Lab();
   Lab(const Lab&) = delete;
   Lab& operator=(const Lab&) = delete;

@@ -15,8 +15,8 @@
 #include "report/model.h"
 #include "report/workshop.h"
 #include "scenario/plan.h"
-#include "scenario/run.h"
 #include "server/server_control.h"
+#include "stage/run.h"
 #include "workshop/dashboard.h"
 #include "workshop/lesson.h"
 
@@ -29,7 +29,7 @@ struct LessonSetup {
   const knobs::Catalog& catalog;
   const knobs::ServerSettings& live;  // the server's values, for Explain
   std::filesystem::path workdir;
-  scenario::RunOptions run_options;
+  stage::RunOptions run_options;
 };
 
 struct LessonIo {

@@ -16,7 +16,7 @@
 
 #include "knobs/catalog.h"
 #include "report/model.h"
-#include "scenario/run.h"
+#include "stage/run.h"
 
 namespace pgslow::workshop {
 

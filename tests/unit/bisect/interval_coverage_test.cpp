@@ -20,7 +20,7 @@ report::Measurement measured(double tps) {
   return m;
 }
 
-// baseline, s1, baseline, s2, baseline, ... as scenario::run_plan does it.
+// baseline, s1, baseline, s2, baseline, ... as stage::run_plan does it.
 report::Run interleaved_run(SimulatedServer& sim, const std::vector<std::string>& stages) {
   report::Run run;
   run.mode = "isolated";

@@ -1,5 +1,6 @@
 #pragma once
-// `pgslow run`: the stage loop of ARCHITECTURE.md's data flow. Each planned stage is measured
+// The experiment layer's scenario loop (docs/architecture.md): `pgslow run`, lessons and
+// mysteries measure a plan here. Each planned stage is measured
 // through the one seam, stage::LabSession (apply, reset, evidence, workload); the session
 // restores the configuration at the end, also on error or Ctrl-C. The result is a report::Run
 // that every renderer reads.
@@ -16,13 +17,14 @@
 #include "knobs/catalog.h"
 #include "report/model.h"
 #include "scenario/plan.h"
+#include "scenario/scenario.h"
 #include "server/server_control.h"
 #include "server/target.h"
 #include "stage/lab_session.h"
 #include "workload/dataset.h"
 #include "workload/workload.h"
 
-namespace pgslow::scenario {
+namespace pgslow::stage {
 
 struct RunOptions {
   // The target as specified, recorded in the journal so another process can recover it.
@@ -39,20 +41,18 @@ struct RunOptions {
   std::optional<report::Metric> metric;
 };
 
-// The workload's parameters as the scenario gives them.
-workload::WorkloadParams workload_params(const Scenario& scenario);
 // How the scenario's configurations are measured (its measure section, `options` overriding)
 // on the target `options` names, journaled in `workdir`.
-stage::LabOptions make_lab_options(const Scenario& scenario, const RunOptions& options,
-                                   const std::filesystem::path& workdir);
+LabOptions make_lab_options(const scenario::Scenario& scenario, const RunOptions& options,
+                            const std::filesystem::path& workdir);
 
 // Runs every stage of the plan on `server`, restores the configuration and evaluates the
 // expectations, filling `run` as it goes (stages that failed carry their error). On an
 // interrupt or error the configuration is restored and the exception propagates; `run` then
 // holds the stages measured so far.
-void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Catalog& catalog,
-              const std::filesystem::path& workdir, const RunOptions& options, Progress& progress,
-              report::Run& run);
+void run_plan(const scenario::Plan& plan, server::ServerControl& server,
+              const knobs::Catalog& catalog, const std::filesystem::path& workdir,
+              const RunOptions& options, Progress& progress, report::Run& run);
 
 // The runs an attribution made itself that measure what the run measures anyway: the
 // reference configuration (interleaved baseline runs) and the whole stage (its repeats).
@@ -72,17 +72,17 @@ void add_repeats(report::StageResult& stage, const std::vector<report::StageResu
 // levels. The runs
 // of the reference and of the whole stage it made itself are returned in `runs`: run_plan
 // counts them as interleaved baseline runs and as the stage's repeats.
-report::Attribution attribute_stage(const Plan& plan, std::size_t index,
+report::Attribution attribute_stage(const scenario::Plan& plan, std::size_t index,
                                     const report::StageResult& reference,
                                     const report::StageResult& stage, const knobs::Catalog& catalog,
-                                    int repeats, report::Metric metric, stage::LabSession& lab,
+                                    int repeats, report::Metric metric, LabSession& lab,
                                     const std::vector<report::Measurement>& known_good,
                                     AttributionRuns& runs, Progress& progress);
 
 // Fills Run::expectations from the stages' TPS; true when all passed.
-bool evaluate_expectations(const Scenario& scenario, report::Run& run);
+bool evaluate_expectations(const scenario::Scenario& scenario, report::Run& run);
 
 // cores, memory, kernel, hostname of this machine.
 report::Machine this_machine();
 
-}  // namespace pgslow::scenario
+}  // namespace pgslow::stage

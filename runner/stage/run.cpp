@@ -1,4 +1,4 @@
-#include "scenario/run.h"
+#include "stage/run.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -19,7 +19,15 @@
 #include "stage/lab_session.h"
 #include "workload/registry.h"
 
-namespace pgslow::scenario {
+namespace pgslow::stage {
+
+using scenario::attribution_level_repeats;
+using scenario::Expectation;
+using scenario::kMinBaselineRuns;
+using scenario::Plan;
+using scenario::PlannedStage;
+using scenario::Scenario;
+using scenario::StageMeasurer;
 
 namespace fs = std::filesystem;
 
@@ -70,24 +78,12 @@ bool evaluate_expectations(const Scenario& scenario, report::Run& run) {
   return all;
 }
 
-workload::WorkloadParams workload_params(const Scenario& s) {
-  workload::WorkloadParams params;
-  params.scale = s.workload.scale;
-  params.clients = s.workload.clients;
-  params.think_time = s.workload.think_time;
-  params.seed = s.workload.seed;
-  params.options = s.workload.options;
-  params.base_dir = s.file.parent_path();  // script files are relative to the scenario
-  return params;
-}
-
-stage::LabOptions make_lab_options(const Scenario& s, const RunOptions& options,
-                                   const fs::path& workdir) {
-  stage::LabOptions lab_options;
+LabOptions make_lab_options(const Scenario& s, const RunOptions& options, const fs::path& workdir) {
+  LabOptions lab_options;
   lab_options.target = options.target;
   lab_options.workdir = workdir;
   lab_options.command = "pgslow run " + s.name;
-  stage::MeasureOptions& m = lab_options.measure;
+  MeasureOptions& m = lab_options.measure;
   m.warmup_s = options.warmup_s.value_or(s.measure.warmup_s);
   m.duration_s = options.duration_s.value_or(s.measure.duration_s);
   m.repeats = options.repeats.value_or(s.measure.repeats);
@@ -124,9 +120,9 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       break;
     }
 
-  const stage::LabOptions lab_options = make_lab_options(s, options, workdir);
-  const stage::MeasureOptions& m = lab_options.measure;
-  stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
+  const LabOptions lab_options = make_lab_options(s, options, workdir);
+  const MeasureOptions& m = lab_options.measure;
+  LabSession lab(server, catalog, wl, params, lab_options, progress);
 
   run.pgslow_version = "0.1.0";
   run.scenario = s.name;
@@ -356,7 +352,7 @@ void add_repeats(report::StageResult& stage, const std::vector<report::StageResu
 report::Attribution attribute_stage(const Plan& plan, std::size_t index,
                                     const report::StageResult& reference,
                                     const report::StageResult& stage, const knobs::Catalog& catalog,
-                                    int repeats, report::Metric metric, stage::LabSession& lab,
+                                    int repeats, report::Metric metric, LabSession& lab,
                                     const std::vector<report::Measurement>& known_good,
                                     AttributionRuns& runs, Progress& progress) {
   const PlannedStage& st = plan.stages[index];
@@ -394,4 +390,4 @@ report::Attribution attribute_stage(const Plan& plan, std::size_t index,
   return std::move(a.attribution);
 }
 
-}  // namespace pgslow::scenario
+}  // namespace pgslow::stage

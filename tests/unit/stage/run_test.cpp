@@ -1,13 +1,13 @@
 // run_plan's bookkeeping that needs no server: an attribution's runs of the whole stage become
 // the stage's repeats, and the evidence stays the median repeat's.
 
-#include "scenario/run.h"
+#include "stage/run.h"
 
 #include <gtest/gtest.h>
 
 #include "report/summary.h"
 
-namespace pgslow::scenario {
+namespace pgslow::stage {
 namespace {
 
 report::StageResult stage_with(double tps, double evidence, double seconds) {
@@ -52,4 +52,4 @@ TEST(AddRepeats, AFailedRunAddsNothing) {
 }
 
 }  // namespace
-}  // namespace pgslow::scenario
+}  // namespace pgslow::stage

@@ -1,0 +1,58 @@
+#include "stage/bench.h"
+
+#include "apply/interrupt.h"
+#include "common/errors.h"
+#include "knobs/catalog.h"
+#include "pg/connection.h"
+#include "stage/lab_session.h"
+
+namespace pgslow::stage {
+
+report::BenchResult run_bench(server::ServerControl& server, const workload::Workload& workload,
+                              const workload::WorkloadParams& params, const BenchOptions& options,
+                              Progress& progress) {
+  const driver::DriverOptions& d = options.driver;
+  // A session that changes no configuration.
+  LabOptions lab_options;
+  lab_options.changes_configuration = false;
+  lab_options.reset_data = options.reset_data;
+  lab_options.workdir = options.workdir;
+  lab_options.measure.warmup_s = d.warmup_s;
+  lab_options.measure.duration_s = d.duration_s;
+  lab_options.measure.workers = d.workers;
+  lab_options.measure.max_tries = d.max_tries;
+  lab_options.measure.allow_partial = d.allow_partial;
+  lab_options.measure.protocol = d.protocol;
+  lab_options.measure.check_data = options.check_data;
+  lab_options.measure.schedule_seed = d.seed;
+  // Only a session that changes the configuration reads the catalog: bench starts without
+  // parsing it (tens of milliseconds of CPU, counted against the driver by vs-pgbench).
+  const knobs::Catalog catalog{};
+  LabSession lab(server, catalog, workload, params, lab_options, progress);
+  lab.prepare();
+  report::LoadSettings load;
+  load.clients = d.clients;
+  load.rate = d.rate;
+  load.pool_size = d.pool_size;
+  load.connect_per_transaction = d.connect_per_transaction;
+  report::BenchResult result;
+  result.workload = workload.name();
+  result.scale = params.scale;
+  report::StageResult r = lab.measure({"bench", {}, {}}, load, 1);
+  result.interrupted = apply::InterruptGuard::interrupted();
+  if (r.repeats.empty() || (!r.error.empty() && !result.interrupted)) throw RuntimeError(r.error);
+  result.measurement = r.repeats.front();
+  result.load = r.load;
+  result.reset_seconds = r.reset_seconds;
+  progress.note("");
+  if (!options.reset_data) {
+    pg::Connection c = pg::Connection::open(server.conninfo());
+    auto v = c.query_value("SELECT pg_database_size(current_database())");
+    result.data_bytes = v ? std::stoull(*v) : 0;
+  } else {
+    result.data_bytes = lab.data_bytes();
+  }
+  return result;
+}
+
+}  // namespace pgslow::stage
