@@ -53,9 +53,10 @@ std::optional<LockHolder> lock_holder(const std::filesystem::path& workdir);
 std::string format_lock_file(const LockHolder& holder);
 std::optional<LockHolder> parse_lock_file(const std::string& text);
 
-// Holds the workdir lock for the rest of this process (idempotent for the same workdir): the
-// CLI takes it in before_command, and a later Applier in the same process does not take it
-// twice (a second flock on another descriptor of this process would refuse).
+// Holds the workdir lock for the rest of this process (idempotent for the same workdir): every
+// command takes it in repair_before_command (before_command.h), and a later Applier in the same
+// process does not take it twice (a second flock on another descriptor of this process would
+// refuse).
 void hold_workdir_lock_for_process(const std::filesystem::path& workdir,
                                    const std::string& command);
 // Same, but gives up (false, `holder` filled when known) instead of throwing when another

@@ -1,4 +1,5 @@
-// pgslow apply | restore | recover | status, and before_command: the journal's commands.
+// pgslow apply | restore | recover | status: the journal's commands; before_command wires
+// apply::repair_before_command.
 // docs/journal.md explains what pgslow promises and how these keep the promise.
 
 #include <fmt/format.h>

@@ -20,8 +20,8 @@ void add_bisect_commands(CLI::App& app, Context& ctx);    // bisect
 void add_lesson_commands(CLI::App& app, Context& ctx);    // lesson (workshop)
 void add_mystery_commands(CLI::App& app, Context& ctx);   // mystery start|clues|guess|reveal
 
-// Runs before every command that touches a workdir: repairs a run that was interrupted
-// (the journal of a process that is gone) before anything else happens.
+// Runs before every command that touches a workdir: apply::repair_before_command for the
+// context's workdir and its managed cluster (apply/before_command.h).
 void before_command(Context& ctx, const std::string& command);
 
 }  // namespace pgslow::cli

@@ -145,7 +145,7 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
   auto isolated = [&](std::string why) {
     stage.design_why = "separate runs: " + std::move(why);
     // Alternating with the baseline (isolated, no attribution, repeats >= 2), the stage takes
-    // more pairs until its interval is narrow enough (run.cpp).
+    // more pairs until its interval is narrow enough (stage/run.cpp).
     if (m.precision > 0 && stage.reference == 0 && !stage.attribute && m.repeats >= 2)
       stage.design_why +=
           fmt::format(", paired with the baseline until its interval is ±{:g}% or {} are spent",
@@ -373,7 +373,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
 
   if (has_errors(problems)) throw InputError(problems);
 
-  // What run_plan (run.cpp) measures: every stage, and after each stage but the first the
+  // What run_plan (stage/run.cpp) measures: every stage, and after each stage but the first the
   // baseline again (interleaved reference), each with all repeats; a data reset (about 1 s)
   // before every run; a restart or reload into each stage and, for the reference, back.
   const double per_run = scenario.measure.warmup_s + scenario.measure.duration_s;
@@ -393,7 +393,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     // ends with one of its own (run.cpp takes it instead), counted in attribution_runs.
     const bool attribution_ends_with_baseline = st.attribution_runs > 0 && st.reference == 0;
     if (i > 0 && !attribution_ends_with_baseline) plan.estimated_seconds += runs + change;
-    // A stage alternating with the baseline (run.cpp) switches configuration for every repeat.
+    // A stage alternating with the baseline (stage/run.cpp) switches configuration for every repeat.
     if (i > 0 && st.reference == 0 && st.attribution_runs == 0)
       plan.estimated_seconds += 2 * (scenario.measure.repeats - 1) * change;
     if (st.attribution_runs == 0) continue;
@@ -408,7 +408,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     plan.attribution_seconds += seconds;
     plan.estimated_seconds += seconds;
   }
-  // The last reference's top-up to kMinBaselineRuns (run.cpp), when nothing else reaches it.
+  // The last reference's top-up to kMinBaselineRuns (stage/run.cpp), when nothing else reaches it.
   const int baseline_runs = scenario.measure.repeats * static_cast<int>(plan.stages.size());
   if (plan.stages.size() >= 2 && plan.attribution_runs == 0 && baseline_runs < kMinBaselineRuns)
     plan.estimated_seconds += (kMinBaselineRuns - baseline_runs) * (per_run + 1.0);
