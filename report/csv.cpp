@@ -82,6 +82,8 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
     if (c.key != "failed") header.push_back(c.key);
   }
   header.insert(header.end(), {"pool_size", "rate", "connect_per_transaction"});
+  // A sweep point's value per swept dimension, as written ("32MB"): the curve's x axis.
+  for (const auto& d : run.sweep) header.push_back("sweep_" + d);
   for (const auto& k : keys) header.push_back(k);
   header.push_back("error");
   // Per-knob attribution: one more row per knob under its stage (status "knob"), with these
@@ -132,6 +134,10 @@ void CsvReporter::report(const Run& run, std::ostream& out) const {
     }
     row.insert(row.end(), {std::to_string(stage.load.pool_size), csv_number(stage.load.rate),
                            stage.load.connect_per_transaction ? "true" : "false"});
+    for (const auto& d : run.sweep) {
+      const auto it = stage.sweep_values.find(d);
+      row.push_back(it != stage.sweep_values.end() ? it->second : "");
+    }
     for (const auto& k : keys) {
       const auto it = stage.evidence.find(k);
       row.push_back(it != stage.evidence.end() ? csv_number(it->second) : "");

@@ -14,17 +14,10 @@ namespace pgslow::report {
 
 namespace {
 
-// The value of `dimension` in a stage's load, as a number and as written.
-std::pair<double, std::string> load_value(const StageResult& s, const std::string& dimension) {
-  const LoadSettings& l = s.load;
-  if (dimension == "clients") return {l.clients, std::to_string(l.clients)};
-  if (dimension == "pool_size") return {l.pool_size, std::to_string(l.pool_size)};
-  if (dimension == "workers") return {l.workers, std::to_string(l.workers)};
-  if (dimension == "rate") {
-    if (l.rate_percent > 0) return {l.rate_percent, fmt::format("{:g}%", l.rate_percent)};
-    return {l.rate, fmt::format("{:g}", l.rate)};
-  }
-  return {0, "?"};
+// A point's value of `dimension` as written ("10", "75%", "32MB").
+std::string value_of(const StageResult& s, const std::string& dimension) {
+  auto it = s.sweep_values.find(dimension);
+  return it == s.sweep_values.end() ? "?" : it->second;
 }
 
 void find_knee(Curve& c) {
@@ -68,12 +61,12 @@ std::vector<Curve> sweep_curves(const Run& run) {
     if (!s.sweep_point) continue;
     std::string series;
     if (run.sweep.size() > 1)
-      series = dimension_label(run.sweep[1]) + " " + load_value(s, run.sweep[1]).second;
+      series = dimension_label(run.sweep[1]) + " " + value_of(s, run.sweep[1]);
     auto [it, added] = by_series.try_emplace(series, curves.size());
     if (added) curves.push_back(Curve{dim, series, {}, {}, {}});
     CurvePoint p;
     p.stage = i;
-    std::tie(p.x, p.value) = load_value(s, dim);
+    p.value = value_of(s, dim);
     const Measurement* m = median_repeat(s);
     p.ran = m != nullptr && s.error.empty();
     if (p.ran) {

@@ -1,7 +1,9 @@
 #pragma once
 // The curve of a sweep (Run::sweep): one point per swept value with TPS, mean and p99
 // latency, and pool wait or schedule lag when they apply; with two swept dimensions, one
-// curve per value of the second. Every format tabulates it; HTML also draws it.
+// curve per value of the second. The values are the points' own (StageResult::sweep_values),
+// so a load dimension and a knob ("shared_buffers" at 128MB, 32MB, ...) draw alike, the points
+// equally spaced in the order written. Every format tabulates it; HTML also draws it.
 //
 // The knee is named: the peak TPS and the first value where latency starts to grow faster
 // than throughput (mean latency ratio to the previous point above its TPS ratio), which in a
@@ -17,8 +19,7 @@ namespace pgslow::report {
 
 struct CurvePoint {
   std::size_t stage = 0;  // into Run::stages
-  std::string value;      // the swept value as written ("10", "75%")
-  double x = 0;
+  std::string value;      // the swept value as written ("10", "75%", "32MB")
   bool ran = false;
   double tps = 0;  // median over repeats
   double mean_us = 0;
@@ -28,7 +29,7 @@ struct CurvePoint {
 };
 
 struct Curve {
-  std::string dimension;  // "pool_size"
+  std::string dimension;  // "pool_size", "shared_buffers"
   std::string series;     // "clients 200" for a family of curves, else empty
   std::vector<CurvePoint> points;
   std::optional<std::size_t> peak;  // index into points: the highest TPS

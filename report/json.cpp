@@ -187,6 +187,7 @@ Json stage_json(const StageResult& s) {
       {"error", s.error},
       {"attribution", s.attribution ? attribution_json_ordered(*s.attribution) : Json(nullptr)},
       {"switchback", s.switchback ? switchback_json(*s.switchback) : Json(nullptr)}};
+  if (!s.sweep_values.empty()) out["sweep_values"] = s.sweep_values;
   if (s.precision > 0) {
     out["precision"] = number(s.precision);
     out["looks"] = s.looks;
@@ -442,6 +443,10 @@ StageResult read_stage(const Reader& r, const std::string& source) {
   load.number("workers", s.load.workers);
   load.number("rate_percent", s.load.rate_percent);
   r.boolean("sweep_point", s.sweep_point);
+  r.object("sweep_values", [&](const std::string& key, const Json& j, const std::string& path) {
+    if (!j.is_string()) throw ReadError(fmt::format("{}: {}: expected a string", source, path));
+    s.sweep_values[key] = j.get<std::string>();
+  });
   r.array("repeats", [&](const Json& j, const std::string& path) {
     s.repeats.push_back(read_measurement(Reader(j, path, source), source));
   });
@@ -591,6 +596,20 @@ Run read_json(const std::string& text, const std::string& source) {
   r.array("stages", [&](const Json& j, const std::string& path) {
     run.stages.push_back(read_stage(Reader(j, path, source), source));
   });
+  // Reports before sweep_values name each point after its values ("rate 75%, clients 256").
+  for (auto& st : run.stages) {
+    if (!st.sweep_point || !st.sweep_values.empty()) continue;
+    std::size_t at = 0;
+    while (at < st.name.size()) {
+      std::size_t end = st.name.find(", ", at);
+      if (end == std::string::npos) end = st.name.size();
+      const std::string part = st.name.substr(at, end - at);
+      const auto space = part.find(' ');
+      if (space != std::string::npos)
+        st.sweep_values[part.substr(0, space)] = part.substr(space + 1);
+      at = end + 2;
+    }
+  }
   // Schema 2: the interleaved reference runs (absent in schema 1: no drift, no interval
   // beyond the repeats).
   r.array("references", [&](const Json& j, const std::string& path) {

@@ -238,7 +238,10 @@ struct StageResult {
   // Seconds the evidence window covered (snapshot to snapshot); 0: the median repeat's
   // duration_s. Counters are normalised per second or per transaction over this window.
   double evidence_seconds = 0;
-  bool sweep_point = false;                // a point of the scenario's sweep (Run::sweep)
+  bool sweep_point = false;  // a point of the scenario's sweep (Run::sweep)
+  // A sweep point's value per swept dimension, as written ("pool_size" -> "10",
+  // "shared_buffers" -> "32MB"): the curve's x axis.
+  std::map<std::string, std::string> sweep_values;
   std::optional<Attribution> attribution;  // `attribute: true`: each knob's part
   // Measured by switchback against the baseline: `repeats` then holds the stage's blocks taken
   // together, and the comparison rests on the blocks.
@@ -306,8 +309,9 @@ struct Run {
   std::vector<StageResult> stages;  // the first is the baseline
   // The baseline's configuration measured again between stages, in order (interleaved).
   std::vector<ReferenceRun> references;
-  // The swept load dimensions ("pool_size", then "clients" for a family of curves); empty
-  // without a sweep. The curve's points are the stages marked sweep_point.
+  // The swept dimensions, load or knob ("pool_size", then "clients" for a family of curves;
+  // "shared_buffers"); empty without a sweep. The curve's points are the stages marked
+  // sweep_point, at their sweep_values.
   std::vector<std::string> sweep;
   std::vector<Expectation> expectations;
 

@@ -339,6 +339,35 @@ std::string format_with_unit(double base_value, const BaseUnit& unit) {
   return std::to_string(static_cast<long long>(base_value)) + unit.name;
 }
 
+double round_significant(double v, int digits) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  const double scale =
+      std::pow(10, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v)))));
+  return std::round(v * scale) / scale;
+}
+
+std::string format_rounded(double base_value, const BaseUnit& unit) {
+  if (unit.kind == BaseUnit::Kind::kNone || base_value <= 0) {
+    return format_real(round_significant(base_value, 2)) + unit.name;
+  }
+  const double amount = base_value * unit.size;  // bytes or microseconds
+  const UnitName* table = unit.kind == BaseUnit::Kind::kMemory ? kMemoryUnits : kTimeUnits;
+  const std::size_t n =
+      unit.kind == BaseUnit::Kind::kMemory ? std::size(kMemoryUnits) : std::size(kTimeUnits);
+  auto whole = [](double q) { return std::fabs(q - std::round(q)) <= 1e-9 * q; };
+  std::size_t i = 0;
+  while (i + 1 < n && amount / table[i].size < 1) ++i;
+  const double q = amount / table[i].size;
+  if (whole(q)) return fmt::format("{}{}", std::llround(q), table[i].name);
+  const double r = round_significant(q, 2);
+  if (whole(r) || i + 1 == n)
+    return fmt::format("{}{}", std::max(1LL, std::llround(r)), table[i].name);
+  // A fraction: a whole number of the next smaller unit (at least 60 of it), two digits.
+  const double smaller = amount / table[i + 1].size;
+  const double s = whole(smaller) ? smaller : round_significant(smaller, 2);
+  return fmt::format("{}{}", std::llround(s), table[i + 1].name);
+}
+
 std::vector<std::string> list_items(std::string_view value) {
   std::vector<std::string> out;
   for (const auto& part : split(value, ',')) {

@@ -65,6 +65,13 @@ ParsedValue parse_value(std::string_view value, VarType type, const BaseUnit& un
 // A value in the base unit shown as a person would write it: 1024 with unit kB -> "1MB",
 // 30 with unit s -> "30s", 1 with unit 8kB -> "8kB"; the largest unit that divides exactly.
 std::string format_with_unit(double base_value, const BaseUnit& unit);
+// A computed value (a sweep's point between two written ones) as a person would write it:
+// exact when it is a whole number of some unit (256kB), else rounded to two significant
+// digits in the largest unit it reaches, or to a whole number of the next smaller unit when
+// that leaves a fraction (22.7MB -> 23MB; 5.6MB -> 5800kB; 90 s -> 90s, not 1.5min).
+std::string format_rounded(double base_value, const BaseUnit& unit);
+// `v` rounded to `digits` significant digits (3.76 -> 3.8).
+double round_significant(double v, int digits);
 
 // Splits a list-valued string parameter ("stderr, jsonlog") into lower-cased items.
 std::vector<std::string> list_items(std::string_view value);

@@ -103,6 +103,7 @@ struct StageDraft {
   report::LoadSettings load;
   bool attribute = false;
   bool sweep_point = false;
+  std::map<std::string, std::string> sweep_values{};
 };
 
 report::LoadSettings apply_load(report::LoadSettings load, const LoadKnobs& knobs) {
@@ -248,7 +249,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       drafts.push_back(StageDraft{scenario.stages[i].name, scenario.stages[i].description, false,
                                   acc, own_settings[i], load,
                                   scenario.stages[i].attribute.value_or(scenario.attribute),
-                                  scenario.stages[i].sweep_point});
+                                  scenario.stages[i].sweep_point, scenario.stages[i].sweep_values});
     }
   }
   if (scenario.mode == Mode::kIsolated || scenario.mode == Mode::kBoth) {
@@ -264,7 +265,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       drafts.push_back(StageDraft{name, scenario.stages[i].description, true, alone,
                                   own_settings[i], load,
                                   scenario.stages[i].attribute.value_or(scenario.attribute),
-                                  scenario.stages[i].sweep_point});
+                                  scenario.stages[i].sweep_point, scenario.stages[i].sweep_values});
     }
   }
 
@@ -286,6 +287,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     stage.is_baseline = i == 0;
     stage.load = d.load;
     stage.sweep_point = d.sweep_point;
+    stage.sweep_values = d.sweep_values;
     stage.verdicts = knobs::validate(d.requested, catalog, server);
     for (const auto& v : stage.verdicts) {
       for (const auto& p : v.problems) {

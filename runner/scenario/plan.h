@@ -4,6 +4,7 @@
 // changes versus the stage before, and the load. Everything here is decided before the first
 // change to the server; a scenario with any error never gets a Plan.
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -30,7 +31,8 @@ struct PlannedStage {
   std::vector<std::string> warnings;            // pitfalls of the values used
   bool needs_restart = false;                   // versus the stage before
   report::LoadSettings load;
-  bool sweep_point = false;   // a point of the scenario's sweep
+  bool sweep_point = false;                         // a point of the scenario's sweep
+  std::map<std::string, std::string> sweep_values;  // its value per dimension ("32MB")
   std::size_t reference = 0;  // the stage `changes` compare with (baseline, or the one before)
   // Per-knob attribution (attribute: true and at least two knobs changed): the units the
   // search works on (catalog pairs merged) and the extra runs it is expected to cost.

@@ -185,78 +185,6 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   }
 }
 
-}  // namespace
-
-bool read_load_value(yaml::Reader& r, const YAML::Node& node, const std::string& dimension,
-                     const std::string& what, LoadKnobs& knobs) {
-  if (dimension == "clients") {
-    knobs.clients = read_positive_int(r, node, what, 1, 10000);
-    return knobs.clients.has_value();
-  }
-  if (dimension == "pool_size") {
-    knobs.pool_size = read_positive_int(r, node, what, 0, 10000);
-    return knobs.pool_size.has_value();
-  }
-  if (dimension == "workers") {
-    knobs.workers = read_positive_int(r, node, what, 0, 256);
-    return knobs.workers.has_value();
-  }
-  if (dimension == "rate") {
-    auto text = r.string(node, what);
-    if (!text) return false;
-    std::string t = trim(*text);
-    const bool percent = !t.empty() && t.back() == '%';
-    if (percent) t.pop_back();
-    char* end = nullptr;
-    const double v = std::strtod(t.c_str(), &end);
-    if (t.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || (percent && v <= 0)) {
-      r.error(node, fmt::format("{} = {} is not a rate", what, yaml::printable(*text)),
-              "write transactions per second (2000; 0 is closed loop) or a share of the "
-              "baseline's TPS (75%)");
-      return false;
-    }
-    if (percent) {
-      knobs.rate_percent = v;
-      knobs.rate.reset();
-    } else {
-      knobs.rate = v;
-      knobs.rate_percent.reset();
-    }
-    return true;
-  }
-  if (dimension == "connect_per_transaction") {
-    knobs.connect_per_transaction = r.boolean(node, what);
-    return knobs.connect_per_transaction.has_value();
-  }
-  return false;
-}
-
-LoadKnobs merge_load(LoadKnobs base, const LoadKnobs& overlay) {
-  if (overlay.clients) base.clients = overlay.clients;
-  if (overlay.pool_size) base.pool_size = overlay.pool_size;
-  if (overlay.connect_per_transaction)
-    base.connect_per_transaction = overlay.connect_per_transaction;
-  if (overlay.rate || overlay.rate_percent) {
-    base.rate = overlay.rate;
-    base.rate_percent = overlay.rate_percent;
-  }
-  if (overlay.workers) base.workers = overlay.workers;
-  return base;
-}
-
-LoadKnobs read_load(yaml::Reader& r, const YAML::Node& node, const std::string& what) {
-  LoadKnobs load;
-  if (!node.IsDefined()) return load;
-  yaml::Fields f =
-      r.fields(node, what, {"clients", "pool_size", "connect_per_transaction", "rate", "workers"});
-  for (const auto& [key, value] : f.entries()) {
-    read_load_value(r, value, key, what + "." + key, load);
-  }
-  return load;
-}
-
-namespace {
-
 void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (!node.IsDefined()) {
     r.add(ConfigError{SourceLocation{r.file(), 1, 1}, "the scenario has no stages",
@@ -411,7 +339,7 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
       s.baseline = knobs::read_settings(r, b.get("settings"), "baseline settings");
   }
   if (f.has("sweep")) read_sweep(r, f.get("sweep"), s);
-  if (!s.sweep.empty() && !f.has("stages")) {
+  if (f.has("sweep") && !f.has("stages")) {
     s.stages = expand_sweep(s.sweep);  // a sweep alone is enough
   } else {
     read_stages(r, f.get("stages"), s);

@@ -3,6 +3,7 @@
 // file's shape only; make_plan() (plan.h) checks it against the catalog and the live server.
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,13 +33,7 @@ struct LoadKnobs {
   }
 };
 
-// Reads a `load:` map (clients, pool_size, connect_per_transaction, rate, workers).
-LoadKnobs read_load(yaml::Reader& r, const YAML::Node& node, const std::string& what);
-// Reads one load value of `dimension` into `knobs`; false (with an error) when it is not valid.
-bool read_load_value(yaml::Reader& r, const YAML::Node& node, const std::string& dimension,
-                     const std::string& what, LoadKnobs& knobs);
-// `overlay` on top of `base`.
-LoadKnobs merge_load(LoadKnobs base, const LoadKnobs& overlay);
+// (read_load, sweep.h, reads a `load:` map through the load dimensions' rows.)
 
 struct WorkloadSpec {
   std::string name;
@@ -80,13 +75,22 @@ struct StageSpec {
   std::optional<bool> attribute;  // unset: the scenario's `attribute`
   SourceLocation where;
   bool sweep_point = false;  // expanded from the sweep: section
+  // A sweep point's value per dimension, as the curve shows it ("shared_buffers" -> "32MB").
+  std::map<std::string, std::string> sweep_values;
 };
 
-// `sweep:` (scenario/sweep.h): the values of one or two load dimensions.
+// One value of a sweep's dimension as points show it ("10", "75%", "32MB"), and where it is
+// written (a range's values: where the range is).
+struct SweepValue {
+  std::string text;
+  SourceLocation where;
+};
+
+// `sweep:` (scenario/sweep.h): the values of one or two dimensions, load or knob.
 struct SweepSpec {
-  std::vector<std::string> dimensions;         // "clients", "pool_size", "rate", "workers"
-  std::vector<std::vector<LoadKnobs>> values;  // per dimension, one LoadKnobs per value
-  LoadKnobs load;                              // fixed for every point
+  std::vector<std::string> dimensions;          // "pool_size", "shared_buffers"
+  std::vector<std::vector<SweepValue>> values;  // per dimension, in the order written
+  LoadKnobs load;                               // fixed for every point
   SourceLocation where;
   bool empty() const { return dimensions.empty(); }
 };

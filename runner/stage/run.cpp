@@ -207,6 +207,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       if (r.switchback) progress.note("  " + report::describe_switchback(*r.switchback));
       r.description = st.description;
       r.sweep_point = st.sweep_point;
+      r.sweep_values = st.sweep_values;
       // The plan's changes compare with the stage measured before (what the table shows);
       // the applier's compare with the original configuration.
       r.changes = st.changes;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -511,6 +512,80 @@ sweep:
   const std::string html = read_file(out / "report.html");
   EXPECT_NE(html.find("<svg class=\"curve\""), std::string::npos);
   EXPECT_NE(r.output.find("sweep over pool size"), std::string::npos) << r.output;
+}
+
+// A knob's sweep (issue #22): shared_buffers over 6 values, each point a restart in runs of
+// its own, ends with one curve of 6 points, the values as written, in every report format, and
+// the configuration back byte for byte. Structure only: no assertion on speed.
+TEST(Run, ASweepOfSharedBuffersRunsEachPointAndRestores) {
+  cluster();
+  const std::vector<std::string> values = {"128MB", "32MB", "8MB", "2MB", "1MB", "256kB"};
+  fs::path file = workdir() / "sweep-shared-buffers.yaml";
+  write_file_durably(file, R"(name: sweep-shared-buffers
+workload:
+  name: select-only
+  scale: 1
+  clients: 2
+measure:
+  warmup: 2s
+  duration: 3s
+mode: isolated
+sweep:
+  shared_buffers: [128MB, 32MB, 8MB, 2MB, 1MB, 256kB]
+)");
+  const fs::path out = workdir() / "results-sweep-shared-buffers";
+  const ServerState before = server_state();
+  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+  expect_restored(before);
+
+  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  EXPECT_EQ(run.sweep, std::vector<std::string>{"shared_buffers"});
+  ASSERT_EQ(run.stages.size(), 7u);  // the baseline and six points
+  const auto curves = report::sweep_curves(run);
+  ASSERT_EQ(curves.size(), 1u);
+  ASSERT_EQ(curves[0].points.size(), 6u);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const auto& p = curves[0].points[i];
+    const auto& st = run.stages[p.stage];
+    EXPECT_EQ(p.value, values[i]);
+    EXPECT_TRUE(p.ran) << st.name << ": " << st.error;
+    EXPECT_GT(p.tps, 0);
+    EXPECT_EQ(st.name, "shared_buffers " + values[i]);
+    EXPECT_EQ(st.sweep_values.at("shared_buffers"), values[i]);
+    EXPECT_FALSE(st.switchback) << st.name;  // a restart knob: separate runs
+    // Every point but the server's own value changed it, by a restart.
+    if (i > 0) {
+      ASSERT_EQ(st.changes.size(), 1u) << st.name;
+      EXPECT_EQ(st.changes[0].name, "shared_buffers");
+      EXPECT_EQ(st.changes[0].new_value, values[i]);
+      EXPECT_EQ(st.changes[0].apply_by, "restart");
+    }
+  }
+
+  // The curve in every format written, each value on it.
+  const std::string md = read_file(out / "report.md");
+  const std::string html = read_file(out / "report.html");
+  const std::string csv = read_file(out / "report.csv");
+  const std::string json = read_file(out / "report.json");
+  EXPECT_NE(md.find("## Sweep over shared buffers"), std::string::npos) << md;
+  EXPECT_NE(md.find(report::describe_knee(curves[0])), std::string::npos) << md;
+  EXPECT_NE(html.find("<svg class=\"curve\""), std::string::npos);
+  EXPECT_NE(r.output.find("sweep over shared buffers"), std::string::npos) << r.output;
+  EXPECT_NE(json.find("\"sweep_values\""), std::string::npos);
+  for (const auto& v : values) {
+    EXPECT_NE(md.find("| " + v + " |"), std::string::npos) << v << "\n" << md;
+    EXPECT_NE(html.find(">" + v + "</text>"), std::string::npos) << v;
+  }
+  std::vector<std::string> lines = split(csv, '\n');
+  ASSERT_GE(lines.size(), 8u);
+  const std::vector<std::string> header = csv_fields(lines[0]);
+  const auto col = std::find(header.begin(), header.end(), "sweep_shared_buffers");
+  ASSERT_NE(col, header.end()) << lines[0];
+  const auto at = static_cast<std::size_t>(col - header.begin());
+  EXPECT_EQ(csv_fields(lines[1]).at(at), "");  // the baseline is no point
+  for (std::size_t i = 0; i < values.size(); ++i)
+    EXPECT_EQ(csv_fields(lines[i + 2]).at(at), values[i]) << lines[i + 2];
 }
 
 // Past max_connections: with allow_partial the stage runs with the clients that connected

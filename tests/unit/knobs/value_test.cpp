@@ -112,6 +112,18 @@ TEST(Value, FormatWithUnitPicksTheLargestExactUnit) {
   EXPECT_EQ(format_with_unit(1024, unit("kB")), "1MB");
   EXPECT_EQ(format_with_unit(64, unit("kB")), "64kB");
   EXPECT_EQ(format_with_unit(16, unit("8kB")), "128kB");
+}
+
+// A computed value written as a person would: exact when whole in a unit, else two digits in
+// the largest unit, or a whole number of the next smaller one rather than a fraction.
+TEST(Value, FormatRoundedWritesComputedValuesAsAPersonWould) {
+  EXPECT_EQ(format_rounded(256, unit("kB")), "256kB");
+  EXPECT_EQ(format_rounded(16384, unit("kB")), "16MB");
+  EXPECT_EQ(format_rounded(22.76 * 1024, unit("kB")), "23MB");
+  EXPECT_EQ(format_rounded(5.62 * 1024, unit("kB")), "5800kB");
+  EXPECT_EQ(format_rounded(90, unit("s")), "90s");
+  EXPECT_EQ(format_rounded(3.76, unit("")), "3.8");
+  EXPECT_DOUBLE_EQ(round_significant(0.01234, 2), 0.012);
   EXPECT_EQ(format_with_unit(16384, unit("8kB")), "128MB");
   EXPECT_EQ(format_with_unit(300, unit("s")), "5min");
   EXPECT_EQ(format_with_unit(1500, unit("ms")), "1500ms");

@@ -1,5 +1,6 @@
 #include "report/curve.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "report/load_columns.h"
@@ -12,6 +13,7 @@ StageResult point(int pool, double tps, double mean_ms, double wait_ms) {
   StageResult s;
   s.name = "pool_size " + std::to_string(pool);
   s.sweep_point = true;
+  s.sweep_values = {{"pool_size", std::to_string(pool)}};
   s.load.clients = 200;
   s.load.pool_size = pool;
   Measurement m = testing::measurement(tps, 10, mean_ms * 4);
@@ -44,7 +46,7 @@ TEST(Curve, OnePointPerSweptValueWithPeakAndKnee) {
   const Curve& c = curves[0];
   ASSERT_EQ(c.points.size(), 5u);
   EXPECT_EQ(c.points[0].value, "1");
-  EXPECT_EQ(c.points[4].x, 150);
+  EXPECT_EQ(c.points[4].value, "150");
   ASSERT_TRUE(c.peak);
   EXPECT_EQ(c.points[*c.peak].value, "10");
   ASSERT_TRUE(c.knee);
@@ -78,6 +80,7 @@ TEST(Curve, TwoDimensionsGiveOneCurvePerSeries) {
     for (double pct : {25.0, 75.0}) {
       StageResult s;
       s.sweep_point = true;
+      s.sweep_values = {{"rate", fmt::format("{:g}%", pct)}, {"clients", std::to_string(clients)}};
       s.load.clients = clients;
       s.load.rate_percent = pct;
       s.load.rate = pct * 100;
@@ -90,6 +93,36 @@ TEST(Curve, TwoDimensionsGiveOneCurvePerSeries) {
   EXPECT_EQ(curves[1].series, "clients 256");
   EXPECT_EQ(curves[1].points[1].value, "75%");
   ASSERT_TRUE(curves[1].points[1].lag_p99_us);
+}
+
+// A knob's sweep draws as a load dimension's: the values as written, in the knob's unit.
+TEST(Curve, AKnobSweepShowsItsValuesInTheKnobsUnit) {
+  report::Run run;
+  run.sweep = {"shared_buffers"};
+  StageResult base;
+  base.name = "baseline";
+  base.repeats.push_back(testing::measurement(2500, 10, 1));
+  run.stages.push_back(base);
+  double tps = 3000;
+  for (const char* v : {"128MB", "16MB", "1MB"}) {
+    StageResult s;
+    s.name = std::string("shared_buffers ") + v;
+    s.sweep_point = true;
+    s.sweep_values = {{"shared_buffers", v}};
+    s.repeats.push_back(testing::measurement(tps, 10, 1));
+    tps /= 2;
+    run.stages.push_back(s);
+  }
+  const auto curves = sweep_curves(run);
+  ASSERT_EQ(curves.size(), 1u);
+  EXPECT_EQ(curves[0].dimension, "shared_buffers");
+  ASSERT_EQ(curves[0].points.size(), 3u);
+  EXPECT_EQ(curves[0].points[2].value, "1MB");
+  EXPECT_EQ(curve_table(curves[0]).rows[1][0], "16MB");
+  EXPECT_NE(describe_knee(curves[0]).find("peak 3,000 TPS at shared buffers 128MB"),
+            std::string::npos)
+      << describe_knee(curves[0]);
+  EXPECT_NE(curve_svg(curves[0]).find(">16MB</text>"), std::string::npos);
 }
 
 TEST(LoadColumns, FitTheScenario) {

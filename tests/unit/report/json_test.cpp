@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "tests/unit/report/sample_run.h"
 
 namespace pgslow::report {
@@ -12,6 +14,24 @@ TEST(Json, RoundTripIsExact) {
   const report::Run back = read_json(to_json(run), "sample.json");
   EXPECT_EQ(back, run);
   EXPECT_EQ(to_json(back), to_json(run));
+}
+
+// A sweep point's values go out and come back; a report written before them reads them from
+// the point's name.
+TEST(Json, SweepValuesRoundTripAndOlderReportsReadThemFromTheName) {
+  report::Run run = testing::sample_run();
+  run.sweep = {"shared_buffers", "clients"};
+  run.stages[1].sweep_point = true;
+  run.stages[1].sweep_values = {{"shared_buffers", "32MB"}, {"clients", "8"}};
+  const std::string json = to_json(run);
+  EXPECT_NE(json.find("\"sweep_values\""), std::string::npos);
+  EXPECT_EQ(read_json(json, "x.json"), run);
+
+  run.stages[1].sweep_values.clear();
+  run.stages[1].name = "rate 75%, clients 256";
+  const report::Run old = read_json(to_json(run), "old.json");
+  EXPECT_EQ(old.stages[1].sweep_values,
+            (std::map<std::string, std::string>{{"rate", "75%"}, {"clients", "256"}}));
 }
 
 TEST(Json, NonFiniteEvidenceIsDroppedNotWrittenAsGarbage) {

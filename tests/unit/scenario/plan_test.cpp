@@ -205,6 +205,52 @@ TEST(MakePlan, PrintsWhatARunWouldDo) {
   EXPECT_NE(text.find("Nothing was changed"), std::string::npos);
 }
 
+// A knob's sweep points are stages whose settings carry its values: checked against the
+// server's range and unit like any stage's, each point of a restart knob measured in runs of
+// its own, and a reload knob's points switched back and forth with the baseline.
+TEST(MakePlan, AKnobSweepIsCheckedAgainstTheServerAndGetsItsDesign) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse_scenario(R"(workload: select-only
+mode: isolated
+sweep:
+  shared_buffers: [128MB, 32MB, 8MB]
+)",
+                              "t.yaml", problems);
+  ASSERT_TRUE(problems.empty());
+  Plan plan = make_plan(s, catalog(), server15());
+  ASSERT_EQ(plan.stages.size(), 4u);
+  EXPECT_TRUE(plan.stages[1].changes.empty());  // 128MB is the server's value
+  EXPECT_EQ(plan.stages[2].sweep_values.at("shared_buffers"), "32MB");
+  EXPECT_TRUE(plan.stages[2].needs_restart);
+  EXPECT_FALSE(plan.stages[2].switchback);
+  EXPECT_NE(plan.stages[2].design_why.find("shared_buffers needs a restart"), std::string::npos)
+      << plan.stages[2].design_why;
+
+  s = parse_scenario(R"(workload: select-only
+mode: isolated
+sweep:
+  work_mem: {from: 4MB, to: 1MB, steps: 3, scale: log}
+)",
+                     "t.yaml", problems);
+  ASSERT_TRUE(problems.empty());
+  plan = make_plan(s, catalog(), server15());
+  ASSERT_EQ(plan.stages.size(), 4u);
+  EXPECT_EQ(plan.stages[2].name, "work_mem 2MB");
+  EXPECT_TRUE(plan.stages[2].switchback) << plan.stages[2].design_why;
+
+  // Below the server's minimum (shared_buffers: 16 pages of 8kB): an error at the value.
+  s = parse_scenario("workload: select-only\nsweep:\n  shared_buffers: [8MB, 64kB]\n", "t.yaml",
+                     problems);
+  ASSERT_TRUE(problems.empty());
+  try {
+    make_plan(s, catalog(), server15());
+    FAIL() << "64kB is below the minimum";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.yaml:3:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("shared_buffers"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Overlay, LaterWinsAndOrderIsKept) {
   auto out = knobs::overlay({{"a", "1", {}}, {"b", "2", {}}}, {{"B", "3", {}}, {"c", "4", {}}});
   ASSERT_EQ(out.size(), 3u);

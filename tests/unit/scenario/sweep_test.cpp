@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
+#include "report/curve.h"
+
 namespace pgslow::scenario {
 namespace {
 
@@ -77,6 +81,165 @@ TEST(Sweep, ThreeDimensionsOrNoneAreRefused) {
   problems.clear();
   parse_scenario("workload: select-only\nsweep:\n  load: {clients: 3}\n", "s.yaml", problems);
   EXPECT_NE(all(problems).find("varies nothing"), std::string::npos) << all(problems);
+}
+
+TEST(Sweep, AKnobIsADimensionWhosePointsSetIt) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse_scenario(R"(
+workload: select-only
+sweep:
+  shared_buffers: [128MB, 32MB, 512kB]
+)",
+                              "s.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << all(problems);
+  ASSERT_EQ(s.sweep.dimensions, std::vector<std::string>{"shared_buffers"});
+  ASSERT_EQ(s.stages.size(), 3u);
+  EXPECT_EQ(s.stages[1].name, "shared_buffers 32MB");
+  ASSERT_EQ(s.stages[1].settings.size(), 1u);
+  EXPECT_EQ(s.stages[1].settings[0].name, "shared_buffers");
+  EXPECT_EQ(s.stages[1].settings[0].value, "32MB");
+  // The value's own line: the server's verdict on it points there.
+  EXPECT_EQ(s.stages[1].settings[0].where.line, 4);
+  EXPECT_EQ(s.stages[2].sweep_values.at("shared_buffers"), "512kB");
+  EXPECT_TRUE(s.stages[2].load.empty());
+}
+
+TEST(Sweep, ARangeInAKnobsUnitOnALogScale) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse_scenario(R"(
+workload: select-only
+sweep:
+  work_mem: {from: 64MB, to: 64kB, steps: 6, scale: log}
+  clients: {from: 1, to: 4, steps: 6}
+)",
+                              "s.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << all(problems);
+  std::vector<std::string> work_mem, clients;
+  for (const auto& v : s.sweep.values[0]) work_mem.push_back(v.text);
+  for (const auto& v : s.sweep.values[1]) clients.push_back(v.text);
+  EXPECT_EQ(work_mem, (std::vector<std::string>{"64MB", "16MB", "4MB", "1MB", "256kB", "64kB"}));
+  // Linear 1, 1.6, 2.2, 2.8, 3.4, 4 as whole clients, each once.
+  EXPECT_EQ(clients, (std::vector<std::string>{"1", "2", "3", "4"}));
+  ASSERT_EQ(s.stages.size(), 24u);  // a curve over work_mem per number of clients
+  EXPECT_EQ(s.stages[7].name, "work_mem 16MB, clients 2");
+  EXPECT_EQ(s.stages[7].load.clients, 2);
+  EXPECT_EQ(s.stages[7].settings[0].value, "16MB");
+}
+
+TEST(Sweep, RangeValuesAreRoundedAsAPersonWritesThem) {
+  std::string error;
+  auto v = range_values("10MB", "1MB", 3, true, error);
+  ASSERT_TRUE(v) << error;
+  EXPECT_EQ(*v, (std::vector<std::string>{"10MB", "3200kB", "1MB"}));  // 3.16MB
+  v = range_values("128MB", "1MB", 4, false, error);
+  ASSERT_TRUE(v) << error;
+  EXPECT_EQ(*v, (std::vector<std::string>{"128MB", "86MB", "43MB", "1MB"}));
+  v = range_values("1s", "10min", 3, true, error);
+  ASSERT_TRUE(v) << error;
+  EXPECT_EQ(*v, (std::vector<std::string>{"1s", "24s", "10min"}));
+  v = range_values("1.1", "4", 4, false, error);
+  ASSERT_TRUE(v) << error;
+  EXPECT_EQ(*v, (std::vector<std::string>{"1.1", "2.1", "3", "4"}));
+  v = range_values("25%", "100%", 4, false, error);
+  ASSERT_TRUE(v) << error;
+  EXPECT_EQ(*v, (std::vector<std::string>{"25%", "50%", "75%", "100%"}));
+  EXPECT_FALSE(range_values("64MB", "10s", 3, false, error));
+  EXPECT_NE(error.find("not in one kind of unit"), std::string::npos) << error;
+  EXPECT_FALSE(range_values("0", "64", 3, true, error));
+  EXPECT_NE(error.find("log scale"), std::string::npos) << error;
+}
+
+TEST(Sweep, AnUnknownKnobOrABadRangeNamesFileLineAndAFix) {
+  std::vector<ConfigError> problems;
+  parse_scenario("workload: select-only\nsweep:\n  shared_bufers: [128MB, 8MB]\n", "s.yaml",
+                 problems);
+  std::string text = all(problems);
+  EXPECT_NE(text.find("s.yaml:3"), std::string::npos) << text;
+  EXPECT_NE(text.find("'shared_bufers' is neither a load dimension nor a knob"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("did you mean 'shared_buffers'?"), std::string::npos) << text;
+  EXPECT_EQ(text.find("varies nothing"), std::string::npos) << text;
+
+  problems.clear();
+  parse_scenario(
+      "workload: select-only\nsweep:\n  work_mem: {from: 64MB, to: 10s, steps: 1, scale: x}\n",
+      "s.yaml", problems);
+  text = all(problems);
+  EXPECT_NE(text.find("s.yaml:3"), std::string::npos) << text;
+  EXPECT_NE(text.find("sweep.work_mem.steps = 1 is out of range"), std::string::npos) << text;
+  EXPECT_NE(text.find("x is not a scale"), std::string::npos) << text;
+
+  problems.clear();
+  parse_scenario("workload: select-only\nsweep:\n  clients: {from: 0, to: 8, steps: 3}\n", "s.yaml",
+                 problems);
+  text = all(problems);
+  EXPECT_NE(text.find("sweep.clients = 0 (of the range) is out of range"), std::string::npos)
+      << text;
+}
+
+// A new load dimension is one row: this test adds one (clients sharing a pool, written
+// "200/10"), and a sweep over it parses, expands and draws a curve, with nothing else changed.
+TEST(Sweep, ANewDimensionIsOneRow) {
+  add_load_dimension(
+      {"pooled_clients",
+       [](std::string_view written) {
+         int clients = 0, pool = 0;
+         char tail = 0;
+         const std::string text(written);
+         if (std::sscanf(text.c_str(), "%d/%d%c", &clients, &pool, &tail) != 2 || clients < 1 ||
+             pool < 1)
+           return SweepParse{{}, "is not clients/pool", "write e.g. 200/10"};
+         return SweepParse{std::to_string(clients) + "/" + std::to_string(pool), {}, {}};
+       },
+       [](const SweepValue& v, StageSpec& point) {
+         point.load.clients = std::stoi(v.text);
+         point.load.pool_size = std::stoi(v.text.substr(v.text.find('/') + 1));
+       }});
+  std::vector<ConfigError> problems;
+  Scenario s = parse_scenario(R"(
+workload: select-only
+sweep:
+  pooled_clients: [200/10, 200/50, 400/50]
+  workers: [2]
+)",
+                              "s.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << all(problems);
+  ASSERT_EQ(s.stages.size(), 3u);
+  EXPECT_EQ(s.stages[2].name, "pooled_clients 400/50, workers 2");
+  EXPECT_EQ(s.stages[2].load.clients, 400);
+  EXPECT_EQ(s.stages[2].load.pool_size, 50);
+  EXPECT_EQ(s.stages[2].load.workers, 2);
+
+  // A stage's load: takes it too, and a bad value is an error at its line.
+  parse_scenario("workload: select-only\nstages:\n  - name: a\n    load: {pooled_clients: lots}\n",
+                 "s.yaml", problems);
+  EXPECT_NE(all(problems).find("s.yaml:4"), std::string::npos) << all(problems);
+  EXPECT_NE(all(problems).find("is not clients/pool"), std::string::npos) << all(problems);
+
+  // The report draws the curve from the points' values, as run.cpp records them.
+  report::Run run;
+  run.sweep = s.sweep.dimensions;
+  double tps = 1000;
+  for (const auto& st : s.stages) {
+    report::StageResult r;
+    r.name = st.name;
+    r.sweep_point = st.sweep_point;
+    r.sweep_values = st.sweep_values;
+    report::Measurement m;
+    m.tps = tps += 100;
+    m.latency.mean_us = 1000;
+    r.repeats.push_back(m);
+    run.stages.push_back(r);
+  }
+  const auto curves = report::sweep_curves(run);
+  ASSERT_EQ(curves.size(), 1u);
+  EXPECT_EQ(curves[0].dimension, "pooled_clients");
+  EXPECT_EQ(curves[0].series, "workers 2");
+  ASSERT_EQ(curves[0].points.size(), 3u);
+  EXPECT_EQ(report::curve_table(curves[0]).rows[1][0], "200/50");
+  EXPECT_EQ(report::describe_knee(curves[0]).rfind("peak 1,300 TPS at pooled clients 400/50", 0),
+            0u)
+      << report::describe_knee(curves[0]);
 }
 
 }  // namespace
