@@ -168,7 +168,7 @@ std::string setup_line(const CliffResult& r) {
   std::string s =
       fmt::format("{} from {} {} to {}: {} steps of at most {}x, at most {} points; judged by {}",
                   r.knob, r.from, cliff_direction(r), r.to, r.grid_steps,
-                  format_number(r.resolution), r.max_points, metric_name(r.metric));
+                  fmt::format("{:g}", r.resolution), r.max_points, metric_name(r.metric));
   return s;
 }
 
@@ -199,11 +199,29 @@ std::string cliff_headline(const CliffResult& r) {
   return fmt::format("safe {} to {}; {}", dir, r.points[*r.last_safe].value, at_text(r, h));
 }
 
+std::string cliff_uncertain_note(const CliffResult& r) {
+  std::vector<std::string> values;
+  for (const CliffPoint* p : points_in_value_order(r))
+    if (p != &r.baseline && p->verdict == CliffVerdict::kUncertain) values.push_back(p->value);
+  if (values.empty()) return "";
+  std::string list;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == values.size() ? " and " : ", ") + values[i];
+  return fmt::format(
+      "{} looked {} only at a looser confidence than {}, even measured again: the search took "
+      "{} as safe; more runs (--repeats) or a quieter machine would settle {}",
+      list, worse_word(r.metric), format_percent(r.confidence), values.size() == 1 ? "it" : "them",
+      values.size() == 1 ? "it" : "them");
+}
+
 void render_cliff_console(const CliffResult& r, std::ostream& out) {
   out << "cliff: " << printable_lines(setup_line(r)) << "\n";
   if (!r.workload.empty()) out << "  " << printable_lines(r.workload) << "\n";
   if (!r.server.empty()) out << "  on " << printable_lines(r.server) << "\n";
-  out << "\n" << printable_lines(cliff_headline(r)) << "\n\n";
+  out << "\n" << printable_lines(cliff_headline(r)) << "\n";
+  if (const auto note = cliff_uncertain_note(r); !note.empty())
+    out << printable_lines(note) << "\n";
+  out << "\n";
   out << printable_lines(points_table(r).render("  "));
   out << "\ncurve (effect against " << printable_lines(r.baseline.value) << "):\n";
   for (const auto& l : curve_lines(r)) out << "  " << printable_lines(l) << "\n";
@@ -218,6 +236,8 @@ void render_cliff_markdown(const CliffResult& r, std::ostream& out) {
   if (!r.workload.empty()) out << "Workload: " << markdown_text(r.workload) << "\n\n";
   if (!r.server.empty()) out << "Server: " << markdown_text(r.server) << "\n\n";
   out << "**" << markdown_text(cliff_headline(r)) << "**\n\n";
+  if (const auto note = cliff_uncertain_note(r); !note.empty())
+    out << markdown_text(note) << "\n\n";
   const TextTable t = points_table(r);
   out << "|";
   for (const auto& h : t.header) out << " " << markdown_cell(h) << " |";
@@ -348,6 +368,8 @@ void render_cliff_html(const CliffResult& r, std::ostream& out) {
   if (!r.workload.empty()) out << "<p>Workload: " << html_escape(r.workload) << "</p>\n";
   if (!r.server.empty()) out << "<p>Server: " << html_escape(r.server) << "</p>\n";
   out << "<p><strong>" << html_escape(cliff_headline(r)) << "</strong></p>\n";
+  if (const auto note = cliff_uncertain_note(r); !note.empty())
+    out << "<p>" << html_escape(note) << "</p>\n";
   out << effect_svg(r);
   const TextTable t = points_table(r);
   out << "<table>\n<tr>";
@@ -406,6 +428,7 @@ nlohmann::json cliff_to_json(const CliffResult& r) {
   j["server"] = r.server;
   j["outcome"] = outcome(r);
   j["headline"] = cliff_headline(r);
+  j["uncertain_note"] = cliff_uncertain_note(r);
   j["last_safe"] = r.last_safe ? nlohmann::json(r.points[*r.last_safe].value) : nlohmann::json();
   j["first_harmful"] =
       r.first_harmful ? nlohmann::json(r.points[*r.first_harmful].value) : nlohmann::json();

@@ -81,6 +81,9 @@ std::string cliff_direction(const CliffResult& r);
 // "no cliff in the range: safe down to 64kB (the whole range)"; "not safe below 64MB: at 32MB:
 // ..." when the first step is already harmful.
 std::string cliff_headline(const CliffResult& r);
+// The points that stayed uncertain, when any: "1MB and 512kB looked worse only at a looser
+// confidence than 99.4%, even measured again: the search took them as safe". Empty otherwise.
+std::string cliff_uncertain_note(const CliffResult& r);
 // The points in value order (from `from` to `to`), baseline first.
 std::vector<const CliffPoint*> points_in_value_order(const CliffResult& r);
 

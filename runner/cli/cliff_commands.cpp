@@ -135,7 +135,7 @@ void cliff_command(Context& ctx, const CliffArgs& a) {
       "cliff {} from {} to {} on {} (PostgreSQL {}): {} steps of at most {}x, at most {} points "
       "of {} runs each between runs of {}; {}, judged by {}",
       space.knob, a.from, a.to, server->describe(), live.major, grid.size() - 1,
-      report::format_number(a.resolution),
+      fmt::format("{:g}", a.resolution),
       bisect::cliff_max_points(static_cast<int>(grid.size()) - 1), a.repeats, a.from, workload_text,
       report::metric_name(metric)));
   eo.search.on_point = [&](const report::CliffPoint& p) { progress->note(point_line(p, metric)); };
