@@ -183,9 +183,11 @@ class Search {
     return index;
   }
 
-  // The machine's noise, pooled over every point so far (a point's own three differences say
-  // little about it): a difference's variance and its degrees of freedom. Floored at
-  // min_noise per run (a difference of a run and two halves of runs: 1.5 times a run's).
+  // The machine's noise, pooled over every point so far and the baseline's own runs (a point's
+  // three differences alone say little about it): a difference's variance and its degrees of
+  // freedom. The baseline's runs, in time order, give the per-run variance from successive
+  // differences (drift barely moves it); a difference of a run and two halves of runs has 1.5
+  // times that. Floored at min_noise per run.
   std::pair<double, double> pooled_variance() const {
     double sum = 0;
     double df = 0;
@@ -193,6 +195,13 @@ class Search {
       if (d.size() < 2) continue;
       const double n = static_cast<double>(d.size()) - 1;
       sum += report::difference_variance(d) * n;
+      df += n;
+    }
+    if (baseline_runs_.size() >= 3) {
+      std::vector<double> logs;
+      for (double b : baseline_runs_) logs.push_back(std::log(b));
+      const double n = static_cast<double>(logs.size()) - 1;
+      sum += 1.5 * report::successive_difference_variance(logs) * n;
       df += n;
     }
     const double floor = 1.5 * options_.min_noise * options_.min_noise;
