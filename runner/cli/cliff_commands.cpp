@@ -17,6 +17,7 @@
 #include "common/strings.h"
 #include "driver/driver.h"
 #include "knobs/validate.h"
+#include "knobs/value.h"
 #include "pg/connection.h"
 #include "report/cliff.h"
 #include "report/metric.h"
@@ -134,10 +135,10 @@ void cliff_command(Context& ctx, const CliffArgs& a) {
   progress->note(fmt::format(
       "cliff {} from {} to {} on {} (PostgreSQL {}): {} steps of at most {}x, at most {} points "
       "of {} runs each between runs of {}; {}, judged by {}",
-      space.knob, a.from, a.to, server->describe(), live.major, grid.size() - 1,
-      fmt::format("{:g}", a.resolution),
-      bisect::cliff_max_points(static_cast<int>(grid.size()) - 1), a.repeats, a.from, workload_text,
-      report::metric_name(metric)));
+      space.knob, knobs::format_with_unit(space.from, space.unit), a.to, server->describe(),
+      live.major, grid.size() - 1, fmt::format("{:g}", a.resolution),
+      bisect::cliff_max_points(static_cast<int>(grid.size()) - 1), a.repeats,
+      knobs::format_with_unit(space.from, space.unit), workload_text, report::metric_name(metric)));
   eo.search.on_point = [&](const report::CliffPoint& p) { progress->note(point_line(p, metric)); };
 
   stage::LabOptions lab_options;
@@ -185,8 +186,9 @@ void add_cliff_commands(CLI::App& app, Context& ctx) {
       "safe value and the first harmful one, with the curve and the evidence at each point");
   cmd->add_option("KNOB", a->knob, "a numeric parameter: work_mem, shared_buffers, ...")
       ->required();
-  cmd->add_option("--from", a->from, "the baseline value (safe by definition), e.g. 64MB")
-      ->required();
+  cmd->add_option("--from", a->from,
+                  "the baseline value (safe by definition), e.g. 64MB; default: the server's "
+                  "current value");
   cmd->add_option("--to", a->to, "the far end of the range, e.g. 64kB")->required();
   cmd->add_option("--resolution", a->resolution,
                   "the factor between neighbouring values the search still tells apart (log "

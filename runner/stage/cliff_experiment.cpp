@@ -35,8 +35,14 @@ bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knob
         "parameter such as work_mem or random_page_cost)",
         ss->name, ss->vartype));
   std::vector<ConfigError> problems;
+  const knobs::BaseUnit unit = knobs::parse_base_unit(ss->unit).value_or(knobs::BaseUnit{});
+  // No --from: the server's current value (pg_settings.setting, in its base unit).
+  const std::string from_text =
+      !options.from.empty()
+          ? options.from
+          : knobs::format_with_unit(knobs::parse_value(ss->setting, *type, unit).number, unit);
   std::vector<knobs::Setting> settings{
-      {ss->name, options.from, {"--from", 0, 0}},
+      {ss->name, from_text, {"--from", 0, 0}},
       {ss->name, options.to, {"--to", 0, 0}},
   };
   // Each value alone: both set at once would read as one parameter set twice.
@@ -53,14 +59,14 @@ bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knob
   bisect::CliffSpace space;
   space.knob = ss->name;
   space.integer = type == knobs::VarType::kInteger;
-  space.unit = knobs::parse_base_unit(ss->unit).value_or(knobs::BaseUnit{});
-  const knobs::ParsedValue from = knobs::parse_value(options.from, *type, space.unit);
+  space.unit = unit;
+  const knobs::ParsedValue from = knobs::parse_value(from_text, *type, space.unit);
   const knobs::ParsedValue to = knobs::parse_value(options.to, *type, space.unit);
   space.from = from.number;
   space.to = to.number;
   if (space.from == space.to)
     throw InputError(fmt::format("--from and --to are the same value of {} ({}): nothing to search",
-                                 ss->name, options.from));
+                                 ss->name, from_text));
   // The grid's own checks (a log scale needs positive values), before anything changes.
   (void)bisect::cliff_grid(space, options.search.resolution);
   return space;

@@ -21,7 +21,7 @@ namespace pgslow::stage {
 
 struct CliffExperimentOptions {
   std::string knob;
-  std::string from;  // as written: "64MB"
+  std::string from;  // as written: "64MB"; empty: the server's current value
   std::string to;    // "64kB"
   bisect::CliffOptions search;
   report::LoadSettings load;  // clients 0: the workload's
