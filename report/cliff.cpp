@@ -301,7 +301,7 @@ namespace {
 std::string effect_svg(const CliffResult& r) {
   const Metric m = r.metric;
   const auto pts = points_in_value_order(r);
-  const double w = 640, h = 240, left = 60, right = 20, top = 20, bottom = 40;
+  const double w = 640, h = 240, left = 60, right = 20, top = 28, bottom = 40;
   double lo = 0, hi = 0;
   for (const CliffPoint* p : pts) {
     if (is_baseline(r, p)) continue;
@@ -313,10 +313,13 @@ std::string effect_svg(const CliffResult& r) {
   const double span = hi - lo;
   lo -= span * 0.05;
   hi += span * 0.05;
+  // x in log scale of the value, from `from` (left) to `to` (right), as the grid steps.
+  const double lx0 = std::log(std::max(r.baseline.base_value, 1e-300));
+  const double lx1 = std::log(std::max(r.to_value, 1e-300));
   auto x = [&](std::size_t i) {
-    return pts.size() < 2 ? left + (w - left - right) / 2
-                          : left + (w - left - right) * static_cast<double>(i) /
-                                       static_cast<double>(pts.size() - 1);
+    const double v = std::log(std::max(pts[i]->base_value, 1e-300));
+    const double f = lx1 == lx0 ? 0.5 : (v - lx0) / (lx1 - lx0);
+    return left + (w - left - right) * std::clamp(f, 0.0, 1.0);
   };
   auto y = [&](double pct) { return top + (h - top - bottom) * (hi - pct) / (hi - lo); };
   std::string s = fmt::format(
@@ -328,6 +331,11 @@ std::string effect_svg(const CliffResult& r) {
       "stroke-dasharray=\"4 3\"/>\n",
       left, y(0), w - right, y(0));
   s += fmt::format("<text x=\"4\" y=\"{:.1f}\" font-size=\"11\">0%</text>\n", y(0) + 4);
+  s += fmt::format(
+      "<text x=\"{:.1f}\" y=\"12\" font-size=\"11\" text-anchor=\"middle\">{} against {} "
+      "({} interval per point; {} in log scale)</text>\n",
+      left + (w - left - right) / 2, html_escape(metric_label(m)), html_escape(r.baseline.value),
+      format_percent(r.confidence), html_escape(r.knob));
   s += fmt::format("<text x=\"4\" y=\"{:.1f}\" font-size=\"11\">{:+.0f}%</text>\n", y(lo), lo);
   s += fmt::format("<text x=\"4\" y=\"{:.1f}\" font-size=\"11\">{:+.0f}%</text>\n", y(hi) + 10, hi);
   std::string path;
@@ -361,7 +369,8 @@ void render_cliff_html(const CliffResult& r, std::ostream& out) {
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       << "<title>pgslow cliff " << html_escape(r.knob) << "</title>\n"
       << "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-         "td,th{border:1px solid #ccc;padding:2px 8px}td.n{text-align:right}</style>"
+         "td,th{border:1px solid #ccc;padding:2px "
+         "8px;white-space:nowrap}td.n{text-align:right}</style>"
          "</head><body>\n";
   out << "<h1>Cliff: " << html_escape(r.knob) << "</h1>\n";
   out << "<p>" << html_escape(setup_line(r)) << "</p>\n";
