@@ -67,8 +67,14 @@ std::string runs_text(const CliffPoint& p) {
   return out;
 }
 
+// "at 2MB: -18.0% [-24.0%, -12.0%] (3 runs, ...)"; a point whose interval includes no change
+// also says what it could have seen, so "no effect" and "too noisy to tell" read differently.
 std::string at_text(const CliffResult& r, const CliffPoint& p) {
-  return fmt::format("at {}: {} ({})", p.value, effect_text(r.metric, p.effect), runs_text(p));
+  std::string noise;
+  if (p.effect.low <= 1 && p.effect.high >= 1 && p.effect.detectable > 0)
+    noise = ", within noise (" + format_could_see(p.effect.detectable) + ")";
+  return fmt::format("at {}: {}{} ({})", p.value, effect_text(r.metric, p.effect), noise,
+                     runs_text(p));
 }
 
 std::string outcome(const CliffResult& r) {
@@ -174,10 +180,10 @@ std::string setup_line(const CliffResult& r) {
 
 std::string cost_line(const CliffResult& r) {
   return fmt::format(
-      "{} points, {} runs ({} of the baseline, interleaved), {}; each interval at {} so that the "
+      "{} point{}, {} runs ({} of the baseline, interleaved), {}; each interval at {} so that the "
       "whole search is right {} of the time",
-      r.points.size(), r.runs, r.baseline.samples.size(), format_seconds(r.seconds),
-      format_percent(r.confidence), format_percent(r.search_confidence));
+      r.points.size(), r.points.size() == 1 ? "" : "s", r.runs, r.baseline.samples.size(),
+      format_seconds(r.seconds), format_percent(r.confidence), format_percent(r.search_confidence));
 }
 
 }  // namespace

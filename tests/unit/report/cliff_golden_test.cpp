@@ -119,12 +119,12 @@ TEST(CliffHeadline, NamesTheLastSafeAndTheFirstHarmfulValue) {
   CliffResult none = sample_cliff();
   none.points.resize(1);
   none.points[0].verdict = CliffVerdict::kSafe;
-  none.points[0].effect = {0.99, 0.95, 1.03, 3, 4, 2500, 0};
+  none.points[0].effect = {0.99, 0.95, 1.03, 3, 4, 2500, 0.06};
   none.first_harmful.reset();
   none.last_safe = 0;
   EXPECT_EQ(cliff_headline(none),
             "no cliff in the range: safe down to 64kB (the whole range); at 64kB: -1.0% [-5.0%, "
-            "+3.0%] (3 runs, 2,500 transactions)");
+            "+3.0%], within noise (could see ±6.0%) (3 runs, 2,500 transactions)");
 }
 
 TEST(CliffHeadline, ACostIsWordedInItsOwnTerms) {
