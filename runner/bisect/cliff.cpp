@@ -102,7 +102,7 @@ class Search {
     return result_.points[point].verdict == report::CliffVerdict::kHarmful;
   }
 
-  // One run of `value` (nullopt: the baseline); returns its log sample.
+  // One run of `value` (nullopt: the baseline); returns its sample.
   double run_once(std::optional<double> value, int point) {
     const double v = value.value_or(space_.from);
     const std::vector<Setting> changes{{space_.knob, cliff_value_text(space_, v), {}}};

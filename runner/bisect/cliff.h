@@ -5,8 +5,8 @@
 // next (whole base units for an integer knob, duplicates removed). Assuming the effect is
 // monotonic along the grid, the search measures B first (safe there: no cliff in the range),
 // then bisects between the last safe value (A to start with) and the first harmful one, so a
-// grid of S steps costs at most floor(log2(S)) + 1 points, and measurements go where the
-// curve bends rather than evenly.
+// grid of S steps costs at most ceil(log2(S)) + 1 points (at most floor(log2(S)) + 2), and
+// measurements go where the curve bends rather than evenly.
 //
 // Each point's runs alternate with runs of the baseline (A): B P B P ... B, and its effect is
 // each point run against the mean of the baseline runs on either side of it
@@ -59,8 +59,8 @@ struct CliffOptions {
 std::vector<double> cliff_grid(const CliffSpace& space, double resolution);
 // The grid values as a person writes them (knobs::format_with_unit).
 std::string cliff_value_text(const CliffSpace& space, double value);
-// What a monotonic curve needs at most on a grid of `steps` steps: floor(log2(steps)) + 2
-// (the far end, the bisection, and one uncertain verdict's worth of slack).
+// What a search needs at most on a grid of `steps` steps: floor(log2(steps)) + 2, which bounds
+// the far end plus the ceil(log2(steps)) points of the bisection.
 int cliff_max_points(int steps);
 
 // Runs the search. Every Measurer call is one run of one configuration ({knob = value});
