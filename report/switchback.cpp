@@ -32,37 +32,65 @@ constexpr double kNeighbourCorrelation = 1.0 / 6.0;
 
 Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, BlockFigure figure,
                              double confidence) {
+  std::vector<std::optional<double>> logs;
+  std::vector<bool> stage;
+  for (const auto& b : blocks) {
+    logs.push_back(log_figure(b, figure));
+    stage.push_back(b.stage);
+  }
+  return alternating_interval(logs, stage, confidence);
+}
+
+std::vector<double> alternating_differences(const std::vector<std::optional<double>>& log_values,
+                                            const std::vector<bool>& stage) {
   std::vector<double> diffs;
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
-    if (!blocks[i].stage) continue;
-    const auto y = log_figure(blocks[i], figure);
+  for (std::size_t i = 0; i < log_values.size() && i < stage.size(); ++i) {
+    if (!stage[i]) continue;
+    const auto y = log_values[i];
     if (!y) continue;
     double sum = 0;
     int n = 0;
     for (const std::size_t j : {i - 1, i + 1}) {  // i - 1 wraps past the end for i = 0
-      if (j >= blocks.size() || blocks[j].stage) continue;
-      if (const auto r = log_figure(blocks[j], figure)) {
+      if (j >= log_values.size() || j >= stage.size() || stage[j]) continue;
+      if (const auto r = log_values[j]) {
         sum += *r;
         ++n;
       }
     }
     if (n > 0) diffs.push_back(*y - sum / n);
   }
+  return diffs;
+}
+
+double difference_variance(const std::vector<double>& diffs) {
+  if (diffs.size() < 2) return 0;
+  const double rho = kNeighbourCorrelation;
+  const auto n = static_cast<double>(diffs.size());
+  // The sample variance of correlated differences runs low by 2 rho / n.
+  return stddev(diffs) * stddev(diffs) / (1 - 2 * rho / n);
+}
+
+Interval differences_interval(const std::vector<double>& diffs, double variance, double df,
+                              double confidence) {
   Interval out;
   out.confidence = confidence;
   if (diffs.empty()) return out;
   const double m = mean(diffs);
   const auto n = static_cast<double>(diffs.size());
-  if (diffs.size() < 3) {
+  if (diffs.size() < 3 || df <= 0) {
     out.ratio = out.low = out.high = std::exp(m);
     return out;
   }
-  const double rho = kNeighbourCorrelation;
-  // The sample variance of correlated differences runs low by 2 rho / n; the mean's variance
-  // gains 2 rho (n - 1) / n from the shared neighbours.
-  const double var_d = stddev(diffs) * stddev(diffs) / (1 - 2 * rho / n);
-  const double se = std::sqrt(var_d / n * (1 + 2 * rho * (n - 1) / n));
-  return log_ratio_interval(m, se, n - 1, confidence);
+  // The mean's variance gains 2 rho (n - 1) / n from the shared neighbours.
+  const double se = std::sqrt(variance / n * (1 + 2 * kNeighbourCorrelation * (n - 1) / n));
+  return log_ratio_interval(m, se, df, confidence);
+}
+
+Interval alternating_interval(const std::vector<std::optional<double>>& log_values,
+                              const std::vector<bool>& stage, double confidence) {
+  const std::vector<double> diffs = alternating_differences(log_values, stage);
+  return differences_interval(diffs, difference_variance(diffs),
+                              static_cast<double>(diffs.size()) - 1, confidence);
 }
 
 std::vector<int> look_schedule(const SwitchbackDesign& design) {

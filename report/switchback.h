@@ -30,6 +30,21 @@ enum class BlockFigure {
 Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, BlockFigure figure,
                              double confidence = 0.95);
 
+// The same comparison over any series that alternates between the reference and the stage,
+// one log value per element (nullopt: not measured), `stage` marking the stage's: separate
+// runs interleaved with the baseline (`pgslow cliff`) as well as a switchback run's blocks.
+Interval alternating_interval(const std::vector<std::optional<double>>& log_values,
+                              const std::vector<bool>& stage, double confidence = 0.95);
+// Its parts, for a caller that pools the noise over several series: the differences (each
+// stage value minus the mean of its reference neighbours), one series' estimate of a
+// difference's variance (corrected for the neighbours two differences share), and the
+// interval of the differences' mean given a variance estimate with `df` degrees of freedom.
+std::vector<double> alternating_differences(const std::vector<std::optional<double>>& log_values,
+                                            const std::vector<bool>& stage);
+double difference_variance(const std::vector<double>& diffs);
+Interval differences_interval(const std::vector<double>& diffs, double variance, double df,
+                              double confidence = 0.95);
+
 // How a switchback run is laid out and when it may stop.
 struct SwitchbackDesign {
   double block_s = 4;    // one configuration's block

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/errors.h"
+
 namespace pgslow::bisect {
 
 SimulatedServer::SimulatedServer(SimulatedModel model)
@@ -21,10 +23,24 @@ double SimulatedServer::expected_tps(const std::set<std::string>& changed) const
   return tps;
 }
 
+double SimulatedServer::cliff_factor(const std::vector<Setting>& changes) const {
+  double f = 1;
+  for (const auto& s : changes)
+    for (const auto& c : model_.cliffs) {
+      if (c.name != s.name || c.cliff <= 0) continue;
+      const knobs::ParsedValue v = knobs::parse_real(s.value, c.unit);
+      if (!v.ok())
+        throw InputError(fmt::format("simulated {} = '{}': {}", s.name, s.value, *v.error));
+      if (v.number < c.cliff)
+        f *= c.factor * std::pow(c.per_halving, std::log2(c.cliff / std::max(v.number, 1e-9)));
+    }
+  return f;
+}
+
 std::vector<double> SimulatedServer::measure(const std::vector<Setting>& changes, int repeats) {
   std::set<std::string> changed;
   for (const auto& s : changes) changed.insert(s.name);
-  double tps = expected_tps(changed);
+  double tps = expected_tps(changed) * cliff_factor(changes);
   double cpu_per_tx = model_.base_cpu_per_tx_s;
   double p99 = model_.base_p99_us;
   for (const auto& k : model_.knobs)

@@ -14,6 +14,7 @@
 
 #include "bisect/measurer.h"
 #include "bisect/result.h"
+#include "knobs/value.h"
 #include "report/model.h"
 
 namespace pgslow::bisect {
@@ -26,6 +27,18 @@ struct SimulatedKnob {
   double p99_factor = 1.0;  // multiplier of the latency's p99
 };
 
+// A knob whose effect depends on its value (`pgslow cliff`): flat down to `cliff`, then
+// `factor` slower just below it and `per_halving` slower again for each halving beyond
+// (work_mem: sorts spill to disk below the size they need, and spill more below that).
+// Values are read in `unit` ("2MB" with unit kB: 2048). cliff 0: no cliff anywhere.
+struct SimulatedCliff {
+  std::string name;
+  knobs::BaseUnit unit;
+  double cliff = 0;  // base units; values below it are slower
+  double factor = 0.7;
+  double per_halving = 0.9;
+};
+
 struct SimulatedInteraction {
   std::string a;
   std::string b;
@@ -36,6 +49,7 @@ struct SimulatedModel {
   double base_tps = 1000;
   std::vector<SimulatedKnob> knobs;
   std::vector<SimulatedInteraction> interactions;
+  std::vector<SimulatedCliff> cliffs;
   double noise = 0.01;  // standard deviation of log(TPS) per run
   // Drift: log(TPS) of every configuration moves by this much per run (-0.01: the machine gets
   // 1% slower each run), starting after `drift_after_runs` runs (a CPU hog starting partway).
@@ -69,6 +83,8 @@ class SimulatedServer final : public Measurer {
 
   // The noise-free throughput of good plus `changes`.
   double expected_tps(const std::set<std::string>& changed) const;
+  // The factor the cliff knobs' values in `changes` multiply throughput by.
+  double cliff_factor(const std::vector<Setting>& changes) const;
   // The candidates a bisect of this model starts from: every knob, good "a" -> bad "b".
   std::vector<Candidate> candidates() const;
 

@@ -17,6 +17,7 @@ void add_apply_commands(CLI::App& app, Context& ctx);     // apply, restore, rec
 void add_run_commands(CLI::App& app, Context& ctx);       // run, plan
 void add_report_commands(CLI::App& app, Context& ctx);    // report, compare
 void add_bisect_commands(CLI::App& app, Context& ctx);    // bisect
+void add_cliff_commands(CLI::App& app, Context& ctx);     // cliff
 void add_lesson_commands(CLI::App& app, Context& ctx);    // lesson (workshop)
 void add_mystery_commands(CLI::App& app, Context& ctx);   // mystery start|clues|guess|reveal
 

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   cli::add_run_commands(app, ctx);
   cli::add_report_commands(app, ctx);
   cli::add_bisect_commands(app, ctx);
+  cli::add_cliff_commands(app, ctx);
   cli::add_lesson_commands(app, ctx);
   cli::add_mystery_commands(app, ctx);
 

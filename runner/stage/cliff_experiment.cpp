@@ -1,0 +1,117 @@
+#include "stage/cliff_experiment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "bisect/lab_measurer.h"
+#include "common/errors.h"
+#include "knobs/value.h"
+#include "report/stats.h"
+#include "report/summary.h"
+
+namespace pgslow::stage {
+
+namespace {
+
+// The evidence that says why a value hurts: a sort or hash spilling (temp files and bytes),
+// the cache missing (hit ratio).
+const std::vector<std::string> kCliffEvidence = {"temp_files", "temp_bytes", "buffer_hit_ratio"};
+
+}  // namespace
+
+bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knobs::Catalog& catalog,
+                               const knobs::ServerSettings& live) {
+  const knobs::ServerSetting* ss = live.find(options.knob);
+  if (ss == nullptr)
+    throw InputError(fmt::format(
+        "KNOB: PostgreSQL {} has no parameter '{}' (see `pgslow knobs` for the ones pgslow "
+        "knows)",
+        live.major, options.knob));
+  const auto type = knobs::parse_vartype(ss->vartype);
+  if (type != knobs::VarType::kInteger && type != knobs::VarType::kReal)
+    throw InputError(fmt::format(
+        "KNOB: {} is a {} parameter; a cliff search steps through numbers (an integer or real "
+        "parameter such as work_mem or random_page_cost)",
+        ss->name, ss->vartype));
+  std::vector<ConfigError> problems;
+  const knobs::BaseUnit unit = knobs::parse_base_unit(ss->unit).value_or(knobs::BaseUnit{});
+  // No --from: the server's current value (pg_settings.setting, in its base unit).
+  const std::string from_text =
+      !options.from.empty()
+          ? options.from
+          : knobs::format_with_unit(knobs::parse_value(ss->setting, *type, unit).number, unit);
+  std::vector<knobs::Setting> settings{
+      {ss->name, from_text, {"--from", 0, 0}},
+      {ss->name, options.to, {"--to", 0, 0}},
+  };
+  // Each value alone: both set at once would read as one parameter set twice.
+  for (const auto& s : settings) {
+    for (const auto& v : knobs::validate({s}, catalog, live)) {
+      for (const auto& p : v.problems) problems.push_back(p);
+      if (v.verdict == knobs::Verdict::kSkipped)
+        problems.push_back(
+            {s.where, fmt::format("{}: {}", s.name, v.reason), "", ConfigError::Severity::kError});
+    }
+  }
+  if (has_errors(problems)) throw InputError(problems);
+
+  bisect::CliffSpace space;
+  space.knob = ss->name;
+  space.integer = type == knobs::VarType::kInteger;
+  space.unit = unit;
+  const knobs::ParsedValue from = knobs::parse_value(from_text, *type, space.unit);
+  const knobs::ParsedValue to = knobs::parse_value(options.to, *type, space.unit);
+  space.from = from.number;
+  space.to = to.number;
+  if (space.from == space.to)
+    throw InputError(fmt::format("--from and --to are the same value of {} ({}): nothing to search",
+                                 ss->name, from_text));
+  // The grid's own checks (a log scale needs positive values), before anything changes.
+  (void)bisect::cliff_grid(space, options.search.resolution);
+  return space;
+}
+
+report::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
+                              const CliffExperimentOptions& options) {
+  bisect::LabMeasurer measurer(lab, {}, options.search.metric, options.load);
+  std::vector<int> calls;
+  report::CliffResult r = bisect::find_cliff(measurer, space, options.search, &calls);
+
+  // Each Measurer call is one run of one point (or the baseline, -1): gather their figures.
+  const auto& results = measurer.results();
+  auto fill = [&](report::CliffPoint& p, int index) {
+    std::vector<const report::StageResult*> runs;
+    for (std::size_t c = 0; c < calls.size() && c < results.size(); ++c)
+      if (calls[c] == index) runs.push_back(&results[c]);
+    std::vector<double> tps;
+    std::vector<double> p99;
+    std::vector<std::pair<double, const report::StageResult*>> by_tps;
+    for (const auto* s : runs) {
+      if (!s->error.empty() && p.error.empty()) p.error = s->error;
+      for (const auto& m : s->repeats) {
+        p.transactions += m.committed + m.rolled_back;
+        tps.push_back(m.tps);
+        p99.push_back(m.latency.p99_us);
+        by_tps.emplace_back(m.tps, s);
+      }
+    }
+    p.tps = report::median(tps);
+    p.p99_us = report::median(p99);
+    if (by_tps.empty()) return;
+    // The median run's evidence, as a stage of separate runs reports it.
+    std::sort(by_tps.begin(), by_tps.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    const report::StageResult& median = *by_tps[by_tps.size() / 2].second;
+    for (const auto& key : kCliffEvidence)
+      if (auto v = report::normalised_evidence(median, key)) p.evidence[key] = *v;
+  };
+  fill(r.baseline, -1);
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    fill(r.points[i], static_cast<int>(i));
+    r.points[i].effect.transactions = r.points[i].transactions;
+  }
+  return r;
+}
+
+}  // namespace pgslow::stage
