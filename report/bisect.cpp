@@ -24,12 +24,12 @@ std::string knob_list(const std::vector<std::string>& knobs, std::size_t total) 
 }
 
 // A search sample in the metric's table unit (metric_unit): TPS as it always read, "412.3".
-std::string level_text(Metric m, double sample) {
-  if (m == Metric::kTps) return fmt::format("{:.1f}", sample);
+std::string level_text(const Metric& m, double sample) {
+  if (m.kind == Metric::Kind::kTps && !m.better) return fmt::format("{:.1f}", sample);
   return format_number(metric_in_unit(m, sample));
 }
 // A ratio of samples as a ratio of the metric's values: "0.25x" good's TPS, "4.00x" its cost.
-std::string ratio_text(Metric m, double search_ratio) {
+std::string ratio_text(const Metric& m, double search_ratio) {
   return fmt::format("{:.2f}x", metric_ratio(m, search_ratio));
 }
 
@@ -121,7 +121,44 @@ std::string summary_line(const BisectResult& r) {
                      r.restarts == 1 ? "" : "s");
 }
 
+// "synchronous_commit TPS +45% [+31%, +60%]": a change's effect alone and its interval.
+std::string effect_text(const Metric& m, const KnobEffect& k) {
+  const EffectInterval e = in_metric_terms(m, *k.alone);
+  auto pct = [](double ratio) { return fmt::format("{:+.0f}%", (ratio - 1) * 100); };
+  return fmt::format("{} {} {} [{}, {}]", fmt::join(k.knobs, " + "), metric_label(m), pct(e.ratio),
+                     pct(e.low), pct(e.high));
+}
+
 }  // namespace
+
+std::string attribution_tally(const BisectResult& r) {
+  if (!r.attribution) return "";
+  const Metric m = r.attribution->metric;
+  // In search samples, below 1 is the way the search looks (worse, or better with
+  // --direction faster); which of the two is "helped" depends on the direction.
+  std::vector<std::string> sought, opposite;
+  int none = 0;
+  for (const auto& k : r.attribution->knobs) {
+    if (k.alone && k.alone->high < 1)
+      sought.push_back(effect_text(m, k));
+    else if (k.alone && k.alone->low > 1)
+      opposite.push_back(effect_text(m, k));
+    else
+      ++none;
+  }
+  const auto& helped = m.better ? sought : opposite;
+  const auto& hurt = m.better ? opposite : sought;
+  auto part = [](const std::vector<std::string>& list, const std::string& word) {
+    return list.empty() ? fmt::format("0 {}", word)
+                        : fmt::format("{} {} ({})", list.size(), word, fmt::join(list, ", "));
+  };
+  const std::size_t changes = r.attribution->knobs.size();
+  const std::string first = m.better ? part(helped, "helped") : part(hurt, "hurt");
+  const std::string last = m.better ? part(hurt, "hurt") : part(helped, "helped");
+  return fmt::format("{}'s {} change{}: {}, {} no measurable effect, {}",
+                     r.bad_label.empty() ? "bad" : r.bad_label, changes, changes == 1 ? "" : "s",
+                     first, none, last);
+}
 
 std::string to_string(BisectVerdict v) {
   switch (v) {
@@ -136,11 +173,15 @@ std::string to_string(BisectVerdict v) {
 }
 
 void render_bisect_console(const BisectResult& r, std::ostream& out) {
-  out << "bisect: " << r.conclusion << "\n\n";
+  out << "bisect: " << r.conclusion << "\n";
+  if (r.attribution) out << "  " << attribution_tally(r) << "\n";
+  out << "\n";
   const Metric m = r.metric;
   const std::string unit = metric_unit(m);
   if (!r.runs.empty()) {
-    if (m != Metric::kTps) out << "  judged by " << metric_name(m) << "\n";
+    if (m != Metric::kTps)
+      out << "  judged by " << metric_name(m) << ", looking for what made it " << worse_word(m)
+          << "\n";
     out << fmt::format("  good {} {}, bad {} {} ({} good); noise ±{:.1f}% per run",
                        level_text(m, r.good_tps), unit, level_text(m, r.bad_tps), unit,
                        ratio_text(m, r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
@@ -181,10 +222,13 @@ void render_bisect_console(const BisectResult& r, std::ostream& out) {
 
 void render_bisect_markdown(const BisectResult& r, std::ostream& out) {
   out << "# pgslow bisect\n\n" << r.conclusion << "\n\n";
+  if (r.attribution) out << "**" << attribution_tally(r) << "**\n\n";
   const Metric m = r.metric;
   const std::string unit = metric_unit(m);
   if (!r.runs.empty()) {
-    if (m != Metric::kTps) out << "- judged by: " << metric_name(m) << "\n";
+    if (m != Metric::kTps)
+      out << "- judged by: " << metric_name(m) << ", looking for what made it " << worse_word(m)
+          << "\n";
     out << fmt::format("- good: {} {}\n- bad: {} {} ({} good)\n- noise: ±{:.1f}% per run\n",
                        level_text(m, r.good_tps), unit, level_text(m, r.bad_tps), unit,
                        ratio_text(m, r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
@@ -236,6 +280,9 @@ nlohmann::json bisect_to_json(const BisectResult& r) {
   json j;
   j["conclusion"] = r.conclusion;
   j["metric"] = k;
+  j["direction"] = direction_name(m);
+  j["good"] = r.good_label;
+  j["bad"] = r.bad_label;
   j["good_" + k] = value(r.good_tps);
   j["bad_" + k] = value(r.bad_tps);
   j["noise"] = r.noise;
@@ -282,7 +329,10 @@ nlohmann::json bisect_to_json(const BisectResult& r) {
                              {"certain", g.certain},
                              {"solo", solo}});
   }
-  if (r.attribution) j["attribution"] = attribution_json(*r.attribution);
+  if (r.attribution) {
+    j["attribution"] = attribution_json(*r.attribution);
+    j["tally"] = attribution_tally(r);
+  }
   j["runs"] = json::array();
   for (const auto& run : r.runs) {
     json samples = json::array();

@@ -1,5 +1,6 @@
-// Bisect on the real managed cluster through the real Measurer (bisect::LabMeasurer over the
-// one measuring seam, stage::LabSession): bad = ten harmless changes plus the two planner costs of
+// Bisect on the real managed cluster through the library function `pgslow bisect` calls
+// (stage::run_bisect: the one adapter, stage::LabMeasurer, over the one measuring seam,
+// stage::LabSession): bad = ten harmless changes plus the two planner costs of
 // the published run that make index scans look infinitely expensive. On select-only (an index
 // lookup per transaction) either cost alone forces sequential scans, so bisect must name them (one
 // round each, or both as one group) and nothing else, within a bounded number of runs, and leave
@@ -16,13 +17,14 @@
 
 #include "bisect/bisector.h"
 #include "bisect/configuration.h"
-#include "bisect/lab_measurer.h"
 #include "bisect/measurer.h"
 #include "common/progress.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
 #include "report/metric.h"
+#include "stage/bisect_experiment.h"
+#include "stage/lab_measurer.h"
 #include "stage/lab_session.h"
 #include "tests/support/cluster_fixture.h"
 #include "workload/registry.h"
@@ -90,7 +92,7 @@ TEST(BisectLive, CostPerTransactionSamplesAreFiniteAndFollowTheWork) {
   SilentProgress progress;
   stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
   lab.prepare();
-  bisect::LabMeasurer measurer(lab, {}, report::Metric::kCpuPerTx);
+  stage::LabMeasurer measurer(lab, {}, report::Metric::kCpuPerTx);
   const std::vector<double> good = measurer.measure({}, 2);
   const std::vector<double> seq_scans =
       measurer.measure({{"random_page_cost", "1e300", {"test", 0, 0}}}, 1);
@@ -143,33 +145,24 @@ TEST(BisectLive, FindsThePlannerCostsAmongHarmlessChanges) {
   ASSERT_EQ(diff.candidates.size(), 12u);
   EXPECT_TRUE(diff.excluded.empty());
 
-  const workload::Workload& wl = workload::find_workload("select-only");
-  workload::WorkloadParams params;
-  params.scale = 1;
-  params.clients = 2;
-  ASSERT_FALSE(has_errors(wl.validate(params)));
-  stage::LabOptions lab_options;
-  lab_options.workdir = cluster().cluster_dir().parent_path();
-  lab_options.measure.warmup_s = 0.5;
-  lab_options.measure.duration_s = 2;
-
+  stage::BisectExperiment e;
+  e.good = good;
+  e.bad = bad;
+  e.workload = "select-only";
+  e.scale = 1;
+  e.clients = 2;
+  e.warmup_s = 0.5;
+  e.duration_s = 2;
+  e.repeats = 2;
+  e.workdir = cluster().cluster_dir().parent_path();
   SilentProgress progress;
-  bisect::Options bo;
-  bo.level_repeats = 2;
   bisect::Result r;
   {
     // The hog starts after the levels (about 4 runs of 2.5 s plus the load) and lasts the search.
     CpuHog hog(std::chrono::seconds(15), std::chrono::seconds(150));
-    stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
-    lab.prepare();
-    bisect::LabMeasurer measurer(lab, diff.good);
-    r = bisect::Bisector(measurer, diff.candidates, bo).run();
-    lab.finish();
-    EXPECT_EQ(lab.applies(), static_cast<int>(r.runs.size()));
-    // Bisect measures through the seam: every configuration has its evidence.
-    ASSERT_FALSE(measurer.results().empty());
-    EXPECT_FALSE(measurer.results().front().evidence.empty());
+    r = stage::run_bisect(e, server, catalog, progress);
   }
+  EXPECT_EQ(r.candidates.size(), 12u);
 
   ASSERT_TRUE(r.clearly_different) << r.conclusion;
   EXPECT_LT(r.bad_tps, r.good_tps / 5) << r.conclusion;
