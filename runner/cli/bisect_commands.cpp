@@ -129,6 +129,11 @@ void add_bisect_commands(CLI::App& app, Context& ctx) {
   cmd->add_option("--workload", e.workload, "workload to measure with")->capture_default_str();
   cmd->add_option("--scale", e.scale, "workload scale")->capture_default_str();
   cmd->add_option("--clients", e.clients, "simulated clients")->capture_default_str();
+  cmd->add_option("--rate", e.rate,
+                  "transactions per second in total, fixed-rate arrivals (0: closed loop); "
+                  "under a rate the server keeps up with, a slower configuration shows in "
+                  "--metric p99 rather than in TPS")
+      ->capture_default_str();
   cmd->add_option("--duration", e.duration_s, "seconds measured per run")->capture_default_str();
   cmd->add_option("--warmup", e.warmup_s, "seconds of warm-up before each run")
       ->capture_default_str();

@@ -96,6 +96,7 @@ bisect::Result run_bisect(const BisectExperiment& e, server::ServerControl& serv
   options.clients = params.clients;
   options.duration_s = e.duration_s;
   options.warmup_s = e.warmup_s;
+  options.rate = e.rate;
   for (auto& p : driver::validate(options)) problems.push_back(p);
   if (has_errors(problems)) throw InputError(problems);
   bisect::require_measurable(e.metric, server);
@@ -120,12 +121,13 @@ bisect::Result run_bisect(const BisectExperiment& e, server::ServerControl& serv
   for (const auto& c : diff.candidates) restart_candidates += c.needs_restart ? 1 : 0;
   progress.note(fmt::format(
       "bisect {} -> {} on {} (PostgreSQL {}): {} candidate change{} ({} need a restart), {} not "
-      "bisected, {} identical; {} at scale {}, {} clients, {:.0f} s runs, judged by {}, looking "
+      "bisected, {} identical; {} at scale {}, {} clients{}, {:.0f} s runs, judged by {}, looking "
       "for what made it {}",
       good.label, bad.label, server.describe(), live.major, diff.candidates.size(),
       diff.candidates.size() == 1 ? "" : "s", restart_candidates,
       diff.excluded.size() + left_out.size(), diff.identical.size(), e.workload, params.scale,
-      params.clients, e.duration_s, report::metric_name(e.metric), report::worse_word(e.metric)));
+      params.clients, e.rate > 0 ? fmt::format(" at {:g} TPS", e.rate) : "", e.duration_s,
+      report::metric_name(e.metric), report::worse_word(e.metric)));
 
   bisect::Options bo;
   bo.level_repeats = e.repeats;
@@ -154,7 +156,9 @@ bisect::Result run_bisect(const BisectExperiment& e, server::ServerControl& serv
     lab_options.measure.duration_s = e.duration_s;
     LabSession lab(server, catalog, wl, params, lab_options, progress);
     lab.prepare();  // the template, once; a matching one is reused
-    LabMeasurer measurer(lab, diff.good, e.metric, {}, "bisect");
+    report::LoadSettings load;
+    load.rate = e.rate;
+    LabMeasurer measurer(lab, diff.good, e.metric, load, "bisect");
     try {
       if (e.isolate) {
         // Each change's part: the same attribution `pgslow run --attribute` makes.

@@ -40,6 +40,10 @@ struct BisectExperiment {
   std::string workload = "tpcb-like";
   int scale = 1;
   int clients = 4;
+  // Transactions per second in total (fixed-rate arrivals); 0: closed loop. Under a rate the
+  // server keeps up with, TPS stays at the rate and a slower configuration shows in the
+  // latency (--metric p99).
+  double rate = 0;
   double duration_s = 10;
   double warmup_s = 2;
   int repeats = 3;

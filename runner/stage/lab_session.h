@@ -2,8 +2,8 @@
 // The one measuring seam (ARCHITECTURE.md "Data flow: every command measures through one
 // seam"). A LabSession owns everything a measurement needs on one server: the target, the
 // permission check, the data set (template + clone per run), the interrupt guard, the applier
-// and the ONE restore policy. Its clients (`run`, `bisect` through bisect::LabMeasurer,
-// `bench`, attribution, lessons) only say what to measure:
+// and the ONE restore policy. Its clients (`run`, `bench`, lessons, and bisect and attribution
+// through the one adapter, stage/lab_measurer.h) only say what to measure:
 //
 //   stage::LabSession lab(server, catalog, workload, params, options, progress);
 //   lab.prepare();                                        // load the template (once)
