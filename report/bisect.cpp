@@ -14,6 +14,14 @@
 namespace pgslow::report {
 namespace {
 
+// A verdict for a reader: "fast"/"slow" as ever when the search looks for what made it worse;
+// with --direction faster, "faster" (like bad) or "not faster" (like good), so a helper is not
+// called "slow". JSON keeps to_string's words.
+std::string verdict_text(const Metric& m, BisectVerdict v) {
+  if (!m.better || v == BisectVerdict::kUncertain) return to_string(v);
+  return v == BisectVerdict::kBad ? worse_word(m) : "not " + worse_word(m);
+}
+
 // The knobs of one configuration, short enough for a table cell.
 std::string knob_list(const std::vector<std::string>& knobs, std::size_t total) {
   if (knobs.empty()) return "(none: good)";
@@ -78,7 +86,7 @@ Table culprit_table(const BisectResult& r) {
     for (std::size_t i = 0; i < g.knobs.size(); ++i) {
       const BisectSolo& s = g.solo[i];
       t.push_back({std::to_string(g.round), g.changes[i],
-                   to_string(s.verdict) + " " + level_text(m, s.tps) + " " + metric_unit(m),
+                   verdict_text(m, s.verdict) + " " + level_text(m, s.tps) + " " + metric_unit(m),
                    ratio_text(m, s.ratio), i == 0 ? ratio_text(m, g.ratio) : "",
                    i == 0 ? std::string(g.knobs.size() == 1 ? "single knob"
                                         : g.interaction     ? "interaction (slow only together)"
@@ -103,7 +111,7 @@ Table run_table(const BisectResult& r) {
                      : fmt::format("{} (+{})", run.tps.size(), run.new_runs),
                  level_text(r.metric, run.tps_level),
                  r.good_tps > 0 ? ratio_text(r.metric, run.tps_level / r.good_tps) : "",
-                 to_string(run.verdict), seconds_text(run.seconds)});
+                 verdict_text(r.metric, run.verdict), seconds_text(run.seconds)});
   }
   return t;
 }

@@ -167,6 +167,10 @@ bisect::Result run_bisect(const BisectExperiment& e, server::ServerControl& serv
         ao.stage = bad.label;
         ao.reference = good.label;
         ao.together = bisect::together_groups(catalog);
+        for (const auto& k : catalog.knobs()) ao.watch[k.name] = k.watch;
+        ao.observe = [&measurer](const std::vector<knobs::Setting>& changes) {
+          return measurer.observe(changes);
+        };
         bisect::Attributed at = bisect::attribute(measurer, diff.candidates, ao);
         result = std::move(at.search);
         result.attribution = std::move(at.attribution);
