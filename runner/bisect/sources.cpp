@@ -152,7 +152,7 @@ Sourced non_default_settings(const knobs::ServerSettings& server, const std::str
       }
     }
     if (const std::string why = carried_setting_problem(name); !why.empty()) {
-      out.left_out.push_back({setting, fmt::format("not carried from {}: {}", label, why), false});
+      out.left_out.push_back({setting, "not carried to another server: " + why, false});
     } else if (s.context == "internal") {
       out.left_out.push_back({setting, "fixed when that server was built or created", false});
     } else {
