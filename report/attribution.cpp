@@ -33,14 +33,14 @@ std::string count_text(std::uint64_t n) {
 
 // The interval's bounds in the metric's own terms: "0.0363x-0.146x" of TPS, "1.05x-1.21x" of
 // CPU per transaction.
-std::string bounds_text(Metric m, const EffectInterval& e) {
+std::string bounds_text(const Metric& m, const EffectInterval& e) {
   const EffectInterval shown = in_metric_terms(m, e);
   return ratio_text(shown.low) + "-" + ratio_text(shown.high);
 }
 
 // The harmless group's change and what it could have seen: "-1.0% (0.920x-1.07x, could see
 // ±8.5%, 43,055 tx)".
-std::string group_text(Metric m, const EffectInterval& e) {
+std::string group_text(const Metric& m, const EffectInterval& e) {
   return fmt::format("{} ({}{}, {} tx)", format_metric_change(m, e.ratio), bounds_text(m, e),
                      e.detectable > 0 ? ", " + format_could_see(e.detectable) : "",
                      count_text(e.transactions));

@@ -14,6 +14,14 @@
 namespace pgslow::report {
 namespace {
 
+// A verdict for a reader: "fast"/"slow" as ever when the search looks for what made it worse;
+// with --direction faster, "faster" (like bad) or "not faster" (like good), so a helper is not
+// called "slow". JSON keeps to_string's words.
+std::string verdict_text(const Metric& m, BisectVerdict v) {
+  if (!m.better || v == BisectVerdict::kUncertain) return to_string(v);
+  return v == BisectVerdict::kBad ? worse_word(m) : "not " + worse_word(m);
+}
+
 // The knobs of one configuration, short enough for a table cell.
 std::string knob_list(const std::vector<std::string>& knobs, std::size_t total) {
   if (knobs.empty()) return "(none: good)";
@@ -24,12 +32,12 @@ std::string knob_list(const std::vector<std::string>& knobs, std::size_t total) 
 }
 
 // A search sample in the metric's table unit (metric_unit): TPS as it always read, "412.3".
-std::string level_text(Metric m, double sample) {
-  if (m == Metric::kTps) return fmt::format("{:.1f}", sample);
+std::string level_text(const Metric& m, double sample) {
+  if (m.kind == Metric::Kind::kTps && !m.better) return fmt::format("{:.1f}", sample);
   return format_number(metric_in_unit(m, sample));
 }
 // A ratio of samples as a ratio of the metric's values: "0.25x" good's TPS, "4.00x" its cost.
-std::string ratio_text(Metric m, double search_ratio) {
+std::string ratio_text(const Metric& m, double search_ratio) {
   return fmt::format("{:.2f}x", metric_ratio(m, search_ratio));
 }
 
@@ -78,7 +86,7 @@ Table culprit_table(const BisectResult& r) {
     for (std::size_t i = 0; i < g.knobs.size(); ++i) {
       const BisectSolo& s = g.solo[i];
       t.push_back({std::to_string(g.round), g.changes[i],
-                   to_string(s.verdict) + " " + level_text(m, s.tps) + " " + metric_unit(m),
+                   verdict_text(m, s.verdict) + " " + level_text(m, s.tps) + " " + metric_unit(m),
                    ratio_text(m, s.ratio), i == 0 ? ratio_text(m, g.ratio) : "",
                    i == 0 ? std::string(g.knobs.size() == 1 ? "single knob"
                                         : g.interaction     ? "interaction (slow only together)"
@@ -103,7 +111,7 @@ Table run_table(const BisectResult& r) {
                      : fmt::format("{} (+{})", run.tps.size(), run.new_runs),
                  level_text(r.metric, run.tps_level),
                  r.good_tps > 0 ? ratio_text(r.metric, run.tps_level / r.good_tps) : "",
-                 to_string(run.verdict), seconds_text(run.seconds)});
+                 verdict_text(r.metric, run.verdict), seconds_text(run.seconds)});
   }
   return t;
 }
@@ -121,7 +129,44 @@ std::string summary_line(const BisectResult& r) {
                      r.restarts == 1 ? "" : "s");
 }
 
+// "synchronous_commit TPS +45% [+31%, +60%]": a change's effect alone and its interval.
+std::string effect_text(const Metric& m, const KnobEffect& k) {
+  const EffectInterval e = in_metric_terms(m, *k.alone);
+  auto pct = [](double ratio) { return fmt::format("{:+.0f}%", (ratio - 1) * 100); };
+  return fmt::format("{} {} {} [{}, {}]", fmt::join(k.knobs, " + "), metric_label(m), pct(e.ratio),
+                     pct(e.low), pct(e.high));
+}
+
 }  // namespace
+
+std::string attribution_tally(const BisectResult& r) {
+  if (!r.attribution) return "";
+  const Metric m = r.attribution->metric;
+  // In search samples, below 1 is the way the search looks (worse, or better with
+  // --direction faster); which of the two is "helped" depends on the direction.
+  std::vector<std::string> sought, opposite;
+  int none = 0;
+  for (const auto& k : r.attribution->knobs) {
+    if (k.alone && k.alone->high < 1)
+      sought.push_back(effect_text(m, k));
+    else if (k.alone && k.alone->low > 1)
+      opposite.push_back(effect_text(m, k));
+    else
+      ++none;
+  }
+  const auto& helped = m.better ? sought : opposite;
+  const auto& hurt = m.better ? opposite : sought;
+  auto part = [](const std::vector<std::string>& list, const std::string& word) {
+    return list.empty() ? fmt::format("0 {}", word)
+                        : fmt::format("{} {} ({})", list.size(), word, fmt::join(list, ", "));
+  };
+  const std::size_t changes = r.attribution->knobs.size();
+  const std::string first = m.better ? part(helped, "helped") : part(hurt, "hurt");
+  const std::string last = m.better ? part(hurt, "hurt") : part(helped, "helped");
+  return fmt::format("{}'s {} change{}: {}, {} no measurable effect, {}",
+                     r.bad_label.empty() ? "bad" : r.bad_label, changes, changes == 1 ? "" : "s",
+                     first, none, last);
+}
 
 std::string to_string(BisectVerdict v) {
   switch (v) {
@@ -136,11 +181,15 @@ std::string to_string(BisectVerdict v) {
 }
 
 void render_bisect_console(const BisectResult& r, std::ostream& out) {
-  out << "bisect: " << r.conclusion << "\n\n";
+  out << "bisect: " << r.conclusion << "\n";
+  if (r.attribution) out << "  " << attribution_tally(r) << "\n";
+  out << "\n";
   const Metric m = r.metric;
   const std::string unit = metric_unit(m);
   if (!r.runs.empty()) {
-    if (m != Metric::kTps) out << "  judged by " << metric_name(m) << "\n";
+    if (m != Metric::kTps)
+      out << "  judged by " << metric_name(m) << ", looking for what made it " << worse_word(m)
+          << "\n";
     out << fmt::format("  good {} {}, bad {} {} ({} good); noise ±{:.1f}% per run",
                        level_text(m, r.good_tps), unit, level_text(m, r.bad_tps), unit,
                        ratio_text(m, r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
@@ -181,10 +230,13 @@ void render_bisect_console(const BisectResult& r, std::ostream& out) {
 
 void render_bisect_markdown(const BisectResult& r, std::ostream& out) {
   out << "# pgslow bisect\n\n" << r.conclusion << "\n\n";
+  if (r.attribution) out << "**" << attribution_tally(r) << "**\n\n";
   const Metric m = r.metric;
   const std::string unit = metric_unit(m);
   if (!r.runs.empty()) {
-    if (m != Metric::kTps) out << "- judged by: " << metric_name(m) << "\n";
+    if (m != Metric::kTps)
+      out << "- judged by: " << metric_name(m) << ", looking for what made it " << worse_word(m)
+          << "\n";
     out << fmt::format("- good: {} {}\n- bad: {} {} ({} good)\n- noise: ±{:.1f}% per run\n",
                        level_text(m, r.good_tps), unit, level_text(m, r.bad_tps), unit,
                        ratio_text(m, r.good_tps > 0 ? r.bad_tps / r.good_tps : 0), r.noise * 100);
@@ -236,6 +288,9 @@ nlohmann::json bisect_to_json(const BisectResult& r) {
   json j;
   j["conclusion"] = r.conclusion;
   j["metric"] = k;
+  j["direction"] = direction_name(m);
+  j["good"] = r.good_label;
+  j["bad"] = r.bad_label;
   j["good_" + k] = value(r.good_tps);
   j["bad_" + k] = value(r.bad_tps);
   j["noise"] = r.noise;
@@ -282,7 +337,10 @@ nlohmann::json bisect_to_json(const BisectResult& r) {
                              {"certain", g.certain},
                              {"solo", solo}});
   }
-  if (r.attribution) j["attribution"] = attribution_json(*r.attribution);
+  if (r.attribution) {
+    j["attribution"] = attribution_json(*r.attribution);
+    j["tally"] = attribution_tally(r);
+  }
   j["runs"] = json::array();
   for (const auto& run : r.runs) {
     json samples = json::array();

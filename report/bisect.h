@@ -74,6 +74,8 @@ struct BisectExcluded {
 // What a bisect found, apart from its two lists of settings (whose type is the search's own:
 // bisect::Result derives from this too).
 struct BisectFindings {
+  std::string good_label;  // as the user named them ("default", "pgtune.conf", ...)
+  std::string bad_label;
   std::vector<std::string> identical;  // set in both, to the same value: not candidates
 
   // What the search judged by. The *_tps fields and every sample hold the search's samples,
@@ -111,8 +113,15 @@ struct BisectResult : BisectFindings {
   std::vector<BisectExcluded> excluded;
 };
 
-// The conclusion, good/bad/noise/drift, the culprits, --isolate's attribution, every run and
-// what was not bisected, as console tables (report/text.h) or Markdown.
+// --isolate's tally of bad's changes, in the metric's own terms with each effect's 95%
+// interval: "pgtune.conf's 14 changes: 3 helped (effective_io_concurrency TPS +9% [+3%, +15%],
+// ...), 11 no measurable effect, 0 hurt". A change helped (or hurt) when its interval alone
+// against good lies wholly on that side; the rest, and the changes measured only as a harmless
+// group, had no measurable effect. Empty without an attribution.
+std::string attribution_tally(const BisectResult& r);
+
+// The conclusion, the tally, good/bad/noise/drift, the culprits, --isolate's attribution, every run
+// and what was not bisected, as console tables (report/text.h) or Markdown.
 void render_bisect_console(const BisectResult& r, std::ostream& out);
 void render_bisect_markdown(const BisectResult& r, std::ostream& out);
 nlohmann::json bisect_to_json(const BisectResult& r);

@@ -85,7 +85,7 @@ namespace {
 
 // In the attribution's metric's own terms (a cost's ratio above 1 is worse); read_interval
 // turns it back.
-Json metric_interval_json(Metric metric, const EffectInterval& search) {
+Json metric_interval_json(const Metric& metric, const EffectInterval& search) {
   const EffectInterval e = in_metric_terms(metric, search);
   Json out{{"ratio", number(e.ratio)},
            {"low", number(e.low)},
@@ -135,6 +135,7 @@ Json attribution_json_ordered(const Attribution& a) {
                          {"note", k.note}});
   }
   return Json{{"metric", metric_name(a.metric)},
+              {"direction", direction_name(a.metric)},
               {"headline", a.headline},
               {"reference", a.reference},
               {"stage", interval_json(a.stage)},
@@ -349,7 +350,7 @@ Measurement read_measurement(const Reader& r, const std::string& source) {
   return m;
 }
 
-EffectInterval read_metric_interval(const Reader& r, Metric metric) {
+EffectInterval read_metric_interval(const Reader& r, const Metric& metric) {
   EffectInterval e;
   r.number("ratio", e.ratio);
   r.number("low", e.low);
@@ -375,11 +376,14 @@ Attribution read_attribution(const Reader& r, const std::string& source) {
   Attribution a;
   std::string metric = "tps";  // reports before version 3's metric judged by TPS
   r.string("metric", metric);
-  if (auto m = parse_metric(metric)) {
+  std::string direction = "slower";  // reports before --direction looked for "slower"
+  r.string("direction", direction);
+  if (auto m = parse_metric(metric); m && (direction == "slower" || direction == "faster")) {
     a.metric = *m;
+    a.metric.better = direction == "faster";
   } else {
-    throw ReadError(
-        fmt::format("{}: attribution.metric {} is not one of {}", source, metric, metric_names()));
+    throw ReadError(fmt::format("{}: attribution.metric {} ({}) is not one of {}, slower or faster",
+                                source, metric, direction, metric_names()));
   }
   auto read_interval = [&a](const Reader& from) { return read_metric_interval(from, a.metric); };
   r.string("headline", a.headline);

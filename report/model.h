@@ -121,13 +121,30 @@ struct LoadSettings {
   bool operator==(const LoadSettings&) const = default;
 };
 
-// What a search judges a configuration by (metric.h defines each): attribution and bisect
-// record it, so a report words their ratios in the metric's own terms.
-enum class Metric {
-  kTps,       // committed + rolled back per second; higher is better
-  kCpuPerTx,  // the server's CPU seconds per transaction; lower is better
-  kP99,       // the latency's 99th percentile (µs); lower is better
+// What a search judges a configuration by (metric.h defines each) and which way it looks:
+// attribution and bisect record it, so a report words their ratios in the metric's own terms.
+struct Metric {
+  enum class Kind {
+    kTps,            // committed + rolled back per second; higher is better
+    kCpuPerTx,       // the server's CPU seconds per transaction; lower is better
+    kP99,            // the latency's 99th percentile (µs); lower is better
+    kEvidencePerTx,  // an evidence key per committed transaction (wal_bytes, ...); lower is better
+  };
+  Kind kind = Kind::kTps;
+  std::string evidence;  // kEvidencePerTx: the evidence key ("wal_bytes", "blocks_read")
+  // false: look for what made it worse (--direction slower, the default); true: for what made
+  // it better (--direction faster). Only search_sample (metric.h) reads it.
+  bool better = false;
+
+  static const Metric kTps;
+  static const Metric kCpuPerTx;
+  static const Metric kP99;
+
+  bool operator==(const Metric&) const = default;
 };
+inline const Metric Metric::kTps{Metric::Kind::kTps, {}, false};
+inline const Metric Metric::kCpuPerTx{Metric::Kind::kCpuPerTx, {}, false};
+inline const Metric Metric::kP99{Metric::Kind::kP99, {}, false};
 
 // An effect as a ratio new / reference (0.1: 10x slower) with its 95% interval, computed
 // from the repeated runs of both configurations (their spread; no fixed band), and the

@@ -36,11 +36,24 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
   return out;
 }
 
+// TPS judged the usual way: its figures read as they always did ("412 TPS", "14% slower").
+bool plain_tps(const report::Metric& m) {
+  return m.kind == report::Metric::Kind::kTps && !m.better;
+}
+
 // Bad against good in the metric's terms: "14% slower" (TPS), "CPU/tx +16.3%", "p99 2.5x
 // higher".
-std::string worse_by(report::Metric m, double ratio) {
-  if (m == report::Metric::kTps) return fmt::format("{:.0f}% slower", (1.0 - ratio) * 100.0);
+std::string worse_by(const report::Metric& m, double ratio) {
+  if (plain_tps(m)) return fmt::format("{:.0f}% slower", (1.0 - ratio) * 100.0);
   return report::format_metric_change(m, ratio);
+}
+
+// What the changes found make bad: "slow", "costly" (a cost per transaction), or with
+// --direction faster "faster", "cheaper".
+std::string outcome_word(const report::Metric& m) {
+  if (m.better) return report::worse_word(m);
+  return m.kind == report::Metric::Kind::kTps || m.kind == report::Metric::Kind::kP99 ? "slow"
+                                                                                      : "costly";
 }
 
 // Thrown by classify when the noise grew past what the levels can separate (still_separable).
@@ -438,20 +451,18 @@ Result Bisector::run() {
   if (!clearly_slower(bad)) {
     const report::Metric m = options_.metric;
     auto level = [m](double sample) {
-      return m == report::Metric::kTps ? fmt::format("{:.0f}", sample)
-                                       : report::format_metric_value(m, sample);
+      return plain_tps(m) ? fmt::format("{:.0f}", sample) : report::format_metric_value(m, sample);
     };
     double ratio = result_.bad_tps / result_.good_tps;
     result_.conclusion =
         ratio > 1 ? fmt::format("bad is not {} than good ({} versus {}{}): nothing to bisect",
                                 report::worse_word(m), level(result_.bad_tps),
-                                level(result_.good_tps), m == report::Metric::kTps ? " TPS" : "")
+                                level(result_.good_tps), plain_tps(m) ? " TPS" : "")
                   : fmt::format(
                         "good and bad are not clearly different ({} versus {}{}, {}; noise "
                         "±{:.1f}% per run, at least {:.0f}% needed): nothing to bisect",
-                        level(result_.good_tps), level(result_.bad_tps),
-                        m == report::Metric::kTps ? " TPS" : "", worse_by(m, ratio), sigma_ * 100,
-                        options_.min_effect * 100);
+                        level(result_.good_tps), level(result_.bad_tps), plain_tps(m) ? " TPS" : "",
+                        worse_by(m, ratio), sigma_ * 100, options_.min_effect * 100);
     return finish();
   }
   result_.clearly_different = true;
@@ -482,7 +493,7 @@ Result Bisector::run() {
           "bad is {} than good, but runs now vary ±{:.1f}% per run: a configuration "
           "between them cannot be judged within {} runs, so nothing is blamed (use longer "
           "runs or more repeats)",
-          options_.metric == report::Metric::kTps
+          plain_tps(options_.metric)
               ? worse_by(options_.metric, result_.bad_tps / result_.good_tps)
               : report::worse_word(options_.metric) + " (" +
                     worse_by(options_.metric, result_.bad_tps / result_.good_tps) + ")",
@@ -509,12 +520,13 @@ Result Bisector::run() {
   // The group's level against good's as a ratio of the metric's values ("0.25x good" TPS,
   // "CPU/tx 4.00x good").
   const std::string label =
-      options_.metric == report::Metric::kTps ? "" : report::metric_label(options_.metric) + " ";
+      plain_tps(options_.metric) ? "" : report::metric_label(options_.metric) + " ";
   for (const auto& g : result_.culprits) {
     std::string names = join(g.knobs, " + ");
     const double ratio = report::metric_ratio(options_.metric, g.ratio);
     if (g.interaction)
-      parts.push_back(fmt::format("{} (slow only together: {}{:.2f}x good)", names, label, ratio));
+      parts.push_back(fmt::format("{} ({} only together: {}{:.2f}x good)", names,
+                                  report::worse_word(options_.metric), label, ratio));
     else
       parts.push_back(fmt::format("{} ({}{:.2f}x good)", names, label, ratio));
   }
@@ -527,7 +539,7 @@ Result Bisector::run() {
       }(),
       result_.candidates.size(),
       result_.culprits.size() == 1 && result_.culprits[0].knobs.size() == 1 ? "s" : "",
-      options_.metric == report::Metric::kCpuPerTx ? "costly" : "slow", join(parts, "; "));
+      outcome_word(options_.metric), join(parts, "; "));
   if (unreproduced_)
     result_.conclusion +=
         " (the rest looked slower than good once more, but no part of it reproduced that: "

@@ -3,7 +3,7 @@
 // Hildebrandt 2002) over the difference between a good and a bad configuration, with a
 // noise-aware predicate "this configuration is slow". docs/bisect.md explains the method.
 //
-//   SimulatedServer sim(...);                // or LabMeasurer over a stage::LabSession
+//   SimulatedServer sim(...);                // or stage::LabMeasurer over a LabSession
 //   Bisector b(sim, candidates, options);
 //   Result r = b.run();
 //

@@ -2,9 +2,11 @@
 // The seam between the search and the server. The search only ever asks "how good is the
 // good configuration with these changes on top?"; everything that makes that true (apply the
 // settings, restart or reload, reset the data from the template, run the workload) sits behind
-// it. The live implementation is lab_measurer.h (an adapter over stage::LabSession, the one
-// measuring seam), the simulated server is simulated_server.h.
+// it. The live implementation is stage/lab_measurer.h (the one adapter over
+// stage::LabSession, the one measuring seam), the simulated server is simulated_server.h.
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "bisect/setting.h"
@@ -23,12 +25,14 @@ class Measurer {
   virtual std::vector<double> measure(const std::vector<Setting>& changes, int repeats) = 0;
 };
 
-// One run's sample by `metric` (report/metric.h: TPS, or a cost's reciprocal). RuntimeError
+// One run's sample by `metric` (report/metric.h: TPS, or a cost's reciprocal, in the search's
+// direction); `evidence`: the run's own (an evidence metric per transaction). RuntimeError
 // saying why when the run has no value for it (cpu_per_tx without the server's CPU time).
-double search_sample_of(report::Metric metric, const report::Measurement& run);
+double search_sample_of(const report::Metric& metric, const report::Measurement& run,
+                        const std::map<std::string, double>& evidence = {});
 
 // Before any run: InputError when `metric` cannot be measured on `server` (cpu_per_tx needs
 // the server's processes on this machine, to read their CPU time from /proc).
-void require_measurable(report::Metric metric, const server::ServerControl& server);
+void require_measurable(const report::Metric& metric, const server::ServerControl& server);
 
 }  // namespace pgslow::bisect

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/strings.h"
+#include "knobs/evidence_keys.h"
 #include "report/metric.h"
 
 namespace pgslow::cli {
@@ -17,18 +19,33 @@ void add_protocol_option(CLI::App* cmd, driver::Protocol& protocol) {
       "how statements are sent, like pgbench -M: simple, extended or prepared (default)");
 }
 
+std::optional<report::Metric> parse_metric_option(const std::string& name, std::string& error) {
+  std::optional<report::Metric> m = report::parse_metric(name);
+  // An evidence key names a metric only when the evidence code reports it (knobs/evidence_keys.h).
+  if (m && m->kind == report::Metric::Kind::kEvidencePerTx && !knobs::is_evidence_key(m->evidence))
+    m.reset();
+  if (!m) {
+    const auto near = closest_match(name, report::metric_name_list());
+    error = fmt::format("unknown metric '{}'{}: use {}", name,
+                        near ? fmt::format(" (did you mean '{}'?)", *near) : "",
+                        report::metric_names());
+  }
+  return m;
+}
+
 void add_metric_option(CLI::App* cmd, std::optional<report::Metric>& metric,
                        const std::string& what) {
   cmd->add_option_function<std::string>(
       "--metric",
       [&metric](const std::string& v) {
-        metric = report::parse_metric(v);
-        if (!metric)
-          throw CLI::ValidationError(
-              "--metric", fmt::format("unknown metric '{}': use {}", v, report::metric_names()));
+        std::string error;
+        metric = parse_metric_option(v, error);
+        if (!metric) throw CLI::ValidationError("--metric", error);
       },
-      "what the search judges a configuration by: tps (higher is better), cpu_per_tx (the "
-      "server's CPU seconds per transaction, a local server only) or p99 (latency); " +
+      "what the search judges a configuration by: tps (higher is better), p99 (latency), "
+      "cpu_per_tx (the server's CPU seconds per transaction, a local server only), "
+      "wal_bytes_per_tx, or an evidence key per committed transaction (blocks_read, temp_bytes, "
+      "...); every one but tps is a cost, lower is better; " +
           what);
 }
 

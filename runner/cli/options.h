@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <optional>
+#include <string>
 
 #include "driver/driver.h"
 #include "report/model.h"
@@ -12,8 +13,13 @@ namespace pgslow::cli {
 // --protocol/-M simple|extended|prepared, like pgbench -M (run and bench).
 void add_protocol_option(CLI::App* cmd, driver::Protocol& protocol);
 
-// --metric tps|cpu_per_tx|p99: what a search judges by (bisect, run's attributions); an unknown
-// name is refused with the valid ones. `what` ends the help text ("default tps").
+// A metric's name as the user gave it (report/metric.h's names; an evidence key must be one the
+// evidence code reports): nullopt with `error` naming the valid ones and the nearest.
+std::optional<report::Metric> parse_metric_option(const std::string& name, std::string& error);
+
+// --metric tps|p99|cpu_per_tx|wal_bytes_per_tx|<evidence key>: what a search judges by (bisect,
+// run's attributions); an unknown name is refused with the valid ones and "did you mean".
+// `what` ends the help text ("default tps").
 void add_metric_option(CLI::App* cmd, std::optional<report::Metric>& metric,
                        const std::string& what);
 

@@ -395,7 +395,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     // ends with one of its own (run.cpp takes it instead), counted in attribution_runs.
     const bool attribution_ends_with_baseline = st.attribution_runs > 0 && st.reference == 0;
     if (i > 0 && !attribution_ends_with_baseline) plan.estimated_seconds += runs + change;
-    // A stage alternating with the baseline (stage/run.cpp) switches configuration for every repeat.
+    // A stage alternating with the baseline (stage/run.cpp) switches configuration for every
+    // repeat.
     if (i > 0 && st.reference == 0 && st.attribution_runs == 0)
       plan.estimated_seconds += 2 * (scenario.measure.repeats - 1) * change;
     if (st.attribution_runs == 0) continue;

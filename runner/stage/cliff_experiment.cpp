@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
-#include "bisect/lab_measurer.h"
 #include "common/errors.h"
 #include "knobs/value.h"
 #include "report/stats.h"
 #include "report/summary.h"
+#include "stage/lab_measurer.h"
 
 namespace pgslow::stage {
 
@@ -74,7 +74,7 @@ bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knob
 
 report::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
                               const CliffExperimentOptions& options) {
-  bisect::LabMeasurer measurer(lab, {}, options.search.metric, options.load);
+  LabMeasurer measurer(lab, {}, options.search.metric, options.load, "cliff " + space.knob);
   std::vector<int> calls;
   report::CliffResult r = bisect::find_cliff(measurer, space, options.search, &calls);
 

@@ -1,7 +1,7 @@
 #pragma once
 // The experiment behind `pgslow cliff KNOB --from A --to B` (docs/cliff.md): the search of
 // bisect/cliff.h measured through the one measuring seam (stage::LabSession, by way of
-// bisect::LabMeasurer), each point given its runs' transactions, TPS, p99 and the evidence
+// stage::LabMeasurer), each point given its runs' transactions, TPS, p99 and the evidence
 // that says why a value hurts (temp files and bytes per transaction, the buffer hit ratio).
 //
 //   bisect::CliffSpace space = cliff_space(options, catalog, live);   // before any change

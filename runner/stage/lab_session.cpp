@@ -475,6 +475,10 @@ report::StageResult LabSession::begin_stage(const std::string& name,
   return stage;
 }
 
+bool rejected(const report::StageResult& stage) {
+  return stage.error.starts_with(kRejectedError);
+}
+
 bool LabSession::apply_for_run(const Configuration& configuration, report::StageResult& stage,
                                std::uintmax_t log_offset) {
   if (applier_ == nullptr) {
@@ -498,7 +502,7 @@ bool LabSession::apply_for_run(const Configuration& configuration, report::Stage
     throw;
   } catch (const RuntimeError& e) {
     // The server rejected the configuration; the applier put the original back.
-    stage.error = fmt::format("the server rejected this configuration: {}", e.what());
+    stage.error = std::string(kRejectedError) + e.what();
     stage.log_excerpt = log_since(server_.log_file(), log_offset);
     return false;
   }

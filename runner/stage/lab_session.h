@@ -2,8 +2,8 @@
 // The one measuring seam (ARCHITECTURE.md "Data flow: every command measures through one
 // seam"). A LabSession owns everything a measurement needs on one server: the target, the
 // permission check, the data set (template + clone per run), the interrupt guard, the applier
-// and the ONE restore policy. Its clients (`run`, `bisect` through bisect::LabMeasurer,
-// `bench`, attribution, lessons) only say what to measure:
+// and the ONE restore policy. Its clients (`run`, `bench`, lessons, and bisect and attribution
+// through the one adapter, stage/lab_measurer.h) only say what to measure:
 //
 //   stage::LabSession lab(server, catalog, workload, params, options, progress);
 //   lab.prepare();                                        // load the template (once)
@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "apply/applier.h"
@@ -76,6 +77,12 @@ struct Configuration {
   std::vector<knobs::Setting> settings;
   std::vector<std::string> presets;  // where the settings came from, for the journal
 };
+
+// The start of a StageResult's error when the server rejected the configuration itself (it
+// failed to start, a value differed after the apply), as opposed to a run that failed.
+inline constexpr std::string_view kRejectedError = "the server rejected this configuration: ";
+// Whether `stage` failed because the server rejected its configuration.
+bool rejected(const report::StageResult& stage);
 
 class LabSession {
  public:

@@ -15,7 +15,7 @@
 #include "common/strings.h"
 #include "report/summary.h"
 #include "report/switchback.h"
-#include "scenario/stage_measurer.h"
+#include "stage/lab_measurer.h"
 #include "stage/lab_session.h"
 #include "workload/registry.h"
 
@@ -27,7 +27,6 @@ using scenario::kMinBaselineRuns;
 using scenario::Plan;
 using scenario::PlannedStage;
 using scenario::Scenario;
-using scenario::StageMeasurer;
 
 namespace fs = std::filesystem;
 
@@ -359,7 +358,8 @@ report::Attribution attribute_stage(const Plan& plan, std::size_t index,
   const PlannedStage& st = plan.stages[index];
   const PlannedStage& ref = plan.stages[st.reference];
   std::vector<bisect::Candidate> candidates = attribution_candidates(st);
-  StageMeasurer measurer(lab, st.name, ref.settings, st.load, metric, progress);
+  stage::LabMeasurer measurer(lab, ref.settings, metric, st.load, st.name + " (attribution)",
+                              &progress);
   std::vector<knobs::Setting> all;
   for (const auto& c : candidates) all.push_back(c.change);
   measurer.seed(all, stage);
@@ -375,11 +375,11 @@ report::Attribution attribute_stage(const Plan& plan, std::size_t index,
   o.search.metric = metric;
   // The runs made before count as the search's samples of the same metric.
   for (const auto& m : stage.repeats)
-    o.search.known_bad.push_back(bisect::search_sample_of(metric, m));
+    o.search.known_bad.push_back(bisect::search_sample_of(metric, m, stage.evidence));
   // The reference's runs count when they measured the same load.
   if (reference.load == stage.load && reference.error.empty()) {
     for (const auto& m : known_good)
-      o.search.known_good.push_back(bisect::search_sample_of(metric, m));
+      o.search.known_good.push_back(bisect::search_sample_of(metric, m, reference.evidence));
     measurer.seed({}, reference);
   }
   o.observe = [&](const std::vector<knobs::Setting>& changes) { return measurer.observe(changes); };

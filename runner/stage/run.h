@@ -67,7 +67,7 @@ struct AttributionRuns {
 void add_repeats(report::StageResult& stage, const std::vector<report::StageResult>& more);
 
 // Names each knob's part in a measured stage (plan.stages[index].attribute), judged by
-// `metric`: bisect's attribution through a StageMeasurer over the lab session, reusing the
+// `metric`: bisect's attribution through stage::LabMeasurer over the lab session, reusing the
 // stage's runs and `known_good` (the reference configuration's runs nearest in time) as the
 // levels. The runs
 // of the reference and of the whole stage it made itself are returned in `runs`: run_plan

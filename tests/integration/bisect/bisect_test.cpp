@@ -1,5 +1,6 @@
-// Bisect on the real managed cluster through the real Measurer (bisect::LabMeasurer over the
-// one measuring seam, stage::LabSession): bad = ten harmless changes plus the two planner costs of
+// Bisect on the real managed cluster through the library function `pgslow bisect` calls
+// (stage::run_bisect: the one adapter, stage::LabMeasurer, over the one measuring seam,
+// stage::LabSession): bad = ten harmless changes plus the two planner costs of
 // the published run that make index scans look infinitely expensive. On select-only (an index
 // lookup per transaction) either cost alone forces sequential scans, so bisect must name them (one
 // round each, or both as one group) and nothing else, within a bounded number of runs, and leave
@@ -16,13 +17,15 @@
 
 #include "bisect/bisector.h"
 #include "bisect/configuration.h"
-#include "bisect/lab_measurer.h"
 #include "bisect/measurer.h"
 #include "common/progress.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
 #include "report/metric.h"
+#include "server/pg_versions.h"
+#include "stage/bisect_experiment.h"
+#include "stage/lab_measurer.h"
 #include "stage/lab_session.h"
 #include "tests/support/cluster_fixture.h"
 #include "workload/registry.h"
@@ -90,7 +93,7 @@ TEST(BisectLive, CostPerTransactionSamplesAreFiniteAndFollowTheWork) {
   SilentProgress progress;
   stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
   lab.prepare();
-  bisect::LabMeasurer measurer(lab, {}, report::Metric::kCpuPerTx);
+  stage::LabMeasurer measurer(lab, {}, report::Metric::kCpuPerTx);
   const std::vector<double> good = measurer.measure({}, 2);
   const std::vector<double> seq_scans =
       measurer.measure({{"random_page_cost", "1e300", {"test", 0, 0}}}, 1);
@@ -143,33 +146,24 @@ TEST(BisectLive, FindsThePlannerCostsAmongHarmlessChanges) {
   ASSERT_EQ(diff.candidates.size(), 12u);
   EXPECT_TRUE(diff.excluded.empty());
 
-  const workload::Workload& wl = workload::find_workload("select-only");
-  workload::WorkloadParams params;
-  params.scale = 1;
-  params.clients = 2;
-  ASSERT_FALSE(has_errors(wl.validate(params)));
-  stage::LabOptions lab_options;
-  lab_options.workdir = cluster().cluster_dir().parent_path();
-  lab_options.measure.warmup_s = 0.5;
-  lab_options.measure.duration_s = 2;
-
+  stage::BisectExperiment e;
+  e.good = good;
+  e.bad = bad;
+  e.workload = "select-only";
+  e.scale = 1;
+  e.clients = 2;
+  e.warmup_s = 0.5;
+  e.duration_s = 2;
+  e.repeats = 2;
+  e.workdir = cluster().cluster_dir().parent_path();
   SilentProgress progress;
-  bisect::Options bo;
-  bo.level_repeats = 2;
   bisect::Result r;
   {
     // The hog starts after the levels (about 4 runs of 2.5 s plus the load) and lasts the search.
     CpuHog hog(std::chrono::seconds(15), std::chrono::seconds(150));
-    stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
-    lab.prepare();
-    bisect::LabMeasurer measurer(lab, diff.good);
-    r = bisect::Bisector(measurer, diff.candidates, bo).run();
-    lab.finish();
-    EXPECT_EQ(lab.applies(), static_cast<int>(r.runs.size()));
-    // Bisect measures through the seam: every configuration has its evidence.
-    ASSERT_FALSE(measurer.results().empty());
-    EXPECT_FALSE(measurer.results().front().evidence.empty());
+    r = stage::run_bisect(e, server, catalog, progress);
   }
+  EXPECT_EQ(r.candidates.size(), 12u);
 
   ASSERT_TRUE(r.clearly_different) << r.conclusion;
   EXPECT_LT(r.bad_tps, r.good_tps / 5) << r.conclusion;
@@ -190,6 +184,135 @@ TEST(BisectLive, FindsThePlannerCostsAmongHarmlessChanges) {
   // The configuration is as it was.
   EXPECT_EQ(setting("random_page_cost"), before_rpc);
   EXPECT_EQ(setting("cpu_index_tuple_cost"), "0.005");
+}
+
+// Keeps the progress notes (the differing defaults are listed there before any run).
+class NotesProgress final : public Progress {
+ public:
+  void update(const std::string&) override {}
+  void note(const std::string& line) override { notes.push_back(line); }
+  bool has(const std::string& text) const {
+    for (const auto& n : notes)
+      if (n.find(text) != std::string::npos) return true;
+    return false;
+  }
+  std::vector<std::string> notes;
+};
+
+bisect::Configuration settings(const std::string& label,
+                               const std::vector<std::pair<std::string, std::string>>& values) {
+  bisect::Configuration c{label, {}};
+  for (const auto& [name, value] : values) c.settings.push_back({name, value, {label, 0, 0}});
+  return c;
+}
+
+stage::BisectExperiment short_runs(const std::string& workload) {
+  stage::BisectExperiment e;
+  e.workload = workload;
+  e.scale = 1;
+  e.clients = 4;
+  e.warmup_s = 0.5;
+  e.duration_s = 2;
+  e.repeats = 2;
+  e.workdir = cluster().cluster_dir().parent_path();
+  return e;
+}
+
+// An advisor-style file against the server's defaults, --direction faster --isolate: of its
+// changes only synchronous_commit = off makes tpcb-like faster (no WAL flush waited for at
+// each commit); the others are logging and planner settings that its primary-key lookups and
+// updates never feel. The tally names it as the one that helped, and nothing as hurting.
+TEST(BisectLive, DirectionFasterNamesTheAdvisorsChangeThatHelps) {
+  knobs::Catalog catalog = knobs::Catalog::load_default();
+  stage::BisectExperiment e = short_runs("tpcb-like");
+  e.good = {"default", {}};
+  e.bad = settings("advisor.conf", {{"default_statistics_target", "150"},
+                                    {"effective_cache_size", "2GB"},
+                                    {"log_checkpoints", "off"},
+                                    {"log_min_duration_statement", "10s"},
+                                    {"synchronous_commit", "off"},
+                                    {"cpu_tuple_cost", "0.02"}});
+  e.metric.better = true;
+  e.isolate = true;
+  SilentProgress progress;
+  const bisect::Result r = stage::run_bisect(e, cluster(), catalog, progress);
+  ASSERT_TRUE(r.clearly_different) << r.conclusion;
+  ASSERT_TRUE(r.attribution) << r.conclusion;
+  std::set<std::string> found;
+  for (const auto& g : r.culprits) found.insert(g.knobs.begin(), g.knobs.end());
+  EXPECT_EQ(found, std::set<std::string>{"synchronous_commit"}) << r.conclusion;
+  const std::string tally = report::attribution_tally(bisect::to_report(r));
+  EXPECT_EQ(tally.find("advisor.conf's 6 changes: 1 helped (synchronous_commit TPS +"), 0u)
+      << tally;
+  EXPECT_NE(tally.find(", 0 hurt"), std::string::npos) << tally;
+  EXPECT_EQ(setting("synchronous_commit"), "on");
+}
+
+// At a fixed rate the server keeps up with, commit_delay = 100 ms with commit_siblings = 0
+// makes every commit's WAL flush wait 100 ms (PostgreSQL waits only when at least
+// commit_siblings other transactions are active, and 0 means always): TPS stays at the rate
+// while the p99 jumps. Measured with `pgslow bisect --workload tpcb-like --rate 10 --clients 4
+// --duration 4`: 10.2 TPS for both by --metric tps ("not clearly different"), p99 9.5 ms ->
+// 1.3 s by --metric p99. Neither knob does it alone, so the culprit is the pair, found as an
+// interaction among harmless changes. A wait, not CPU work: a busy machine moves good's p99
+// by tens of percent, not a hundredfold.
+TEST(BisectLive, MetricP99FindsAKnobThatOnlyMovesTheLatency) {
+  knobs::Catalog catalog = knobs::Catalog::load_default();
+  stage::BisectExperiment e = short_runs("tpcb-like");
+  e.rate = 10;
+  e.duration_s = 4;
+  e.repeats = 3;
+  e.good = {"default", {}};
+  e.bad = settings("bad", {{"work_mem", "8MB"},
+                           {"effective_cache_size", "2GB"},
+                           {"default_statistics_target", "150"},
+                           {"bgwriter_delay", "100ms"},
+                           {"commit_delay", "100000"},
+                           {"commit_siblings", "0"}});
+  e.metric = report::Metric::kP99;
+  SilentProgress progress;
+  const bisect::Result r = stage::run_bisect(e, cluster(), catalog, progress);
+  ASSERT_TRUE(r.clearly_different) << r.conclusion;
+  std::set<std::string> found;
+  for (const auto& g : r.culprits) found.insert(g.knobs.begin(), g.knobs.end());
+  EXPECT_EQ(found, (std::set<std::string>{"commit_delay", "commit_siblings"})) << r.conclusion;
+  EXPECT_NE(r.conclusion.find("(slower only together: p99 "), std::string::npos) << r.conclusion;
+  EXPECT_EQ(setting("commit_delay"), "0");
+}
+
+// --good-version 16 --bad-version 18: the defaults that differ, read from each version's own
+// postgres program, listed before the runs, applied to this server, and measured (tiny runs).
+TEST(BisectLive, VersionDefaultsAreListedAndRun) {
+  for (int major : {16, 18})
+    if (!server::installed_pg_bin(major, server::pg_cache_root()))
+      GTEST_SKIP() << "PostgreSQL " << major << " is not installed (`pgslow server install "
+                   << major << "`)";
+  knobs::Catalog catalog = knobs::Catalog::load_default();
+  stage::BisectExperiment e = short_runs("tpcb-like");
+  e.clients = 2;
+  e.duration_s = 1;
+  e.warmup_s = 0.3;
+  e.good_version = 16;
+  e.bad_version = 18;
+  NotesProgress progress;
+  const bisect::Result r = stage::run_bisect(e, cluster(), catalog, progress);
+  EXPECT_TRUE(progress.has("built-in defaults differ between PostgreSQL 16 and 18"));
+  // 18 raised both I/O concurrency defaults to 16 (from 1 and 10).
+  EXPECT_TRUE(progress.has("effective_io_concurrency")) << progress.notes.front();
+  EXPECT_TRUE(progress.has("1 -> 16"));
+  EXPECT_EQ(r.good_label, "PostgreSQL 16 defaults");
+  EXPECT_EQ(r.bad_label, "PostgreSQL 18 defaults");
+  bool eic = false;
+  for (const auto& c : r.candidates) eic = eic || c.change.name == "effective_io_concurrency";
+  EXPECT_TRUE(eic);
+  // It ran: the two levels at least.
+  EXPECT_GE(r.total_runs, 4);
+  // Settings 16 lacks are named, not dropped.
+  bool io_method = false;
+  for (const auto& x : r.excluded)
+    io_method = io_method || (x.setting.name == "io_method" &&
+                              x.reason.find("new in PostgreSQL 18") != std::string::npos);
+  EXPECT_TRUE(io_method);
 }
 
 }  // namespace

@@ -28,9 +28,55 @@ TEST(Metric, NamesParseAndAnUnknownOneListsTheValidOnes) {
   EXPECT_EQ(parse_metric("p99"), Metric::kP99);
   EXPECT_FALSE(parse_metric("latency"));
   EXPECT_FALSE(parse_metric("TPS "));
-  EXPECT_EQ(metric_names(), "tps, cpu_per_tx or p99");
+  EXPECT_NE(metric_names().find("wal_bytes_per_tx"), std::string::npos);
   for (Metric m : {Metric::kTps, Metric::kCpuPerTx, Metric::kP99})
     EXPECT_EQ(parse_metric(metric_name(m)), m);
+}
+
+TEST(Metric, AnEvidenceKeyPerTransactionIsACostInItsOwnWords) {
+  const auto wal = parse_metric("wal_bytes_per_tx");
+  ASSERT_TRUE(wal);
+  EXPECT_EQ(wal->kind, Metric::Kind::kEvidencePerTx);
+  EXPECT_EQ(wal->evidence, "wal_bytes");
+  EXPECT_EQ(metric_name(*wal), "wal_bytes_per_tx");
+  const auto blocks = parse_metric("blocks_read");
+  ASSERT_TRUE(blocks);
+  EXPECT_EQ(metric_name(*blocks), "blocks_read");
+  EXPECT_FALSE(parse_metric("buffer_hit_ratio")) << "a ratio is not counted per transaction";
+  EXPECT_FALSE(parse_metric("checkpoints_timed")) << "counted per minute, not per transaction";
+  // Per committed transaction, from the run's own evidence; none reads as the floor.
+  const Measurement m = run_of(500, 5000, 2.5, 4200);
+  EXPECT_DOUBLE_EQ(*metric_value(*wal, m, {{"wal_bytes", 5e6}}), 1000);
+  EXPECT_FALSE(metric_value(*wal, m, {}));
+  EXPECT_DOUBLE_EQ(*metric_value(*blocks, m, {{"blocks_read", 0}}), 1e-3);
+  EXPECT_EQ(format_metric_change(*wal, 1 / 1.35), "WAL/tx +35.0%");
+  EXPECT_EQ(format_metric_change(*blocks, 1 / 3.1), "blocks_read/tx 3.1x higher");
+  EXPECT_EQ(format_metric_value(*wal, search_sample(*wal, 1234)), "1,234 B WAL/tx");
+}
+
+TEST(Metric, DirectionFasterFlipsTheSamplesAndNothingElse) {
+  Metric tps = Metric::kTps;
+  tps.better = true;
+  // The search's samples: higher is "better" for the search = lower TPS.
+  EXPECT_DOUBLE_EQ(search_sample(tps, 500), 1.0 / 500);
+  EXPECT_DOUBLE_EQ(search_sample(tps, search_sample(tps, 500)), 500);
+  // A change that doubles TPS is half the search's sample, and reads as TPS doubled.
+  EXPECT_EQ(format_metric_change(tps, 0.5), format_change(2.0));
+  EXPECT_EQ(worse_word(tps), "faster");
+  EXPECT_EQ(direction_name(tps), "faster");
+  Metric p99 = Metric::kP99;
+  p99.better = true;
+  EXPECT_DOUBLE_EQ(search_sample(p99, 4200), 4200);
+  EXPECT_EQ(format_metric_change(p99, 0.5), "p99 2.0x lower");
+  // A configuration the server rejects: the worst for the user either way, so a cause when
+  // looking for worse, and never a helper when looking for better.
+  EXPECT_LT(rejected_sample(Metric::kTps), 1e-9);
+  EXPECT_GT(rejected_sample(tps), 1e9);
+  const EffectInterval e{0.5, 0.4, 0.6, 3, 3, 1000, 0};
+  const EffectInterval shown = in_metric_terms(tps, e);
+  EXPECT_DOUBLE_EQ(shown.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(shown.low, 1 / 0.6);
+  EXPECT_EQ(in_metric_terms(tps, shown), e);
 }
 
 TEST(Metric, ValuesOfARunAndTheirDirection) {

@@ -1,0 +1,64 @@
+#pragma once
+// `pgslow bisect` as one library function (docs/bisect.md): validate everything against the
+// live server, then search the difference between a good and a bad configuration through the
+// one adapter (stage/lab_measurer.h) over one lab session, and always restore. The command
+// only parses its options into BisectExperiment and renders the result; the integration tests
+// call this too.
+//
+//   stage::BisectExperiment e;
+//   e.good = bisect::load_configuration("default", catalog);
+//   e.bad = bisect::load_configuration("advisor.conf", catalog);
+//   e.metric.better = true;                         // --direction faster
+//   bisect::Result r = stage::run_bisect(e, server, catalog, progress);
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bisect/configuration.h"
+#include "bisect/result.h"
+#include "common/progress.h"
+#include "knobs/catalog.h"
+#include "report/model.h"
+#include "server/server_control.h"
+#include "server/target.h"
+
+namespace pgslow::stage {
+
+struct BisectExperiment {
+  bisect::Configuration good;
+  bisect::Configuration bad;
+  // Settings the sources left out before the comparison (--bad-from's server files, a
+  // version's settings the other lacks), each with its reason: reported with the excluded.
+  std::vector<bisect::Excluded> left_out;
+  // --good-version/--bad-version (both or neither): good and bad are the built-in defaults that
+  // differ between the two majors (bisect/sources.h), read once the server under test is
+  // known; the list is printed before any run. 0: good and bad are as given.
+  int good_version = 0;
+  int bad_version = 0;
+  std::string workload = "tpcb-like";
+  int scale = 1;
+  int clients = 4;
+  // Transactions per second in total (fixed-rate arrivals); 0: closed loop. Under a rate the
+  // server keeps up with, TPS stays at the rate and a slower configuration shows in the
+  // latency (--metric p99).
+  double rate = 0;
+  double duration_s = 10;
+  double warmup_s = 2;
+  int repeats = 3;
+  int max_repeats = 5;
+  double min_effect = 0.10;  // a fraction: bad must differ from good at least this much
+  bool isolate = false;      // also each change's part (the attribution of `run --attribute`)
+  report::Metric metric = report::Metric::kTps;  // and the direction (Metric::better)
+  std::optional<server::TargetSpec> target;      // for the journal (recovery by another process)
+  std::filesystem::path workdir;
+};
+
+// Throws InputError (every problem of the options and of good, with where it came from)
+// before anything changes on the server; RuntimeError when a run fails (the configuration is
+// restored first). Progress: the plan line, then one line per measurer call.
+bisect::Result run_bisect(const BisectExperiment& e, server::ServerControl& server,
+                          const knobs::Catalog& catalog, Progress& progress);
+
+}  // namespace pgslow::stage

@@ -1,0 +1,127 @@
+#include "stage/lab_measurer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "apply/interrupt.h"
+#include "common/errors.h"
+#include "common/strings.h"
+#include "report/evidence_info.h"
+#include "report/summary.h"
+
+namespace pgslow::stage {
+namespace {
+
+// A configuration's key: its changes by name, in name order.
+std::string key_of(const std::vector<knobs::Setting>& changes) {
+  std::vector<std::string> parts;
+  for (const auto& s : changes) parts.push_back(to_lower(s.name) + "=" + s.value);
+  std::sort(parts.begin(), parts.end());
+  return join(parts, "\n");
+}
+
+// The evidence as the report compares it: per transaction, per minute, or as is (docs/evidence.md).
+std::map<std::string, double> normalised(const report::StageResult& r) {
+  std::map<std::string, double> out;
+  for (const auto& [key, raw] : r.evidence) {
+    if (key == "latency_p99") {
+      out[key] = raw;
+    } else if (report::evidence_info(key).scale != report::EvidenceScale::kDriver) {
+      if (auto v = report::normalised_evidence(r, key)) out[key] = *v;
+    }
+  }
+  return out;
+}
+
+// "the reference", "wal_sync_method, commit_delay", "12 knobs".
+std::string what_of(const std::vector<knobs::Setting>& changes) {
+  std::vector<std::string> names;
+  for (const auto& s : changes) names.push_back(s.name);
+  return changes.empty()       ? "the reference"
+         : changes.size() <= 3 ? join(names, ", ")
+                               : fmt::format("{} knobs", changes.size());
+}
+
+}  // namespace
+
+LabMeasurer::LabMeasurer(LabSession& lab, std::vector<knobs::Setting> base, report::Metric metric,
+                         report::LoadSettings load, std::string name, Progress* progress)
+    : lab_(lab),
+      base_(std::move(base)),
+      metric_(std::move(metric)),
+      load_(load),
+      name_(std::move(name)),
+      progress_(progress) {}
+
+report::StageResult LabMeasurer::measure_runs(const Configuration& configuration, int repeats,
+                                              std::vector<double>& samples) {
+  const bool per_run = report::needs_evidence(metric_) && repeats > 1;
+  report::StageResult all;
+  for (int done = 0; done < repeats;) {
+    const int n = per_run ? 1 : repeats;
+    report::StageResult r = lab_.measure(configuration, load_, n);
+    apply::InterruptGuard::throw_if_interrupted();
+    if (!r.error.empty()) return r;  // the caller applies the failure rule
+    for (const auto& m : r.repeats) {
+      // One run per call when per_run: the stage's evidence is that run's.
+      samples.push_back(bisect::search_sample_of(metric_, m, r.evidence));
+    }
+    if (done == 0) {
+      all = std::move(r);
+    } else {
+      all.repeats.insert(all.repeats.end(), r.repeats.begin(), r.repeats.end());
+    }
+    done += n;
+  }
+  return all;
+}
+
+std::vector<double> LabMeasurer::measure(const std::vector<knobs::Setting>& changes, int repeats) {
+  ++calls_;
+  const std::string what = what_of(changes);
+  if (progress_ != nullptr)
+    progress_->note(fmt::format("  {} {}: {} ({} run{})", name_, calls_, what, repeats,
+                                repeats == 1 ? "" : "s"));
+  Configuration configuration;
+  configuration.name =
+      fmt::format("{}: {} change{}", name_, changes.size(), changes.size() == 1 ? "" : "s");
+  configuration.settings = knobs::overlay(base_, changes);
+  std::vector<double> samples;
+  report::StageResult r = measure_runs(configuration, repeats, samples);
+  if (!r.error.empty()) {
+    if (!stage::rejected(r))
+      throw RuntimeError(fmt::format("{}: the reference with {}: {}", name_, what, r.error));
+    // A measured outcome: worst for the user on this metric (the failure rule above).
+    ++rejected_;
+    samples.assign(static_cast<std::size_t>(repeats), report::rejected_sample(metric_));
+    results_.push_back(std::move(r));
+    last_was_reference_ = changes.empty();
+    return samples;
+  }
+  bisect::Observation& o = seen_[key_of(changes)];
+  for (const auto& m : r.repeats) o.transactions += m.committed + m.rolled_back;
+  o.evidence = normalised(r);
+  last_was_reference_ = changes.empty();
+  if (changes.empty())
+    reference_runs_.insert(reference_runs_.end(), r.repeats.begin(), r.repeats.end());
+  else if (!stage_key_.empty() && key_of(changes) == stage_key_)
+    stage_runs_.push_back(r);
+  results_.push_back(std::move(r));
+  return samples;
+}
+
+void LabMeasurer::seed(const std::vector<knobs::Setting>& changes,
+                       const report::StageResult& runs) {
+  if (!changes.empty()) stage_key_ = key_of(changes);
+  bisect::Observation& o = seen_[key_of(changes)];
+  for (const auto& m : runs.repeats) o.transactions += m.committed + m.rolled_back;
+  o.evidence = normalised(runs);
+}
+
+bisect::Observation LabMeasurer::observe(const std::vector<knobs::Setting>& changes) const {
+  auto it = seen_.find(key_of(changes));
+  return it == seen_.end() ? bisect::Observation{} : it->second;
+}
+
+}  // namespace pgslow::stage
