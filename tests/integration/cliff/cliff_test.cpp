@@ -19,6 +19,7 @@
 #include "common/process.h"
 #include "pg/connection.h"
 #include "tests/support/cluster_fixture.h"
+#include "tests/support/server_state.h"
 
 namespace pgslow {
 namespace {
@@ -26,31 +27,12 @@ namespace {
 namespace fs = std::filesystem;
 using testing::cluster;
 using testing::conninfo;
-
-struct ServerState {
-  std::string auto_conf_sha256;
-  std::map<std::string, std::string> settings;  // pg_settings name -> setting
-};
-
-ServerState server_state() {
-  ServerState s;
-  s.auto_conf_sha256 = apply::sha256_hex(read_file(*cluster().data_dir() / "postgresql.auto.conf"));
-  pg::Connection conn = pg::Connection::open(conninfo());
-  pg::Result r = conn.exec("SELECT name, setting FROM pg_settings");
-  for (int i = 0; i < r.rows(); ++i)
-    s.settings[std::string(r.get(i, 0))] = std::string(r.get(i, 1));
-  return s;
-}
+using testing::expect_restored;
+using testing::server_state;
+using testing::ServerState;
 
 fs::path workdir() {
   return cluster().cluster_dir().parent_path();
-}
-
-void expect_restored(const ServerState& before) {
-  const ServerState after = server_state();
-  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
-  EXPECT_EQ(before.settings, after.settings);
-  EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
 }
 
 ProcessResult pgslow(std::vector<std::string> args) {

@@ -26,6 +26,7 @@
 #include "report/switchback.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
+#include "tests/support/server_state.h"
 
 namespace pgslow {
 namespace {
@@ -33,32 +34,12 @@ namespace {
 namespace fs = std::filesystem;
 using testing::cluster;
 using testing::conninfo;
-
-struct ServerState {
-  std::string auto_conf_sha256;
-  std::map<std::string, std::string> settings;  // pg_settings name -> setting
-};
-
-ServerState server_state() {
-  ServerState s;
-  s.auto_conf_sha256 = apply::sha256_hex(read_file(*cluster().data_dir() / "postgresql.auto.conf"));
-  pg::Connection conn = pg::Connection::open(conninfo());
-  pg::Result r = conn.exec("SELECT name, setting FROM pg_settings");
-  for (int i = 0; i < r.rows(); ++i)
-    s.settings[std::string(r.get(i, 0))] = std::string(r.get(i, 1));
-  return s;
-}
+using testing::expect_restored;
+using testing::server_state;
+using testing::ServerState;
 
 fs::path workdir() {
   return cluster().cluster_dir().parent_path();
-}
-
-// The configuration is back, byte for byte and value for value, and the journal is gone.
-void expect_restored(const ServerState& before) {
-  const ServerState after = server_state();
-  EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
-  EXPECT_EQ(before.settings, after.settings);
-  EXPECT_FALSE(fs::exists(workdir() / "journal.json"));
 }
 
 // One CSV line's fields, RFC 4180 quoting.
@@ -527,8 +508,8 @@ workload:
   scale: 1
   clients: 2
 measure:
-  warmup: 2s
-  duration: 3s
+  warmup: 500ms
+  duration: 1s
 mode: isolated
 sweep:
   shared_buffers: [128MB, 32MB, 8MB, 2MB, 1MB, 256kB]

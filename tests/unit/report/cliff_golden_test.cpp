@@ -10,27 +10,10 @@
 #include <sstream>
 
 #include "report/cliff.h"
+#include "tests/unit/report/golden.h"
 
 namespace pgslow::report {
 namespace {
-
-const std::filesystem::path kGoldenDir =
-    std::filesystem::path(PGSLOW_SOURCE_DIR) / "tests/unit/report/golden";
-
-void check_golden(const std::string& file, const std::string& actual) {
-  const auto path = kGoldenDir / file;
-  const char* update = std::getenv("PGSLOW_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path, std::ios::binary) << actual;
-    GTEST_SKIP() << "updated " << path;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << path << " is missing; run with PGSLOW_UPDATE_GOLDEN=1 to create it";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str())
-      << "output differs from " << path << "; if intended, rerun with PGSLOW_UPDATE_GOLDEN=1";
-}
 
 CliffPoint point(const std::string& value, double kb, int order, double ratio, double low,
                  double high, CliffVerdict verdict, std::uint64_t tx, double temp_files) {

@@ -1,6 +1,8 @@
 // Golden-file tests: each renderer's output for the sample run, byte for byte.
 // Regenerate after an intended change with PGSLOW_UPDATE_GOLDEN=1 and review the diff.
 
+#include "tests/unit/report/golden.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -14,24 +16,6 @@
 
 namespace pgslow::report {
 namespace {
-
-const std::filesystem::path kGoldenDir =
-    std::filesystem::path(PGSLOW_SOURCE_DIR) / "tests/unit/report/golden";
-
-void check_golden(const std::string& file, const std::string& actual) {
-  const auto path = kGoldenDir / file;
-  const char* update = std::getenv("PGSLOW_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path, std::ios::binary) << actual;
-    GTEST_SKIP() << "updated " << path;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << path << " is missing; run with PGSLOW_UPDATE_GOLDEN=1 to create it";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str())
-      << "output differs from " << path << "; if intended, rerun with PGSLOW_UPDATE_GOLDEN=1";
-}
 
 std::string render(std::string_view format, const Run& run) {
   std::ostringstream out;
