@@ -9,23 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "bisect/measurer.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/paths.h"
 #include "common/progress.h"
-#include "common/strings.h"
-#include "driver/driver.h"
-#include "knobs/validate.h"
-#include "knobs/value.h"
-#include "pg/connection.h"
 #include "report/cliff.h"
 #include "report/metric.h"
-#include "report/stats.h"
 #include "server/target.h"
 #include "stage/cliff_experiment.h"
-#include "stage/lab_session.h"
-#include "workload/registry.h"
 
 namespace pgslow::cli {
 namespace {
@@ -67,99 +58,34 @@ void write_output(const std::string& path, const std::string& text, Progress& pr
 
 void cliff_command(Context& ctx, const CliffArgs& a) {
   before_command(ctx, "cliff");
-  std::vector<ConfigError> problems;
-  auto bad_option = [&](const std::string& message) {
-    problems.push_back({{"command line", 0, 0}, message, "", ConfigError::Severity::kError});
-  };
-  if (a.repeats < 3)
-    bad_option(
-        "--repeats must be at least 3: a point's interval needs three runs against the "
-        "baseline");
-  if (a.max_looks < 1) bad_option("--max-looks must be at least 1");
-  if (!(a.resolution > 1))
-    bad_option("--resolution must be above 1: the factor between neighbouring values (2, 1.25)");
-  if (a.duration <= 0) bad_option("--duration must be positive (seconds)");
-  if (a.warmup < 0) bad_option("--warmup must not be negative (seconds)");
-
-  knobs::Catalog catalog = knobs::Catalog::load_default();
-  const workload::Workload& wl = workload::find_workload(a.scripts.empty() ? a.workload : "script");
-  workload::WorkloadParams params;
-  params.scale = a.scale;
-  params.clients = a.clients;
-  // --script adds to the script workload's `scripts` option, relative to the working directory.
-  for (const auto& s : a.scripts) {
-    std::string& list = params.options["scripts"];
-    list += (list.empty() ? "" : ",") + s;
-  }
-  for (auto& p : wl.validate(params)) problems.push_back(p);
-  driver::DriverOptions options;
-  options.clients = params.clients;
-  options.duration_s = a.duration;
-  options.warmup_s = a.warmup;
-  for (auto& p : driver::validate(options)) problems.push_back(p);
-  if (has_errors(problems)) throw InputError(problems);
-
-  server::TargetSpec spec = target_spec(ctx, a.target);
-  std::unique_ptr<server::ServerControl> server = server::open_target(spec);
-  const report::Metric metric = a.metric.value_or(report::Metric::kTps);
-  bisect::require_measurable(metric, *server);
-
-  stage::CliffExperimentOptions eo;
-  eo.knob = a.knob;
-  eo.from = a.from;
-  eo.to = a.to;
-  eo.search.metric = metric;
-  eo.search.resolution = a.resolution;
-  eo.search.repeats = a.repeats;
-  eo.search.max_looks = a.max_looks;
-
-  // Validation first: nothing changes on the server before the knob and both values are
-  // known to be in its range.
-  knobs::ServerSettings live;
-  {
-    pg::Connection conn = pg::Connection::open(server->conninfo());
-    live = knobs::ServerSettings::read(conn);
-  }
-  const bisect::CliffSpace space = stage::cliff_space(eo, catalog, live);
-  const auto grid = bisect::cliff_grid(space, a.resolution);
-
+  stage::CliffExperiment e;
+  e.options.knob = a.knob;
+  e.options.from = a.from;
+  e.options.to = a.to;
+  e.options.search.metric = a.metric.value_or(report::Metric::kTps);
+  e.options.search.resolution = a.resolution;
+  e.options.search.repeats = a.repeats;
+  e.options.search.max_looks = a.max_looks;
+  e.workload = a.workload;
+  e.scripts = a.scripts;
+  e.scale = a.scale;
+  e.clients = a.clients;
+  e.duration_s = a.duration;
+  e.warmup_s = a.warmup;
+  e.target = target_spec(ctx, a.target);
+  e.workdir = ctx.workdir;
+  std::unique_ptr<server::ServerControl> server = server::open_target(*e.target);
   std::unique_ptr<Progress> progress;
   if (ctx.verbosity == Verbosity::kQuiet)
     progress = std::make_unique<SilentProgress>();
   else
     progress = std::make_unique<ConsoleProgress>();
-  const std::string workload_text =
-      fmt::format("{} at scale {}, {} clients, {:g} s runs after {:g} s of warm-up",
-                  a.scripts.empty() ? a.workload : "script " + join(a.scripts, ", "), params.scale,
-                  params.clients, a.duration, a.warmup);
-  progress->note(fmt::format(
-      "cliff {} from {} to {} on {} (PostgreSQL {}): {} steps of at most {}x, at most {} points "
-      "of {} runs each between runs of {}; {}, judged by {}",
-      space.knob, knobs::format_with_unit(space.from, space.unit), a.to, server->describe(),
-      live.major, grid.size() - 1, fmt::format("{:g}", a.resolution),
-      bisect::cliff_max_points(static_cast<int>(grid.size()) - 1), a.repeats,
-      knobs::format_with_unit(space.from, space.unit), workload_text, report::metric_name(metric)));
-  eo.search.on_point = [&](const report::CliffPoint& p) { progress->note(point_line(p, metric)); };
-
-  stage::LabOptions lab_options;
-  lab_options.target = spec;
-  lab_options.workdir = ctx.workdir;
-  lab_options.command = "pgslow cliff";
-  lab_options.measure.warmup_s = a.warmup;
-  lab_options.measure.duration_s = a.duration;
-  stage::LabSession lab(*server, catalog, wl, params, lab_options, *progress);
-  lab.prepare();  // the template, once; a matching one is reused
-  report::CliffResult result;
-  try {
-    result = stage::run_cliff(lab, space, eo);
-  } catch (...) {
-    // Put the configuration back before the error (or Ctrl-C) reaches the user.
-    lab.restore_after_error();
-    throw;
-  }
-  lab.finish();
-  result.workload = workload_text;
-  result.server = fmt::format("{} (PostgreSQL {})", server->describe(), live.major);
+  const report::Metric metric = e.options.search.metric;
+  e.options.search.on_point = [&](const report::CliffPoint& p) {
+    progress->note(point_line(p, metric));
+  };
+  const knobs::Catalog catalog = knobs::Catalog::load_default();
+  const report::CliffResult result = stage::run_cliff_experiment(e, *server, catalog, *progress);
 
   std::ostringstream console;
   report::render_cliff_console(result, console);

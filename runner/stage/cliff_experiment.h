@@ -8,13 +8,19 @@
 //   stage::LabSession lab(...); lab.prepare();
 //   report::CliffResult r = run_cliff(lab, space, options);           // the caller restores
 
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "bisect/cliff.h"
+#include "common/progress.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "report/cliff.h"
+#include "server/server_control.h"
+#include "server/target.h"
 #include "stage/lab_session.h"
 
 namespace pgslow::stage {
@@ -32,6 +38,26 @@ struct CliffExperimentOptions {
 // the range allowed, or the knob when the server has no such numeric parameter.
 bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knobs::Catalog& catalog,
                                const knobs::ServerSettings& live);
+
+// `pgslow cliff` whole: the workload, the runs and the server, as the command line gives them.
+struct CliffExperiment {
+  CliffExperimentOptions options;
+  std::string workload = "tpcb-like";
+  std::vector<std::string> scripts;  // pgbench script files FILE[@WEIGHT]: the script workload
+  int scale = 1;
+  int clients = 4;
+  double duration_s = 10;
+  double warmup_s = 2;
+  std::optional<server::TargetSpec> target;  // for the journal (recovery by another process)
+  std::filesystem::path workdir;
+};
+
+// Checks the options, the workload and the knob's range on the live server before anything
+// changes (InputError naming every problem), prints the plan line, runs the search in one lab
+// session and always restores (also when a run fails or Ctrl-C comes: the error propagates
+// after the restore). Progress: the plan line, then a line per point (options.search.on_point).
+report::CliffResult run_cliff_experiment(CliffExperiment e, server::ServerControl& server,
+                                         const knobs::Catalog& catalog, Progress& progress);
 
 // Runs the search on `lab` (prepared). The configuration is the lab's to restore: the caller
 // calls lab.finish(), or lab.restore_after_error() when this throws.
