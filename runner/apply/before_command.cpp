@@ -22,6 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Commands that only read: they neither wait for nor refuse because of another pgslow at
+// work, and do not create a workdir. They still repair an interrupted run when they can.
 bool is_read_only(const std::string& command) {
   static const std::set<std::string> kReadOnly = {
       "status",       "knobs list",   "knobs show",    "knobs docs",
@@ -74,6 +76,8 @@ void repair_before_command(const fs::path& workdir, const server::TargetSpec& ma
     return;
   }
 
+  const std::string what_ran =
+      printable(j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`");
   const std::string restore_hint = "`" + command_for(j, "restore") + "`";
   if (wj.condition == JournalCondition::kKept) {
     if (is_command(command, {"apply", "restore", "recover", "status"}) ||
@@ -90,8 +94,7 @@ void repair_before_command(const fs::path& workdir, const server::TargetSpec& ma
   // server's journal holds commands and paths that pgslow uses only when the user names the
   // same server.
   if (!journal_matches_target(j, managed)) {
-    spdlog::warn("an interrupted {} left {} changed ({}); `{}` restores it",
-                 printable(j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`"),
+    spdlog::warn("an interrupted {} left {} changed ({}); `{}` restores it", what_ran,
                  printable(j.server.description), printable(j.settings_summary()),
                  command_for(j, "recover"));
     return;
@@ -100,8 +103,7 @@ void repair_before_command(const fs::path& workdir, const server::TargetSpec& ma
   spdlog::warn(
       "the {} by pid {} was interrupted and left {} changed ({}); restoring its original "
       "configuration before anything else",
-      printable(j.command.empty() ? std::string("pgslow run") : "`" + j.command + "`"), j.owner.pid,
-      printable(j.server.description), printable(j.settings_summary()));
+      what_ran, j.owner.pid, printable(j.server.description), printable(j.settings_summary()));
   InterruptGuard guard;
   try {
     RestoreOutcome out = restore_from_journal(workdir, *wj.journal, managed);

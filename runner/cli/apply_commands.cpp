@@ -334,8 +334,6 @@ void status_command(Context& ctx, const TargetOptions& targs) {
     fmt::print("\n`pgslow restore` puts the original configuration back.\n");
 }
 
-// Commands that only read: they neither wait for nor refuse because of another pgslow at
-// work, and do not create a workdir. They still repair an interrupted run when they can.
 }  // namespace
 
 void add_apply_commands(CLI::App& app, Context& ctx) {

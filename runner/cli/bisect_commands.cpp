@@ -9,22 +9,16 @@
 #include <sstream>
 
 #include "bisect/attribution.h"
-#include "bisect/bisector.h"
 #include "bisect/configuration.h"
 #include "bisect/sources.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/paths.h"
 #include "common/progress.h"
-#include "common/strings.h"
-#include "driver/driver.h"
-#include "knobs/validate.h"
-#include "pg/connection.h"
 #include "report/bisect.h"
 #include "report/metric.h"
 #include "server/target.h"
 #include "stage/bisect_experiment.h"
-#include "workload/registry.h"
 
 namespace pgslow::cli {
 namespace {
@@ -81,11 +75,7 @@ void bisect_command(Context& ctx, BisectArgs& a) {
   e.target = spec;
   e.workdir = ctx.workdir;
   std::unique_ptr<server::ServerControl> server = server::open_target(spec);
-  std::unique_ptr<Progress> progress;
-  if (ctx.verbosity == Verbosity::kQuiet)
-    progress = std::make_unique<SilentProgress>();
-  else
-    progress = std::make_unique<ConsoleProgress>();
+  std::unique_ptr<Progress> progress = command_progress(ctx);
 
   const bisect::Result result = stage::run_bisect(e, *server, catalog, *progress);
 
@@ -93,15 +83,12 @@ void bisect_command(Context& ctx, BisectArgs& a) {
   std::ostringstream console;
   report::render_bisect_console(shown, console);
   std::cout << console.str() << std::flush;
-  if (!a.json.empty()) {
-    write_file_durably(a.json, report::bisect_to_json(shown).dump(2) + "\n");
-    progress->note("wrote " + a.json);
-  }
+  if (!a.json.empty())
+    write_requested_output(a.json, report::bisect_to_json(shown).dump(2) + "\n", *progress);
   if (!a.markdown.empty()) {
     std::ostringstream md;
     report::render_bisect_markdown(shown, md);
-    write_file_durably(a.markdown, md.str());
-    progress->note("wrote " + a.markdown);
+    write_requested_output(a.markdown, md.str(), *progress);
   }
 }
 

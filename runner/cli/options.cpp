@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/paths.h"
 #include "common/strings.h"
 #include "knobs/evidence_keys.h"
 #include "report/metric.h"
@@ -47,6 +48,16 @@ void add_metric_option(CLI::App* cmd, std::optional<report::Metric>& metric,
       "wal_bytes_per_tx, or an evidence key per committed transaction (blocks_read, temp_bytes, "
       "...); every one but tps is a cost, lower is better; " +
           what);
+}
+
+std::unique_ptr<Progress> command_progress(const Context& ctx) {
+  if (ctx.verbosity == Verbosity::kQuiet) return std::make_unique<SilentProgress>();
+  return std::make_unique<ConsoleProgress>();
+}
+
+void write_requested_output(const std::string& path, const std::string& text, Progress& progress) {
+  write_file_durably(path, text);
+  progress.note("wrote " + path);
 }
 
 }  // namespace pgslow::cli

@@ -2,9 +2,12 @@
 // Options several commands share, defined once.
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "cli/context.h"
+#include "common/progress.h"
 #include "driver/driver.h"
 #include "report/model.h"
 
@@ -22,5 +25,11 @@ std::optional<report::Metric> parse_metric_option(const std::string& name, std::
 // `what` ends the help text ("default tps").
 void add_metric_option(CLI::App* cmd, std::optional<report::Metric>& metric,
                        const std::string& what);
+
+// The progress lines of a command that measures: on the console, none with --quiet.
+std::unique_ptr<Progress> command_progress(const Context& ctx);
+
+// Writes a result file the user asked for (--json FILE, ...) durably, and says so.
+void write_requested_output(const std::string& path, const std::string& text, Progress& progress);
 
 }  // namespace pgslow::cli

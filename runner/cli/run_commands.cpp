@@ -1,26 +1,19 @@
 // `pgslow run SCENARIO` and `pgslow plan SCENARIO`.
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 
-#include "apply/interrupt.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/scenario_support.h"
 #include "common/paths.h"
-#include "common/printable.h"
 #include "common/progress.h"
 #include "common/strings.h"
-#include "knobs/validate.h"
-#include "pg/connection.h"
 #include "report/reporter.h"
 #include "report/versions.h"
 #include "scenario/plan.h"
-#include "server/managed_cluster.h"
 #include "server/pg_versions.h"
 #include "server/target.h"
 #include "stage/run.h"

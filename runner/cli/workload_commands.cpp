@@ -83,12 +83,7 @@ const workload::Workload& resolve(WorkloadArgs& a, workload::WorkloadParams& par
     }
     params.options[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  // --script adds to the `scripts` option (FILE[@WEIGHT], ...), relative to the working
-  // directory.
-  for (const auto& s : a.scripts) {
-    std::string& list = params.options["scripts"];
-    list += (list.empty() ? "" : ",") + s;
-  }
+  workload::add_script_files(params, a.scripts);
   auto errs = w.validate(params);
   for (auto& e : errs)
     if (e.where.file.empty()) e.where.file = "command line";

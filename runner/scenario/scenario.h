@@ -33,7 +33,7 @@ struct LoadKnobs {
   }
 };
 
-// (read_load, sweep.h, reads a `load:` map through the load dimensions' rows.)
+// A `load:` map is read by read_load (sweep.h), through the load dimensions' rows.
 
 struct WorkloadSpec {
   std::string name;

@@ -105,10 +105,14 @@ const knobs::Catalog& catalog() {
   return c;
 }
 
-std::string load_names() {
+std::vector<std::string> load_dimension_names() {
   std::vector<std::string> names;
   for (const auto& d : rows()) names.push_back(d.name);
-  return join(names, ", ");
+  return names;
+}
+
+std::string load_names() {
+  return join(load_dimension_names(), ", ");
 }
 
 // One end of a range: its number in the base unit of its kind (bytes, microseconds) or as
@@ -254,9 +258,7 @@ std::optional<SweepValue> read_sweep_value(yaml::Reader& r, const YAML::Node& no
 LoadKnobs read_load(yaml::Reader& r, const YAML::Node& node, const std::string& what) {
   StageSpec point;
   if (!node.IsDefined()) return point.load;
-  std::vector<std::string> names;
-  for (const auto& d : rows()) names.push_back(d.name);
-  yaml::Fields f = r.fields(node, what, names);
+  yaml::Fields f = r.fields(node, what, load_dimension_names());
   for (const auto& [key, value] : f.entries()) {
     const auto dim = find_sweep_dimension(key);
     if (!dim) continue;  // reported by fields()
@@ -280,7 +282,7 @@ void read_sweep(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     const auto dim = find_sweep_dimension(key);
     if (!dim) {
       std::vector<std::string> names = catalog().knob_names();
-      for (const auto& d : rows()) names.push_back(d.name);
+      for (const auto& name : load_dimension_names()) names.push_back(name);
       const auto near = closest_match(key, names);
       r.error(f.key_node(key),
               fmt::format("sweep: {} is neither a load dimension nor a knob of the catalog",

@@ -7,13 +7,10 @@
 #include "bisect/measurer.h"
 #include "bisect/sources.h"
 #include "common/strings.h"
-#include "driver/driver.h"
 #include "knobs/validate.h"
-#include "pg/connection.h"
 #include "report/metric.h"
 #include "stage/lab_measurer.h"
 #include "stage/lab_session.h"
-#include "workload/registry.h"
 
 namespace pgslow::stage {
 namespace {
@@ -33,16 +30,12 @@ std::string run_line(const bisect::RunRecord& r, std::size_t candidates,
 
 std::vector<ConfigError> option_problems(const BisectExperiment& e) {
   std::vector<ConfigError> problems;
-  auto bad_option = [&](const std::string& message) {
-    problems.push_back({{"command line", 0, 0}, message, "", ConfigError::Severity::kError});
-  };
   if (e.repeats < 2)
-    bad_option("--repeats must be at least 2: the noise needs two runs of each level");
-  if (e.max_repeats < 1) bad_option("--max-repeats must be at least 1");
+    add_option_problem(problems,
+                       "--repeats must be at least 2: the noise needs two runs of each level");
+  if (e.max_repeats < 1) add_option_problem(problems, "--max-repeats must be at least 1");
   if (e.min_effect <= 0 || e.min_effect >= 1)
-    bad_option("--min-effect must be a percentage between 0 and 100");
-  if (e.duration_s <= 0) bad_option("--duration must be positive (seconds)");
-  if (e.warmup_s < 0) bad_option("--warmup must not be negative (seconds)");
+    add_option_problem(problems, "--min-effect must be a percentage between 0 and 100");
   return problems;
 }
 
@@ -87,26 +80,13 @@ bisect::DefaultsComparison compare_versions(const BisectExperiment& e,
 bisect::Result run_bisect(const BisectExperiment& e, server::ServerControl& server,
                           const knobs::Catalog& catalog, Progress& progress) {
   std::vector<ConfigError> problems = option_problems(e);
-  const workload::Workload& wl = workload::find_workload(e.workload);
-  workload::WorkloadParams params;
-  params.scale = e.scale;
-  params.clients = e.clients;
-  for (auto& p : wl.validate(params)) problems.push_back(p);
-  driver::DriverOptions options;
-  options.clients = params.clients;
-  options.duration_s = e.duration_s;
-  options.warmup_s = e.warmup_s;
-  options.rate = e.rate;
-  for (auto& p : driver::validate(options)) problems.push_back(p);
+  const CheckedLoad checked = check_search_load(e, problems);
+  const workload::WorkloadParams& params = checked.params;
   if (has_errors(problems)) throw InputError(problems);
   bisect::require_measurable(e.metric, server);
 
   // Validation first: nothing changes on the server before every candidate has a verdict.
-  knobs::ServerSettings live;
-  {
-    pg::Connection conn = pg::Connection::open(server.conninfo());
-    live = knobs::ServerSettings::read(conn);
-  }
+  const knobs::ServerSettings live = read_live_settings(server);
   bisect::Configuration good = e.good;
   bisect::Configuration bad = e.bad;
   std::vector<bisect::Excluded> left_out = e.left_out;
@@ -148,40 +128,30 @@ bisect::Result run_bisect(const BisectExperiment& e, server::ServerControl& serv
     } none;
     result = bisect::Bisector(none, {}, bo).run();
   } else {
-    LabOptions lab_options;
-    lab_options.target = e.target;
-    lab_options.workdir = e.workdir;
-    lab_options.command = "pgslow bisect";
-    lab_options.measure.warmup_s = e.warmup_s;
-    lab_options.measure.duration_s = e.duration_s;
-    LabSession lab(server, catalog, wl, params, lab_options, progress);
-    lab.prepare();  // the template, once; a matching one is reused
+    LabSession lab(server, catalog, *checked.workload, params,
+                   search_lab_options(e, "pgslow bisect"), progress);
     report::LoadSettings load;
     load.rate = e.rate;
     LabMeasurer measurer(lab, diff.good, e.metric, load, "bisect");
-    try {
-      if (e.isolate) {
-        // Each change's part: the same attribution `pgslow run --attribute` makes.
-        bisect::AttributionOptions ao;
-        ao.search = bo;
-        ao.stage = bad.label;
-        ao.reference = good.label;
-        ao.together = bisect::together_groups(catalog);
-        for (const auto& k : catalog.knobs()) ao.watch[k.name] = k.watch;
-        ao.observe = [&measurer](const std::vector<knobs::Setting>& changes) {
-          return measurer.observe(changes);
-        };
-        bisect::Attributed at = bisect::attribute(measurer, diff.candidates, ao);
-        result = std::move(at.search);
-        result.attribution = std::move(at.attribution);
-      } else {
-        result = bisect::Bisector(measurer, diff.candidates, bo).run();
-      }
-    } catch (...) {
-      // Put the configuration back before the error (or Ctrl-C) reaches the user.
-      lab.restore_after_error();
-      throw;
+    lab.prepare();  // the template, once; a matching one is reused
+    if (e.isolate) {
+      // Each change's part: the same attribution `pgslow run --attribute` makes.
+      bisect::AttributionOptions ao;
+      ao.search = bo;
+      ao.stage = bad.label;
+      ao.reference = good.label;
+      ao.together = bisect::together_groups(catalog);
+      for (const auto& k : catalog.knobs()) ao.watch[k.name] = k.watch;
+      ao.observe = [&measurer](const std::vector<knobs::Setting>& changes) {
+        return measurer.observe(changes);
+      };
+      bisect::Attributed at = bisect::attribute(measurer, diff.candidates, ao);
+      result = std::move(at.search);
+      result.attribution = std::move(at.attribution);
+    } else {
+      result = bisect::Bisector(measurer, diff.candidates, bo).run();
     }
+    // An error or Ctrl-C above: the session's destructor restores before it reaches the user.
     lab.finish();
     live_restarts = lab.restarts();
     if (measurer.rejected() > 0)

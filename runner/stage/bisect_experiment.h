@@ -23,10 +23,13 @@
 #include "report/model.h"
 #include "server/server_control.h"
 #include "server/target.h"
+#include "stage/search_load.h"
 
 namespace pgslow::stage {
 
-struct BisectExperiment {
+// The workload and runs (SearchLoad: workload, scale, clients, rate, duration, warm-up, target,
+// workdir), and what the search compares and judges by.
+struct BisectExperiment : SearchLoad {
   bisect::Configuration good;
   bisect::Configuration bad;
   // Settings the sources left out before the comparison (--bad-from's server files, a
@@ -37,22 +40,11 @@ struct BisectExperiment {
   // known; the list is printed before any run. 0: good and bad are as given.
   int good_version = 0;
   int bad_version = 0;
-  std::string workload = "tpcb-like";
-  int scale = 1;
-  int clients = 4;
-  // Transactions per second in total (fixed-rate arrivals); 0: closed loop. Under a rate the
-  // server keeps up with, TPS stays at the rate and a slower configuration shows in the
-  // latency (--metric p99).
-  double rate = 0;
-  double duration_s = 10;
-  double warmup_s = 2;
   int repeats = 3;
   int max_repeats = 5;
   double min_effect = 0.10;  // a fraction: bad must differ from good at least this much
   bool isolate = false;      // also each change's part (the attribution of `run --attribute`)
   report::Metric metric = report::Metric::kTps;  // and the direction (Metric::better)
-  std::optional<server::TargetSpec> target;      // for the journal (recovery by another process)
-  std::filesystem::path workdir;
 };
 
 // Throws InputError (every problem of the options and of good, with where it came from)

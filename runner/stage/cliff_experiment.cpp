@@ -7,9 +7,7 @@
 #include "bisect/measurer.h"
 #include "common/errors.h"
 #include "common/strings.h"
-#include "driver/driver.h"
 #include "knobs/value.h"
-#include "pg/connection.h"
 #include "report/metric.h"
 #include "report/stats.h"
 #include "report/summary.h"
@@ -120,48 +118,27 @@ report::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
   return r;
 }
 
-report::CliffResult run_cliff_experiment(CliffExperiment e, server::ServerControl& server,
+report::CliffResult run_cliff_experiment(const CliffExperiment& e, server::ServerControl& server,
                                          const knobs::Catalog& catalog, Progress& progress) {
   std::vector<ConfigError> problems;
-  auto bad_option = [&](const std::string& message) {
-    problems.push_back({{"command line", 0, 0}, message, "", ConfigError::Severity::kError});
-  };
   const bisect::CliffOptions& search = e.options.search;
   if (search.repeats < 3)
-    bad_option(
+    add_option_problem(
+        problems,
         "--repeats must be at least 3: a point's interval needs three runs against the "
         "baseline");
-  if (search.max_looks < 1) bad_option("--max-looks must be at least 1");
+  if (search.max_looks < 1) add_option_problem(problems, "--max-looks must be at least 1");
   if (!(search.resolution > 1))
-    bad_option("--resolution must be above 1: the factor between neighbouring values (2, 1.25)");
-  if (e.duration_s <= 0) bad_option("--duration must be positive (seconds)");
-  if (e.warmup_s < 0) bad_option("--warmup must not be negative (seconds)");
-
-  const workload::Workload& wl = workload::find_workload(e.scripts.empty() ? e.workload : "script");
-  workload::WorkloadParams params;
-  params.scale = e.scale;
-  params.clients = e.clients;
-  // --script adds to the script workload's `scripts` option, relative to the working directory.
-  for (const auto& s : e.scripts) {
-    std::string& list = params.options["scripts"];
-    list += (list.empty() ? "" : ",") + s;
-  }
-  for (auto& p : wl.validate(params)) problems.push_back(p);
-  driver::DriverOptions driver_options;
-  driver_options.clients = params.clients;
-  driver_options.duration_s = e.duration_s;
-  driver_options.warmup_s = e.warmup_s;
-  for (auto& p : driver::validate(driver_options)) problems.push_back(p);
+    add_option_problem(
+        problems, "--resolution must be above 1: the factor between neighbouring values (2, 1.25)");
+  const CheckedLoad checked = check_search_load(e, problems);
+  const workload::WorkloadParams& params = checked.params;
   if (has_errors(problems)) throw InputError(problems);
   bisect::require_measurable(search.metric, server);
 
   // Validation first: nothing changes on the server before the knob and both values are
   // known to be in its range.
-  knobs::ServerSettings live;
-  {
-    pg::Connection conn = pg::Connection::open(server.conninfo());
-    live = knobs::ServerSettings::read(conn);
-  }
+  const knobs::ServerSettings live = read_live_settings(server);
   const bisect::CliffSpace space = cliff_space(e.options, catalog, live);
   const auto grid = bisect::cliff_grid(space, search.resolution);
   const std::string workload_text =
@@ -176,22 +153,12 @@ report::CliffResult run_cliff_experiment(CliffExperiment e, server::ServerContro
       search.resolution, bisect::cliff_max_points(static_cast<int>(grid.size()) - 1),
       search.repeats, from_text, workload_text, report::metric_name(search.metric)));
 
-  LabOptions lab_options;
-  lab_options.target = e.target;
-  lab_options.workdir = e.workdir;
-  lab_options.command = "pgslow cliff";
-  lab_options.measure.warmup_s = e.warmup_s;
-  lab_options.measure.duration_s = e.duration_s;
-  LabSession lab(server, catalog, wl, params, lab_options, progress);
+  LabSession lab(server, catalog, *checked.workload, params, search_lab_options(e, "pgslow cliff"),
+                 progress);
   lab.prepare();  // the template, once; a matching one is reused
-  report::CliffResult result;
-  try {
-    result = run_cliff(lab, space, e.options);
-  } catch (...) {
-    // Put the configuration back before the error (or Ctrl-C) reaches the user.
-    lab.restore_after_error();
-    throw;
-  }
+  // An error or Ctrl-C in the search: the session's destructor restores before it reaches the
+  // user.
+  report::CliffResult result = run_cliff(lab, space, e.options);
   lab.finish();
   result.workload = workload_text;
   result.server = fmt::format("{} (PostgreSQL {})", server.describe(), live.major);

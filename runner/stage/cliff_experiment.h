@@ -22,6 +22,7 @@
 #include "server/server_control.h"
 #include "server/target.h"
 #include "stage/lab_session.h"
+#include "stage/search_load.h"
 
 namespace pgslow::stage {
 
@@ -40,23 +41,17 @@ bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knob
                                const knobs::ServerSettings& live);
 
 // `pgslow cliff` whole: the workload, the runs and the server, as the command line gives them.
-struct CliffExperiment {
+// The workload and runs (SearchLoad: workload or scripts, scale, clients, duration, warm-up,
+// target, workdir) and the search's options.
+struct CliffExperiment : SearchLoad {
   CliffExperimentOptions options;
-  std::string workload = "tpcb-like";
-  std::vector<std::string> scripts;  // pgbench script files FILE[@WEIGHT]: the script workload
-  int scale = 1;
-  int clients = 4;
-  double duration_s = 10;
-  double warmup_s = 2;
-  std::optional<server::TargetSpec> target;  // for the journal (recovery by another process)
-  std::filesystem::path workdir;
 };
 
 // Checks the options, the workload and the knob's range on the live server before anything
 // changes (InputError naming every problem), prints the plan line, runs the search in one lab
 // session and always restores (also when a run fails or Ctrl-C comes: the error propagates
 // after the restore). Progress: the plan line, then a line per point (options.search.on_point).
-report::CliffResult run_cliff_experiment(CliffExperiment e, server::ServerControl& server,
+report::CliffResult run_cliff_experiment(const CliffExperiment& e, server::ServerControl& server,
                                          const knobs::Catalog& catalog, Progress& progress);
 
 // Runs the search on `lab` (prepared). The configuration is the lab's to restore: the caller

@@ -46,4 +46,11 @@ const Workload& find_workload(std::string_view name) {
   throw InputError(msg);
 }
 
+void add_script_files(WorkloadParams& params, const std::vector<std::string>& files) {
+  for (const auto& f : files) {
+    std::string& list = params.options["scripts"];
+    list += (list.empty() ? "" : ",") + f;
+  }
+}
+
 }  // namespace pgslow::workload

@@ -13,4 +13,8 @@ namespace pgslow::workload {
 const Workload& find_workload(std::string_view name);
 std::vector<std::string> workload_names();
 
+// --script FILE[@WEIGHT] (repeatable): adds the files to the script workload's `scripts`
+// option, relative to the working directory.
+void add_script_files(WorkloadParams& params, const std::vector<std::string>& files);
+
 }  // namespace pgslow::workload
