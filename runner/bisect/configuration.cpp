@@ -82,8 +82,8 @@ Configuration load_configuration(const std::string& spec, const knobs::Catalog& 
     }
     return c;
   }
-  std::vector<std::string> names{"default"};
-  for (const auto& p : catalog.presets()) names.push_back(p.name);
+  std::vector<std::string> names;
+  for (const auto& p : catalog.presets()) names.push_back(p.name);  // `default` is one of them
   auto suggestion = closest_match(spec, names);
   throw InputError(fmt::format(
       "'{}' is neither a preset nor a file{}; give a preset ({}), a settings YAML file, "
