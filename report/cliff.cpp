@@ -202,7 +202,11 @@ std::string cliff_headline(const CliffResult& r) {
     return fmt::format("not safe {} {}: the first step is already {}; {}",
                        dir == "down" ? "below" : "above", r.from, worse_word(r.metric),
                        at_text(r, h));
-  return fmt::format("safe {} to {}; {}", dir, r.points[*r.last_safe].value, at_text(r, h));
+  // "Safe" claims only what its interval could have seen there.
+  const CliffPoint& safe = r.points[*r.last_safe];
+  const std::string seen =
+      safe.effect.detectable > 0 ? " (" + format_could_see(safe.effect.detectable) + " there)" : "";
+  return fmt::format("safe {} to {}{}; {}", dir, safe.value, seen, at_text(r, h));
 }
 
 std::string cliff_uncertain_note(const CliffResult& r) {

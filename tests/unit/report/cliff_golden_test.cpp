@@ -98,7 +98,8 @@ TEST(CliffGolden, Html) {
 
 TEST(CliffHeadline, NamesTheLastSafeAndTheFirstHarmfulValue) {
   EXPECT_EQ(cliff_headline(sample_cliff()),
-            "safe down to 4MB; at 2MB: -18.0% [-24.0%, -12.0%] (3 runs, 4,900 transactions)");
+            "safe down to 4MB (could see ±5.0% there); at 2MB: -18.0% [-24.0%, -12.0%] (3 runs, "
+            "4,900 transactions)");
   CliffResult none = sample_cliff();
   none.points.resize(1);
   none.points[0].verdict = CliffVerdict::kSafe;
