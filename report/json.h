@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "report/json_schema.h"
 #include "report/model.h"
 
 namespace pgslow::report {
@@ -12,13 +13,6 @@ namespace pgslow::report {
 // 2: Run::references (the interleaved baseline runs); 3: StageResult::attribution (per-knob
 // attribution). Reports of schema 1 and 2 still read.
 inline constexpr int kSchemaVersion = 3;
-
-// A report.json that cannot be read: the message names the source, the field path
-// ("stages[2].repeats[0].tps") and what was expected.
-class ReadError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // One measurement as JSON: report.json's repeats, and bench's --json.
 nlohmann::ordered_json measurement_json(const Measurement& m);

@@ -1,0 +1,246 @@
+#pragma once
+// report.json's schema as data: each struct of the results model and the keys it is written
+// under, in the order they appear (docs/report-schema.md). report/json.cpp writes and reads
+// through these lists only; a new field is one line here (and one in the schema doc).
+
+#include "report/json_schema.h"
+#include "report/metric.h"
+#include "report/model.h"
+
+namespace pgslow::report {
+
+// One stage's attribution with its intervals in its metric's own terms (a cost's ratio above
+// 1 is worse), as report.json holds it; applied again, it turns them back.
+Attribution attribution_in_metric_terms(const Attribution& a);
+
+namespace json_schema {
+
+template <>
+struct Fields<LatencySummary> {
+  using S = LatencySummary;
+  static constexpr auto list = std::tuple{
+      field("mean_us", &S::mean_us), field("p50_us", &S::p50_us),   field("p95_us", &S::p95_us),
+      field("p99_us", &S::p99_us),   field("p999_us", &S::p999_us), field("max_us", &S::max_us)};
+};
+
+template <>
+struct Fields<TxTypeResult> {
+  using S = TxTypeResult;
+  static constexpr auto list = std::tuple{field("name", &S::name),
+                                          field("committed", &S::committed),
+                                          field("rolled_back", &S::rolled_back),
+                                          field("failed", &S::failed),
+                                          field("retries", &S::retries),
+                                          field("latency", &S::latency)};
+};
+
+template <>
+struct Fields<HeadlineFigure> {
+  using S = HeadlineFigure;
+  static constexpr auto list = std::tuple{field("name", &S::name), field("value", &S::value),
+                                          field("unit", &S::unit), field("warning", &S::warning)};
+};
+
+template <>
+struct Fields<Measurement> {
+  using S = Measurement;
+  static constexpr auto list = std::tuple{
+      field("duration_s", &S::duration_s), field("committed", &S::committed),
+      field("rolled_back", &S::rolled_back), field("failed", &S::failed),
+      field("retries", &S::retries), field("reconnects", &S::reconnects), field("tps", &S::tps),
+      field("headline", &S::headline), field("latency", &S::latency),
+      field("schedule_lag", &S::schedule_lag), field("pool_wait", &S::pool_wait),
+      field("connect_time", &S::connect_time), field("on_time_ratio", &S::on_time_ratio),
+      field("by_type", &S::by_type), field("failures_by_class", &S::failures_by_class),
+      field("clients_requested", &S::clients_requested),
+      field("clients_connected", &S::clients_connected),
+      field("connections_refused", &S::connections_refused),
+      field("tps_per_second", &S::tps_per_second),
+      // Only when measured, so reports of remote servers and plain runs carry no zero.
+      field("in_flight_at_end", &S::in_flight_at_end,
+            [](const S& m) { return m.in_flight_at_end > 0; }),
+      field("in_flight_longest_us", &S::in_flight_longest_us,
+            [](const S& m) { return m.in_flight_at_end > 0; }),
+      field("server_cpu_s", &S::server_cpu_s, [](const S& m) { return m.server_cpu_s > 0; }),
+      field("client_cpu_s", &S::client_cpu_s, [](const S& m) { return m.server_cpu_s > 0; }),
+      field("idle_connection_pss_bytes", &S::idle_connection_pss_bytes,
+            [](const S& m) { return m.idle_connections_measured > 0; }),
+      field("idle_connections_measured", &S::idle_connections_measured,
+            [](const S& m) { return m.idle_connections_measured > 0; })};
+};
+
+template <>
+struct Fields<KnobChange> {
+  using S = KnobChange;
+  static constexpr auto list =
+      std::tuple{field("name", &S::name), field("old_value", &S::old_value),
+                 field("new_value", &S::new_value), field("apply_by", &S::apply_by)};
+};
+
+template <>
+struct Fields<SkippedKnob> {
+  using S = SkippedKnob;
+  static constexpr auto list =
+      std::tuple{field("name", &S::name), field("value", &S::value), field("reason", &S::reason)};
+};
+
+template <>
+struct Fields<LoadSettings> {
+  using S = LoadSettings;
+  static constexpr auto list =
+      std::tuple{field("clients", &S::clients),
+                 field("pool_size", &S::pool_size),
+                 field("connect_per_transaction", &S::connect_per_transaction),
+                 field("rate", &S::rate),
+                 field("workers", &S::workers),
+                 field("rate_percent", &S::rate_percent)};
+};
+
+template <>
+struct Fields<EffectInterval> {
+  using S = EffectInterval;
+  static constexpr auto list =
+      std::tuple{field("ratio", &S::ratio),
+                 field("low", &S::low),
+                 field("high", &S::high),
+                 field("runs", &S::runs),
+                 field("reference_runs", &S::reference_runs),
+                 field("transactions", &S::transactions),
+                 field("detectable", &S::detectable, [](const S& e) { return e.detectable > 0; })};
+};
+
+template <>
+struct Fields<KnobEvidence> {
+  using S = KnobEvidence;
+  static constexpr auto list = std::tuple{field("key", &S::key), field("reference", &S::reference),
+                                          field("value", &S::value)};
+};
+
+template <>
+struct Fields<KnobEffect> {
+  using S = KnobEffect;
+  static constexpr auto list = std::tuple{
+      field("knobs", &S::knobs), field("values", &S::values),   field("verdict", &S::verdict),
+      field("alone", &S::alone), field("without", &S::without), field("evidence", &S::evidence),
+      field("note", &S::note)};
+};
+
+void write_metric(const Attribution& a, Json& out);
+void read_metric(Attribution& a, const Json& in, const Place& place);
+
+template <>
+struct Fields<Attribution> {
+  using S = Attribution;
+  static constexpr auto list = std::tuple{custom<S>(write_metric, read_metric),
+                                          field("headline", &S::headline),
+                                          field("reference", &S::reference),
+                                          field("stage", &S::stage),
+                                          field("knobs", &S::knobs),
+                                          field("harmless", &S::harmless),
+                                          field("extra_runs", &S::extra_runs),
+                                          field("restarts", &S::restarts),
+                                          field("seconds", &S::seconds),
+                                          field("noise", &S::noise),
+                                          field("note", &S::note)};
+};
+
+template <>
+struct Fields<SwitchbackBlock> {
+  using S = SwitchbackBlock;
+  static constexpr auto list =
+      std::tuple{field("stage", &S::stage), field("seconds", &S::seconds),
+                 field("transactions", &S::transactions), field("server_cpu_s", &S::server_cpu_s),
+                 field("client_cpu_s", &S::client_cpu_s)};
+};
+
+template <>
+struct Fields<Switchback> {
+  using S = Switchback;
+  static constexpr auto list = std::tuple{
+      field("block_s", &S::block_s), field("settle_s", &S::settle_s),
+      field("why", &S::why),         field("precision", &S::precision),
+      field("looks", &S::looks),     field("stopped", &S::stopped),
+      field("blocks", &S::blocks),   field("reference_evidence", &S::reference_evidence)};
+};
+
+// The attribution is written in its metric's terms (attribution_in_metric_terms).
+void write_attribution(const StageResult& s, Json& out);
+void read_attribution(StageResult& s, const Json& in, const Place& place);
+
+template <>
+struct Fields<StageResult> {
+  using S = StageResult;
+  static constexpr auto list = std::tuple{
+      field("name", &S::name), field("description", &S::description), field("changes", &S::changes),
+      field("skipped", &S::skipped), field("warnings", &S::warnings), field("load", &S::load),
+      field("sweep_point", &S::sweep_point), field("repeats", &S::repeats),
+      field("evidence", &S::evidence), field("evidence_seconds", &S::evidence_seconds),
+      field("reset_seconds", &S::reset_seconds), field("log_excerpt", &S::log_excerpt),
+      field("error", &S::error), custom<S>(write_attribution, read_attribution),
+      field("switchback", &S::switchback),
+      field("sweep_values", &S::sweep_values, [](const S& s) { return !s.sweep_values.empty(); }),
+      // --precision's looks, only for a stage that was measured to a precision.
+      field("precision", &S::precision, [](const S& s) { return s.precision > 0; }),
+      field("looks", &S::looks, [](const S& s) { return s.precision > 0; }),
+      field("stopped", &S::stopped, [](const S& s) { return s.precision > 0; })};
+};
+
+template <>
+struct Fields<Machine> {
+  using S = Machine;
+  static constexpr auto list =
+      std::tuple{field("cores", &S::cores), field("memory_bytes", &S::memory_bytes),
+                 field("kernel", &S::kernel), field("hostname", &S::hostname)};
+};
+
+template <>
+struct Fields<Expectation> {
+  using S = Expectation;
+  static constexpr auto list =
+      std::tuple{field("text", &S::text), field("passed", &S::passed), field("detail", &S::detail)};
+};
+
+template <>
+struct Fields<ReferenceRun> {
+  using S = ReferenceRun;
+  static constexpr auto list = std::tuple{field("after_stage", &S::after_stage),
+                                          field("tps", &S::tps),
+                                          field("transactions", &S::transactions),
+                                          field("duration_s", &S::duration_s),
+                                          field("tps_per_second", &S::tps_per_second),
+                                          field("server_cpu_s", &S::server_cpu_s),
+                                          field("error", &S::error)};
+};
+
+void write_schema_name(const Run& run, Json& out);
+void read_schema_name(Run& run, const Json& in, const Place& place);
+
+template <>
+struct Fields<Run> {
+  using S = Run;
+  static constexpr auto list = std::tuple{custom<S>(write_schema_name, read_schema_name),
+                                          field("schema_version", &S::schema_version),
+                                          field("pgslow_version", &S::pgslow_version),
+                                          field("scenario", &S::scenario),
+                                          field("description", &S::description),
+                                          field("started_at", &S::started_at),
+                                          field("wall_seconds", &S::wall_seconds),
+                                          field("server_version", &S::server_version),
+                                          field("server_major", &S::server_major),
+                                          field("target", &S::target),
+                                          field("workload", &S::workload),
+                                          field("scale", &S::scale),
+                                          field("data_bytes", &S::data_bytes),
+                                          field("warmup_s", &S::warmup_s),
+                                          field("duration_s", &S::duration_s),
+                                          field("repeats", &S::repeats),
+                                          field("mode", &S::mode),
+                                          field("sweep", &S::sweep),
+                                          field("machine", &S::machine),
+                                          field("stages", &S::stages),
+                                          field("references", &S::references),
+                                          field("expectations", &S::expectations)};
+};
+
+}  // namespace json_schema
+}  // namespace pgslow::report
