@@ -12,18 +12,14 @@ namespace pgslow::report {
 
 namespace {
 
-std::string count(std::uint64_t n) {
-  return format_number(static_cast<double>(n));
-}
-
 std::vector<std::string> tx_row(const std::string& name, std::uint64_t started,
                                 std::uint64_t rolled_back, std::uint64_t failed,
                                 std::uint64_t retries, const LatencySummary& l) {
   return {name,
-          count(started),
-          count(rolled_back),
-          count(failed),
-          count(retries),
+          format_count(started),
+          format_count(rolled_back),
+          format_count(failed),
+          format_count(retries),
           format_latency_us(l.p50_us),
           format_latency_us(l.p95_us),
           format_latency_us(l.p99_us),
@@ -47,7 +43,7 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
                                 m.failed, m.retries, m.latency));
   out << table.render();
   out << fmt::format("\ntps {} ({} committed + rolled back in {}, warm-up excluded)\n",
-                     format_number(m.tps, 4), count(m.committed + m.rolled_back),
+                     format_number(m.tps, 4), format_count(m.committed + m.rolled_back),
                      format_seconds(m.duration_s));
   // The workload's own figures (tpmC, NOPM, ...), by name.
   for (const auto& f : m.headline) {
@@ -72,8 +68,8 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
         "server memory {} per idle connection (PSS of {} backends after connecting)\n",
         format_size(m.idle_connection_pss_bytes), m.idle_connections_measured);
   for (const auto& [cls, n] : m.failures_by_class)
-    out << fmt::format("failed ({}): {}\n", cls, count(n));
-  if (m.reconnects > 0) out << fmt::format("reconnects {}\n", count(m.reconnects));
+    out << fmt::format("failed ({}): {}\n", cls, format_count(n));
+  if (m.reconnects > 0) out << fmt::format("reconnects {}\n", format_count(m.reconnects));
   if (m.clients_connected < m.clients_requested)
     out << fmt::format("clients connected {} of {} (the server refused the others)\n",
                        m.clients_connected, m.clients_requested);

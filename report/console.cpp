@@ -6,7 +6,7 @@
 #include "report/attribution.h"
 #include "report/curve.h"
 #include "report/load_columns.h"
-#include "report/reporter.h"
+#include "report/registry.h"
 #include "report/stats.h"
 #include "report/summary.h"
 #include "report/text.h"
@@ -33,7 +33,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 }  // namespace
 
-void ConsoleReporter::report(const Run& run, std::ostream& terminal) const {
+void render_console(const Run& run, std::ostream& terminal) {
   // Names and descriptions come from files anyone may write: no control character or escape
   // sequence reaches the terminal.
   std::ostringstream out;

@@ -10,7 +10,7 @@
 #include "report/evidence_info.h"
 #include "report/load_columns.h"
 #include "report/metric.h"
-#include "report/reporter.h"
+#include "report/registry.h"
 #include "report/summary.h"
 #include "report/text.h"
 
@@ -49,7 +49,7 @@ std::string csv_field(const std::string& raw) {
   return out + "\"";
 }
 
-void CsvReporter::report(const Run& run, std::ostream& out) const {
+void render_csv(const Run& run, std::ostream& out) {
   std::map<std::string, double> all_keys;
   for (const auto& stage : run.stages) {
     for (const auto& [key, v] : stage.evidence) all_keys[key] = v;

@@ -10,7 +10,7 @@
 #include "report/evidence_info.h"
 #include "report/load_columns.h"
 #include "report/metric.h"
-#include "report/reporter.h"
+#include "report/registry.h"
 #include "report/stats.h"
 #include "report/summary.h"
 #include "report/text.h"
@@ -316,7 +316,7 @@ std::string attribution_chart(const Attribution& a) {
   return svg + "</svg>";
 }
 
-void HtmlReporter::report(const Run& run, std::ostream& out) const {
+void render_html(const Run& run, std::ostream& out) {
   const auto summaries = summarize(run);
   // A span of more than two decades reads better on a log scale: start there.
   double lo = 0, hi = 0;

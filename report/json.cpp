@@ -8,7 +8,7 @@
 
 #include "report/json_fields.h"
 #include "report/metric.h"
-#include "report/reporter.h"
+#include "report/registry.h"
 
 namespace pgslow::report {
 
@@ -135,7 +135,7 @@ Run read_json(const std::string& text, const std::string& source) {
   return run;
 }
 
-void JsonReporter::report(const Run& run, std::ostream& out) const {
+void render_json(const Run& run, std::ostream& out) {
   out << to_json(run);
 }
 

@@ -8,7 +8,7 @@
 #include "report/curve.h"
 #include "report/evidence_info.h"
 #include "report/load_columns.h"
-#include "report/reporter.h"
+#include "report/registry.h"
 #include "report/stats.h"
 #include "report/summary.h"
 #include "report/text.h"
@@ -27,7 +27,7 @@ std::string knobs_cell(const StageResult& stage) {
 
 }  // namespace
 
-void MarkdownReporter::report(const Run& run, std::ostream& out) const {
+void render_markdown(const Run& run, std::ostream& out) {
   out << "# pgslow report: " << markdown_cell(run.scenario.empty() ? "(unnamed)" : run.scenario)
       << "\n\n";
   if (!run.description.empty()) out << markdown_text(run.description) << "\n\n";

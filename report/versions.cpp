@@ -312,20 +312,35 @@ std::string version_label(const Run& run) {
   return std::to_string(run.server_major);
 }
 
-const std::vector<std::string>& version_report_formats() {
-  static const std::vector<std::string> formats = {"console", "md", "json", "csv", "html"};
-  return formats;
+namespace {
+
+const Table& checked(const VersionRuns& runs, Table& t) {
+  if (runs.runs.empty()) throw std::invalid_argument("versions report: no runs");
+  t = tabulate(runs);
+  return t;
 }
 
-void render_versions(const VersionRuns& runs, std::string_view format, std::ostream& out) {
-  if (runs.runs.empty()) throw std::invalid_argument("render_versions: no runs");
-  const Table t = tabulate(runs);
-  if (format == "console") return render_console(runs, t, out);
-  if (format == "md") return render_markdown(runs, t, out);
-  if (format == "json") return render_json(runs, t, out);
-  if (format == "csv") return render_csv(runs, t, out);
-  if (format == "html") return render_html(runs, t, out);
-  throw std::invalid_argument("render_versions: unknown format " + std::string(format));
+}  // namespace
+
+void render_versions_console(const VersionRuns& runs, std::ostream& out) {
+  Table t;
+  render_console(runs, checked(runs, t), out);
+}
+void render_versions_markdown(const VersionRuns& runs, std::ostream& out) {
+  Table t;
+  render_markdown(runs, checked(runs, t), out);
+}
+void render_versions_json(const VersionRuns& runs, std::ostream& out) {
+  Table t;
+  render_json(runs, checked(runs, t), out);
+}
+void render_versions_csv(const VersionRuns& runs, std::ostream& out) {
+  Table t;
+  render_csv(runs, checked(runs, t), out);
+}
+void render_versions_html(const VersionRuns& runs, std::ostream& out) {
+  Table t;
+  render_html(runs, checked(runs, t), out);
 }
 
 }  // namespace pgslow::report

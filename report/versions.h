@@ -18,11 +18,13 @@ struct VersionRuns {
   std::vector<Run> runs;
 };
 
-// The formats render_versions accepts: "console", "md", "json", "csv", "html".
-const std::vector<std::string>& version_report_formats();
-
-// Throws std::invalid_argument for an unknown format.
-void render_versions(const VersionRuns& runs, std::string_view format, std::ostream& out);
+// Each format of the side-by-side report (registered in report/registry.cpp). Throws
+// std::invalid_argument when there are no runs.
+void render_versions_console(const VersionRuns& runs, std::ostream& out);
+void render_versions_markdown(const VersionRuns& runs, std::ostream& out);
+void render_versions_json(const VersionRuns& runs, std::ostream& out);
+void render_versions_csv(const VersionRuns& runs, std::ostream& out);
+void render_versions_html(const VersionRuns& runs, std::ostream& out);
 
 // "15.20" from "PostgreSQL 15.20"; "PostgreSQL <major>" when the version text is missing.
 std::string version_label(const Run& run);

@@ -17,6 +17,7 @@
 #include "common/progress.h"
 #include "report/bisect.h"
 #include "report/metric.h"
+#include "report/registry.h"
 #include "server/target.h"
 #include "stage/bisect_experiment.h"
 
@@ -80,15 +81,9 @@ void bisect_command(Context& ctx, BisectArgs& a) {
   const bisect::Result result = stage::run_bisect(e, *server, catalog, *progress);
 
   const report::BisectResult shown = bisect::to_report(result);
-  std::ostringstream console;
-  report::render_bisect_console(shown, console);
-  std::cout << console.str() << std::flush;
-  if (!a.json.empty())
-    write_requested_output(a.json, report::bisect_to_json(shown).dump(2) + "\n", *progress);
-  if (!a.markdown.empty()) {
-    std::ostringstream md;
-    report::render_bisect_markdown(shown, md);
-    write_requested_output(a.markdown, md.str(), *progress);
+  std::cout << report::rendered(shown, "console") << std::flush;
+  for (const auto& [format, path] : {std::pair{"json", a.json}, std::pair{"md", a.markdown}}) {
+    if (!path.empty()) write_requested_output(path, report::rendered(shown, format), *progress);
   }
 }
 

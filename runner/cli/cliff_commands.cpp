@@ -13,6 +13,7 @@
 #include "common/progress.h"
 #include "report/cliff.h"
 #include "report/metric.h"
+#include "report/registry.h"
 #include "server/target.h"
 #include "stage/cliff_experiment.h"
 
@@ -52,21 +53,11 @@ void cliff_command(Context& ctx, CliffArgs& a) {
   const knobs::Catalog catalog = knobs::Catalog::load_default();
   const report::CliffResult result = stage::run_cliff_experiment(e, *server, catalog, *progress);
 
-  std::ostringstream console;
-  report::render_cliff_console(result, console);
-  std::cout << console.str() << std::flush;
-  auto rendered = [&](void (*render)(const report::CliffResult&, std::ostream&)) {
-    std::ostringstream out;
-    render(result, out);
-    return out.str();
-  };
-  if (!a.json.empty())
-    write_requested_output(a.json, report::cliff_to_json(result).dump(2) + "\n", *progress);
-  if (!a.markdown.empty())
-    write_requested_output(a.markdown, rendered(report::render_cliff_markdown), *progress);
-  if (!a.csv.empty()) write_requested_output(a.csv, rendered(report::render_cliff_csv), *progress);
-  if (!a.html.empty())
-    write_requested_output(a.html, rendered(report::render_cliff_html), *progress);
+  std::cout << report::rendered(result, "console") << std::flush;
+  for (const auto& [format, path] : {std::pair{"json", a.json}, std::pair{"md", a.markdown},
+                                     std::pair{"csv", a.csv}, std::pair{"html", a.html}}) {
+    if (!path.empty()) write_requested_output(path, report::rendered(result, format), *progress);
+  }
 }
 
 }  // namespace

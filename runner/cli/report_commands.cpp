@@ -8,11 +8,12 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/strings.h"
 #include "report/json.h"
-#include "report/reporter.h"
+#include "report/registry.h"
 
 namespace pgslow::cli {
 
@@ -60,17 +61,9 @@ void add_report_commands(CLI::App& app, Context& ctx) {
   report_cmd->add_option("--out,-o", opts->out, "write to FILE instead of standard output");
   report_cmd->callback([opts, &ctx] {
     before_command(ctx, "report");
-    auto reporter = report::make_reporter(opts->format);
-    if (!reporter) {
-      const auto hint = closest_match(opts->format, report::report_formats());
-      throw InputError(fmt::format("--format {}: unknown format (one of: {}){}", opts->format,
-                                   join(report::report_formats(), ", "),
-                                   hint ? "; did you mean " + *hint + "?" : ""));
-    }
+    check_format("--format", opts->format, report::formats<report::Run>());
     const report::Run run = load_run(opts->run_json);
-    std::ostringstream text;
-    reporter->report(run, text);
-    write_output(opts->out, text.str());
+    write_output(opts->out, report::rendered(run, opts->format));
   });
 
   struct CompareOptions {
@@ -89,14 +82,11 @@ void add_report_commands(CLI::App& app, Context& ctx) {
   compare_cmd->add_option("--out,-o", cmp->out, "write to FILE instead of standard output");
   compare_cmd->callback([cmp, &ctx] {
     before_command(ctx, "report");
-    if (cmp->format != "console" && cmp->format != "md") {
-      throw InputError(fmt::format("--format {}: compare writes console or md", cmp->format));
-    }
+    check_format("--format", cmp->format, report::formats<report::RunComparison>());
     const report::Run a = load_run(cmp->a);
     const report::Run b = load_run(cmp->b);
-    std::ostringstream text;
-    report::render_comparison(a, b, cmp->a, cmp->b, cmp->format == "md", text);
-    write_output(cmp->out, text.str());
+    write_output(cmp->out,
+                 report::rendered(report::RunComparison{a, b, cmp->a, cmp->b}, cmp->format));
   });
 }
 

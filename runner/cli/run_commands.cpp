@@ -11,7 +11,7 @@
 #include "common/paths.h"
 #include "common/progress.h"
 #include "common/strings.h"
-#include "report/reporter.h"
+#include "report/registry.h"
 #include "report/versions.h"
 #include "scenario/plan.h"
 #include "server/pg_versions.h"
@@ -141,7 +141,7 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
       versions, run_options(a), ctx.workdir, out_dir, progress, [&](const stage::VersionPoint& v) {
         if (board) board->watch_server(v.prepared.server->conninfo());
       });
-  report::render_versions(runs, "console", std::cout);
+  report::render(runs, "console", std::cout);
   std::cout << fmt::format(
       "\nResults: {0}/versions.md (.json .csv .html); each version's own report in {0}/pg<N>/\n",
       out_dir.string());
@@ -215,7 +215,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       SilentProgress none;
       TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
       report::Run run = stage::run_prepared(p, run_options(*a), ctx.workdir, out_dir, progress);
-      report::make_reporter("console")->report(run, std::cout);
+      report::render_console(run, std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
       linger(board.get(), *dashboard);
       stage::check_run(run, out_dir);

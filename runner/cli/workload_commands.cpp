@@ -16,6 +16,7 @@
 #include "knobs/catalog.h"
 #include "pg/connection.h"
 #include "report/bench.h"
+#include "report/registry.h"
 #include "report/text.h"
 #include "server/managed_cluster.h"
 #include "server/target.h"
@@ -181,12 +182,9 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     bench_options.workdir = ctx.workdir;
     const report::BenchResult result =
         stage::run_bench(*server, w, params, bench_options, progress);
-    std::ostringstream text;
-    report::render_bench_console(result, text);
-    std::fputs(text.str().c_str(), stdout);
+    std::fputs(report::rendered(result, "console").c_str(), stdout);
     std::fflush(stdout);
-    if (!json_file->empty())
-      write_file_durably(*json_file, report::bench_to_json(result).dump(2) + "\n");
+    if (!json_file->empty()) write_file_durably(*json_file, report::rendered(result, "json"));
     if (result.interrupted)
       throw Error(kExitInterrupted, "interrupted: the result above is partial");
     // A failed check failed the measurement above (its error names the clauses).

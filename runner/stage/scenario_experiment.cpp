@@ -13,7 +13,7 @@
 #include "common/printable.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
-#include "report/reporter.h"
+#include "report/registry.h"
 #include "server/managed_cluster.h"
 
 namespace pgslow::stage {
@@ -49,10 +49,6 @@ void apply_overrides(const ScenarioOverrides& overrides, scenario::Scenario& s) 
                       printable(*overrides.design)));
     m.switchback = *overrides.design == "auto";
   }
-}
-
-void render(const report::Run& run, std::string_view format, std::ostream& out) {
-  report::make_reporter(format)->report(run, out);
 }
 
 }  // namespace
@@ -91,13 +87,11 @@ fs::path default_out_dir(const std::string& scenario_name) {
 
 void write_results(const report::Run& run, const fs::path& dir) {
   fs::create_directories(dir / "logs");
-  for (const auto& [format, file] :
-       std::vector<std::pair<std::string, std::string>>{{"md", "report.md"},
-                                                        {"json", "report.json"},
-                                                        {"csv", "report.csv"},
-                                                        {"html", "report.html"}}) {
-    std::ofstream out(dir / file);
-    render(run, format, out);
+  // Every file format the registry has for a run (the console's text went to the terminal).
+  for (const auto& r : report::renderers<report::Run>()) {
+    if (r.format == "console") continue;
+    std::ofstream out(dir / fmt::format("report.{}", r.extension));
+    r.render(run, out);
   }
   for (std::size_t i = 0; i < run.stages.size(); ++i) {
     const auto& st = run.stages[i];
@@ -179,10 +173,10 @@ report::VersionRuns run_versions(std::vector<VersionPoint>& versions, const RunO
     if (cluster(i) != nullptr && !cluster(i)->is_running()) cluster(i)->start();
   }
   fs::create_directories(out_dir);
-  for (const auto& format : report::version_report_formats()) {
-    if (format == "console") continue;
-    std::ofstream out(out_dir / ("versions." + format));
-    report::render_versions(runs, format, out);
+  for (const auto& r : report::renderers<report::VersionRuns>()) {
+    if (r.format == "console") continue;
+    std::ofstream out(out_dir / fmt::format("versions.{}", r.extension));
+    r.render(runs, out);
   }
   return runs;
 }

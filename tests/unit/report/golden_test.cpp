@@ -1,4 +1,4 @@
-// Golden-file tests: each renderer's output for the sample run, byte for byte.
+// Golden-file tests: every renderer of the registry on its sample result, byte for byte.
 // Regenerate after an intended change with PGSLOW_UPDATE_GOLDEN=1 and review the diff.
 
 #include "tests/unit/report/golden.h"
@@ -9,64 +9,53 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
-#include "report/reporter.h"
-#include "report/versions.h"
-#include "tests/unit/report/sample_run.h"
+#include "report/registry.h"
+#include "tests/unit/report/sample_results.h"
 
 namespace pgslow::report {
 namespace {
 
-std::string render(std::string_view format, const Run& run) {
-  std::ostringstream out;
-  make_reporter(format)->report(run, out);
-  return out.str();
-}
-
-TEST(Golden, Console) {
-  check_golden("sample.txt", render("console", testing::sample_run()));
-}
-TEST(Golden, Markdown) {
-  check_golden("sample.md", render("md", testing::sample_run()));
-}
-TEST(Golden, Csv) {
-  check_golden("sample.csv", render("csv", testing::sample_run()));
-}
-TEST(Golden, Json) {
-  check_golden("sample.json", render("json", testing::sample_run()));
-}
-
-TEST(Golden, Html) {
-  check_golden("sample.html", render("html", testing::sample_run()));
-}
-
-TEST(Golden, Comparison) {
-  report::Run other = testing::sample_run();
-  other.server_version = "PostgreSQL 17.2";
-  other.server_major = 17;
-  other.stages[1].repeats = {testing::measurement(2104, 60, 15)};
-  std::ostringstream out;
-  render_comparison(testing::sample_run(), other, "pg15.json", "pg17.json", false, out);
-  check_golden("compare.txt", out.str());
-}
-
-// The same scenario on two versions, side by side, in every format.
-TEST(Golden, Versions) {
-  report::Run other = testing::sample_run();
-  other.server_version = "PostgreSQL 18.4";
-  other.server_major = 18;
-  other.stages[1].repeats = {testing::measurement(2104, 60, 15)};
-  other.stages.pop_back();  // a stage one version did not run
-  const VersionRuns runs{{testing::sample_run(), other}};
-  for (const auto& format : version_report_formats()) {
-    std::ostringstream out;
-    render_versions(runs, format, out);
-    check_golden("versions." + (format == "console" ? std::string("txt") : format), out.str());
+// Every pair the registry has, result type by format: <sample>.<extension>.
+template <typename Result>
+void check_every_format(const std::string& sample, const Result& result) {
+  ASSERT_FALSE(renderers<Result>().empty());
+  for (const auto& r : renderers<Result>()) {
+    SCOPED_TRACE(sample + " as " + std::string(r.format));
+    check_golden(sample + "." + std::string(r.extension), rendered(result, r.format));
   }
 }
 
+TEST(Golden, Run) {
+  check_every_format("sample", testing::sample_run());
+}
+
+TEST(Golden, Comparison) {
+  const report::Run other = testing::sample_run_on_17();
+  check_every_format("compare",
+                     RunComparison{testing::sample_run(), other, "pg15.json", "pg17.json"});
+}
+
+// The same scenario on two versions, side by side.
+TEST(Golden, Versions) {
+  check_every_format("versions", testing::sample_versions());
+}
+
+TEST(Golden, Cliff) {
+  check_every_format("cliff", testing::sample_cliff());
+}
+
+TEST(Golden, Bisect) {
+  check_every_format("bisect", testing::sample_bisect());
+}
+
+TEST(Golden, Bench) {
+  check_every_format("bench", testing::sample_bench());
+}
+
 TEST(Console, FitsOneHundredColumns) {
-  std::istringstream in(render("console", testing::sample_run()));
+  std::istringstream in(rendered(testing::sample_run(), "console"));
   std::string line;
   while (std::getline(in, line)) {
     std::size_t columns = 0;
@@ -75,8 +64,16 @@ TEST(Console, FitsOneHundredColumns) {
   }
 }
 
-TEST(Reporters, UnknownFormatIsNull) {
-  EXPECT_EQ(make_reporter("pdf"), nullptr);
+TEST(Registry, AnUnknownFormatNamesTheResultsFormats) {
+  EXPECT_EQ(find_renderer<report::Run>("pdf"), nullptr);
+  EXPECT_NE(find_renderer<report::Run>("markdown"), nullptr);
+  try {
+    rendered(testing::sample_bench(), "md");
+    FAIL() << "bench has no Markdown";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("(this result has console, json)"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

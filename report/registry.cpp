@@ -1,0 +1,186 @@
+#include "report/registry.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "report/bench.h"
+#include "report/bisect.h"
+#include "report/cliff.h"
+#include "report/stats.h"
+#include "report/summary.h"
+#include "report/text.h"
+#include "report/versions.h"
+
+namespace pgslow::report {
+
+namespace {
+
+// Console and Markdown share the matching of stages and differ only in the layout.
+void render_comparison(const RunComparison& c, bool markdown, std::ostream& out) {
+  const Run& a = c.a;
+  const Run& b = c.b;
+  const std::string& label_a = c.label_a;
+  const std::string& label_b = c.label_b;
+  const auto sa = summarize(a);
+  const auto sb = summarize(b);
+  auto find = [](const Run& run, const std::vector<StageSummary>& sums,
+                 const std::string& name) -> const StageSummary* {
+    for (const auto& s : sums) {
+      if (run.stages[s.index].name == name) return &s;
+    }
+    return nullptr;
+  };
+  // Stage order of A, then stages only B has.
+  std::vector<std::string> names;
+  for (const auto& st : a.stages) names.push_back(st.name);
+  for (const auto& st : b.stages) {
+    if (std::find(names.begin(), names.end(), st.name) == names.end()) names.push_back(st.name);
+  }
+  auto tps = [](const StageSummary* s) {
+    if (s == nullptr) return std::string("—");
+    if (!s->ran) return std::string("failed");
+    return s->note.empty() ? s->tps_text : s->tps_text + " (" + s->note + ")";
+  };
+  auto p99 = [](const StageSummary* s) {
+    return s != nullptr && s->ran ? format_latency_us(s->p99_us) : std::string("—");
+  };
+  TextTable table;
+  table.header = {"stage", "TPS A", "TPS B", "B vs A", "p99 A", "p99 B"};
+  table.right = {false, true, true, true, true, true};
+  for (const auto& name : names) {
+    const StageSummary* x = find(a, sa, name);
+    const StageSummary* y = find(b, sb, name);
+    std::string diff = "—";
+    if (x != nullptr && y != nullptr && x->ran && y->ran) {
+      const StageResult& stage_a = a.stages[x->index];
+      const StageResult& stage_b = b.stages[y->index];
+      diff = compare_stages(stage_b, stage_a).text;
+    }
+    table.rows.push_back({name, tps(x), tps(y), diff, p99(x), p99(y)});
+  }
+  auto describe = [](const Run& run) {
+    return fmt::format(
+        "{}, {}, {}, {}", run.server_version.empty() ? "unknown server" : run.server_version,
+        describe_workload(run), describe_clients(run), describe_machine(run.machine));
+  };
+  if (a.scenario != b.scenario) {
+    out << (markdown ? "> " : "") << "note: different scenarios (" << a.scenario << " and "
+        << b.scenario << "): stages are matched by name\n\n";
+  }
+  if (a.server_major != b.server_major) {
+    out << (markdown ? "> " : "") << "note: different PostgreSQL versions ("
+        << (a.server_version.empty() ? std::to_string(a.server_major) : a.server_version) << " and "
+        << (b.server_version.empty() ? std::to_string(b.server_major) : b.server_version)
+        << "): the difference includes the versions' own, not only the configuration's\n\n";
+  }
+  if (markdown) {
+    out << "# pgslow compare: " << markdown_cell(a.scenario) << "\n\n"
+        << "- **A** " << markdown_cell(label_a) << ": " << markdown_cell(describe(a)) << "\n"
+        << "- **B** " << markdown_cell(label_b) << ": " << markdown_cell(describe(b)) << "\n\n|";
+    for (const auto& h : table.header) out << " " << h << " |";
+    out << "\n|---|";
+    for (std::size_t i = 1; i < table.header.size(); ++i) out << "--:|";
+    out << "\n";
+    for (const auto& row : table.rows) {
+      out << "|";
+      for (const auto& cell : row) out << " " << markdown_cell(cell) << " |";
+      out << "\n";
+    }
+    return;
+  }
+  out << "pgslow compare: " << a.scenario << "\n"
+      << "  A  " << label_a << ": " << describe(a) << "\n"
+      << "  B  " << label_b << ": " << describe(b) << "\n\n"
+      << table.render("  ");
+}
+
+}  // namespace
+
+// The table: every result type and its formats, console first.
+template <>
+std::span<const Renderer<Run>> renderers() {
+  static constexpr Renderer<Run> table[] = {{"console", "txt", render_console},
+                                            {"md", "md", render_markdown},
+                                            {"json", "json", render_json},
+                                            {"csv", "csv", render_csv},
+                                            {"html", "html", render_html}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<RunComparison>> renderers() {
+  static constexpr Renderer<RunComparison> table[] = {
+      {"console", "txt",
+       [](const RunComparison& c, std::ostream& out) { render_comparison(c, false, out); }},
+      {"md", "md",
+       [](const RunComparison& c, std::ostream& out) { render_comparison(c, true, out); }}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<VersionRuns>> renderers() {
+  static constexpr Renderer<VersionRuns> table[] = {{"console", "txt", render_versions_console},
+                                                    {"md", "md", render_versions_markdown},
+                                                    {"json", "json", render_versions_json},
+                                                    {"csv", "csv", render_versions_csv},
+                                                    {"html", "html", render_versions_html}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<BisectResult>> renderers() {
+  static constexpr Renderer<BisectResult> table[] = {
+      {"console", "txt", render_bisect_console},
+      {"md", "md", render_bisect_markdown},
+      {"json", "json",
+       [](const BisectResult& r, std::ostream& out) { out << bisect_to_json(r).dump(2) << "\n"; }}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<BenchResult>> renderers() {
+  static constexpr Renderer<BenchResult> table[] = {
+      {"console", "txt", render_bench_console},
+      {"json", "json",
+       [](const BenchResult& r, std::ostream& out) { out << bench_to_json(r).dump(2) << "\n"; }}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<CliffResult>> renderers() {
+  static constexpr Renderer<CliffResult> table[] = {
+      {"console", "txt", render_cliff_console},
+      {"md", "md", render_cliff_markdown},
+      {"json", "json",
+       [](const CliffResult& r, std::ostream& out) { out << cliff_to_json(r).dump(2) << "\n"; }},
+      {"csv", "csv", render_cliff_csv},
+      {"html", "html", render_cliff_html}};
+  return table;
+}
+
+void unknown_format(std::string_view format, const std::vector<std::string>& known) {
+  throw std::invalid_argument(
+      fmt::format("unknown format \"{}\" (this result has {})", format, fmt::join(known, ", ")));
+}
+
+template <typename Result>
+std::string rendered(const Result& result, std::string_view format) {
+  std::ostringstream out;
+  render(result, format, out);
+  return out.str();
+}
+
+template std::string rendered(const Run&, std::string_view);
+template std::string rendered(const RunComparison&, std::string_view);
+template std::string rendered(const VersionRuns&, std::string_view);
+template std::string rendered(const BisectResult&, std::string_view);
+template std::string rendered(const BenchResult&, std::string_view);
+template std::string rendered(const CliffResult&, std::string_view);
+
+}  // namespace pgslow::report

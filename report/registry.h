@@ -1,0 +1,92 @@
+#pragma once
+// Every result pgslow renders, by result type and format, in one table (report/registry.cpp).
+// A command asks the registry for a format by name; a results folder writes every registered
+// file format of its result. A new format is its renderer plus one line in that table.
+
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/model.h"
+
+namespace pgslow::report {
+
+struct BisectResult;
+struct BenchResult;
+struct CliffResult;
+struct VersionRuns;
+
+// `pgslow report --compare`: the same scenario run twice, per stage side by side with the
+// difference. Stages are matched by name.
+struct RunComparison {
+  const Run& a;
+  const Run& b;
+  std::string label_a;
+  std::string label_b;
+};
+
+template <typename Result>
+struct Renderer {
+  std::string_view format;     // the name commands take: "console", "md", "json", "csv", "html"
+  std::string_view extension;  // a file of this format: "txt", "md", ...
+  void (*render)(const Result&, std::ostream&);
+};
+
+// The renderers of one result type, console first, then the files a results folder holds.
+template <typename Result>
+std::span<const Renderer<Result>> renderers();
+template <>
+std::span<const Renderer<Run>> renderers();
+template <>
+std::span<const Renderer<RunComparison>> renderers();
+template <>
+std::span<const Renderer<VersionRuns>> renderers();
+template <>
+std::span<const Renderer<BisectResult>> renderers();
+template <>
+std::span<const Renderer<BenchResult>> renderers();
+template <>
+std::span<const Renderer<CliffResult>> renderers();
+
+// "markdown" is taken for "md". nullptr: not a format of this result.
+template <typename Result>
+const Renderer<Result>* find_renderer(std::string_view format) {
+  if (format == "markdown") format = "md";
+  for (const auto& r : renderers<Result>()) {
+    if (r.format == format) return &r;
+  }
+  return nullptr;
+}
+
+template <typename Result>
+std::vector<std::string> formats() {
+  std::vector<std::string> out;
+  for (const auto& r : renderers<Result>()) out.emplace_back(r.format);
+  return out;
+}
+
+// An unknown format: the message names the formats this result has.
+[[noreturn]] void unknown_format(std::string_view format, const std::vector<std::string>& known);
+
+template <typename Result>
+void render(const Result& result, std::string_view format, std::ostream& out) {
+  const Renderer<Result>* r = find_renderer<Result>(format);
+  if (r == nullptr) unknown_format(format, formats<Result>());
+  r->render(result, out);
+}
+
+template <typename Result>
+std::string rendered(const Result& result, std::string_view format);
+
+// One run: aligned plain text for a terminal (fits 100 columns); Markdown; every number of the
+// run (docs/report-schema.md, read back by read_json); one CSV row per stage (RFC 4180); one
+// self-contained HTML file (inline CSS and JS, no network).
+void render_console(const Run& run, std::ostream& out);
+void render_markdown(const Run& run, std::ostream& out);
+void render_json(const Run& run, std::ostream& out);
+void render_csv(const Run& run, std::ostream& out);
+void render_html(const Run& run, std::ostream& out);
+
+}  // namespace pgslow::report

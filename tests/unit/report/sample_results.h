@@ -1,0 +1,185 @@
+#pragma once
+// Sample results of each type the renderer registry knows, for the golden files
+// (registry_golden_test.cpp) and the renderers' own tests.
+
+#include <string>
+#include <vector>
+
+#include "report/bench.h"
+#include "report/bisect.h"
+#include "report/cliff.h"
+#include "report/versions.h"
+#include "tests/unit/report/sample_run.h"
+
+namespace pgslow::report::testing {
+
+// A search of work_mem from 64MB down to 64kB that found the cliff between 4MB and 2MB, with an
+// uncertain point, evidence and a failed run.
+inline CliffPoint point(const std::string& value, double kb, int order, double ratio, double low,
+                        double high, CliffVerdict verdict, std::uint64_t tx, double temp_files) {
+  CliffPoint p;
+  p.value = value;
+  p.base_value = kb;
+  p.order = order;
+  p.samples = {1000 * ratio, 1010 * ratio, 990 * ratio};
+  p.baseline_samples = {1000, 1005, 995, 1000};
+  p.effect = {ratio, low, high, 3, 4, tx, 0.05};
+  p.verdict = verdict;
+  p.transactions = tx;
+  p.tps = 1000 * ratio;
+  p.p99_us = 5000 / ratio;
+  p.evidence = {
+      {"temp_files", temp_files}, {"temp_bytes", temp_files * 1.5e6}, {"buffer_hit_ratio", 0.99}};
+  return p;
+}
+
+inline CliffResult sample_cliff() {
+  CliffResult r;
+  r.knob = "work_mem";
+  r.from = "64MB";
+  r.to = "64kB";
+  r.to_value = 64;
+  r.resolution = 2;
+  r.grid_steps = 10;
+  r.max_points = 5;
+  r.confidence = 0.995;
+  r.search_confidence = 0.95;
+  r.runs = 34;
+  r.seconds = 170;
+  r.workload = "script scenarios/scripts/sort-heavy.sql at scale 1, 4 clients, 2 s runs";
+  r.server = "managed cluster (PostgreSQL 17)";
+  r.baseline.value = "64MB";
+  r.baseline.base_value = 65536;
+  r.baseline.samples = std::vector<double>(16, 1000);
+  r.baseline.transactions = 32000;
+  r.baseline.evidence = {{"temp_files", 0}, {"temp_bytes", 0}, {"buffer_hit_ratio", 0.99}};
+  r.points.push_back(point("64kB", 64, 1, 0.42, 0.38, 0.47, CliffVerdict::kHarmful, 2500, 3));
+  r.points.push_back(point("2MB", 2048, 2, 0.82, 0.76, 0.88, CliffVerdict::kHarmful, 4900, 1));
+  r.points.push_back(point("16MB", 16384, 3, 1.01, 0.95, 1.07, CliffVerdict::kSafe, 6100, 0));
+  CliffPoint eight = point("8MB", 8192, 4, 0.97, 0.93, 1.01, CliffVerdict::kUncertain, 12000, 0);
+  eight.looks = 2;
+  eight.samples.insert(eight.samples.end(), {970, 975, 965});
+  r.points.push_back(eight);
+  CliffPoint four = point("4MB", 4096, 5, 0.99, 0.94, 1.04, CliffVerdict::kSafe, 6000, 0);
+  four.error = "a run failed: the server restarted under it";
+  r.points.push_back(four);
+  r.first_harmful = 1;
+  r.last_safe = 4;
+  return r;
+}
+
+// bisect of a tuning file against the defaults: shared_buffers found alone, a second round's
+// pair slower only together, --isolate's attribution, a change not bisected.
+inline BisectResult sample_bisect() {
+  BisectResult r;
+  r.good_label = "default";
+  r.bad_label = "tuning.conf";
+  r.identical = {"max_connections"};
+  r.good_tps = 1000;
+  r.bad_tps = 310;
+  r.noise = 0.04;
+  r.threshold_tps = 620;
+  r.clearly_different = true;
+  r.conclusion =
+      "2 of 4 changes make bad slower: shared_buffers (TPS 0.42x good); "
+      "commit_delay + commit_siblings (slower only together: TPS 0.74x good)";
+  BisectCulprit one;
+  one.round = 1;
+  one.knobs = {"shared_buffers"};
+  one.changes = {"shared_buffers: 128MB -> 128kB"};
+  one.tps = 420;
+  one.ratio = 0.42;
+  one.threshold_tps = 620;
+  one.solo = {{"shared_buffers", 420, 0.42, BisectVerdict::kBad}};
+  BisectCulprit two;
+  two.round = 2;
+  two.knobs = {"commit_delay", "commit_siblings"};
+  two.changes = {"commit_delay: 0 -> 100000", "commit_siblings: 5 -> 0"};
+  two.tps = 740;
+  two.ratio = 0.74;
+  two.threshold_tps = 860;
+  two.interaction = true;
+  two.certain = false;
+  two.solo = {{"commit_delay", 990, 0.99, BisectVerdict::kGood},
+              {"commit_siblings", 1004, 1.004, BisectVerdict::kGood}};
+  r.culprits = {one, two};
+  r.remaining_tps = 985;
+  r.remaining_ratio = 0.985;
+  r.runs = {
+      {1, "good", 0, {}, {1000, 1010, 990}, 3, 1000, BisectVerdict::kGood, 6.1, false},
+      {2,
+       "bad",
+       0,
+       {"shared_buffers", "commit_delay", "commit_siblings", "work_mem"},
+       {310, 305, 315},
+       3,
+       310,
+       BisectVerdict::kBad,
+       6.3,
+       true},
+      {3,
+       "search",
+       1,
+       {"shared_buffers", "commit_delay"},
+       {418, 422},
+       2,
+       420,
+       BisectVerdict::kBad,
+       4.2,
+       true},
+      {4, "solo", 1, {"shared_buffers"}, {420, 419}, 2, 419.5, BisectVerdict::kBad, 4.0, false}};
+  r.total_runs = 10;
+  r.search_runs = 4;
+  r.restarts = 3;
+  r.wall_seconds = 41.5;
+  r.uncertain = true;
+  r.drift = -0.02;
+  r.candidates = {{"shared_buffers", std::nullopt, "128kB", false, true, "128MB", "tuning.conf:3"},
+                  {"commit_delay", std::nullopt, "100000", false, false, "0", "tuning.conf:4"},
+                  {"commit_siblings", std::nullopt, "0", false, false, "5", "tuning.conf:5"},
+                  {"work_mem", std::string("4MB"), "8MB", false, false, "4MB", "tuning.conf:6"}};
+  r.excluded = {
+      {"vacuum_cost_page_miss", "10", "tuning.conf:7", "not a setting of PostgreSQL 15", false}};
+  return r;
+}
+
+// `pgslow bench -w tpcc-lite`: one measurement with its transaction types and headline figures.
+inline BenchResult sample_bench() {
+  BenchResult b;
+  b.workload = "tpcc-lite";
+  b.scale = 2;
+  b.load.clients = 20;
+  b.load.workers = 2;
+  b.measurement = measurement(512, 30, 48);
+  b.measurement.rolled_back = 70;
+  b.measurement.failed = 2;
+  b.measurement.retries = 4;
+  b.measurement.by_type = {{"new_order", 6900, 70, 2, 3, {}}, {"payment", 6600, 0, 0, 1, {}}};
+  b.measurement.by_type[0].latency = b.measurement.latency;
+  b.measurement.by_type[1].latency = b.measurement.latency;
+  b.measurement.headline = {{"tpmC", 13940, "per minute", ""}, {"NOPM", 13800, "per minute", ""}};
+  b.data_bytes = 230'000'000;
+  b.reset_seconds = 1.8;
+  return b;
+}
+
+// The sample run on a second version that did not run one stage.
+inline VersionRuns sample_versions() {
+  Run other = sample_run();
+  other.server_version = "PostgreSQL 18.4";
+  other.server_major = 18;
+  other.stages[1].repeats = {measurement(2104, 60, 15)};
+  other.stages.pop_back();
+  return VersionRuns{{sample_run(), other}};
+}
+
+// The sample run again on PostgreSQL 17, for `pgslow compare`.
+inline Run sample_run_on_17() {
+  Run other = sample_run();
+  other.server_version = "PostgreSQL 17.2";
+  other.server_major = 17;
+  other.stages[1].repeats = {measurement(2104, 60, 15)};
+  return other;
+}
+
+}  // namespace pgslow::report::testing
