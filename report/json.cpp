@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "report/metric.h"
 #include "report/reporter.h"
+#include "results/metric.h"
 
 namespace pgslow::report {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "report/model.h"
+#include "report/views.h"
 
 namespace pgslow::report {
 

@@ -3,13 +3,14 @@
 // capture it (Google Benchmark's reporter shape). What each format says about a stage is
 // decided once in summary.h; the renderers only lay it out.
 
+#include <filesystem>
 #include <iosfwd>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "report/model.h"
+#include "report/views.h"
 
 namespace pgslow::report {
 
@@ -59,6 +60,10 @@ class HtmlReporter : public Reporter {
 const std::vector<std::string>& report_formats();
 // nullptr for an unknown name.
 std::unique_ptr<Reporter> make_reporter(std::string_view format);
+
+// A run's results folder: report.md/.json/.csv/.html and one server log excerpt per stage, in
+// `dir`.
+void write_results(const Run& run, const std::filesystem::path& dir);
 
 // `pgslow compare`: the same scenario run twice, per stage side by side with the difference.
 // Stages are matched by name. `markdown` picks a Markdown table instead of aligned text.

@@ -1,12 +1,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
 #include <ostream>
 
 #include "report/reporter.h"
-#include "report/stats.h"
-#include "report/summary.h"
 #include "report/text.h"
+#include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 
@@ -22,6 +24,27 @@ std::unique_ptr<Reporter> make_reporter(std::string_view format) {
   if (format == "csv") return std::make_unique<CsvReporter>();
   if (format == "html") return std::make_unique<HtmlReporter>();
   return nullptr;
+}
+
+void write_results(const Run& run, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir / "logs");
+  for (const auto& [format, file] :
+       std::vector<std::pair<std::string, std::string>>{{"md", "report.md"},
+                                                        {"json", "report.json"},
+                                                        {"csv", "report.csv"},
+                                                        {"html", "report.html"}}) {
+    std::ofstream out(dir / file);
+    make_reporter(format)->report(run, out);
+  }
+  for (std::size_t i = 0; i < run.stages.size(); ++i) {
+    const auto& st = run.stages[i];
+    std::string name = fmt::format("{:02}-{}.log", i, st.name);
+    for (char& c : name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+    }
+    std::ofstream out(dir / "logs" / name);
+    out << st.log_excerpt;
+  }
 }
 
 void render_comparison(const Run& a, const Run& b, const std::string& label_a,

@@ -4,15 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
 
-#include "report/stats.h"
-#include "report/summary.h"
 #include "report/text.h"
+#include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 
@@ -326,6 +327,14 @@ void render_versions(const VersionRuns& runs, std::string_view format, std::ostr
   if (format == "csv") return render_csv(runs, t, out);
   if (format == "html") return render_html(runs, t, out);
   throw std::invalid_argument("render_versions: unknown format " + std::string(format));
+}
+
+void write_versions(const VersionRuns& runs, const std::filesystem::path& dir) {
+  for (const auto& format : version_report_formats()) {
+    if (format == "console") continue;
+    std::ofstream out(dir / ("versions." + format));
+    render_versions(runs, format, out);
+  }
 }
 
 }  // namespace pgslow::report

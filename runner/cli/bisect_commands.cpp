@@ -16,7 +16,7 @@
 #include "common/paths.h"
 #include "common/progress.h"
 #include "report/bisect.h"
-#include "report/metric.h"
+#include "results/metric.h"
 #include "server/target.h"
 #include "stage/bisect_experiment.h"
 
@@ -30,8 +30,8 @@ struct BisectArgs {
   std::string bad_from;
   int good_version = 0;  // a PostgreSQL major's built-in defaults
   int bad_version = 0;
-  double min_effect = 10;                // percent
-  std::optional<report::Metric> metric;  // unset: tps
+  double min_effect = 10;                 // percent
+  std::optional<results::Metric> metric;  // unset: tps
   std::string direction = "slower";
   stage::BisectExperiment experiment;
   TargetOptions target;
@@ -69,7 +69,7 @@ void bisect_command(Context& ctx, BisectArgs& a) {
   e.good_version = a.good_version;
   e.bad_version = a.bad_version;
   e.min_effect = a.min_effect / 100.0;
-  e.metric = a.metric.value_or(report::Metric::kTps);
+  e.metric = a.metric.value_or(results::Metric::kTps);
   e.metric.better = a.direction == "faster";
   server::TargetSpec spec = target_spec(ctx, a.target);
   e.target = spec;
@@ -79,7 +79,7 @@ void bisect_command(Context& ctx, BisectArgs& a) {
 
   const bisect::Result result = stage::run_bisect(e, *server, catalog, *progress);
 
-  const report::BisectResult shown = bisect::to_report(result);
+  const results::BisectResult shown = bisect::to_report(result);
   std::ostringstream console;
   report::render_bisect_console(shown, console);
   std::cout << console.str() << std::flush;

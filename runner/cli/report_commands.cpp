@@ -18,7 +18,7 @@ namespace pgslow::cli {
 
 namespace {
 
-report::Run load_run(const std::string& path) {
+results::Run load_run(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw InputError(
@@ -67,7 +67,7 @@ void add_report_commands(CLI::App& app, Context& ctx) {
                                    join(report::report_formats(), ", "),
                                    hint ? "; did you mean " + *hint + "?" : ""));
     }
-    const report::Run run = load_run(opts->run_json);
+    const results::Run run = load_run(opts->run_json);
     std::ostringstream text;
     reporter->report(run, text);
     write_output(opts->out, text.str());
@@ -92,8 +92,8 @@ void add_report_commands(CLI::App& app, Context& ctx) {
     if (cmp->format != "console" && cmp->format != "md") {
       throw InputError(fmt::format("--format {}: compare writes console or md", cmp->format));
     }
-    const report::Run a = load_run(cmp->a);
-    const report::Run b = load_run(cmp->b);
+    const results::Run a = load_run(cmp->a);
+    const results::Run b = load_run(cmp->b);
     std::ostringstream text;
     report::render_comparison(a, b, cmp->a, cmp->b, cmp->format == "md", text);
     write_output(cmp->out, text.str());

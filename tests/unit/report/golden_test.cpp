@@ -41,7 +41,7 @@ TEST(Golden, Html) {
 }
 
 TEST(Golden, Comparison) {
-  report::Run other = testing::sample_run();
+  results::Run other = testing::sample_run();
   other.server_version = "PostgreSQL 17.2";
   other.server_major = 17;
   other.stages[1].repeats = {testing::measurement(2104, 60, 15)};
@@ -52,7 +52,7 @@ TEST(Golden, Comparison) {
 
 // The same scenario on two versions, side by side, in every format.
 TEST(Golden, Versions) {
-  report::Run other = testing::sample_run();
+  results::Run other = testing::sample_run();
   other.server_version = "PostgreSQL 18.4";
   other.server_major = 18;
   other.stages[1].repeats = {testing::measurement(2104, 60, 15)};
