@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "report/evidence_info.h"
-#include "report/metric.h"
-#include "report/stats.h"
-#include "report/summary.h"
+#include "results/evidence_info.h"
+#include "results/metric.h"
+#include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 

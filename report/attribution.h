@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "report/model.h"
 #include "report/text.h"
+#include "report/views.h"
 
 namespace pgslow::report {
 

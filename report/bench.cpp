@@ -5,8 +5,8 @@
 #include <ostream>
 
 #include "report/json.h"
-#include "report/stats.h"
 #include "report/text.h"
+#include "results/stats.h"
 
 namespace pgslow::report {
 

@@ -1,25 +1,15 @@
 #pragma once
-// `pgslow bench`'s result: one measurement of a workload with no knob changes (like pgbench),
-// as a plain struct, rendered here like every other result (console table, JSON).
+// `pgslow bench`'s result (results/bench.h) as a console table and JSON.
 
 #include <cstdint>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "report/model.h"
+#include "report/views.h"
+#include "results/bench.h"
 
 namespace pgslow::report {
-
-struct BenchResult {
-  std::string workload;
-  int scale = 0;
-  LoadSettings load;
-  Measurement measurement;
-  std::uint64_t data_bytes = 0;
-  double reset_seconds = 0;
-  bool interrupted = false;  // the figures cover the time until Ctrl-C
-};
 
 // The per-transaction-type table, then TPS with its transaction count, the headline figures a
 // workload has (tpmC and NOPM for TPC-C-lite), schedule lag, pool wait, failures and refused

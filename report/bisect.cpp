@@ -7,9 +7,9 @@
 
 #include "report/attribution.h"
 #include "report/json.h"
-#include "report/metric.h"
-#include "report/stats.h"
 #include "report/text.h"
+#include "results/metric.h"
+#include "results/stats.h"
 
 namespace pgslow::report {
 namespace {
@@ -166,18 +166,6 @@ std::string attribution_tally(const BisectResult& r) {
   return fmt::format("{}'s {} change{}: {}, {} no measurable effect, {}",
                      r.bad_label.empty() ? "bad" : r.bad_label, changes, changes == 1 ? "" : "s",
                      first, none, last);
-}
-
-std::string to_string(BisectVerdict v) {
-  switch (v) {
-    case BisectVerdict::kGood:
-      return "fast";
-    case BisectVerdict::kBad:
-      return "slow";
-    case BisectVerdict::kUncertain:
-      return "uncertain";
-  }
-  return "?";
 }
 
 void render_bisect_console(const BisectResult& r, std::ostream& out) {

@@ -7,9 +7,9 @@
 #include "report/curve.h"
 #include "report/load_columns.h"
 #include "report/registry.h"
-#include "report/stats.h"
-#include "report/summary.h"
 #include "report/text.h"
+#include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 

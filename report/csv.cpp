@@ -7,12 +7,12 @@
 #include <string_view>
 
 #include "report/attribution.h"
-#include "report/evidence_info.h"
 #include "report/load_columns.h"
-#include "report/metric.h"
 #include "report/registry.h"
-#include "report/summary.h"
 #include "report/text.h"
+#include "results/evidence_info.h"
+#include "results/metric.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <map>
 
-#include "report/stats.h"
-#include "report/summary.h"
 #include "report/text.h"
+#include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 

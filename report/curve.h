@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "report/model.h"
+#include "report/views.h"
 
 namespace pgslow::report {
 

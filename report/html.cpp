@@ -7,13 +7,13 @@
 
 #include "report/attribution.h"
 #include "report/curve.h"
-#include "report/evidence_info.h"
 #include "report/load_columns.h"
-#include "report/metric.h"
 #include "report/registry.h"
-#include "report/stats.h"
-#include "report/summary.h"
 #include "report/text.h"
+#include "results/evidence_info.h"
+#include "results/metric.h"
+#include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 

@@ -7,8 +7,8 @@
 #include <ostream>
 
 #include "report/json_fields.h"
-#include "report/metric.h"
 #include "report/registry.h"
+#include "results/metric.h"
 
 namespace pgslow::report {
 

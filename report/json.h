@@ -6,7 +6,7 @@
 #include <string>
 
 #include "report/json_schema.h"
-#include "report/model.h"
+#include "report/views.h"
 
 namespace pgslow::report {
 

@@ -4,8 +4,8 @@
 // through these lists only; a new field is one line here (and one in the schema doc).
 
 #include "report/json_schema.h"
-#include "report/metric.h"
-#include "report/model.h"
+#include "report/views.h"
+#include "results/metric.h"
 
 namespace pgslow::report {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "report/stats.h"
+#include "results/stats.h"
 
 namespace pgslow::report {
 
@@ -28,10 +28,6 @@ bool any_stage(const Run& run, bool (*pred)(const StageResult&)) {
 }
 
 }  // namespace
-
-bool fixed_rate(const StageResult& stage) {
-  return stage.load.rate > 0;
-}
 
 std::string describe_rate_kept(const StageResult& stage, const Measurement& m) {
   const double offered = stage.load.rate;

@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "report/model.h"
+#include "report/views.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 
@@ -26,8 +27,6 @@ struct LoadColumn {
 
 std::vector<LoadColumn> load_columns(const Run& run);
 
-// Whether the stage ran at a fixed rate (its TPS is not compared with closed-loop stages).
-bool fixed_rate(const StageResult& stage);
 // "1,998 of 2,000/s (99.9%)": the rate kept versus the rate offered.
 std::string describe_rate_kept(const StageResult& stage, const Measurement& m);
 

@@ -6,12 +6,12 @@
 
 #include "report/attribution.h"
 #include "report/curve.h"
-#include "report/evidence_info.h"
 #include "report/load_columns.h"
 #include "report/registry.h"
-#include "report/stats.h"
-#include "report/summary.h"
 #include "report/text.h"
+#include "results/evidence_info.h"
+#include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 

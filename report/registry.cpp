@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -12,10 +14,10 @@
 #include "report/bench.h"
 #include "report/bisect.h"
 #include "report/cliff.h"
-#include "report/stats.h"
-#include "report/summary.h"
 #include "report/text.h"
 #include "report/versions.h"
+#include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 
@@ -162,6 +164,39 @@ std::span<const Renderer<CliffResult>> renderers() {
       {"csv", "csv", render_cliff_csv},
       {"html", "html", render_cliff_html}};
   return table;
+}
+
+namespace {
+
+template <typename Result>
+void write_every_file(const Result& result, const std::filesystem::path& dir,
+                      const std::string& stem) {
+  std::filesystem::create_directories(dir);
+  for (const auto& r : renderers<Result>()) {
+    if (r.format == "console") continue;
+    std::ofstream out(dir / fmt::format("{}.{}", stem, r.extension));
+    r.render(result, out);
+  }
+}
+
+}  // namespace
+
+void write_results(const Run& run, const std::filesystem::path& dir) {
+  write_every_file(run, dir, "report");
+  std::filesystem::create_directories(dir / "logs");
+  for (std::size_t i = 0; i < run.stages.size(); ++i) {
+    const auto& st = run.stages[i];
+    std::string name = fmt::format("{:02}-{}.log", i, st.name);
+    for (char& c : name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+    }
+    std::ofstream out(dir / "logs" / name);
+    out << st.log_excerpt;
+  }
+}
+
+void write_versions(const VersionRuns& runs, const std::filesystem::path& dir) {
+  write_every_file(runs, dir, "versions");
 }
 
 void unknown_format(std::string_view format, const std::vector<std::string>& known) {

@@ -3,20 +3,20 @@
 // A command asks the registry for a format by name; a results folder writes every registered
 // file format of its result. A new format is its renderer plus one line in that table.
 
+#include <filesystem>
 #include <iosfwd>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "report/model.h"
+#include "report/views.h"
+#include "results/bench.h"
+#include "results/bisect.h"
+#include "results/cliff.h"
+#include "results/versions.h"
 
 namespace pgslow::report {
-
-struct BisectResult;
-struct BenchResult;
-struct CliffResult;
-struct VersionRuns;
 
 // `pgslow report --compare`: the same scenario run twice, per stage side by side with the
 // difference. Stages are matched by name.
@@ -79,6 +79,11 @@ void render(const Result& result, std::string_view format, std::ostream& out) {
 
 template <typename Result>
 std::string rendered(const Result& result, std::string_view format);
+
+// A results folder: every file format the registry has for the result (the console's text
+// goes to the terminal). A run's folder also gets one server log excerpt per stage in logs/.
+void write_results(const Run& run, const std::filesystem::path& dir);            // report.md, ...
+void write_versions(const VersionRuns& runs, const std::filesystem::path& dir);  // versions.md
 
 // One run: aligned plain text for a terminal (fits 100 columns); Markdown; every number of the
 // run (docs/report-schema.md, read back by read_json); one CSV row per stage (RFC 4180); one

@@ -4,15 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
 
-#include "report/stats.h"
-#include "report/summary.h"
 #include "report/text.h"
+#include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 

@@ -3,20 +3,16 @@
 // side by side: per stage, each version's TPS and its effect against that version's own
 // baseline. Every format of one run has its counterpart here (docs/versions.md).
 
+#include <filesystem>
 #include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "report/model.h"
+#include "report/views.h"
+#include "results/versions.h"
 
 namespace pgslow::report {
-
-// The runs, one per version, in the order they were run. Stages are matched by name; a stage
-// a version did not run (or that failed on it) shows as such.
-struct VersionRuns {
-  std::vector<Run> runs;
-};
 
 // Each format of the side-by-side report (registered in report/registry.cpp). Throws
 // std::invalid_argument when there are no runs.
@@ -25,6 +21,9 @@ void render_versions_markdown(const VersionRuns& runs, std::ostream& out);
 void render_versions_json(const VersionRuns& runs, std::ostream& out);
 void render_versions_csv(const VersionRuns& runs, std::ostream& out);
 void render_versions_html(const VersionRuns& runs, std::ostream& out);
+
+// versions.md/.json/.csv/.html in `dir`.
+void write_versions(const VersionRuns& runs, const std::filesystem::path& dir);
 
 // "15.20" from "PostgreSQL 15.20"; "PostgreSQL <major>" when the version text is missing.
 std::string version_label(const Run& run);

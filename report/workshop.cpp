@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/evidence_info.h"
-#include "report/stats.h"
-#include "report/summary.h"
 #include "report/text.h"
+#include "results/evidence_info.h"
+#include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 

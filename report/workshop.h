@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "report/model.h"
-#include "report/stats.h"
+#include "report/views.h"
+#include "results/stats.h"
 
 namespace pgslow::report {
 

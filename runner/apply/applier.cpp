@@ -24,8 +24,8 @@ namespace pgslow::apply {
 
 namespace fs = std::filesystem;
 
-std::vector<report::KnobChange> ApplyResult::knob_changes() const {
-  std::vector<report::KnobChange> out;
+std::vector<results::KnobChange> ApplyResult::knob_changes() const {
+  std::vector<results::KnobChange> out;
   for (const KnobApplied& k : applied)
     out.push_back({k.name, k.original_value, k.new_value, k.apply_by});
   return out;

@@ -18,7 +18,7 @@
 #include "apply/journal.h"
 #include "apply/server_lock.h"
 #include "knobs/catalog.h"
-#include "report/model.h"
+#include "results/model.h"
 #include "server/server_control.h"
 #include "server/target.h"
 
@@ -37,14 +37,14 @@ struct KnobApplied {
 
 struct ApplyResult {
   std::vector<KnobApplied> applied;
-  std::vector<report::SkippedKnob> skipped;  // the server lacks the knob (version)
-  std::vector<std::string> warnings;         // legal but risky values (catalog pitfalls)
+  std::vector<results::SkippedKnob> skipped;  // the server lacks the knob (version)
+  std::vector<std::string> warnings;          // legal but risky values (catalog pitfalls)
   bool reloaded = false;
   bool restarted = false;
   double seconds = 0;  // wall time of the whole apply
 
-  // For report::StageResult::changes: old value = the original (baseline) value.
-  std::vector<report::KnobChange> knob_changes() const;
+  // For results::StageResult::changes: old value = the original (baseline) value.
+  std::vector<results::KnobChange> knob_changes() const;
   bool needs_reconnect() const;
 };
 

@@ -10,8 +10,8 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/strings.h"
-#include "report/metric.h"
-#include "report/stats.h"
+#include "results/metric.h"
+#include "results/stats.h"
 
 namespace pgslow::bisect {
 namespace {
@@ -21,10 +21,10 @@ using Names = std::set<std::string>;  // a configuration: the units applied over
 // Two-sided 95% quantile of Student's t with `dof` degrees of freedom (report/stats, the one
 // place): the noise is estimated from a handful of runs, so the normal 1.96 would claim too much.
 double t975(int dof) {
-  return report::t_quantile(0.975, std::max(dof, 1));
+  return results::t_quantile(0.975, std::max(dof, 1));
 }
 
-using report::log_mean;
+using results::log_mean;
 
 // Thrown by UnitMeasurer when the next run would pass AttributionOptions::max_runs.
 struct OverBudget {};
@@ -99,7 +99,7 @@ class Attribution {
     dof_ = std::max<int>(
         1, static_cast<int>(good_.size()) + static_cast<int>(cache_[all_].size()) - 2);
 
-    report::Attribution& a = out.attribution;
+    results::Attribution& a = out.attribution;
     a.metric = metric();
     a.reference = options_.reference;
     a.noise = sigma_;
@@ -133,7 +133,7 @@ class Attribution {
         if (!std::isfinite(sample) || sample <= 0)
           throw RuntimeError(
               fmt::format("an attribution run measured {}: the workload committed nothing",
-                          report::format_metric_value(metric(), sample)));
+                          results::format_metric_value(metric(), sample)));
     }
     return s;
   }
@@ -144,14 +144,14 @@ class Attribution {
     return measurer_.expand(units);
   }
 
-  report::EffectInterval interval(const Names& n) {
+  results::EffectInterval interval(const Names& n) {
     const auto& s = samples(n);
     double d = log_mean(s) - log_mean(good_);
     double se = sigma_ * std::sqrt(1.0 / static_cast<double>(s.size()) +
                                    1.0 / static_cast<double>(good_.size()));
     // report/stats' one interval: its bounds, and what a comparison this noisy could see.
-    const report::Interval i = report::log_ratio_interval(d, se, std::max(dof_, 1));
-    report::EffectInterval e;
+    const results::Interval i = results::log_ratio_interval(d, se, std::max(dof_, 1));
+    results::EffectInterval e;
     e.ratio = i.ratio;
     e.low = i.low;
     e.high = i.high;
@@ -162,15 +162,15 @@ class Attribution {
     return e;
   }
 
-  static bool clearly_slower(const report::EffectInterval& e) { return e.high < 1.0; }
+  static bool clearly_slower(const results::EffectInterval& e) { return e.high < 1.0; }
 
-  report::Metric metric() const { return options_.search.metric; }
-  std::string change(double ratio) const { return report::format_metric_change(metric(), ratio); }
+  results::Metric metric() const { return options_.search.metric; }
+  std::string change(double ratio) const { return results::format_metric_change(metric(), ratio); }
 
   // "no measurable effect (could see ±6.2%)": what the one run of the knobs together could
   // have seen, in stage verdicts' words, so no effect and too noisy to tell read differently.
-  static std::string no_effect(const report::EffectInterval& e) {
-    return "no measurable effect (" + report::format_could_see(e.detectable) + ")";
+  static std::string no_effect(const results::EffectInterval& e) {
+    return "no measurable effect (" + results::format_could_see(e.detectable) + ")";
   }
 
   std::string describe(const std::string& unit) const {
@@ -179,8 +179,8 @@ class Attribution {
     return join(parts, " + ");
   }
 
-  report::KnobEffect effect_of(const std::string& unit) const {
-    report::KnobEffect k;
+  results::KnobEffect effect_of(const std::string& unit) const {
+    results::KnobEffect k;
     for (const auto& s : measurer_.members(unit)) {
       k.knobs.push_back(s.name);
       k.values.push_back(s.value);
@@ -188,7 +188,7 @@ class Attribution {
     return k;
   }
 
-  std::vector<report::KnobEvidence> evidence_moved(const Names& n) {
+  std::vector<results::KnobEvidence> evidence_moved(const Names& n) {
     if (!options_.observe) return {};
     Observation ref = options_.observe(settings_of({}));
     Observation alone = options_.observe(settings_of(n));
@@ -199,7 +199,7 @@ class Attribution {
       for (const auto& k : it->second)
         if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
     }
-    std::vector<report::KnobEvidence> moved;
+    std::vector<results::KnobEvidence> moved;
     for (const auto& k : keys) {
       auto a = ref.evidence.find(k);
       auto b = alone.evidence.find(k);
@@ -221,7 +221,7 @@ class Attribution {
   // (`why`) with the noise that stopped the search (at least `noise`).
   void not_split(Attributed& out, const std::vector<RunRecord>& made, std::int64_t start,
                  const std::string& why, double noise) {
-    report::Attribution& a = out.attribution;
+    results::Attribution& a = out.attribution;
     a.metric = metric();
     a.reference = options_.reference;
     for (const auto& rec : made) cache_[Names(rec.knobs.begin(), rec.knobs.end())] = rec.tps;
@@ -231,7 +231,7 @@ class Attribution {
       double ss = 0;
       int dof = 0;
       for (const std::vector<double>* v : {&std::as_const(good_), &bad}) {
-        ss += report::log_squared_deviations(*v);
+        ss += results::log_squared_deviations(*v);
         dof += static_cast<int>(v->size()) - 1;
       }
       sigma_ = std::max({options_.search.min_noise, noise, std::sqrt(ss / std::max(1, dof))});
@@ -247,7 +247,7 @@ class Attribution {
           fmt::format("{}: not attributed within {} runs", options_.stage, options_.max_runs);
     }
     for (const auto& u : all_) {
-      report::KnobEffect k = effect_of(u);
+      results::KnobEffect k = effect_of(u);
       k.verdict = why;
       a.knobs.push_back(std::move(k));
     }
@@ -256,11 +256,11 @@ class Attribution {
     out.good_samples = good_;
   }
 
-  void not_attributed(report::Attribution& a) {
+  void not_attributed(results::Attribution& a) {
     const std::string stage = options_.stage;
     std::string verdict;
     if (a.stage.low > 1.0) {
-      verdict = "not attributed (the stage is " + report::better_word(metric()) + ")";
+      verdict = "not attributed (the stage is " + results::better_word(metric()) + ")";
       a.headline = fmt::format("{}: {}; attribution looks for slowdowns: not attributed", stage,
                                change(a.stage.ratio));
     } else if (clearly_slower(a.stage)) {
@@ -275,22 +275,22 @@ class Attribution {
           fmt::format("{}: {}; {} knobs, none to blame", stage, no_effect(a.stage), all_.size());
     }
     for (const auto& u : all_) {
-      report::KnobEffect k = effect_of(u);
+      results::KnobEffect k = effect_of(u);
       k.verdict = verdict;
       a.knobs.push_back(std::move(k));
     }
   }
 
-  void attribute_culprits(report::Attribution& a, const Result& r) {
+  void attribute_culprits(results::Attribution& a, const Result& r) {
     Names culprits;
     for (const auto& g : r.culprits) culprits.insert(g.knobs.begin(), g.knobs.end());
     const double stage_log = std::log(a.stage.ratio);
-    std::vector<report::KnobEffect> found;
+    std::vector<results::KnobEffect> found;
     double solo_log_sum = 0;
     bool redundant = false;
     for (const auto& g : r.culprits) {
       for (const auto& u : g.knobs) {
-        report::KnobEffect k = effect_of(u);
+        results::KnobEffect k = effect_of(u);
         k.alone = interval({u});
         Names without = all_;
         without.erase(u);
@@ -345,7 +345,7 @@ class Attribution {
                                    options_.search.max_rounds);
     }
 
-    auto rank = [](const report::KnobEffect& k) {
+    auto rank = [](const results::KnobEffect& k) {
       if (k.verdict == "the cause") return 0;
       if (k.verdict == "contributes") return 1;
       return 2;
@@ -384,7 +384,7 @@ class Attribution {
     a.headline = join(parts, "; ");
     a.knobs = std::move(found);
     for (const auto& u : rest) {
-      report::KnobEffect k = effect_of(u);
+      results::KnobEffect k = effect_of(u);
       k.verdict = rest_verdict;
       a.knobs.push_back(std::move(k));
     }

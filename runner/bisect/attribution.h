@@ -21,7 +21,7 @@
 #include "bisect/bisector.h"
 #include "bisect/measurer.h"
 #include "knobs/catalog.h"
-#include "report/model.h"
+#include "results/model.h"
 
 namespace pgslow::bisect {
 
@@ -54,7 +54,7 @@ struct AttributionOptions {
 
 struct Attributed {
   Result search;  // bisect's result (culprit groups, every run)
-  report::Attribution attribution;
+  results::Attribution attribution;
   std::vector<double> good_samples;  // every sample of the reference, for the next stage
 };
 

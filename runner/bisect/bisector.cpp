@@ -10,12 +10,12 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/strings.h"
-#include "report/stats.h"
+#include "results/stats.h"
 
 namespace pgslow::bisect {
 namespace {
 
-using report::log_mean;
+using results::log_mean;
 
 // ddmin's partition: `n` contiguous chunks whose sizes differ by at most one.
 std::vector<std::vector<int>> split(const std::vector<int>& c, std::size_t n) {
@@ -37,23 +37,23 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
 }
 
 // TPS judged the usual way: its figures read as they always did ("412 TPS", "14% slower").
-bool plain_tps(const report::Metric& m) {
-  return m.kind == report::Metric::Kind::kTps && !m.better;
+bool plain_tps(const results::Metric& m) {
+  return m.kind == results::Metric::Kind::kTps && !m.better;
 }
 
 // Bad against good in the metric's terms: "14% slower" (TPS), "CPU/tx +16.3%", "p99 2.5x
 // higher".
-std::string worse_by(const report::Metric& m, double ratio) {
+std::string worse_by(const results::Metric& m, double ratio) {
   if (plain_tps(m)) return fmt::format("{:.0f}% slower", (1.0 - ratio) * 100.0);
-  return report::format_metric_change(m, ratio);
+  return results::format_metric_change(m, ratio);
 }
 
 // What the changes found make bad: "slow", "costly" (a cost per transaction), or with
 // --direction faster "faster", "cheaper".
-std::string outcome_word(const report::Metric& m) {
-  if (m.better) return report::worse_word(m);
-  return m.kind == report::Metric::Kind::kTps || m.kind == report::Metric::Kind::kP99 ? "slow"
-                                                                                      : "costly";
+std::string outcome_word(const results::Metric& m) {
+  if (m.better) return results::worse_word(m);
+  return m.kind == results::Metric::Kind::kTps || m.kind == results::Metric::Kind::kP99 ? "slow"
+                                                                                        : "costly";
 }
 
 // Thrown by classify when the noise grew past what the levels can separate (still_separable).
@@ -106,7 +106,7 @@ const std::vector<double>& Bisector::measure(const Subset& s, int runs,
       throw RuntimeError(
           fmt::format("a run measured {}: the workload committed nothing, so this configuration "
                       "cannot be compared (is the server up, is the duration long enough?)",
-                      report::format_metric_value(options_.metric, sample)));
+                      results::format_metric_value(options_.metric, sample)));
   if (runs > 0) last_ = s;
   if (rec.restart) ++result_.restarts;
   auto& all = samples_[s];
@@ -144,7 +144,7 @@ void Bisector::refresh_good(int runs, int window) {
   if (all.size() >= 3) {
     std::vector<double> logs;
     for (double tps : all) logs.push_back(std::log(tps));
-    sigma_ = std::max(sigma_, std::sqrt(report::successive_difference_variance(logs)));
+    sigma_ = std::max(sigma_, std::sqrt(results::successive_difference_variance(logs)));
     result_.noise = sigma_;
   }
 }
@@ -292,7 +292,7 @@ bool Bisector::still_separable() const {
   double dof = 0;
   for (const auto& [subset, smp] : samples_) {
     if (smp.size() < 2) continue;
-    ss += report::log_squared_deviations(smp);
+    ss += results::log_squared_deviations(smp);
     dof += static_cast<double>(smp.size() - 1);
   }
   const double noise = std::max(sigma_, dof > 0 ? std::sqrt(ss / dof) : 0.0);
@@ -376,7 +376,7 @@ Bisector::Remainder Bisector::judge_remainder(const Subset& remaining) {
   // reading several times slower than this one, and would cost runs (and, with restart knobs
   // in the remainder, restarts).
   const double resolvable =
-      report::t_quantile(0.995, pairs - 1) * pair_sigma / std::sqrt(static_cast<double>(pairs));
+      results::t_quantile(0.995, pairs - 1) * pair_sigma / std::sqrt(static_cast<double>(pairs));
   const bool like_good = -paired.back() < min_effect_log - options_.band_sigmas * sigma_ ||
                          (resolvable > min_effect_log && -paired.back() < min_effect_log);
   // Plainly slow: twice the band's worth of good luck could not make it like good. A round is
@@ -400,12 +400,12 @@ Bisector::Remainder Bisector::judge_remainder(const Subset& remaining) {
     // Slower only when the whole interval of the paired effect is below good, and the effect
     // is one the search can decide (clearly_slower's floor).
     const double n = static_cast<double>(paired.size());
-    const double mean_d = report::mean(paired);
-    const double se = std::max(report::stddev(paired), pair_sigma) / std::sqrt(n);
-    const double upper = mean_d + report::t_quantile(0.995, n - 1) * se;
+    const double mean_d = results::mean(paired);
+    const double se = std::max(results::stddev(paired), pair_sigma) / std::sqrt(n);
+    const double upper = mean_d + results::t_quantile(0.995, n - 1) * se;
     rest.slower = upper < 0 && clearly_slower(Level{good_log_ + mean_d, smp});
   }
-  rest.paired_log_effect = report::mean(paired);
+  rest.paired_log_effect = results::mean(paired);
   result_.remaining_tps = std::exp(log_mean(smp));
   result_.remaining_ratio = std::exp(rest.paired_log_effect);
   // The verdict belongs to the remainder's last run (good, measured after it, is good).
@@ -440,8 +440,8 @@ Result Bisector::run() {
   result_.good_tps = std::exp(good.log_mean);
   result_.bad_tps = std::exp(bad.log_mean);
   double dof = static_cast<double>(good.samples.size() + bad.samples.size() - 2);
-  sigma_ = std::max(options_.min_noise, std::sqrt((report::log_squared_deviations(good.samples) +
-                                                   report::log_squared_deviations(bad.samples)) /
+  sigma_ = std::max(options_.min_noise, std::sqrt((results::log_squared_deviations(good.samples) +
+                                                   results::log_squared_deviations(bad.samples)) /
                                                   dof));
   result_.noise = sigma_;
   result_.runs[0].verdict = Verdict::kGood;
@@ -449,14 +449,14 @@ Result Bisector::run() {
   flush_progress();
 
   if (!clearly_slower(bad)) {
-    const report::Metric m = options_.metric;
+    const results::Metric m = options_.metric;
     auto level = [m](double sample) {
-      return plain_tps(m) ? fmt::format("{:.0f}", sample) : report::format_metric_value(m, sample);
+      return plain_tps(m) ? fmt::format("{:.0f}", sample) : results::format_metric_value(m, sample);
     };
     double ratio = result_.bad_tps / result_.good_tps;
     result_.conclusion =
         ratio > 1 ? fmt::format("bad is not {} than good ({} versus {}{}): nothing to bisect",
-                                report::worse_word(m), level(result_.bad_tps),
+                                results::worse_word(m), level(result_.bad_tps),
                                 level(result_.good_tps), plain_tps(m) ? " TPS" : "")
                   : fmt::format(
                         "good and bad are not clearly different ({} versus {}{}, {}; noise "
@@ -471,9 +471,9 @@ Result Bisector::run() {
     if (!(t < good_log_ && t > bad.log_mean))
       throw InputError(
           fmt::format("the threshold {} must lie between bad ({}) and good ({})",
-                      report::format_metric_value(options_.metric, *options_.threshold_tps),
-                      report::format_metric_value(options_.metric, result_.bad_tps),
-                      report::format_metric_value(options_.metric, result_.good_tps)));
+                      results::format_metric_value(options_.metric, *options_.threshold_tps),
+                      results::format_metric_value(options_.metric, result_.bad_tps),
+                      results::format_metric_value(options_.metric, result_.good_tps)));
     threshold_log_ = t;
   }
   result_.threshold_tps =
@@ -495,7 +495,7 @@ Result Bisector::run() {
           "runs or more repeats)",
           plain_tps(options_.metric)
               ? worse_by(options_.metric, result_.bad_tps / result_.good_tps)
-              : report::worse_word(options_.metric) + " (" +
+              : results::worse_word(options_.metric) + " (" +
                     worse_by(options_.metric, result_.bad_tps / result_.good_tps) + ")",
           sigma_ * 100, options_.max_repeats);
       return finish();
@@ -520,13 +520,13 @@ Result Bisector::run() {
   // The group's level against good's as a ratio of the metric's values ("0.25x good" TPS,
   // "CPU/tx 4.00x good").
   const std::string label =
-      plain_tps(options_.metric) ? "" : report::metric_label(options_.metric) + " ";
+      plain_tps(options_.metric) ? "" : results::metric_label(options_.metric) + " ";
   for (const auto& g : result_.culprits) {
     std::string names = join(g.knobs, " + ");
-    const double ratio = report::metric_ratio(options_.metric, g.ratio);
+    const double ratio = results::metric_ratio(options_.metric, g.ratio);
     if (g.interaction)
       parts.push_back(fmt::format("{} ({} only together: {}{:.2f}x good)", names,
-                                  report::worse_word(options_.metric), label, ratio));
+                                  results::worse_word(options_.metric), label, ratio));
     else
       parts.push_back(fmt::format("{} ({}{:.2f}x good)", names, label, ratio));
   }

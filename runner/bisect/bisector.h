@@ -17,14 +17,14 @@
 
 #include "bisect/measurer.h"
 #include "bisect/result.h"
-#include "report/metric.h"
+#include "results/metric.h"
 
 namespace pgslow::bisect {
 
 struct Options {
   // What the Measurer's samples are (report/metric.h): higher is better whatever the metric,
   // so only the words of the result depend on it.
-  report::Metric metric = report::Metric::kTps;
+  results::Metric metric = results::Metric::kTps;
   int level_repeats = 3;     // runs of good and bad: their levels and the noise
   int max_repeats = 5;       // runs of one configuration at most, when it lands near the threshold
   double band_sigmas = 2.0;  // a verdict needs the mean this many standard errors from threshold

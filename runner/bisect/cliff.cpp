@@ -8,8 +8,8 @@
 
 #include "common/clock.h"
 #include "common/errors.h"
-#include "report/stats.h"
-#include "report/switchback.h"
+#include "results/stats.h"
+#include "results/switchback.h"
 
 namespace pgslow::bisect {
 
@@ -54,7 +54,7 @@ class Search {
          std::vector<int>* calls)
       : measurer_(measurer), space_(space), options_(options), calls_(calls) {}
 
-  report::CliffResult run() {
+  results::CliffResult run() {
     const std::int64_t start = now_us();
     const std::vector<double> grid = cliff_grid(space_, options_.resolution);
     result_.knob = space_.knob;
@@ -99,7 +99,7 @@ class Search {
 
  private:
   bool harmful_verdict(std::size_t point) const {
-    return result_.points[point].verdict == report::CliffVerdict::kHarmful;
+    return result_.points[point].verdict == results::CliffVerdict::kHarmful;
   }
 
   // One run of `value` (nullopt: the baseline); returns its sample.
@@ -111,7 +111,7 @@ class Search {
       throw RuntimeError(
           fmt::format("a run of {} = {} measured no {}: the workload committed "
                       "nothing",
-                      space_.knob, changes[0].value, report::metric_name(options_.metric)));
+                      space_.knob, changes[0].value, results::metric_name(options_.metric)));
     ++runs_;
     if (calls_ != nullptr) calls_->push_back(point);
     last_was_baseline_ = !value.has_value();
@@ -122,7 +122,7 @@ class Search {
   // Measures `value` (at most max_looks looks) and returns the point's index.
   std::size_t measure_point(double value) {
     const std::size_t index = result_.points.size();
-    report::CliffPoint p;
+    results::CliffPoint p;
     p.value = cliff_value_text(space_, value);
     p.base_value = value;
     p.order = static_cast<int>(index) + 1;
@@ -147,20 +147,20 @@ class Search {
     // point it may measure takes an equal share (Bonferroni).
     const int max_points = cliff_max_points(result_.grid_steps);
     const double confidence =
-        report::confidence_over_looks(looks * max_points, options_.confidence);
+        results::confidence_over_looks(looks * max_points, options_.confidence);
     diffs_.emplace_back();
     for (int look = 1; look <= looks; ++look) {
       for (int i = 0; i < options_.repeats; ++i) {
         add(true, run_once(value, point));
         add(false, run_once(std::nullopt, -1));
       }
-      diffs_.back() = report::alternating_differences(logs, stage);
+      diffs_.back() = results::alternating_differences(logs, stage);
       const auto [variance, df] = pooled_variance();
-      const report::Interval i =
-          report::differences_interval(diffs_.back(), variance, df, confidence);
-      const report::Interval loose =
-          report::differences_interval(diffs_.back(), variance, df, options_.suggestive_confidence);
-      report::CliffPoint& q = result_.points[index];
+      const results::Interval i =
+          results::differences_interval(diffs_.back(), variance, df, confidence);
+      const results::Interval loose = results::differences_interval(diffs_.back(), variance, df,
+                                                                    options_.suggestive_confidence);
+      results::CliffPoint& q = result_.points[index];
       q.samples = samples;
       q.baseline_samples = baseline;
       q.looks = look;
@@ -171,13 +171,13 @@ class Search {
       q.effect.runs = static_cast<int>(samples.size());
       q.effect.reference_runs = static_cast<int>(baseline.size());
       if (i.known && i.high < 1)
-        q.verdict = report::CliffVerdict::kHarmful;
+        q.verdict = results::CliffVerdict::kHarmful;
       else if (loose.known && loose.high < 1)
-        q.verdict = report::CliffVerdict::kUncertain;
+        q.verdict = results::CliffVerdict::kUncertain;
       else
-        q.verdict = report::CliffVerdict::kSafe;
+        q.verdict = results::CliffVerdict::kSafe;
       if (options_.on_point) options_.on_point(q);
-      if (q.verdict != report::CliffVerdict::kUncertain) break;
+      if (q.verdict != results::CliffVerdict::kUncertain) break;
     }
     result_.confidence = confidence;
     return index;
@@ -194,14 +194,14 @@ class Search {
     for (const auto& d : diffs_) {
       if (d.size() < 2) continue;
       const double n = static_cast<double>(d.size()) - 1;
-      sum += report::difference_variance(d) * n;
+      sum += results::difference_variance(d) * n;
       df += n;
     }
     if (baseline_runs_.size() >= 3) {
       std::vector<double> logs;
       for (double b : baseline_runs_) logs.push_back(std::log(b));
       const double n = static_cast<double>(logs.size()) - 1;
-      sum += 1.5 * report::successive_difference_variance(logs) * n;
+      sum += 1.5 * results::successive_difference_variance(logs) * n;
       df += n;
     }
     const double floor = 1.5 * options_.min_noise * options_.min_noise;
@@ -212,7 +212,7 @@ class Search {
   const CliffSpace& space_;
   const CliffOptions& options_;
   std::vector<int>* calls_;
-  report::CliffResult result_;
+  results::CliffResult result_;
   std::vector<double> baseline_runs_;
   std::vector<std::vector<double>> diffs_;  // per point: its runs against the baseline's
   bool last_was_baseline_ = false;
@@ -221,8 +221,8 @@ class Search {
 
 }  // namespace
 
-report::CliffResult find_cliff(Measurer& measurer, const CliffSpace& space,
-                               const CliffOptions& options, std::vector<int>* calls) {
+results::CliffResult find_cliff(Measurer& measurer, const CliffSpace& space,
+                                const CliffOptions& options, std::vector<int>* calls) {
   if (options.repeats < 3)
     throw InputError(
         fmt::format("--repeats must be at least 3 (got {}): a point's interval "

@@ -10,7 +10,7 @@
 //
 // Each point's runs alternate with runs of the baseline (A): B P B P ... B, and its effect is
 // each point run against the mean of the baseline runs on either side of it
-// (report::alternating_interval), so the machine's drift and bursts of other load cancel. The
+// (results::alternating_interval), so the machine's drift and bursts of other load cancel. The
 // last baseline run of one point is the first of the next. A point is harmful when its whole
 // interval lies on the worse side; safe when it includes no change or lies on the better
 // side; a point that looks worse at a looser confidence but not at the stated one is measured
@@ -19,7 +19,7 @@
 // misled by chance at most 5% of the time, not each point.
 //
 //   SimulatedServer sim(...);             // or LabMeasurer over a stage::LabSession
-//   report::CliffResult r = find_cliff(sim, space, options);
+//   results::CliffResult r = find_cliff(sim, space, options);
 
 #include <functional>
 #include <string>
@@ -27,7 +27,7 @@
 
 #include "bisect/measurer.h"
 #include "knobs/value.h"
-#include "report/cliff.h"
+#include "results/cliff.h"
 
 namespace pgslow::bisect {
 
@@ -41,8 +41,8 @@ struct CliffSpace {
 };
 
 struct CliffOptions {
-  report::Metric metric = report::Metric::kTps;  // what the Measurer's samples are
-  double resolution = 2;                         // factor between neighbouring grid values (> 1)
+  results::Metric metric = results::Metric::kTps;  // what the Measurer's samples are
+  double resolution = 2;                           // factor between neighbouring grid values (> 1)
   int repeats = 3;    // runs of a point per look, each followed by a baseline run (>= 3)
   int max_looks = 2;  // an uncertain point is measured again, up to this many looks
   // Of the search as a whole: each point's look gets an equal share of 1 - confidence.
@@ -50,7 +50,7 @@ struct CliffOptions {
   double min_noise = 0.01;  // floor of the per-run noise (log scale), as bisect's
   // "Uncertain": the point's interval at this looser confidence lies on the worse side.
   double suggestive_confidence = 0.60;
-  std::function<void(const report::CliffPoint&)> on_point;  // progress, after each look
+  std::function<void(const results::CliffPoint&)> on_point;  // progress, after each look
 };
 
 // The grid from `from` to `to` (both included), in order, each value at most `resolution`
@@ -66,7 +66,7 @@ int cliff_max_points(int steps);
 // Runs the search. Every Measurer call is one run of one configuration ({knob = value});
 // `calls` receives, in call order, the index of the point each call measured (-1: baseline)
 // so the experiment layer can attach the runs' figures and evidence to the points.
-report::CliffResult find_cliff(Measurer& measurer, const CliffSpace& space,
-                               const CliffOptions& options, std::vector<int>* calls = nullptr);
+results::CliffResult find_cliff(Measurer& measurer, const CliffSpace& space,
+                                const CliffOptions& options, std::vector<int>* calls = nullptr);
 
 }  // namespace pgslow::bisect

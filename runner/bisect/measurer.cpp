@@ -7,17 +7,17 @@
 
 namespace pgslow::bisect {
 
-double search_sample_of(const report::Metric& metric, const report::Measurement& run,
+double search_sample_of(const results::Metric& metric, const results::Measurement& run,
                         const std::map<std::string, double>& evidence) {
-  const std::optional<double> value = report::metric_value(metric, run, evidence);
+  const std::optional<double> value = results::metric_value(metric, run, evidence);
   if (!value)
-    throw RuntimeError(fmt::format("a run has no {}: {}", report::metric_name(metric),
-                                   report::metric_missing(metric)));
-  return report::search_sample(metric, *value);
+    throw RuntimeError(fmt::format("a run has no {}: {}", results::metric_name(metric),
+                                   results::metric_missing(metric)));
+  return results::search_sample(metric, *value);
 }
 
-void require_measurable(const report::Metric& metric, const server::ServerControl& server) {
-  if (metric.kind != report::Metric::Kind::kCpuPerTx) return;
+void require_measurable(const results::Metric& metric, const server::ServerControl& server) {
+  if (metric.kind != results::Metric::Kind::kCpuPerTx) return;
   // The lab session reads the server's CPU time through its postmaster's pid, as here.
   const auto data_dir = server.data_dir();
   if (data_dir && evidence::postmaster_pid_of(*data_dir)) return;

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "bisect/setting.h"
-#include "report/metric.h"
-#include "report/model.h"
+#include "results/metric.h"
+#include "results/model.h"
 #include "server/server_control.h"
 
 namespace pgslow::bisect {
@@ -28,11 +28,11 @@ class Measurer {
 // One run's sample by `metric` (report/metric.h: TPS, or a cost's reciprocal, in the search's
 // direction); `evidence`: the run's own (an evidence metric per transaction). RuntimeError
 // saying why when the run has no value for it (cpu_per_tx without the server's CPU time).
-double search_sample_of(const report::Metric& metric, const report::Measurement& run,
+double search_sample_of(const results::Metric& metric, const results::Measurement& run,
                         const std::map<std::string, double>& evidence = {});
 
 // Before any run: InputError when `metric` cannot be measured on `server` (cpu_per_tx needs
 // the server's processes on this machine, to read their CPU time from /proc).
-void require_measurable(const report::Metric& metric, const server::ServerControl& server);
+void require_measurable(const results::Metric& metric, const server::ServerControl& server);
 
 }  // namespace pgslow::bisect

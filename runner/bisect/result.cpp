@@ -13,9 +13,9 @@ std::string Candidate::describe() const {
   return fmt::format("{}: {} -> {}{}", change.name, from, to, needs_restart ? " [restart]" : "");
 }
 
-report::BisectResult to_report(const Result& r) {
-  report::BisectResult out;
-  static_cast<report::BisectFindings&>(out) = r;
+results::BisectResult to_report(const Result& r) {
+  results::BisectResult out;
+  static_cast<results::BisectFindings&>(out) = r;
   for (const Candidate& c : r.candidates)
     out.candidates.push_back({c.change.name, c.good_value, c.change.value, c.back_to_server_value,
                               c.needs_restart, c.server_value, c.change.where.str()});

@@ -1,14 +1,14 @@
 #pragma once
-// What a bisect found: report::BisectFindings (report/bisect.h, plain structs) plus the
+// What a bisect found: results::BisectFindings (report/bisect.h, plain structs) plus the
 // differences in the catalog's terms the search works with. report/ renders every result:
-// to_report() gives it the plain report::BisectResult (render_bisect_console, ...).
+// to_report() gives it the plain results::BisectResult (render_bisect_console, ...).
 
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bisect/setting.h"
-#include "report/bisect.h"
+#include "results/bisect.h"
 
 namespace pgslow::bisect {
 
@@ -34,18 +34,18 @@ struct Excluded {
 };
 
 // The search's names for report/'s plain structs.
-using Verdict = report::BisectVerdict;
-using report::to_string;
-using RunRecord = report::BisectRun;         // one call of the Measurer
-using SoloEffect = report::BisectSolo;       // a culprit alone over good
-using CulpritGroup = report::BisectCulprit;  // one 1-minimal set of one round
+using Verdict = results::BisectVerdict;
+using results::to_string;
+using RunRecord = results::BisectRun;         // one call of the Measurer
+using SoloEffect = results::BisectSolo;       // a culprit alone over good
+using CulpritGroup = results::BisectCulprit;  // one 1-minimal set of one round
 
-struct Result : report::BisectFindings {
+struct Result : results::BisectFindings {
   std::vector<Candidate> candidates;
   std::vector<Excluded> excluded;
 };
 
 // The plain result report/ renders.
-report::BisectResult to_report(const Result& r);
+results::BisectResult to_report(const Result& r);
 
 }  // namespace pgslow::bisect

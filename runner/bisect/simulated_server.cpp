@@ -62,7 +62,7 @@ std::vector<double> SimulatedServer::measure(const std::vector<Setting>& changes
     // The machine's speed this run, relative to its own: throughput follows it, latency
     // inversely.
     const double speed = std::exp(model_.drift_per_run * drifted + burst + sigma * unit(rng_));
-    report::Measurement run;
+    results::Measurement run;
     run.duration_s = 10;
     run.tps = tps * speed;
     run.committed =

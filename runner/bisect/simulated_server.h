@@ -3,7 +3,7 @@
 // benchmark: it replaces apply + data reset + workload together (no server, no SQL). Each knob
 // multiplies throughput by a factor, some pairs multiply it again only when both are present
 // (an interaction), every run has seeded log-normal noise, and drift may be injected. Each run
-// is a report::Measurement (TPS, the server's CPU seconds, the p99 latency) and measure()
+// is a results::Measurement (TPS, the server's CPU seconds, the p99 latency) and measure()
 // returns the model's metric of it, as the live measurers do.
 
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include "bisect/measurer.h"
 #include "bisect/result.h"
 #include "knobs/value.h"
-#include "report/model.h"
+#include "results/model.h"
 
 namespace pgslow::bisect {
 
@@ -64,7 +64,7 @@ struct SimulatedModel {
   double burst_log = 0;
   std::uint64_t seed = 1;
   // What measure() returns of each run (bisect::search_sample_of).
-  report::Metric metric = report::Metric::kTps;
+  results::Metric metric = results::Metric::kTps;
   // The cost of a transaction: the server's CPU seconds per transaction, with noise of its own
   // (log scale, from a generator of its own, so TPS samples are the same whatever the metric).
   // Noise, drift and bursts of load move TPS and p99 but not this: another program on the

@@ -96,7 +96,7 @@ void print_apply_result(const std::string& label, const server::ServerControl& s
       rows.push_back({k.name, k.original_value, k.new_value, k.apply_by});
     print_table(rows, "  ");
   }
-  for (const report::SkippedKnob& s : r.skipped)
+  for (const results::SkippedKnob& s : r.skipped)
     fmt::print("  skipped {} = {}: {}\n", s.name, s.value, s.reason);
   for (const std::string& w : r.warnings) fmt::print("  warning: {}\n", w);
   if (r.needs_reconnect())

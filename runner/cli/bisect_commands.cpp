@@ -16,8 +16,8 @@
 #include "common/paths.h"
 #include "common/progress.h"
 #include "report/bisect.h"
-#include "report/metric.h"
 #include "report/registry.h"
+#include "results/metric.h"
 #include "server/target.h"
 #include "stage/bisect_experiment.h"
 
@@ -31,8 +31,8 @@ struct BisectArgs {
   std::string bad_from;
   int good_version = 0;  // a PostgreSQL major's built-in defaults
   int bad_version = 0;
-  double min_effect = 10;                // percent
-  std::optional<report::Metric> metric;  // unset: tps
+  double min_effect = 10;                 // percent
+  std::optional<results::Metric> metric;  // unset: tps
   std::string direction = "slower";
   stage::BisectExperiment experiment;
   TargetOptions target;
@@ -70,7 +70,7 @@ void bisect_command(Context& ctx, BisectArgs& a) {
   e.good_version = a.good_version;
   e.bad_version = a.bad_version;
   e.min_effect = a.min_effect / 100.0;
-  e.metric = a.metric.value_or(report::Metric::kTps);
+  e.metric = a.metric.value_or(results::Metric::kTps);
   e.metric.better = a.direction == "faster";
   server::TargetSpec spec = target_spec(ctx, a.target);
   e.target = spec;
@@ -80,7 +80,7 @@ void bisect_command(Context& ctx, BisectArgs& a) {
 
   const bisect::Result result = stage::run_bisect(e, *server, catalog, *progress);
 
-  const report::BisectResult shown = bisect::to_report(result);
+  const results::BisectResult shown = bisect::to_report(result);
   std::cout << report::rendered(shown, "console") << std::flush;
   for (const auto& [format, path] : {std::pair{"json", a.json}, std::pair{"md", a.markdown}}) {
     if (!path.empty()) write_requested_output(path, report::rendered(shown, format), *progress);

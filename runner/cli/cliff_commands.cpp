@@ -12,8 +12,8 @@
 #include "cli/options.h"
 #include "common/progress.h"
 #include "report/cliff.h"
-#include "report/metric.h"
 #include "report/registry.h"
+#include "results/metric.h"
 #include "server/target.h"
 #include "stage/cliff_experiment.h"
 
@@ -22,7 +22,7 @@ namespace {
 
 struct CliffArgs {
   stage::CliffExperiment experiment;  // the options bind to its fields
-  std::optional<report::Metric> metric;
+  std::optional<results::Metric> metric;
   TargetOptions target;
   std::string json;
   std::string markdown;
@@ -30,28 +30,28 @@ struct CliffArgs {
   std::string html;
 };
 
-std::string point_line(const report::CliffPoint& p, report::Metric metric) {
-  const report::EffectInterval e = report::in_metric_terms(metric, p.effect);
+std::string point_line(const results::CliffPoint& p, results::Metric metric) {
+  const results::EffectInterval e = results::in_metric_terms(metric, p.effect);
   return fmt::format("point {:>2}  {:<10} {:>2} runs  {:+6.1f}% [{:+.1f}%, {:+.1f}%]  {}{}",
                      p.order, p.value, p.samples.size(), (e.ratio - 1) * 100, (e.low - 1) * 100,
-                     (e.high - 1) * 100, report::to_string(p.verdict),
+                     (e.high - 1) * 100, results::to_string(p.verdict),
                      p.looks > 1 ? fmt::format(" (look {})", p.looks) : "");
 }
 
 void cliff_command(Context& ctx, CliffArgs& a) {
   before_command(ctx, "cliff");
   stage::CliffExperiment& e = a.experiment;
-  e.options.search.metric = a.metric.value_or(report::Metric::kTps);
+  e.options.search.metric = a.metric.value_or(results::Metric::kTps);
   e.target = target_spec(ctx, a.target);
   e.workdir = ctx.workdir;
   std::unique_ptr<server::ServerControl> server = server::open_target(*e.target);
   std::unique_ptr<Progress> progress = command_progress(ctx);
-  const report::Metric metric = e.options.search.metric;
-  e.options.search.on_point = [&](const report::CliffPoint& p) {
+  const results::Metric metric = e.options.search.metric;
+  e.options.search.on_point = [&](const results::CliffPoint& p) {
     progress->note(point_line(p, metric));
   };
   const knobs::Catalog catalog = knobs::Catalog::load_default();
-  const report::CliffResult result = stage::run_cliff_experiment(e, *server, catalog, *progress);
+  const results::CliffResult result = stage::run_cliff_experiment(e, *server, catalog, *progress);
 
   std::cout << report::rendered(result, "console") << std::flush;
   for (const auto& [format, path] : {std::pair{"json", a.json}, std::pair{"md", a.markdown},

@@ -9,6 +9,7 @@
 #include "cli/scenario_support.h"
 #include "common/progress.h"
 #include "pg/connection.h"
+#include "report/registry.h"
 #include "report/text.h"
 #include "workshop/lesson.h"
 #include "workshop/lesson_run.h"
@@ -99,10 +100,10 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     io.wait_for_room = a->wait_predictions;
     io.room_timeout = std::chrono::seconds(static_cast<long>(a->wait_timeout));
     report::Reveal reveal;
-    report::Run run = workshop::run_lesson(setup, io, progress, reveal);
+    results::Run run = workshop::run_lesson(setup, io, progress, reveal);
     const fs::path out_dir =
         a->out.empty() ? stage::default_out_dir("lesson-" + lesson.name) : fs::path(a->out);
-    stage::write_results(run, out_dir);
+    report::write_results(run, out_dir);
     std::cout << fmt::format("Results: {}/report.md (.json .csv .html)\n", out_dir.string());
     linger(board.get(), *dashboard);
   });

@@ -83,7 +83,7 @@ void start(Context& ctx, const StartArgs& a, CLI::App* cmd, const DashboardArgs&
   state.measured.scale = sc.workload.scale;
   workshop::Lab lab(*server, catalog, ctx.workdir, sc, options, progress, /*hidden=*/true);
   for (const scenario::PlannedStage& st : plan.stages) {
-    report::StageResult r = lab.measure(st);
+    results::StageResult r = lab.measure(st);
     if (!r.error.empty()) {
       lab.restore();
       throw RuntimeError(

@@ -5,7 +5,7 @@
 #include "common/paths.h"
 #include "common/strings.h"
 #include "knobs/evidence_keys.h"
-#include "report/metric.h"
+#include "results/metric.h"
 
 namespace pgslow::cli {
 
@@ -20,21 +20,21 @@ void add_protocol_option(CLI::App* cmd, driver::Protocol& protocol) {
       "how statements are sent, like pgbench -M: simple, extended or prepared (default)");
 }
 
-std::optional<report::Metric> parse_metric_option(const std::string& name, std::string& error) {
-  std::optional<report::Metric> m = report::parse_metric(name);
+std::optional<results::Metric> parse_metric_option(const std::string& name, std::string& error) {
+  std::optional<results::Metric> m = results::parse_metric(name);
   // An evidence key names a metric only when the evidence code reports it (knobs/evidence_keys.h).
-  if (m && m->kind == report::Metric::Kind::kEvidencePerTx && !knobs::is_evidence_key(m->evidence))
+  if (m && m->kind == results::Metric::Kind::kEvidencePerTx && !knobs::is_evidence_key(m->evidence))
     m.reset();
   if (!m) {
-    const auto near = closest_match(name, report::metric_name_list());
+    const auto near = closest_match(name, results::metric_name_list());
     error = fmt::format("unknown metric '{}'{}: use {}", name,
                         near ? fmt::format(" (did you mean '{}'?)", *near) : "",
-                        report::metric_names());
+                        results::metric_names());
   }
   return m;
 }
 
-void add_metric_option(CLI::App* cmd, std::optional<report::Metric>& metric,
+void add_metric_option(CLI::App* cmd, std::optional<results::Metric>& metric,
                        const std::string& what) {
   cmd->add_option_function<std::string>(
       "--metric",

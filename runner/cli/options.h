@@ -10,7 +10,7 @@
 #include "cli/context.h"
 #include "common/progress.h"
 #include "driver/driver.h"
-#include "report/model.h"
+#include "results/model.h"
 
 namespace pgslow::cli {
 
@@ -19,12 +19,12 @@ void add_protocol_option(CLI::App* cmd, driver::Protocol& protocol);
 
 // A metric's name as the user gave it (report/metric.h's names; an evidence key must be one the
 // evidence code reports): nullopt with `error` naming the valid ones and the nearest.
-std::optional<report::Metric> parse_metric_option(const std::string& name, std::string& error);
+std::optional<results::Metric> parse_metric_option(const std::string& name, std::string& error);
 
 // --metric tps|p99|cpu_per_tx|wal_bytes_per_tx|<evidence key>: what a search judges by (bisect,
 // run's attributions); an unknown name is refused with the valid ones and "did you mean".
 // `what` ends the help text ("default tps").
-void add_metric_option(CLI::App* cmd, std::optional<report::Metric>& metric,
+void add_metric_option(CLI::App* cmd, std::optional<results::Metric>& metric,
                        const std::string& what);
 
 // The progress lines of a command that measures: on the console, none with --quiet.

@@ -19,7 +19,7 @@ namespace pgslow::cli {
 
 namespace {
 
-report::Run load_run(const std::string& path) {
+results::Run load_run(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw InputError(
@@ -61,8 +61,8 @@ void add_report_commands(CLI::App& app, Context& ctx) {
   report_cmd->add_option("--out,-o", opts->out, "write to FILE instead of standard output");
   report_cmd->callback([opts, &ctx] {
     before_command(ctx, "report");
-    check_format("--format", opts->format, report::formats<report::Run>());
-    const report::Run run = load_run(opts->run_json);
+    check_format("--format", opts->format, report::formats<results::Run>());
+    const results::Run run = load_run(opts->run_json);
     write_output(opts->out, report::rendered(run, opts->format));
   });
 
@@ -83,8 +83,8 @@ void add_report_commands(CLI::App& app, Context& ctx) {
   compare_cmd->callback([cmp, &ctx] {
     before_command(ctx, "report");
     check_format("--format", cmp->format, report::formats<report::RunComparison>());
-    const report::Run a = load_run(cmp->a);
-    const report::Run b = load_run(cmp->b);
+    const results::Run a = load_run(cmp->a);
+    const results::Run b = load_run(cmp->b);
     write_output(cmp->out,
                  report::rendered(report::RunComparison{a, b, cmp->a, cmp->b}, cmp->format));
   });

@@ -76,8 +76,8 @@ struct RunArgs {
   driver::Protocol protocol = driver::Protocol::kPrepared;
   ScenarioOverrides overrides;  // --attribute, --precision, --budget, --design
   bool check_data = false;
-  std::optional<report::Metric> metric;  // --metric: what attributions judge by
-  std::vector<std::string> versions;     // --versions 15,16,17,18
+  std::optional<results::Metric> metric;  // --metric: what attributions judge by
+  std::vector<std::string> versions;      // --versions 15,16,17,18
 };
 
 stage::RunOptions run_options(const RunArgs& a) {
@@ -101,6 +101,14 @@ stage::RunOptions run_options(const RunArgs& a) {
 // the measurement (a version's last stage leaves dirty buffers that its checkpointer writes out
 // minutes later). At the end every cluster runs again, as one `run` leaves its cluster. With
 // --dashboard, the page follows every version's progress and server counters.
+// A run's results folder and `--versions`' side by side files in every format; the stages so far
+// of an interrupted run on the terminal.
+stage::ResultsOutput results_output() {
+  return {report::write_results,
+          [](const results::Run& run) { report::render_console(run, std::cout); },
+          report::write_versions};
+}
+
 void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const DashboardArgs& dashboard) {
   std::vector<int> majors;
   for (const auto& text : a.versions) {
@@ -137,10 +145,11 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
       open_dashboard(cmd, dashboard, "pgslow run --versions " + name);
   SilentProgress none;
   TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
-  const report::VersionRuns runs = stage::run_versions(
-      versions, run_options(a), ctx.workdir, out_dir, progress, [&](const stage::VersionPoint& v) {
-        if (board) board->watch_server(v.prepared.server->conninfo());
-      });
+  const results::VersionRuns runs =
+      stage::run_versions(versions, run_options(a), ctx.workdir, out_dir, progress,
+                          results_output(), [&](const stage::VersionPoint& v) {
+                            if (board) board->watch_server(v.prepared.server->conninfo());
+                          });
   report::render(runs, "console", std::cout);
   std::cout << fmt::format(
       "\nResults: {0}/versions.md (.json .csv .html); each version's own report in {0}/pg<N>/\n",
@@ -214,7 +223,8 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       if (board) board->watch_server(p.server->conninfo());
       SilentProgress none;
       TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
-      report::Run run = stage::run_prepared(p, run_options(*a), ctx.workdir, out_dir, progress);
+      results::Run run =
+          stage::run_prepared(p, run_options(*a), ctx.workdir, out_dir, progress, results_output());
       report::render_console(run, std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
       linger(board.get(), *dashboard);

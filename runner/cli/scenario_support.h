@@ -13,7 +13,7 @@
 #include "cli/context.h"
 #include "cli/target_options.h"
 #include "knobs/catalog.h"
-#include "report/model.h"
+#include "results/model.h"
 #include "scenario/plan.h"
 #include "scenario/scenario.h"
 #include "server/server_control.h"

@@ -180,7 +180,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     bench_options.reset_data = !*no_reset;
     bench_options.check_data = *check_data;
     bench_options.workdir = ctx.workdir;
-    const report::BenchResult result =
+    const results::BenchResult result =
         stage::run_bench(*server, w, params, bench_options, progress);
     std::fputs(report::rendered(result, "console").c_str(), stdout);
     std::fflush(stdout);

@@ -70,10 +70,10 @@ class WorkerThreads {
 
 }  // namespace
 
-report::Measurement run_workload(const workload::Workload& workload,
-                                 const workload::WorkloadParams& params,
-                                 const std::string& conninfo, const DriverOptions& options,
-                                 Progress& progress, const std::atomic<bool>* stop) {
+results::Measurement run_workload(const workload::Workload& workload,
+                                  const workload::WorkloadParams& params,
+                                  const std::string& conninfo, const DriverOptions& options,
+                                  Progress& progress, const std::atomic<bool>* stop) {
   auto problems = validate(options);
   if (has_errors(problems)) throw InputError(std::move(problems));
 
@@ -158,7 +158,7 @@ report::Measurement run_workload(const workload::Workload& workload,
   const std::int64_t measure_start = t0 + static_cast<std::int64_t>(o.warmup_s * 1e6);
 
   // Progress: collect what the workers published, once a second.
-  report::Measurement m;
+  results::Measurement m;
   Histogram second;
   std::uint64_t failed_total = 0;
   std::uint64_t failed_before = 0;

@@ -18,7 +18,7 @@
 #include <string_view>
 
 #include "common/progress.h"
-#include "report/model.h"
+#include "results/model.h"
 #include "workload/workload.h"
 
 namespace pgslow::driver {
@@ -35,7 +35,7 @@ std::optional<Protocol> parse_protocol(std::string_view text);
 // blocks run the reference, odd ones the stage) the latency and failures of those counted.
 struct BlockTallies {
   std::vector<std::uint64_t> finished;  // committed + rolled back, per block
-  report::LatencySummary latency[2];
+  results::LatencySummary latency[2];
   std::uint64_t counted[2] = {0, 0};  // committed + rolled back, per configuration
   std::uint64_t failed[2] = {0, 0};
 };
@@ -80,9 +80,9 @@ std::vector<ConfigError> validate(const DriverOptions& options);
 // `stop` (set from a signal handler, e.g. Ctrl-C) ends the run promptly with what was
 // measured so far. Throws RuntimeError when clients cannot connect (unless allow_partial)
 // or a worker fails.
-report::Measurement run_workload(const workload::Workload& workload,
-                                 const workload::WorkloadParams& params,
-                                 const std::string& conninfo, const DriverOptions& options,
-                                 Progress& progress, const std::atomic<bool>* stop = nullptr);
+results::Measurement run_workload(const workload::Workload& workload,
+                                  const workload::WorkloadParams& params,
+                                  const std::string& conninfo, const DriverOptions& options,
+                                  Progress& progress, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace pgslow::driver

@@ -53,8 +53,8 @@ double Histogram::percentile(double q) const {
   return static_cast<double>(max_);
 }
 
-report::LatencySummary Histogram::summary() const {
-  report::LatencySummary s;
+results::LatencySummary Histogram::summary() const {
+  results::LatencySummary s;
   s.mean_us = mean();
   s.p50_us = percentile(0.50);
   s.p95_us = percentile(0.95);

@@ -7,7 +7,7 @@
 #include <array>
 #include <cstdint>
 
-#include "report/model.h"
+#include "results/model.h"
 
 namespace pgslow::driver {
 
@@ -39,7 +39,7 @@ class Histogram {
   // q of the values are at or below it, reported as the bucket's midpoint (never above max).
   double percentile(double q) const;
   // mean, p50, p95, p99, p99.9, max.
-  report::LatencySummary summary() const;
+  results::LatencySummary summary() const;
 
   // Bucket arithmetic, public for tests.
   static int index_of(std::int64_t micros);

@@ -77,8 +77,8 @@ void Tally::merge(const Tally& other) {
   latency.merge(other.latency);
 }
 
-report::TxTypeResult Tally::result(const std::string& name) const {
-  report::TxTypeResult r;
+results::TxTypeResult Tally::result(const std::string& name) const {
+  results::TxTypeResult r;
   r.name = name;
   r.committed = committed;
   r.rolled_back = rolled_back;

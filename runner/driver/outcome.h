@@ -15,7 +15,7 @@
 #include "common/task.h"
 #include "driver/histogram.h"
 #include "pg/error.h"
-#include "report/model.h"
+#include "results/model.h"
 #include "workload/workload.h"
 
 namespace pgslow::driver {
@@ -48,7 +48,7 @@ struct Tally {
   void add(const Outcome& o, std::int64_t latency_us);
   void merge(const Tally& other);
   // The type's row of the result table.
-  report::TxTypeResult result(const std::string& name) const;
+  results::TxTypeResult result(const std::string& name) const;
   // failures_by_class keyed by pg::to_string(class), classes with no failure left out.
   void add_failures_to(std::map<std::string, std::uint64_t>& out) const;
 };

@@ -299,7 +299,7 @@ Task<void> Worker::client_loop(ClientState& c) {
       tallies_[type].add(outcome, end - scheduled);
       if (rate_mode) {
         schedule_lag_.record(start - scheduled);
-        if (static_cast<double>(start - scheduled) <= report::kOnTimeLagUs) ++on_time_;
+        if (static_cast<double>(start - scheduled) <= results::kOnTimeLagUs) ++on_time_;
       }
       if (pooled && slot != nullptr) pool_wait_.record(got - start);
     }

@@ -100,13 +100,13 @@ struct StageDraft {
   bool isolated = false;                  // compared with the baseline, not with the stage before
   std::vector<knobs::Setting> requested;  // the whole configuration asked for
   std::vector<knobs::Setting> own;        // what this stage itself adds (for skipped/warnings)
-  report::LoadSettings load;
+  results::LoadSettings load;
   bool attribute = false;
   bool sweep_point = false;
   std::map<std::string, std::string> sweep_values{};
 };
 
-report::LoadSettings apply_load(report::LoadSettings load, const LoadKnobs& knobs) {
+results::LoadSettings apply_load(results::LoadSettings load, const LoadKnobs& knobs) {
   if (knobs.clients) load.clients = *knobs.clients;
   if (knobs.pool_size) load.pool_size = *knobs.pool_size;
   if (knobs.connect_per_transaction) load.connect_per_transaction = *knobs.connect_per_transaction;
@@ -150,7 +150,7 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
     if (m.precision > 0 && stage.reference == 0 && !stage.attribute && m.repeats >= 2)
       stage.design_why +=
           fmt::format(", paired with the baseline until its interval is ±{:g}% or {} are spent",
-                      m.precision * 100, report::format_seconds(m.budget_s));
+                      m.precision * 100, results::format_seconds(m.budget_s));
     else if (m.precision > 0)
       stage.design_why += fmt::format(
           "; --precision needs a stage that alternates with the baseline (isolated, 2 repeats or "
@@ -182,8 +182,8 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
     return isolated(
         fmt::format("{} takes {} to settle after a reload (carryover), longer than a "
                     "switchback block can wait",
-                    slowest, report::format_seconds(carryover)));
-  report::SwitchbackDesign d;
+                    slowest, results::format_seconds(carryover)));
+  results::SwitchbackDesign d;
   d.settle_s = std::max(1.0, std::ceil(carryover));
   d.block_s = std::max(4.0, 3 * d.settle_s);
   d.precision = m.precision;
@@ -197,7 +197,7 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
   stage.design_why = fmt::format(
       "switchback: every knob acts within {} of a reload, so one run switches between the "
       "baseline and this stage every {:g} s and drops the first {:g} s of each block",
-      carryover > 0 ? report::format_seconds(carryover) : std::string("a command"), d.block_s,
+      carryover > 0 ? results::format_seconds(carryover) : std::string("a command"), d.block_s,
       d.settle_s);
   if (d.precision > 0)
     stage.design_why +=
@@ -229,7 +229,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     problems.push_back(ConfigError{scenario.workload.where, e.what(), ""});
   }
 
-  report::LoadSettings base_load;
+  results::LoadSettings base_load;
   base_load.clients = scenario.workload.clients;
 
   // Drafts: the baseline, then the stages in the scenario's mode.
@@ -242,7 +242,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   }
   if (scenario.mode == Mode::kCumulative || scenario.mode == Mode::kBoth) {
     std::vector<knobs::Setting> acc = scenario.baseline;
-    report::LoadSettings load = base_load;
+    results::LoadSettings load = base_load;
     for (std::size_t i = 0; i < scenario.stages.size(); ++i) {
       acc = overlay(acc, own_settings[i]);
       load = apply_load(load, scenario.stages[i].load);
@@ -278,7 +278,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   };
 
   std::vector<knobs::Setting> previous_applied;
-  report::LoadSettings previous_load = base_load;
+  results::LoadSettings previous_load = base_load;
   for (std::size_t i = 0; i < drafts.size(); ++i) {
     const StageDraft& d = drafts[i];
     PlannedStage stage;
@@ -300,7 +300,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       });
       if (v.verdict == knobs::Verdict::kSkipped) {
         if (own)
-          stage.skipped.push_back(report::SkippedKnob{v.setting.name, v.setting.value, v.reason});
+          stage.skipped.push_back(results::SkippedKnob{v.setting.name, v.setting.value, v.reason});
         continue;
       }
       if (v.verdict == knobs::Verdict::kError) continue;
@@ -330,7 +330,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       const knobs::SettingVerdict* v = verdict_for(stage.verdicts, name);
       if (v != nullptr) restart = v->verdict == knobs::Verdict::kRestart;
       stage.changes.push_back(
-          report::KnobChange{name, before, after, restart ? "restart" : "reload"});
+          results::KnobChange{name, before, after, restart ? "restart" : "reload"});
     }
     // A restart is needed when a postmaster-context value differs from the stage run before.
     for (const auto& s : stage.settings) names.insert(to_lower(s.name));
@@ -385,7 +385,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     const double change = st.needs_restart ? 3.0 : 0.5;
     if (st.switchback) {
       // One run: a warm-up, the blocks (ending with the baseline's), a switch per block.
-      const report::SwitchbackDesign& d = *st.switchback;
+      const results::SwitchbackDesign& d = *st.switchback;
       const int blocks = 2 * d.max_pairs + 1;
       plan.estimated_seconds += scenario.measure.warmup_s + 1.0 + blocks * (d.block_s + 0.1);
       continue;
@@ -402,7 +402,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     if (st.attribution_runs == 0) continue;
     bool restarts =
         std::any_of(st.changes.begin(), st.changes.end(),
-                    [](const report::KnobChange& c) { return c.apply_by == "restart"; });
+                    [](const results::KnobChange& c) { return c.apply_by == "restart"; });
     // Each run resets the data; about half of the search's configurations switch the
     // restart-needing knobs (they share chunks, see bisector.cpp).
     double seconds =

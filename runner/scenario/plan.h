@@ -12,8 +12,8 @@
 #include "bisect/result.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
-#include "report/model.h"
-#include "report/switchback.h"
+#include "results/model.h"
+#include "results/switchback.h"
 #include "scenario/scenario.h"
 
 namespace pgslow::scenario {
@@ -26,11 +26,11 @@ struct PlannedStage {
   // left out): what the applier writes for this stage.
   std::vector<knobs::Setting> settings;
   std::vector<knobs::SettingVerdict> verdicts;  // of `settings`
-  std::vector<report::KnobChange> changes;      // versus the stage measured before it
-  std::vector<report::SkippedKnob> skipped;     // knobs this stage asked for that the server lacks
+  std::vector<results::KnobChange> changes;     // versus the stage measured before it
+  std::vector<results::SkippedKnob> skipped;    // knobs this stage asked for that the server lacks
   std::vector<std::string> warnings;            // pitfalls of the values used
   bool needs_restart = false;                   // versus the stage before
-  report::LoadSettings load;
+  results::LoadSettings load;
   bool sweep_point = false;                         // a point of the scenario's sweep
   std::map<std::string, std::string> sweep_values;  // its value per dimension ("32MB")
   std::size_t reference = 0;  // the stage `changes` compare with (baseline, or the one before)
@@ -42,7 +42,7 @@ struct PlannedStage {
   int attribution_max_runs = 0;  // the budget: past it the stage is reported not attributed
   // Switchback against the baseline in one run (report/switchback.h), or unset: separate runs.
   // `design_why` says why, in the plan and the report.
-  std::optional<report::SwitchbackDesign> switchback;
+  std::optional<results::SwitchbackDesign> switchback;
   std::string design_why;
 };
 

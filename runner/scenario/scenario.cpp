@@ -9,7 +9,7 @@
 #include "common/strings.h"
 #include "common/yaml.h"
 #include "knobs/catalog.h"
-#include "report/metric.h"
+#include "results/metric.h"
 #include "scenario/plan.h"
 #include "scenario/sweep.h"
 #include "server/target_kind.h"
@@ -176,11 +176,11 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     }
   }
   if (auto v = r.string(f.get("metric"), "measure.metric")) {
-    if (auto m = report::parse_metric(*v)) {
+    if (auto m = results::parse_metric(*v)) {
       s.measure.metric = *m;
     } else {
       r.error(f.get("metric"), fmt::format("unknown measure.metric {}", yaml::printable(*v)),
-              "use " + report::metric_names());
+              "use " + results::metric_names());
     }
   }
 }

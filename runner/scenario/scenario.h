@@ -11,7 +11,7 @@
 #include "common/errors.h"
 #include "common/yaml.h"
 #include "knobs/catalog.h"
-#include "report/model.h"
+#include "results/model.h"
 #include "server/target.h"
 #include "workload/workload.h"
 
@@ -58,7 +58,7 @@ struct MeasureSpec {
   double precision = 0;   // measure until the interval is this narrow (0.05: +-5%); 0: fixed
   double budget_s = 120;  // with a precision: a switchback stage's time at most
   // measure.metric: what attributions judge by (report/metric.h); run --metric overrides it.
-  report::Metric metric = report::Metric::kTps;
+  results::Metric metric = results::Metric::kTps;
 };
 
 struct PresetRef {

@@ -8,9 +8,9 @@
 
 namespace pgslow::stage {
 
-report::BenchResult run_bench(server::ServerControl& server, const workload::Workload& workload,
-                              const workload::WorkloadParams& params, const BenchOptions& options,
-                              Progress& progress) {
+results::BenchResult run_bench(server::ServerControl& server, const workload::Workload& workload,
+                               const workload::WorkloadParams& params, const BenchOptions& options,
+                               Progress& progress) {
   const driver::DriverOptions& d = options.driver;
   // A session that changes no configuration.
   LabOptions lab_options;
@@ -30,15 +30,15 @@ report::BenchResult run_bench(server::ServerControl& server, const workload::Wor
   const knobs::Catalog catalog{};
   LabSession lab(server, catalog, workload, params, lab_options, progress);
   lab.prepare();
-  report::LoadSettings load;
+  results::LoadSettings load;
   load.clients = d.clients;
   load.rate = d.rate;
   load.pool_size = d.pool_size;
   load.connect_per_transaction = d.connect_per_transaction;
-  report::BenchResult result;
+  results::BenchResult result;
   result.workload = workload.name();
   result.scale = params.scale;
-  report::StageResult r = lab.measure({"bench", {}, {}}, load, 1);
+  results::StageResult r = lab.measure({"bench", {}, {}}, load, 1);
   result.interrupted = apply::InterruptGuard::interrupted();
   if (r.repeats.empty() || (!r.error.empty() && !result.interrupted)) throw RuntimeError(r.error);
   result.measurement = r.repeats.front();

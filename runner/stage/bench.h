@@ -7,7 +7,7 @@
 
 #include "common/progress.h"
 #include "driver/driver.h"
-#include "report/bench.h"
+#include "results/bench.h"
 #include "server/server_control.h"
 #include "workload/workload.h"
 
@@ -22,8 +22,8 @@ struct BenchOptions {
 
 // Measures `workload` once on `server`. RuntimeError with the run's error when it failed; an
 // interrupted run returns what it measured, with `interrupted` set.
-report::BenchResult run_bench(server::ServerControl& server, const workload::Workload& workload,
-                              const workload::WorkloadParams& params, const BenchOptions& options,
-                              Progress& progress);
+results::BenchResult run_bench(server::ServerControl& server, const workload::Workload& workload,
+                               const workload::WorkloadParams& params, const BenchOptions& options,
+                               Progress& progress);
 
 }  // namespace pgslow::stage

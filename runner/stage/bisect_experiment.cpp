@@ -8,7 +8,7 @@
 #include "bisect/sources.h"
 #include "common/strings.h"
 #include "knobs/validate.h"
-#include "report/metric.h"
+#include "results/metric.h"
 #include "stage/lab_measurer.h"
 #include "stage/lab_session.h"
 
@@ -17,15 +17,15 @@ namespace {
 
 // One line per measurer call: "run  12  search r1  good + a, b   2 runs  1,234 TPS  fast  8.1 s".
 std::string run_line(const bisect::RunRecord& r, std::size_t candidates,
-                     const report::Metric& metric) {
+                     const results::Metric& metric) {
   std::string what = r.knobs.empty()                ? "good"
                      : r.knobs.size() == candidates ? fmt::format("bad ({} changes)", candidates)
                      : r.knobs.size() <= 3          ? "good + " + join(r.knobs, ", ")
                                            : fmt::format("good + {} changes", r.knobs.size());
   return fmt::format("run {:>3}  {:<9} {:<44} {:>3} run{}  {:>16}  {:<9} {:.1f} s{}", r.number,
                      r.purpose, what, r.new_runs, r.new_runs == 1 ? " " : "s",
-                     report::format_metric_value(metric, r.tps_level), bisect::to_string(r.verdict),
-                     r.seconds, r.restart ? "  (restart)" : "");
+                     results::format_metric_value(metric, r.tps_level),
+                     bisect::to_string(r.verdict), r.seconds, r.restart ? "  (restart)" : "");
 }
 
 std::vector<ConfigError> option_problems(const BisectExperiment& e) {
@@ -107,7 +107,7 @@ bisect::Result run_bisect(const BisectExperiment& e, server::ServerControl& serv
       diff.candidates.size() == 1 ? "" : "s", restart_candidates,
       diff.excluded.size() + left_out.size(), diff.identical.size(), e.workload, params.scale,
       params.clients, e.rate > 0 ? fmt::format(" at {:g} TPS", e.rate) : "", e.duration_s,
-      report::metric_name(e.metric), report::worse_word(e.metric)));
+      results::metric_name(e.metric), results::worse_word(e.metric)));
 
   bisect::Options bo;
   bo.level_repeats = e.repeats;
@@ -130,7 +130,7 @@ bisect::Result run_bisect(const BisectExperiment& e, server::ServerControl& serv
   } else {
     LabSession lab(server, catalog, *checked.workload, params,
                    search_lab_options(e, "pgslow bisect"), progress);
-    report::LoadSettings load;
+    results::LoadSettings load;
     load.rate = e.rate;
     LabMeasurer measurer(lab, diff.good, e.metric, load, "bisect");
     lab.prepare();  // the template, once; a matching one is reused

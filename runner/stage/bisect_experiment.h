@@ -20,7 +20,7 @@
 #include "bisect/result.h"
 #include "common/progress.h"
 #include "knobs/catalog.h"
-#include "report/model.h"
+#include "results/model.h"
 #include "server/server_control.h"
 #include "server/target.h"
 #include "stage/search_load.h"
@@ -44,7 +44,7 @@ struct BisectExperiment : SearchLoad {
   int max_repeats = 5;
   double min_effect = 0.10;  // a fraction: bad must differ from good at least this much
   bool isolate = false;      // also each change's part (the attribution of `run --attribute`)
-  report::Metric metric = report::Metric::kTps;  // and the direction (Metric::better)
+  results::Metric metric = results::Metric::kTps;  // and the direction (Metric::better)
 };
 
 // Throws InputError (every problem of the options and of good, with where it came from)

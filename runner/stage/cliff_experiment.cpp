@@ -8,9 +8,9 @@
 #include "common/errors.h"
 #include "common/strings.h"
 #include "knobs/value.h"
-#include "report/metric.h"
-#include "report/stats.h"
-#include "report/summary.h"
+#include "results/metric.h"
+#include "results/stats.h"
+#include "results/summary.h"
 #include "stage/lab_measurer.h"
 #include "workload/registry.h"
 
@@ -76,21 +76,21 @@ bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knob
   return space;
 }
 
-report::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
-                              const CliffExperimentOptions& options) {
+results::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
+                               const CliffExperimentOptions& options) {
   LabMeasurer measurer(lab, {}, options.search.metric, options.load, "cliff " + space.knob);
   std::vector<int> calls;
-  report::CliffResult r = bisect::find_cliff(measurer, space, options.search, &calls);
+  results::CliffResult r = bisect::find_cliff(measurer, space, options.search, &calls);
 
   // Each Measurer call is one run of one point (or the baseline, -1): gather their figures.
   const auto& results = measurer.results();
-  auto fill = [&](report::CliffPoint& p, int index) {
-    std::vector<const report::StageResult*> runs;
+  auto fill = [&](results::CliffPoint& p, int index) {
+    std::vector<const results::StageResult*> runs;
     for (std::size_t c = 0; c < calls.size() && c < results.size(); ++c)
       if (calls[c] == index) runs.push_back(&results[c]);
     std::vector<double> tps;
     std::vector<double> p99;
-    std::vector<std::pair<double, const report::StageResult*>> by_tps;
+    std::vector<std::pair<double, const results::StageResult*>> by_tps;
     for (const auto* s : runs) {
       if (!s->error.empty() && p.error.empty()) p.error = s->error;
       for (const auto& m : s->repeats) {
@@ -100,15 +100,15 @@ report::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
         by_tps.emplace_back(m.tps, s);
       }
     }
-    p.tps = report::median(tps);
-    p.p99_us = report::median(p99);
+    p.tps = results::median(tps);
+    p.p99_us = results::median(p99);
     if (by_tps.empty()) return;
     // The median run's evidence, as a stage of separate runs reports it.
     std::sort(by_tps.begin(), by_tps.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
-    const report::StageResult& median = *by_tps[by_tps.size() / 2].second;
+    const results::StageResult& median = *by_tps[by_tps.size() / 2].second;
     for (const auto& key : kCliffEvidence)
-      if (auto v = report::normalised_evidence(median, key)) p.evidence[key] = *v;
+      if (auto v = results::normalised_evidence(median, key)) p.evidence[key] = *v;
   };
   fill(r.baseline, -1);
   for (std::size_t i = 0; i < r.points.size(); ++i) {
@@ -118,8 +118,8 @@ report::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
   return r;
 }
 
-report::CliffResult run_cliff_experiment(const CliffExperiment& e, server::ServerControl& server,
-                                         const knobs::Catalog& catalog, Progress& progress) {
+results::CliffResult run_cliff_experiment(const CliffExperiment& e, server::ServerControl& server,
+                                          const knobs::Catalog& catalog, Progress& progress) {
   std::vector<ConfigError> problems;
   const bisect::CliffOptions& search = e.options.search;
   if (search.repeats < 3)
@@ -151,14 +151,14 @@ report::CliffResult run_cliff_experiment(const CliffExperiment& e, server::Serve
       "points of {} runs each between runs of {}; {}, judged by {}",
       space.knob, from_text, e.options.to, server.describe(), live.major, grid.size() - 1,
       search.resolution, bisect::cliff_max_points(static_cast<int>(grid.size()) - 1),
-      search.repeats, from_text, workload_text, report::metric_name(search.metric)));
+      search.repeats, from_text, workload_text, results::metric_name(search.metric)));
 
   LabSession lab(server, catalog, *checked.workload, params, search_lab_options(e, "pgslow cliff"),
                  progress);
   lab.prepare();  // the template, once; a matching one is reused
   // An error or Ctrl-C in the search: the session's destructor restores before it reaches the
   // user.
-  report::CliffResult result = run_cliff(lab, space, e.options);
+  results::CliffResult result = run_cliff(lab, space, e.options);
   lab.finish();
   result.workload = workload_text;
   result.server = fmt::format("{} (PostgreSQL {})", server.describe(), live.major);

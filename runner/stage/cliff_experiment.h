@@ -6,7 +6,7 @@
 //
 //   bisect::CliffSpace space = cliff_space(options, catalog, live);   // before any change
 //   stage::LabSession lab(...); lab.prepare();
-//   report::CliffResult r = run_cliff(lab, space, options);           // the caller restores
+//   results::CliffResult r = run_cliff(lab, space, options);           // the caller restores
 
 #include <filesystem>
 #include <functional>
@@ -18,7 +18,7 @@
 #include "common/progress.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
-#include "report/cliff.h"
+#include "results/cliff.h"
 #include "server/server_control.h"
 #include "server/target.h"
 #include "stage/lab_session.h"
@@ -31,7 +31,7 @@ struct CliffExperimentOptions {
   std::string from;  // as written: "64MB"; empty: the server's current value
   std::string to;    // "64kB"
   bisect::CliffOptions search;
-  report::LoadSettings load;  // clients 0: the workload's
+  results::LoadSettings load;  // clients 0: the workload's
 };
 
 // Checks the knob and both values against the live server (its range and unit, through
@@ -51,12 +51,12 @@ struct CliffExperiment : SearchLoad {
 // changes (InputError naming every problem), prints the plan line, runs the search in one lab
 // session and always restores (also when a run fails or Ctrl-C comes: the error propagates
 // after the restore). Progress: the plan line, then a line per point (options.search.on_point).
-report::CliffResult run_cliff_experiment(const CliffExperiment& e, server::ServerControl& server,
-                                         const knobs::Catalog& catalog, Progress& progress);
+results::CliffResult run_cliff_experiment(const CliffExperiment& e, server::ServerControl& server,
+                                          const knobs::Catalog& catalog, Progress& progress);
 
 // Runs the search on `lab` (prepared). The configuration is the lab's to restore: the caller
 // calls lab.finish(), or lab.restore_after_error() when this throws.
-report::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
-                              const CliffExperimentOptions& options);
+results::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
+                               const CliffExperimentOptions& options);
 
 }  // namespace pgslow::stage

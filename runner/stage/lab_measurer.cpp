@@ -7,8 +7,8 @@
 #include "apply/interrupt.h"
 #include "common/errors.h"
 #include "common/strings.h"
-#include "report/evidence_info.h"
-#include "report/summary.h"
+#include "results/evidence_info.h"
+#include "results/summary.h"
 
 namespace pgslow::stage {
 namespace {
@@ -22,13 +22,13 @@ std::string key_of(const std::vector<knobs::Setting>& changes) {
 }
 
 // The evidence as the report compares it: per transaction, per minute, or as is (docs/evidence.md).
-std::map<std::string, double> normalised(const report::StageResult& r) {
+std::map<std::string, double> normalised(const results::StageResult& r) {
   std::map<std::string, double> out;
   for (const auto& [key, raw] : r.evidence) {
     if (key == "latency_p99") {
       out[key] = raw;
-    } else if (report::evidence_info(key).scale != report::EvidenceScale::kDriver) {
-      if (auto v = report::normalised_evidence(r, key)) out[key] = *v;
+    } else if (results::evidence_info(key).scale != results::EvidenceScale::kDriver) {
+      if (auto v = results::normalised_evidence(r, key)) out[key] = *v;
     }
   }
   return out;
@@ -45,8 +45,8 @@ std::string what_of(const std::vector<knobs::Setting>& changes) {
 
 }  // namespace
 
-LabMeasurer::LabMeasurer(LabSession& lab, std::vector<knobs::Setting> base, report::Metric metric,
-                         report::LoadSettings load, std::string name, Progress* progress)
+LabMeasurer::LabMeasurer(LabSession& lab, std::vector<knobs::Setting> base, results::Metric metric,
+                         results::LoadSettings load, std::string name, Progress* progress)
     : lab_(lab),
       base_(std::move(base)),
       metric_(std::move(metric)),
@@ -54,13 +54,13 @@ LabMeasurer::LabMeasurer(LabSession& lab, std::vector<knobs::Setting> base, repo
       name_(std::move(name)),
       progress_(progress) {}
 
-report::StageResult LabMeasurer::measure_runs(const Configuration& configuration, int repeats,
-                                              std::vector<double>& samples) {
-  const bool per_run = report::needs_evidence(metric_) && repeats > 1;
-  report::StageResult all;
+results::StageResult LabMeasurer::measure_runs(const Configuration& configuration, int repeats,
+                                               std::vector<double>& samples) {
+  const bool per_run = results::needs_evidence(metric_) && repeats > 1;
+  results::StageResult all;
   for (int done = 0; done < repeats;) {
     const int n = per_run ? 1 : repeats;
-    report::StageResult r = lab_.measure(configuration, load_, n);
+    results::StageResult r = lab_.measure(configuration, load_, n);
     apply::InterruptGuard::throw_if_interrupted();
     if (!r.error.empty()) return r;  // the caller applies the failure rule
     for (const auto& m : r.repeats) {
@@ -88,13 +88,13 @@ std::vector<double> LabMeasurer::measure(const std::vector<knobs::Setting>& chan
       fmt::format("{}: {} change{}", name_, changes.size(), changes.size() == 1 ? "" : "s");
   configuration.settings = knobs::overlay(base_, changes);
   std::vector<double> samples;
-  report::StageResult r = measure_runs(configuration, repeats, samples);
+  results::StageResult r = measure_runs(configuration, repeats, samples);
   if (!r.error.empty()) {
     if (!stage::rejected(r))
       throw RuntimeError(fmt::format("{}: the reference with {}: {}", name_, what, r.error));
     // A measured outcome: worst for the user on this metric (the failure rule above).
     ++rejected_;
-    samples.assign(static_cast<std::size_t>(repeats), report::rejected_sample(metric_));
+    samples.assign(static_cast<std::size_t>(repeats), results::rejected_sample(metric_));
     results_.push_back(std::move(r));
     last_was_reference_ = changes.empty();
     return samples;
@@ -112,7 +112,7 @@ std::vector<double> LabMeasurer::measure(const std::vector<knobs::Setting>& chan
 }
 
 void LabMeasurer::seed(const std::vector<knobs::Setting>& changes,
-                       const report::StageResult& runs) {
+                       const results::StageResult& runs) {
   if (!changes.empty()) stage_key_ = key_of(changes);
   bisect::Observation& o = seen_[key_of(changes)];
   for (const auto& m : runs.repeats) o.transactions += m.committed + m.rolled_back;

@@ -9,7 +9,7 @@
 // The failure rule (docs/bisect.md "When a configuration fails"), one for every search:
 // - a configuration the SERVER REJECTS (it fails to start, a value differs after the apply)
 //   is a measured outcome: its runs are recorded "rejected" with the server's error (results())
-//   and its samples are report::rejected_sample, worst for the user on the chosen metric: a
+//   and its samples are results::rejected_sample, worst for the user on the chosen metric: a
 //   cause when the search looks for what made it worse, never a helper when it looks for what
 //   made it better;
 // - a run that fails for any other reason (the server restarted or stopped under it, clients
@@ -24,8 +24,8 @@
 #include "bisect/attribution.h"
 #include "bisect/measurer.h"
 #include "common/progress.h"
-#include "report/metric.h"
-#include "report/model.h"
+#include "results/metric.h"
+#include "results/model.h"
 #include "stage/lab_session.h"
 
 namespace pgslow::stage {
@@ -34,49 +34,49 @@ class LabMeasurer final : public bisect::Measurer {
  public:
   // `name`: how the configurations are named in the journal and the progress ("bisect",
   // "wal-hell (attribution)"); `progress`: a line per call when set (attribution's).
-  LabMeasurer(LabSession& lab, std::vector<knobs::Setting> base, report::Metric metric,
-              report::LoadSettings load = {}, std::string name = "bisect",
+  LabMeasurer(LabSession& lab, std::vector<knobs::Setting> base, results::Metric metric,
+              results::LoadSettings load = {}, std::string name = "bisect",
               Progress* progress = nullptr);
 
   std::vector<double> measure(const std::vector<knobs::Setting>& changes, int repeats) override;
 
   // Every configuration measured, in order, with its evidence, log excerpt and error (a
   // rejected one's is the server's).
-  const std::vector<report::StageResult>& results() const { return results_; }
+  const std::vector<results::StageResult>& results() const { return results_; }
   // How many configurations the server rejected.
   int rejected() const { return rejected_; }
 
   // Runs made elsewhere (the reference stage, the stage itself) count as this configuration's.
-  void seed(const std::vector<knobs::Setting>& changes, const report::StageResult& runs);
+  void seed(const std::vector<knobs::Setting>& changes, const results::StageResult& runs);
   // What the runs of base + `changes` recorded (transactions, evidence).
   bisect::Observation observe(const std::vector<knobs::Setting>& changes) const;
   // The base's own runs this measurer made (no changes), in time order: they measure the
   // reference configuration like a run's interleaved reference runs, and count as such.
-  const std::vector<report::Measurement>& reference_runs() const { return reference_runs_; }
+  const std::vector<results::Measurement>& reference_runs() const { return reference_runs_; }
   // True when the latest run this measurer made was the base's.
   bool last_was_reference() const { return last_was_reference_; }
   // The runs of the seeded whole stage this measurer made (the search's level topped up).
-  const std::vector<report::StageResult>& stage_runs() const { return stage_runs_; }
+  const std::vector<results::StageResult>& stage_runs() const { return stage_runs_; }
 
  private:
   // One configuration's runs: one call of the session, or one per run when the metric needs
   // each run's own evidence (the session keeps only the median run's).
-  report::StageResult measure_runs(const Configuration& configuration, int repeats,
-                                   std::vector<double>& samples);
+  results::StageResult measure_runs(const Configuration& configuration, int repeats,
+                                    std::vector<double>& samples);
 
   LabSession& lab_;
   std::vector<knobs::Setting> base_;
-  report::Metric metric_;
-  report::LoadSettings load_;
+  results::Metric metric_;
+  results::LoadSettings load_;
   std::string name_;
   Progress* progress_;
-  std::vector<report::StageResult> results_;
+  std::vector<results::StageResult> results_;
   int rejected_ = 0;
   std::map<std::string, bisect::Observation> seen_;  // by configuration key
-  std::vector<report::Measurement> reference_runs_;
+  std::vector<results::Measurement> reference_runs_;
   bool last_was_reference_ = false;
   std::string stage_key_;  // the whole stage's configuration (seed)
-  std::vector<report::StageResult> stage_runs_;
+  std::vector<results::StageResult> stage_runs_;
   int calls_ = 0;
 };
 

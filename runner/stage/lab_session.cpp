@@ -12,7 +12,7 @@
 #include "driver/driver.h"
 #include "evidence/evidence.h"
 #include "pg/connection.h"
-#include "report/summary.h"
+#include "results/summary.h"
 #include "server/server_log.h"
 
 namespace pgslow::stage {
@@ -61,7 +61,7 @@ std::string disturbance_note(const std::vector<evidence::CpuShares>& runs, int o
 
 // When pgslow's client threads were nearly always busy, the figure measures the driver, not
 // the server: the report says so.
-std::optional<std::string> driver_bound_note(const std::vector<report::Measurement>& runs,
+std::optional<std::string> driver_bound_note(const std::vector<results::Measurement>& runs,
                                              int workers) {
   const int threads = workers > 0 ? workers : static_cast<int>(std::thread::hardware_concurrency());
   double busiest = 0;
@@ -128,7 +128,7 @@ class SwitchbackControl {
  public:
   // `apply` puts one of the two configurations in place (true: the stage's); it throws what
   // the applier throws.
-  SwitchbackControl(report::SwitchbackDesign design, std::function<void(bool)> apply)
+  SwitchbackControl(results::SwitchbackDesign design, std::function<void(bool)> apply)
       : run_(design), apply_(std::move(apply)) {}
 
   // Set by measure_once: a CPU reading (nullopt without a local server) and an evidence
@@ -153,14 +153,14 @@ class SwitchbackControl {
   }
   const driver::BlockTallies& tallies() const { return tallies_; }
 
-  const report::SwitchbackRun& run() const { return run_; }
+  const results::SwitchbackRun& run() const { return run_; }
   const std::exception_ptr& failure() const { return failure_; }
   // The evidence of each configuration's kept parts together (0: reference, 1: stage).
   const std::map<std::string, double>& evidence(int config) const { return evidence_[config]; }
 
  private:
   int step(double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
-    const report::SwitchbackRun::Position at = run_.at(elapsed_s);
+    const results::SwitchbackRun::Position at = run_.at(elapsed_s);
     if (counting_ && at.block != counting_block_) {
       // The kept part ends at this reading; nothing more counts in it from the next store on.
       end_cpu_ = read_cpu ? read_cpu() : std::nullopt;
@@ -196,7 +196,7 @@ class SwitchbackControl {
   }
 
   void close_pending(std::uint64_t transactions) {
-    report::SwitchbackBlock b;
+    results::SwitchbackBlock b;
     b.seconds = static_cast<double>(end_at_ - start_at_) / 1e6;
     b.transactions = transactions;
     if (start_cpu_ && end_cpu_) {
@@ -209,7 +209,7 @@ class SwitchbackControl {
     run_.add(b);
   }
 
-  report::SwitchbackRun run_;
+  results::SwitchbackRun run_;
   std::function<void(bool)> apply_;
   std::exception_ptr failure_;
   int applied_block_ = 0;  // the reference is in place when the run starts
@@ -293,12 +293,12 @@ bool LabSession::restore_after_error() noexcept {
   }
 }
 
-report::Measurement LabSession::measure_once(const report::LoadSettings& load,
-                                             report::StageResult& stage,
-                                             std::map<std::string, double>& evidence,
-                                             double& window_s,
-                                             std::optional<evidence::CpuShares>& disturbance,
-                                             SwitchbackControl* switchback) {
+results::Measurement LabSession::measure_once(const results::LoadSettings& load,
+                                              results::StageResult& stage,
+                                              std::map<std::string, double>& evidence,
+                                              double& window_s,
+                                              std::optional<evidence::CpuShares>& disturbance,
+                                              SwitchbackControl* switchback) {
   const MeasureOptions& mo = options_.measure;
   workload::ResetResult reset;
   if (options_.reset_data) {
@@ -397,7 +397,7 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
       snapshot(s);
       return s;
     };
-    const report::SwitchbackDesign& design = switchback->run().design();
+    const results::SwitchbackDesign& design = switchback->run().design();
     d.max_blocks = 2 * design.max_pairs + 2;
     // Longer than the longest schedule: the control ends the window when the run is over.
     d.duration_s = design.block_s * d.max_blocks + 1;
@@ -409,8 +409,8 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
 
   // Test-only fault injection (docs/journal.md): a workload running on a changed server.
   if (applier_ != nullptr && applier_->has_changes()) apply::crash_point(apply::phase::kWorkload);
-  report::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
-                                               apply::InterruptGuard::stop_flag());
+  results::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
+                                                apply::InterruptGuard::stop_flag());
   lock_waits.stop();
   if (switchback != nullptr) {
     if (switchback->failure()) std::rethrow_exception(switchback->failure());
@@ -447,8 +447,8 @@ report::Measurement LabSession::measure_once(const report::LoadSettings& load,
   return m;
 }
 
-std::optional<report::Measurement> LabSession::measure_or_fail(
-    report::StageResult& stage, std::map<std::string, double>& evidence, double& window_s,
+std::optional<results::Measurement> LabSession::measure_or_fail(
+    results::StageResult& stage, std::map<std::string, double>& evidence, double& window_s,
     std::optional<evidence::CpuShares>& cpu, SwitchbackControl* switchback) {
   try {
     return measure_once(stage.load, stage, evidence, window_s, cpu, switchback);
@@ -463,11 +463,11 @@ std::optional<report::Measurement> LabSession::measure_or_fail(
   }
 }
 
-report::StageResult LabSession::begin_stage(const std::string& name,
-                                            const report::LoadSettings& load) {
+results::StageResult LabSession::begin_stage(const std::string& name,
+                                             const results::LoadSettings& load) {
   apply::InterruptGuard::throw_if_interrupted();
   require_running(server_);
-  report::StageResult stage;
+  results::StageResult stage;
   stage.name = name;
   stage.load = load;
   if (stage.load.clients == 0) stage.load.clients = params_.clients;
@@ -475,11 +475,11 @@ report::StageResult LabSession::begin_stage(const std::string& name,
   return stage;
 }
 
-bool rejected(const report::StageResult& stage) {
+bool rejected(const results::StageResult& stage) {
   return stage.error.starts_with(kRejectedError);
 }
 
-bool LabSession::apply_for_run(const Configuration& configuration, report::StageResult& stage,
+bool LabSession::apply_for_run(const Configuration& configuration, results::StageResult& stage,
                                std::uintmax_t log_offset) {
   if (applier_ == nullptr) {
     if (!configuration.settings.empty())
@@ -508,10 +508,10 @@ bool LabSession::apply_for_run(const Configuration& configuration, report::Stage
   }
 }
 
-report::StageResult LabSession::measure(const Configuration& configuration,
-                                        const report::LoadSettings& load,
-                                        std::optional<int> repeats) {
-  report::StageResult stage = begin_stage(configuration.name, load);
+results::StageResult LabSession::measure(const Configuration& configuration,
+                                         const results::LoadSettings& load,
+                                         std::optional<int> repeats) {
+  results::StageResult stage = begin_stage(configuration.name, load);
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
   if (!apply_for_run(configuration, stage, log_offset)) return stage;
 
@@ -536,9 +536,9 @@ report::StageResult LabSession::measure(const Configuration& configuration,
       break;
     }
   }
-  // The median repeat (report::median_repeat, the one rule) stands for the stage: its evidence
+  // The median repeat (results::median_repeat, the one rule) stands for the stage: its evidence
   // and its evidence window, so per-transaction figures divide by the repeat they describe.
-  if (const report::Measurement* median = report::median_repeat(stage)) {
+  if (const results::Measurement* median = results::median_repeat(stage)) {
     const auto index = static_cast<std::size_t>(median - stage.repeats.data());
     stage.evidence = evidence_per_repeat[index];
     stage.evidence_seconds = window_per_repeat[index];
@@ -550,17 +550,17 @@ report::StageResult LabSession::measure(const Configuration& configuration,
   return stage;
 }
 
-report::StageResult LabSession::measure_switchback(const Configuration& reference,
-                                                   const Configuration& stage_configuration,
-                                                   const report::LoadSettings& load,
-                                                   const report::SwitchbackDesign& design,
-                                                   const std::string& why) {
-  report::StageResult stage = begin_stage(stage_configuration.name, load);
+results::StageResult LabSession::measure_switchback(const Configuration& reference,
+                                                    const Configuration& stage_configuration,
+                                                    const results::LoadSettings& load,
+                                                    const results::SwitchbackDesign& design,
+                                                    const std::string& why) {
+  results::StageResult stage = begin_stage(stage_configuration.name, load);
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
   // The stage's configuration first: a value the server rejects fails the stage before the
   // run, and the stage's changes are those the table reports.
   if (!apply_for_run(stage_configuration, stage, log_offset)) return stage;
-  report::StageResult scratch;
+  results::StageResult scratch;
   if (!apply_for_run(reference, scratch, log_offset)) {
     stage.error = scratch.error;
     stage.log_excerpt = scratch.log_excerpt;
@@ -583,11 +583,11 @@ report::StageResult LabSession::measure_switchback(const Configuration& referenc
   if (apply::InterruptGuard::interrupted() && stage.error.empty())
     stage.error = "interrupted: the measurement stopped early";
 
-  report::Switchback result = control.run().result();
+  results::Switchback result = control.run().result();
   result.why = why;
   result.reference_evidence = control.evidence(0);
   // The stage's blocks taken together are its one measurement.
-  report::Measurement m = report::blocks_measurement(result.blocks, true);
+  results::Measurement m = results::blocks_measurement(result.blocks, true);
   const driver::BlockTallies& t = control.tallies();
   m.failed = t.failed[1];
   m.latency = t.latency[1];

@@ -7,7 +7,7 @@
 //
 //   stage::LabSession lab(server, catalog, workload, params, options, progress);
 //   lab.prepare();                                        // load the template (once)
-//   report::StageResult r = lab.measure({"tiny-cache", settings}, load);
+//   results::StageResult r = lab.measure({"tiny-cache", settings}, load);
 //   ...
 //   lab.finish();   // restore the original configuration, verified; also done by the
 //                   // destructor after an error, and after Ctrl-C (apply::Interrupted)
@@ -32,8 +32,8 @@
 #include "driver/driver.h"
 #include "evidence/evidence.h"
 #include "knobs/catalog.h"
-#include "report/model.h"
-#include "report/switchback.h"
+#include "results/model.h"
+#include "results/switchback.h"
 #include "server/server_control.h"
 #include "server/target.h"
 #include "workload/dataset.h"
@@ -82,7 +82,7 @@ struct Configuration {
 // failed to start, a value differed after the apply), as opposed to a run that failed.
 inline constexpr std::string_view kRejectedError = "the server rejected this configuration: ";
 // Whether `stage` failed because the server rejected its configuration.
-bool rejected(const report::StageResult& stage);
+bool rejected(const results::StageResult& stage);
 
 class LabSession {
  public:
@@ -106,8 +106,9 @@ class LabSession {
   // that restarted or stopped during a run fails the stage (`error` names what happened); one
   // that does not accept connections when measure() begins throws RuntimeError (the command
   // ends, and the restore starts the server again with its original configuration).
-  report::StageResult measure(const Configuration& configuration, const report::LoadSettings& load,
-                              std::optional<int> repeats = std::nullopt);
+  results::StageResult measure(const Configuration& configuration,
+                               const results::LoadSettings& load,
+                               std::optional<int> repeats = std::nullopt);
 
   // Measures `stage` against `reference` in one continuous run under `load` that switches
   // between the two (ALTER SYSTEM + reload, journaled) every design.block_s seconds, on one
@@ -115,10 +116,11 @@ class LabSession {
   // fails the stage. The StageResult holds the stage's blocks taken together as its one
   // repeat, their evidence, and `switchback` with every block; `why` says why the stage got
   // this design. Errors as measure().
-  report::StageResult measure_switchback(const Configuration& reference, const Configuration& stage,
-                                         const report::LoadSettings& load,
-                                         const report::SwitchbackDesign& design,
-                                         const std::string& why);
+  results::StageResult measure_switchback(const Configuration& reference,
+                                          const Configuration& stage,
+                                          const results::LoadSettings& load,
+                                          const results::SwitchbackDesign& design,
+                                          const std::string& why);
 
   // Leaves `configuration` applied as a kept degradation (like `pgslow apply`: only `pgslow
   // restore`, or a mystery's reveal, undoes it); finish() then changes nothing.
@@ -145,22 +147,22 @@ class LabSession {
   // One run; `cpu` receives who used the machine's CPU while the clock ran
   // (evidence::cpu_shares), when it could be measured.
   // `switchback`: the run switches configurations as it says (measure_switchback).
-  report::Measurement measure_once(const report::LoadSettings& load, report::StageResult& stage,
-                                   std::map<std::string, double>& evidence, double& window_s,
-                                   std::optional<evidence::CpuShares>& cpu,
-                                   SwitchbackControl* switchback = nullptr);
+  results::Measurement measure_once(const results::LoadSettings& load, results::StageResult& stage,
+                                    std::map<std::string, double>& evidence, double& window_s,
+                                    std::optional<evidence::CpuShares>& cpu,
+                                    SwitchbackControl* switchback = nullptr);
   // measure_once, with a failed run (RuntimeError) recorded as the stage's error: nullopt.
-  std::optional<report::Measurement> measure_or_fail(report::StageResult& stage,
-                                                     std::map<std::string, double>& evidence,
-                                                     double& window_s,
-                                                     std::optional<evidence::CpuShares>& cpu,
-                                                     SwitchbackControl* switchback = nullptr);
+  std::optional<results::Measurement> measure_or_fail(results::StageResult& stage,
+                                                      std::map<std::string, double>& evidence,
+                                                      double& window_s,
+                                                      std::optional<evidence::CpuShares>& cpu,
+                                                      SwitchbackControl* switchback = nullptr);
   // A stage's result before anything ran: its name and load (defaults filled in); throws when
   // interrupted or when the server does not accept connections.
-  report::StageResult begin_stage(const std::string& name, const report::LoadSettings& load);
+  results::StageResult begin_stage(const std::string& name, const results::LoadSettings& load);
   // Applies `configuration` for a run; false when the server rejected it (`stage.error`
   // then says why).
-  bool apply_for_run(const Configuration& configuration, report::StageResult& stage,
+  bool apply_for_run(const Configuration& configuration, results::StageResult& stage,
                      std::uintmax_t log_offset);
 
   server::ServerControl& server_;

@@ -13,8 +13,8 @@
 #include "bisect/measurer.h"
 #include "common/clock.h"
 #include "common/strings.h"
-#include "report/summary.h"
-#include "report/switchback.h"
+#include "results/summary.h"
+#include "results/switchback.h"
 #include "stage/lab_measurer.h"
 #include "stage/lab_session.h"
 #include "workload/registry.h"
@@ -30,8 +30,8 @@ using scenario::Scenario;
 
 namespace fs = std::filesystem;
 
-report::Machine this_machine() {
-  report::Machine m;
+results::Machine this_machine() {
+  results::Machine m;
   m.cores = static_cast<int>(std::thread::hardware_concurrency());
   struct sysinfo si {};
   if (sysinfo(&si) == 0) m.memory_bytes = static_cast<std::uint64_t>(si.totalram) * si.mem_unit;
@@ -43,14 +43,14 @@ report::Machine this_machine() {
   return m;
 }
 
-bool evaluate_expectations(const Scenario& scenario, report::Run& run) {
+bool evaluate_expectations(const Scenario& scenario, results::Run& run) {
   run.expectations.clear();
   bool all = true;
-  const report::StageResult* baseline = run.stages.empty() ? nullptr : &run.stages.front();
+  const results::StageResult* baseline = run.stages.empty() ? nullptr : &run.stages.front();
   for (const auto& e : scenario.expect) {
-    report::Expectation out;
+    results::Expectation out;
     out.text = e.text;
-    const report::StageResult* stage = nullptr;
+    const results::StageResult* stage = nullptr;
     for (const auto& s : run.stages) {
       if (iequals(s.name, e.stage)) stage = &s;
     }
@@ -59,8 +59,8 @@ bool evaluate_expectations(const Scenario& scenario, report::Run& run) {
       out.passed = false;
       out.detail = stage == nullptr ? "the stage did not run" : "the stage has no measurement";
     } else {
-      double base = report::median_repeat(*baseline)->tps;
-      double tps = report::median_repeat(*stage)->tps;
+      double base = results::median_repeat(*baseline)->tps;
+      double tps = results::median_repeat(*stage)->tps;
       if (e.kind == Expectation::Kind::kSlowerThanBaseline) {
         double factor = tps > 0 ? base / tps : std::numeric_limits<double>::infinity();
         out.passed = factor >= e.value;
@@ -97,7 +97,7 @@ LabOptions make_lab_options(const Scenario& s, const RunOptions& options, const 
 
 void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Catalog& catalog,
               const fs::path& workdir, const RunOptions& options, Progress& progress,
-              report::Run& run) {
+              results::Run& run) {
   const Scenario& s = plan.scenario;
   const auto wall_start = now_us();
 
@@ -112,7 +112,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
 
   // What attributions judge by; cpu_per_tx is refused before any run on a server whose CPU
   // time cannot be read.
-  const report::Metric metric = options.metric.value_or(s.measure.metric);
+  const results::Metric metric = options.metric.value_or(s.measure.metric);
   for (const auto& st : plan.stages)
     if (st.attribute) {
       bisect::require_measurable(metric, server);
@@ -153,9 +153,9 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   // The baseline configuration's runs (stage 0's settings and load) in time order: stage 0's
   // repeats, the interleaved reference runs and attribution's reference runs. An attribution
   // starts from the latest of them, so its reference level is the machine as it is now.
-  std::vector<report::Measurement> baseline_runs;
-  auto add_reference = [&](const report::Measurement& rm, std::size_t after_stage) {
-    report::ReferenceRun rr;
+  std::vector<results::Measurement> baseline_runs;
+  auto add_reference = [&](const results::Measurement& rm, std::size_t after_stage) {
+    results::ReferenceRun rr;
     rr.after_stage = after_stage;
     rr.tps = rm.tps;
     rr.transactions = rm.committed + rm.rolled_back;
@@ -174,11 +174,11 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
     for (std::size_t i = 0; i < plan.stages.size(); ++i) {
       const PlannedStage& st = plan.stages[i];
       progress.note(fmt::format("stage {}/{}: {}", i + 1, plan.stages.size(), st.name));
-      report::LoadSettings load = st.load;
+      results::LoadSettings load = st.load;
       if (load.rate_percent > 0) {
         // A relative rate: a share of the closed-loop baseline measured at the start.
-        const report::Measurement* b =
-            run.stages.empty() ? nullptr : report::median_repeat(run.stages.front());
+        const results::Measurement* b =
+            run.stages.empty() ? nullptr : results::median_repeat(run.stages.front());
         const double base = b != nullptr ? b->tps : 0;
         if (base <= 0)
           throw RuntimeError(fmt::format(
@@ -189,7 +189,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
                                   base, load.rate));
       }
       StageMarker marker{st.name, {}};
-      for (const auto& c : st.changes) marker.changes.push_back(report::describe_change(c));
+      for (const auto& c : st.changes) marker.changes.push_back(results::describe_change(c));
       progress.stage_started(marker);
       // Alternating with the baseline (stage, baseline, stage, baseline, ...) instead of the
       // stage's repeats back to back: the machine's speed wanders over tens of seconds on a
@@ -197,13 +197,13 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       const bool alternate =
           i > 0 && st.reference == 0 && !st.attribute && m.repeats >= 2 && !st.switchback;
       const PlannedStage& base = plan.stages.front();
-      report::StageResult r =
+      results::StageResult r =
           st.switchback
               ? lab.measure_switchback({base.name, base.settings, {}}, {st.name, st.settings, {}},
                                        load, *st.switchback, st.design_why)
               : lab.measure({st.name, st.settings, {}}, load,
                             alternate ? std::optional<int>(1) : std::nullopt);
-      if (r.switchback) progress.note("  " + report::describe_switchback(*r.switchback));
+      if (r.switchback) progress.note("  " + results::describe_switchback(*r.switchback));
       r.description = st.description;
       r.sweep_point = st.sweep_point;
       r.sweep_values = st.sweep_values;
@@ -225,8 +225,8 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
                                   plan.stages.size(), st.name));
         // The reference's runs nearest in time (the baseline's, interleaved, in an isolated
         // run; the reference stage's own in a cumulative one).
-        const report::StageResult& reference = run.stages[st.reference];
-        std::vector<report::Measurement> known_good;
+        const results::StageResult& reference = run.stages[st.reference];
+        std::vector<results::Measurement> known_good;
         if (st.reference == 0) {
           const auto keep = std::min<std::size_t>(
               baseline_runs.size(), static_cast<std::size_t>(attribution_level_repeats(m.repeats)));
@@ -267,13 +267,13 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
         // so that stopping when it is narrow enough keeps its 95%.
         std::vector<int> looks;
         if (alternating && s.measure.precision > 0) {
-          report::SwitchbackDesign d;
+          results::SwitchbackDesign d;
           d.precision = s.measure.precision;
           d.min_pairs = m.repeats;
           d.max_pairs = std::max(
               m.repeats,
               static_cast<int>(s.measure.budget_s / (2 * (m.warmup_s + m.duration_s + 1))));
-          looks = report::look_schedule(d);
+          looks = results::look_schedule(d);
           rounds = looks.back();
           run.stages.back().precision = d.precision;
           run.stages.back().looks = static_cast<int>(looks.size());
@@ -285,18 +285,19 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
           int repeats = alternating ? 1 : m.repeats;
           if (last_separate == i && round == rounds)
             repeats = std::max(repeats, kMinBaselineRuns - static_cast<int>(baseline_runs.size()));
-          report::StageResult ref = lab.measure({base.name, base.settings, {}}, base.load, repeats);
+          results::StageResult ref =
+              lab.measure({base.name, base.settings, {}}, base.load, repeats);
           for (const auto& rm : ref.repeats) add_reference(rm, i);
           if (!ref.error.empty()) {
-            report::ReferenceRun rr;
+            results::ReferenceRun rr;
             rr.after_stage = i;
             rr.error = ref.error;
             run.references.push_back(std::move(rr));
           }
           apply::InterruptGuard::throw_if_interrupted();
           if (std::find(looks.begin(), looks.end(), round) != looks.end()) {
-            const report::StageSummary now = report::summarize(run)[i];
-            report::StageResult& stage = run.stages.back();
+            const results::StageSummary now = results::summarize(run)[i];
+            results::StageResult& stage = run.stages.back();
             if (now.vs_baseline && now.vs_baseline->interval.known &&
                 now.vs_baseline->interval.half_width() <= stage.precision) {
               stage.stopped = "precision";
@@ -308,8 +309,8 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
           }
           if (round == rounds) break;
           progress.note(fmt::format("  {} again ({} of {})", st.name, round + 1, rounds));
-          report::StageResult again = lab.measure({st.name, st.settings, {}}, load, 1);
-          report::StageResult& stage = run.stages.back();
+          results::StageResult again = lab.measure({st.name, st.settings, {}}, load, 1);
+          results::StageResult& stage = run.stages.back();
           if (!again.error.empty())
             stage.warnings.push_back(
                 fmt::format("run {} of {} failed: {}", round + 1, rounds, again.error));
@@ -335,13 +336,13 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   stamp_wall_time();
 }
 
-void add_repeats(report::StageResult& stage, const std::vector<report::StageResult>& more) {
+void add_repeats(results::StageResult& stage, const std::vector<results::StageResult>& more) {
   for (const auto& m : more) {
     if (!m.error.empty() || m.repeats.empty()) continue;
     const std::size_t before = stage.repeats.size();
     stage.repeats.insert(stage.repeats.end(), m.repeats.begin(), m.repeats.end());
     const auto median =
-        static_cast<std::size_t>(report::median_repeat(stage) - stage.repeats.data());
+        static_cast<std::size_t>(results::median_repeat(stage) - stage.repeats.data());
     if (median >= before) {
       stage.evidence = m.evidence;
       stage.evidence_seconds = m.evidence_seconds;
@@ -349,12 +350,13 @@ void add_repeats(report::StageResult& stage, const std::vector<report::StageResu
   }
 }
 
-report::Attribution attribute_stage(const Plan& plan, std::size_t index,
-                                    const report::StageResult& reference,
-                                    const report::StageResult& stage, const knobs::Catalog& catalog,
-                                    int repeats, report::Metric metric, LabSession& lab,
-                                    const std::vector<report::Measurement>& known_good,
-                                    AttributionRuns& runs, Progress& progress) {
+results::Attribution attribute_stage(const Plan& plan, std::size_t index,
+                                     const results::StageResult& reference,
+                                     const results::StageResult& stage,
+                                     const knobs::Catalog& catalog, int repeats,
+                                     results::Metric metric, LabSession& lab,
+                                     const std::vector<results::Measurement>& known_good,
+                                     AttributionRuns& runs, Progress& progress) {
   const PlannedStage& st = plan.stages[index];
   const PlannedStage& ref = plan.stages[st.reference];
   std::vector<bisect::Candidate> candidates = attribution_candidates(st);

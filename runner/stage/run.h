@@ -2,7 +2,7 @@
 // The experiment layer's scenario loop (docs/architecture.md): `pgslow run`, lessons and
 // mysteries measure a plan here. Each planned stage is measured
 // through the one seam, stage::LabSession (apply, reset, evidence, workload); the session
-// restores the configuration at the end, also on error or Ctrl-C. The result is a report::Run
+// restores the configuration at the end, also on error or Ctrl-C. The result is a results::Run
 // that every renderer reads.
 
 #include <atomic>
@@ -15,7 +15,7 @@
 #include "common/progress.h"
 #include "driver/driver.h"
 #include "knobs/catalog.h"
-#include "report/model.h"
+#include "results/model.h"
 #include "scenario/plan.h"
 #include "scenario/scenario.h"
 #include "server/server_control.h"
@@ -38,7 +38,7 @@ struct RunOptions {
   driver::Protocol protocol = driver::Protocol::kPrepared;
   bool check_data = false;  // --check-data, on top of the scenario's measure.check_data
   // What attributions judge by (--metric); unset: the scenario's measure.metric.
-  std::optional<report::Metric> metric;
+  std::optional<results::Metric> metric;
 };
 
 // How the scenario's configurations are measured (its measure section, `options` overriding)
@@ -52,19 +52,19 @@ LabOptions make_lab_options(const scenario::Scenario& scenario, const RunOptions
 // holds the stages measured so far.
 void run_plan(const scenario::Plan& plan, server::ServerControl& server,
               const knobs::Catalog& catalog, const std::filesystem::path& workdir,
-              const RunOptions& options, Progress& progress, report::Run& run);
+              const RunOptions& options, Progress& progress, results::Run& run);
 
 // The runs an attribution made itself that measure what the run measures anyway: the
 // reference configuration (interleaved baseline runs) and the whole stage (its repeats).
 struct AttributionRuns {
-  std::vector<report::Measurement> reference;  // in time order
-  bool last_was_reference = false;             // the attribution's last run was one of them
-  std::vector<report::StageResult> stage;
+  std::vector<results::Measurement> reference;  // in time order
+  bool last_was_reference = false;              // the attribution's last run was one of them
+  std::vector<results::StageResult> stage;
 };
 
 // Adds `more` runs of the same stage configuration as repeats of `stage`; the evidence stays
 // the median repeat's (taken from the run that holds it).
-void add_repeats(report::StageResult& stage, const std::vector<report::StageResult>& more);
+void add_repeats(results::StageResult& stage, const std::vector<results::StageResult>& more);
 
 // Names each knob's part in a measured stage (plan.stages[index].attribute), judged by
 // `metric`: bisect's attribution through stage::LabMeasurer over the lab session, reusing the
@@ -72,17 +72,18 @@ void add_repeats(report::StageResult& stage, const std::vector<report::StageResu
 // levels. The runs
 // of the reference and of the whole stage it made itself are returned in `runs`: run_plan
 // counts them as interleaved baseline runs and as the stage's repeats.
-report::Attribution attribute_stage(const scenario::Plan& plan, std::size_t index,
-                                    const report::StageResult& reference,
-                                    const report::StageResult& stage, const knobs::Catalog& catalog,
-                                    int repeats, report::Metric metric, LabSession& lab,
-                                    const std::vector<report::Measurement>& known_good,
-                                    AttributionRuns& runs, Progress& progress);
+results::Attribution attribute_stage(const scenario::Plan& plan, std::size_t index,
+                                     const results::StageResult& reference,
+                                     const results::StageResult& stage,
+                                     const knobs::Catalog& catalog, int repeats,
+                                     results::Metric metric, LabSession& lab,
+                                     const std::vector<results::Measurement>& known_good,
+                                     AttributionRuns& runs, Progress& progress);
 
 // Fills Run::expectations from the stages' TPS; true when all passed.
-bool evaluate_expectations(const scenario::Scenario& scenario, report::Run& run);
+bool evaluate_expectations(const scenario::Scenario& scenario, results::Run& run);
 
 // cores, memory, kernel, hostname of this machine.
-report::Machine this_machine();
+results::Machine this_machine();
 
 }  // namespace pgslow::stage

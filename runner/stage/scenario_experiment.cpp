@@ -85,50 +85,32 @@ fs::path default_out_dir(const std::string& scenario_name) {
   return fs::path("results") / fmt::format("{}-{}", scenario_name, buf);
 }
 
-void write_results(const report::Run& run, const fs::path& dir) {
-  fs::create_directories(dir / "logs");
-  // Every file format the registry has for a run (the console's text went to the terminal).
-  for (const auto& r : report::renderers<report::Run>()) {
-    if (r.format == "console") continue;
-    std::ofstream out(dir / fmt::format("report.{}", r.extension));
-    r.render(run, out);
-  }
-  for (std::size_t i = 0; i < run.stages.size(); ++i) {
-    const auto& st = run.stages[i];
-    std::string name = fmt::format("{:02}-{}.log", i, st.name);
-    for (char& c : name) {
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
-    }
-    std::ofstream out(dir / "logs" / name);
-    out << st.log_excerpt;
-  }
-}
-
-report::Run run_prepared(PreparedScenario& p, RunOptions options, const fs::path& workdir,
-                         const fs::path& out_dir, Progress& progress) {
+results::Run run_prepared(PreparedScenario& p, RunOptions options, const fs::path& workdir,
+                          const fs::path& out_dir, Progress& progress,
+                          const ResultsOutput& output) {
   options.target = p.target;
   progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
                             p.scenario.name, p.plan.stages.size(), p.server->describe(),
                             p.plan.estimated_seconds));
-  report::Run run;
+  results::Run run;
   try {
     run_plan(p.plan, *p.server, p.catalog, workdir, options, progress, run);
   } catch (const apply::Interrupted& e) {
     // run_plan restored the configuration before this (also when the signal came during the
     // final restore); the exit code is 130/143 all the same.
     if (!run.stages.empty()) {
-      write_results(run, out_dir);
-      render(run, "console", std::cout);
+      if (output.write) output.write(run, out_dir);
+      if (output.show_partial) output.show_partial(run);
       std::cerr << fmt::format("pgslow: {}; configuration restored; results so far in {}\n",
                                e.what(), out_dir.string());
     }
     throw;
   }
-  write_results(run, out_dir);
+  if (output.write) output.write(run, out_dir);
   return run;
 }
 
-void check_run(const report::Run& run, const fs::path& out_dir, const std::string& which) {
+void check_run(const results::Run& run, const fs::path& out_dir, const std::string& which) {
   std::size_t failed = 0;
   for (std::size_t i = 1; i < run.stages.size(); ++i) failed += run.stages[i].error.empty() ? 0 : 1;
   if (!run.stages.empty() && !run.stages.front().error.empty())
@@ -149,14 +131,14 @@ void check_run(const report::Run& run, const fs::path& out_dir, const std::strin
   }
 }
 
-report::VersionRuns run_versions(std::vector<VersionPoint>& versions, const RunOptions& options,
-                                 const fs::path& workdir, const fs::path& out_dir,
-                                 Progress& progress,
-                                 const std::function<void(const VersionPoint&)>& on_version) {
+results::VersionRuns run_versions(std::vector<VersionPoint>& versions, const RunOptions& options,
+                                  const fs::path& workdir, const fs::path& out_dir,
+                                  Progress& progress, const ResultsOutput& output,
+                                  const std::function<void(const VersionPoint&)>& on_version) {
   auto cluster = [&](std::size_t i) {
     return dynamic_cast<server::ManagedCluster*>(versions[i].prepared.server.get());
   };
-  report::VersionRuns runs;
+  results::VersionRuns runs;
   for (std::size_t i = 0; i < versions.size(); ++i) {
     for (std::size_t j = 0; j < versions.size(); ++j) {
       if (j == i || cluster(j) == nullptr || !cluster(j)->is_running()) continue;
@@ -167,17 +149,14 @@ report::VersionRuns run_versions(std::vector<VersionPoint>& versions, const RunO
     if (cluster(i) != nullptr && !cluster(i)->is_running()) cluster(i)->start();
     if (on_version) on_version(versions[i]);
     runs.runs.push_back(run_prepared(versions[i].prepared, options, workdir,
-                                     out_dir / fmt::format("pg{}", versions[i].major), progress));
+                                     out_dir / fmt::format("pg{}", versions[i].major), progress,
+                                     output));
   }
   for (std::size_t i = 0; i < versions.size(); ++i) {
     if (cluster(i) != nullptr && !cluster(i)->is_running()) cluster(i)->start();
   }
   fs::create_directories(out_dir);
-  for (const auto& r : report::renderers<report::VersionRuns>()) {
-    if (r.format == "console") continue;
-    std::ofstream out(out_dir / fmt::format("versions.{}", r.extension));
-    r.render(runs, out);
-  }
+  if (output.write_versions) output.write_versions(runs, out_dir);
   return runs;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // A scenario as an experiment (docs/architecture.md): read and plan it against the live server,
-// run it through the scenario loop (run.h), write its results folder, judge its exit status,
+// run it through the scenario loop (run.h), have its results written, judge its exit status,
 // and run it on several PostgreSQL majors one after the other. `pgslow run`, `plan`, `lesson`
 // and `run --versions` are clients of this; cli/ only parses their options.
 
@@ -13,8 +13,8 @@
 
 #include "common/progress.h"
 #include "knobs/catalog.h"
-#include "report/model.h"
-#include "report/versions.h"
+#include "results/model.h"
+#include "results/versions.h"
 #include "scenario/plan.h"
 #include "scenario/scenario.h"
 #include "server/server_control.h"
@@ -54,20 +54,30 @@ RunOptions run_options_for(const PreparedScenario& prepared);
 
 // results/<name>-<YYYYmmdd-HHMMSS>; InputError when the name could lead out of results/.
 std::filesystem::path default_out_dir(const std::string& scenario_name);
-// report.md/.json/.csv/.html and one server log excerpt per stage, in `dir`.
-void write_results(const report::Run& run, const std::filesystem::path& dir);
+
+// How a run's results are written and shown. The views are the command's (report/): the
+// experiment layer only says when, so it links no renderer.
+struct ResultsOutput {
+  // The results folder of one run (report::write_results).
+  std::function<void(const results::Run&, const std::filesystem::path&)> write;
+  // The stages so far of an interrupted run, on the terminal.
+  std::function<void(const results::Run&)> show_partial;
+  // `run --versions`' side by side report in its folder (report::write_versions).
+  std::function<void(const results::VersionRuns&, const std::filesystem::path&)> write_versions;
+};
 
 // Runs a prepared scenario and writes its results to `out_dir`, also when interrupted (then
-// the console table of the stages so far is printed, and apply::Interrupted propagates). The
-// configuration is restored on every way out (run_plan).
-report::Run run_prepared(PreparedScenario& prepared, RunOptions options,
-                         const std::filesystem::path& workdir, const std::filesystem::path& out_dir,
-                         Progress& progress);
+// the stages so far are shown, and apply::Interrupted propagates). The configuration is
+// restored on every way out (run_plan).
+results::Run run_prepared(PreparedScenario& prepared, RunOptions options,
+                          const std::filesystem::path& workdir,
+                          const std::filesystem::path& out_dir, Progress& progress,
+                          const ResultsOutput& output);
 
 // A finished run's exit status: RuntimeError when the baseline or every changed stage failed,
 // Error(kExitExpectation) when an expectation failed. `which` names the run among several
 // ("PostgreSQL 16: "), or is empty.
-void check_run(const report::Run& run, const std::filesystem::path& out_dir,
+void check_run(const results::Run& run, const std::filesystem::path& out_dir,
                const std::string& which = "");
 
 // One version of `run --versions`: its major and its prepared scenario on that version's
@@ -82,9 +92,10 @@ struct VersionPoint {
 // is measured the other versions' clusters are stopped (their checkpoints, autovacuum and memory
 // would share the machine with the measurement); at the end every cluster runs again.
 // `on_version` is called before each version is measured (the dashboard watches its server).
-report::VersionRuns run_versions(std::vector<VersionPoint>& versions, const RunOptions& options,
-                                 const std::filesystem::path& workdir,
-                                 const std::filesystem::path& out_dir, Progress& progress,
-                                 const std::function<void(const VersionPoint&)>& on_version = {});
+results::VersionRuns run_versions(std::vector<VersionPoint>& versions, const RunOptions& options,
+                                  const std::filesystem::path& workdir,
+                                  const std::filesystem::path& out_dir, Progress& progress,
+                                  const ResultsOutput& output,
+                                  const std::function<void(const VersionPoint&)>& on_version = {});
 
 }  // namespace pgslow::stage

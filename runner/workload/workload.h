@@ -16,7 +16,7 @@
 #include "common/progress.h"
 #include "common/task.h"
 #include "pg/connection.h"
-#include "report/model.h"
+#include "results/model.h"
 
 namespace pgslow::workload {
 
@@ -58,8 +58,8 @@ struct CheckResult {
 // What a run counted, for Workload::headline(): the measured window only.
 struct RunCounts {
   double duration_s = 0;
-  std::vector<report::TxTypeResult> by_type;  // in transaction_types() order
-  std::vector<std::uint64_t> counters;        // in counter_names() order, summed over clients
+  std::vector<results::TxTypeResult> by_type;  // in transaction_types() order
+  std::vector<std::uint64_t> counters;         // in counter_names() order, summed over clients
 };
 
 // One client's connection as its transactions see it. Implemented by the driver over
@@ -134,7 +134,7 @@ class Workload {
   virtual std::vector<std::string> counter_names() const { return {}; }
   // The workload's own headline figures (TPC-C's tpmC and NOPM), from the measured window;
   // none by default: tps and latency are every workload's figures.
-  virtual std::vector<report::HeadlineFigure> headline(const RunCounts& /*run*/) const {
+  virtual std::vector<results::HeadlineFigure> headline(const RunCounts& /*run*/) const {
     return {};
   }
   // Consistency checks after a run; an empty list means the workload has none.

@@ -1,7 +1,7 @@
 #include "workshop/lab.h"
 
 #include "apply/owner.h"
-#include "report/summary.h"
+#include "results/summary.h"
 #include "stage/lab_session.h"
 #include "workload/registry.h"
 
@@ -9,7 +9,7 @@ namespace pgslow::workshop {
 
 void measure_plan(const scenario::Plan& plan, server::ServerControl& server,
                   const knobs::Catalog& catalog, const std::filesystem::path& workdir,
-                  const stage::RunOptions& options, Progress& progress, report::Run& run) {
+                  const stage::RunOptions& options, Progress& progress, results::Run& run) {
   stage::run_plan(plan, server, catalog, workdir, options, progress, run);
 }
 
@@ -38,11 +38,11 @@ Lab::Lab(server::ServerControl& server, const knobs::Catalog& catalog,
 
 Lab::~Lab() = default;
 
-report::StageResult Lab::measure(const scenario::PlannedStage& stage) {
+results::StageResult Lab::measure(const scenario::PlannedStage& stage) {
   // A hidden stage's marker names no knob: the dashboard is on the participants' screens.
   StageMarker marker{stage.name, {}};
   if (!state_->hidden) {
-    for (const auto& c : stage.changes) marker.changes.push_back(report::describe_change(c));
+    for (const auto& c : stage.changes) marker.changes.push_back(results::describe_change(c));
   }
   state_->progress.stage_started(marker);
   return state_->session.measure({stage.name, stage.settings, {}}, stage.load);

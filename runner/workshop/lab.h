@@ -9,7 +9,7 @@
 
 #include "common/progress.h"
 #include "knobs/catalog.h"
-#include "report/model.h"
+#include "results/model.h"
 #include "scenario/plan.h"
 #include "server/server_control.h"
 #include "stage/run.h"
@@ -19,7 +19,7 @@ namespace pgslow::workshop {
 // Measures a whole lesson scenario: every planned stage, configuration restored at the end.
 void measure_plan(const scenario::Plan& plan, server::ServerControl& server,
                   const knobs::Catalog& catalog, const std::filesystem::path& workdir,
-                  const stage::RunOptions& options, Progress& progress, report::Run& run);
+                  const stage::RunOptions& options, Progress& progress, results::Run& run);
 
 // Measures configurations one at a time on one workload, and can leave the last one applied
 // (a mystery keeps its degradation until it is revealed). With `hidden`, the journal is sealed
@@ -34,7 +34,7 @@ class Lab {
   Lab& operator=(const Lab&) = delete;
 
   // Applies the stage's full configuration on top of the original, resets the data, measures.
-  report::StageResult measure(const scenario::PlannedStage& stage);
+  results::StageResult measure(const scenario::PlannedStage& stage);
   // Applies `settings` as a kept degradation (`pgslow restore` or a reveal undoes it).
   void keep(const std::vector<knobs::Setting>& settings, const std::string& label);
   // Puts the original configuration back (a no-op when nothing is changed).

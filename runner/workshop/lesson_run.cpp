@@ -44,7 +44,7 @@ std::string wrap(const std::string& text, const std::string& indent = "  ",
   return out;
 }
 
-const report::StageResult* find_stage(const report::Run& run, const std::string& name) {
+const results::StageResult* find_stage(const results::Run& run, const std::string& name) {
   for (const auto& s : run.stages) {
     if (iequals(s.name, name)) return &s;
   }
@@ -132,8 +132,8 @@ std::string score(const PredictQuestion& q, const std::string& answer,
 
 }  // namespace
 
-report::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
-                       report::Reveal& reveal) {
+results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
+                        report::Reveal& reveal) {
   const Lesson& l = s.lesson;
   io.out << fmt::format("LESSON {}: {}{}\n", l.name, l.title,
                         l.minutes > 0 ? fmt::format(" (about {} minutes)", l.minutes) : "");
@@ -146,11 +146,11 @@ report::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
                       s.plan.stages.size(), s.plan.estimated_seconds));
   io.out << std::flush;
   if (io.dashboard != nullptr) io.dashboard->set_step("run", l.title);
-  report::Run run;
+  results::Run run;
   measure_plan(s.plan, s.server, s.catalog, s.workdir, s.run_options, progress, run);
 
-  const report::StageResult* stage = find_stage(run, l.stage);
-  const report::StageResult* ref = find_stage(run, l.reference);
+  const results::StageResult* stage = find_stage(run, l.stage);
+  const results::StageResult* ref = find_stage(run, l.reference);
   if (stage == nullptr || ref == nullptr)
     throw RuntimeError("the lesson's compared stages did not run");
   reveal.lesson = l.name;

@@ -12,8 +12,8 @@
 #include "common/progress.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
-#include "report/model.h"
 #include "report/workshop.h"
+#include "results/model.h"
 #include "scenario/plan.h"
 #include "server/server_control.h"
 #include "stage/run.h"
@@ -42,7 +42,7 @@ struct LessonIo {
 };
 
 // Runs the lesson; returns the measured run (for the results folder) and fills `reveal`.
-report::Run run_lesson(const LessonSetup& setup, LessonIo& io, Progress& progress,
-                       report::Reveal& reveal);
+results::Run run_lesson(const LessonSetup& setup, LessonIo& io, Progress& progress,
+                        report::Reveal& reveal);
 
 }  // namespace pgslow::workshop

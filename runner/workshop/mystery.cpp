@@ -13,9 +13,9 @@
 #include "common/paths.h"
 #include "common/strings.h"
 #include "report/json.h"
-#include "report/stats.h"
 #include "report/text.h"
 #include "report/workshop.h"
+#include "results/stats.h"
 
 namespace pgslow::workshop {
 
@@ -291,16 +291,16 @@ void render_clues(const MysteryState& s, const knobs::Catalog& catalog, std::ost
   std::string text;
   const auto& stages = s.measured.stages;
   if (stages.size() < 2) throw RuntimeError("the mystery has no measurement to give clues from");
-  const report::StageResult& before = stages.front();
-  const report::StageResult& now = stages.back();
+  const results::StageResult& before = stages.front();
+  const results::StageResult& now = stages.back();
   text += fmt::format("CLUES (difficulty {}): what a DBA looks at first\n\n", s.difficulty);
   text += "Symptom: the same workload before and after the change\n";
   text += fmt::format("  throughput: {}\n",
                       report::describe_effect(report::measure_effect(now, before)));
   const report::LatencyCheck a = report::latency_check(before), b = report::latency_check(now);
   text += fmt::format("  latency: mean {} → {}, p99 {} → {}\n\n",
-                      report::format_latency_us(a.mean_us), report::format_latency_us(b.mean_us),
-                      report::format_latency_us(a.p99_us), report::format_latency_us(b.p99_us));
+                      results::format_latency_us(a.mean_us), results::format_latency_us(b.mean_us),
+                      results::format_latency_us(a.p99_us), results::format_latency_us(b.p99_us));
   report::TextTable t;
   t.header = {"evidence (pg_stat_* views, /proc)", "before", "now"};
   t.right = {false, true, true};

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "knobs/catalog.h"
-#include "report/model.h"
+#include "results/model.h"
 #include "stage/run.h"
 
 namespace pgslow::workshop {
@@ -38,7 +38,7 @@ struct MysteryState {
   MysteryAnswer answer;
   int guesses = 0;
   bool solved = false;
-  report::Run measured;  // stages "baseline" (the server as found) and "mystery"
+  results::Run measured;  // stages "baseline" (the server as found) and "mystery"
 };
 
 std::filesystem::path mystery_path(const std::filesystem::path& workdir);

@@ -6,7 +6,7 @@
 #include <regex>
 
 #include "common/strings.h"
-#include "report/stats.h"
+#include "results/stats.h"
 
 namespace pgslow::workshop {
 
@@ -55,9 +55,9 @@ std::string score_effect_prediction(const EffectPrediction& p, const report::Eff
   if (!e.known) return "not measured";
   if (p.direction == Direction::kUnknown)
     return "no direction to compare (say slower, faster or same)";
-  const Direction measured = e.verdict == report::Verdict::kSlower   ? Direction::kSlower
-                             : e.verdict == report::Verdict::kFaster ? Direction::kFaster
-                                                                     : Direction::kSame;
+  const Direction measured = e.verdict == results::Verdict::kSlower   ? Direction::kSlower
+                             : e.verdict == results::Verdict::kFaster ? Direction::kFaster
+                                                                      : Direction::kSame;
   const std::string what = report::describe_ratio(e.ratio);
   if (measured == Direction::kSame && p.direction != Direction::kSame) {
     return fmt::format("not confirmed: the measurement is {}", report::describe_effect(e));
@@ -72,10 +72,10 @@ std::string score_effect_prediction(const EffectPrediction& p, const report::Eff
   const double off = std::max(*p.factor / actual, actual / *p.factor);
   if (off <= 2) {
     return fmt::format("right: {}x is within 2x of the measured {}x",
-                       report::format_number(*p.factor, 2), report::format_number(actual, 2));
+                       results::format_number(*p.factor, 2), results::format_number(actual, 2));
   }
-  return fmt::format("right direction, size off by {}x: measured {}", report::format_number(off, 2),
-                     what);
+  return fmt::format("right direction, size off by {}x: measured {}",
+                     results::format_number(off, 2), what);
 }
 
 std::optional<std::size_t> match_choice(const std::string& answer,

@@ -194,7 +194,7 @@ class TpccLite final : public Workload {
     return {"delivery_districts", "delivery_skipped"};
   }
 
-  std::vector<report::HeadlineFigure> headline(const RunCounts& run) const override {
+  std::vector<results::HeadlineFigure> headline(const RunCounts& run) const override {
     return headline_figures(run);
   }
 
@@ -218,8 +218,8 @@ class TpccLite final : public Workload {
 
 }  // namespace
 
-std::vector<report::HeadlineFigure> headline_figures(const RunCounts& run) {
-  std::vector<report::HeadlineFigure> out;
+std::vector<results::HeadlineFigure> headline_figures(const RunCounts& run) {
+  std::vector<results::HeadlineFigure> out;
   const double minutes = run.duration_s / 60;
   auto per_minute = [&](std::uint64_t n) {
     return minutes > 0 ? static_cast<double>(n) / minutes : 0.0;
@@ -227,7 +227,7 @@ std::vector<report::HeadlineFigure> headline_figures(const RunCounts& run) {
   std::uint64_t all = 0;
   for (const auto& t : run.by_type) all += t.committed + t.rolled_back;
   for (std::size_t i = 0; i < run.by_type.size() && i < mix().size(); ++i) {
-    const report::TxTypeResult& t = run.by_type[i];
+    const results::TxTypeResult& t = run.by_type[i];
     if (mix()[i].kind == TxKind::kNewOrder) {
       // 5.4.2: tpmC counts every New-Order, the 1% rolled back by design included.
       out.push_back({.name = "tpmC",
@@ -263,7 +263,7 @@ std::vector<report::HeadlineFigure> headline_figures(const RunCounts& run) {
   if (run.counters.size() >= kCounters && run.counters[kDeliveryDistricts] > 0) {
     const double skipped = 100.0 * static_cast<double>(run.counters[kDeliverySkipped]) /
                            static_cast<double>(run.counters[kDeliveryDistricts]);
-    report::HeadlineFigure f{
+    results::HeadlineFigure f{
         .name = "Delivery skips", .value = skipped, .unit = "% of districts", .warning = ""};
     if (skipped > 1.0)
       f.warning = fmt::format("{} of {} districts had no undelivered order (5.4.5 allows 1%)",

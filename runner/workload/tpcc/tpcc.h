@@ -17,6 +17,6 @@ std::unique_ptr<workload::Workload> make_tpcc_lite();
 // minute with the rolled-back ones (5.4.2); NOPM, committed New-Orders per minute; Delivery's
 // skipped districts in % (warned about above 1%, 5.4.5); and a type's share of the mix when it
 // falls below 5.2.3's minimum.
-std::vector<report::HeadlineFigure> headline_figures(const RunCounts& run);
+std::vector<results::HeadlineFigure> headline_figures(const RunCounts& run);
 
 }  // namespace pgslow::workload::tpcc

@@ -86,10 +86,10 @@ TEST(Attribution, NamesTheOneCulpritAndCallsTheRestHarmless) {
   ASSERT_TRUE(r.ok()) << r.output;
   EXPECT_EQ(before, settings()) << "the configuration is back";
 
-  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   ASSERT_EQ(run.stages.size(), 2u);
   ASSERT_TRUE(run.stages[1].attribution.has_value()) << r.output;
-  const report::Attribution& a = *run.stages[1].attribution;
+  const results::Attribution& a = *run.stages[1].attribution;
   ASSERT_EQ(a.knobs.size(), 5u);
   int causes = 0;
   for (const auto& k : a.knobs) {

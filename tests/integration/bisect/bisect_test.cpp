@@ -22,7 +22,7 @@
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
-#include "report/metric.h"
+#include "results/metric.h"
 #include "server/pg_versions.h"
 #include "stage/bisect_experiment.h"
 #include "stage/lab_measurer.h"
@@ -81,7 +81,7 @@ int good_again(const bisect::Result& r) {
 TEST(BisectLive, CostPerTransactionSamplesAreFiniteAndFollowTheWork) {
   knobs::Catalog catalog = knobs::Catalog::load_default();
   server::ManagedCluster& server = cluster();
-  EXPECT_NO_THROW(bisect::require_measurable(report::Metric::kCpuPerTx, server));
+  EXPECT_NO_THROW(bisect::require_measurable(results::Metric::kCpuPerTx, server));
   const workload::Workload& wl = workload::find_workload("select-only");
   workload::WorkloadParams params;
   params.scale = 1;
@@ -93,7 +93,7 @@ TEST(BisectLive, CostPerTransactionSamplesAreFiniteAndFollowTheWork) {
   SilentProgress progress;
   stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
   lab.prepare();
-  stage::LabMeasurer measurer(lab, {}, report::Metric::kCpuPerTx);
+  stage::LabMeasurer measurer(lab, {}, results::Metric::kCpuPerTx);
   const std::vector<double> good = measurer.measure({}, 2);
   const std::vector<double> seq_scans =
       measurer.measure({{"random_page_cost", "1e300", {"test", 0, 0}}}, 1);
@@ -102,7 +102,7 @@ TEST(BisectLive, CostPerTransactionSamplesAreFiniteAndFollowTheWork) {
   ASSERT_EQ(seq_scans.size(), 1u);
   std::vector<double> costs;  // CPU seconds per transaction
   for (double sample : good)
-    costs.push_back(report::search_sample(report::Metric::kCpuPerTx, sample));
+    costs.push_back(results::search_sample(results::Metric::kCpuPerTx, sample));
   for (double cost : costs) {
     EXPECT_TRUE(std::isfinite(cost)) << cost;
     EXPECT_GT(cost, 1e-7) << "a transaction costs the server some CPU";
@@ -111,7 +111,7 @@ TEST(BisectLive, CostPerTransactionSamplesAreFiniteAndFollowTheWork) {
   // The runs' own figures, for the record of what was measured.
   for (const auto& r : measurer.results())
     for (const auto& m : r.repeats) EXPECT_GT(m.server_cpu_s, 0) << r.name;
-  const double scan_cost = report::search_sample(report::Metric::kCpuPerTx, seq_scans[0]);
+  const double scan_cost = results::search_sample(results::Metric::kCpuPerTx, seq_scans[0]);
   EXPECT_GT(scan_cost, 3 * std::max(costs[0], costs[1]))
       << "a sequential scan of 100,000 rows per lookup costs far more CPU per transaction";
 }
@@ -267,7 +267,7 @@ TEST(BisectLive, MetricP99FindsAKnobThatOnlyMovesTheLatency) {
                            {"bgwriter_delay", "100ms"},
                            {"commit_delay", "100000"},
                            {"commit_siblings", "0"}});
-  e.metric = report::Metric::kP99;
+  e.metric = results::Metric::kP99;
   SilentProgress progress;
   const bisect::Result r = stage::run_bisect(e, cluster(), catalog, progress);
   ASSERT_TRUE(r.clearly_different) << r.conclusion;

@@ -92,7 +92,7 @@ TEST_F(ReportCommandTest, BadInputIsExitTwoWithTheReason) {
 }
 
 TEST_F(ReportCommandTest, CompareShowsBothRunsAndTheDifference) {
-  report::Run other = testing::sample_run();
+  results::Run other = testing::sample_run();
   other.server_version = "PostgreSQL 17.2";
   other.stages[1].repeats = {testing::measurement(2104, 60, 15)};
   std::ofstream(dir_ / "b.json") << to_json(other);
@@ -167,7 +167,7 @@ TEST_F(ReportCommandTest, HtmlChartsRenderInHeadlessChromium) {
 // shows them as text: the HTML still draws its charts, no CSV cell is a formula, report.md
 // renders them literally, and no escape sequence reaches the terminal.
 TEST_F(ReportCommandTest, HostileNamesAreInertInEveryFormat) {
-  report::Run run = testing::sample_run();
+  results::Run run = testing::sample_run();
   run.scenario = "x</script><script>alert(1)</script>";
   run.description = "| <b>bold</b> [link](javascript:alert(1)) \x1b]0;title\x07";
   run.stages[1].name = "<!--<script>";

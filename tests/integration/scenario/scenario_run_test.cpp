@@ -22,8 +22,8 @@
 #include "pg/connection.h"
 #include "report/curve.h"
 #include "report/json.h"
-#include "report/summary.h"
-#include "report/switchback.h"
+#include "results/summary.h"
+#include "results/switchback.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
 #include "tests/support/server_state.h"
@@ -197,7 +197,7 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
   for (const char* f : {"report.md", "report.json", "report.csv", "report.html"}) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
   }
-  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   ASSERT_EQ(run.stages.size(), 2u);
   EXPECT_EQ(run.stages[0].name, "baseline");
   EXPECT_EQ(run.stages[1].name, "planner");
@@ -220,10 +220,10 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
   // "slower", not "within noise" under t(1) = 12.7.
   ASSERT_EQ(run.references.size(), 2u);
   for (const auto& ref : run.references) EXPECT_EQ(ref.after_stage, 1u);
-  const auto summary = report::summarize(run);
+  const auto summary = results::summarize(run);
   ASSERT_TRUE(summary[1].vs_baseline.has_value());
   EXPECT_TRUE(summary[1].vs_baseline->measurable) << summary[1].vs_baseline->text;
-  EXPECT_EQ(report::run_noise(run).runs, 3u);
+  EXPECT_EQ(results::run_noise(run).runs, 3u);
 
   // Each stage's TPS in the CSV and in the console table is the JSON's.
   const std::string csv = read_file(out / "report.csv");
@@ -265,7 +265,7 @@ TEST(Run, AProgramTakingTheCpuDuringAStageIsNamedAsADisturbance) {
   }
   ASSERT_TRUE(r.ok()) << r.output;
   expect_restored(before);
-  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   ASSERT_FALSE(run.stages.empty());
   for (const auto& st : run.stages) {
     bool named = false;
@@ -310,21 +310,21 @@ stages:
   }
   ASSERT_TRUE(r.ok()) << r.output;
   expect_restored(before);
-  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   ASSERT_EQ(run.stages.size(), 2u);
-  const report::StageResult& stage = run.stages[1];
+  const results::StageResult& stage = run.stages[1];
   ASSERT_TRUE(stage.switchback.has_value()) << r.output;
   bool named = false;
   for (const auto& w : stage.warnings) named = named || w.find("the machine was disturbed") == 0;
   EXPECT_TRUE(named) << r.output;
-  const auto summaries = report::summarize(run);
+  const auto summaries = results::summarize(run);
   ASSERT_TRUE(summaries[1].vs_baseline.has_value());
   ASSERT_TRUE(summaries[1].vs_baseline->interval.known) << r.output;
   // The verdict stays "no effect": at 99.5% (so that a fair run fails this one time in 200),
   // the blocks' interval holds "no change" although the hog took a third of the machine or
   // more for half the run. Separate runs would read the hog as the stage's effect.
-  const report::Interval wide =
-      report::switchback_interval(stage.switchback->blocks, report::BlockFigure::kTps, 0.995);
+  const results::Interval wide =
+      results::switchback_interval(stage.switchback->blocks, results::BlockFigure::kTps, 0.995);
   EXPECT_LE(wide.low, 1.0) << r.output;
   EXPECT_GE(wide.high, 1.0) << r.output;
 }
@@ -349,7 +349,7 @@ TEST(Run, RepeatsOfAnIsolatedStageAlternateWithTheBaseline) {
   const std::size_t second_ref = r.output.find("reference: baseline again", again);
   EXPECT_LT(first_ref, again) << r.output;
   EXPECT_NE(second_ref, std::string::npos) << r.output;
-  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   ASSERT_EQ(run.stages.size(), 2u);
   EXPECT_EQ(run.stages[0].repeats.size(), 2u);  // the baseline's own, back to back
   EXPECT_EQ(run.stages[1].repeats.size(), 2u);
@@ -358,7 +358,7 @@ TEST(Run, RepeatsOfAnIsolatedStageAlternateWithTheBaseline) {
     EXPECT_EQ(ref.after_stage, 1u);
     EXPECT_GT(ref.tps, 0);
   }
-  EXPECT_EQ(report::run_noise(run).runs, 4u);
+  EXPECT_EQ(results::run_noise(run).runs, 4u);
 }
 
 // A reload-only stage whose knobs act at the next command switches back and forth with the
@@ -398,9 +398,9 @@ stages:
   ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
   ASSERT_TRUE(r.ok()) << r.output;
   expect_restored(before);
-  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   ASSERT_EQ(run.stages.size(), 2u);
-  const report::StageResult& stage = run.stages[1];
+  const results::StageResult& stage = run.stages[1];
   ASSERT_TRUE(stage.switchback.has_value()) << r.output;
   const auto& blocks = stage.switchback->blocks;
   ASSERT_EQ(blocks.size(), 7u) << r.output;
@@ -415,9 +415,9 @@ stages:
     }
   }
   EXPECT_EQ(run.references.size(), 0u);  // the baseline was measured inside the run
-  const auto summaries = report::summarize(run);
+  const auto summaries = results::summarize(run);
   ASSERT_TRUE(summaries[1].vs_baseline.has_value());
-  EXPECT_EQ(report::verdict_of(summaries[1].vs_baseline->interval), report::Verdict::kSlower)
+  EXPECT_EQ(results::verdict_of(summaries[1].vs_baseline->interval), results::Verdict::kSlower)
       << r.output;
   ASSERT_TRUE(summaries[1].cpu_vs_baseline.has_value()) << r.output;
   EXPECT_NE(r.output.find("measured  switchback, 7 blocks of 4 s"), std::string::npos) << r.output;
@@ -433,16 +433,16 @@ TEST(Run, APrecisionAddsPairsToASeparateStageUntilItsIntervalOrBudget) {
   ProcessResult r =
       pgslow({"run", file.string(), "--precision", "1%", "--budget", "20", "--out", out.string()});
   ASSERT_TRUE(r.ok()) << r.output;
-  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   ASSERT_EQ(run.stages.size(), 2u);
-  const report::StageResult& stage = run.stages[1];
+  const results::StageResult& stage = run.stages[1];
   EXPECT_DOUBLE_EQ(stage.precision, 0.01);
   EXPECT_GE(stage.looks, 2) << r.output;
   EXPECT_TRUE(stage.stopped == "precision" || stage.stopped == "budget") << stage.stopped;
   EXPECT_GE(stage.repeats.size(), 3u) << r.output;  // the first look comes after 3 pairs
   EXPECT_NE(r.output.find("runs alternating with the baseline"), std::string::npos) << r.output;
   // The interval is stated at the looks' confidence, wider than a plain 95% one.
-  EXPECT_GT(report::stage_confidence(stage), 0.95);
+  EXPECT_GT(results::stage_confidence(stage), 0.95);
   ProcessResult bad = pgslow({"run", file.string(), "--precision", "fast"});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("--precision fast is not a precision"), std::string::npos)
@@ -470,7 +470,7 @@ sweep:
   const fs::path out = workdir() / "results-sweep";
   ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
   ASSERT_TRUE(r.ok()) << r.output;
-  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   EXPECT_EQ(run.sweep, std::vector<std::string>{"pool_size"});
   ASSERT_EQ(run.stages.size(), 4u);  // the baseline and three points
   const auto curves = report::sweep_curves(run);
@@ -520,7 +520,7 @@ sweep:
   ASSERT_TRUE(r.ok()) << r.output;
   expect_restored(before);
 
-  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   EXPECT_EQ(run.sweep, std::vector<std::string>{"shared_buffers"});
   ASSERT_EQ(run.stages.size(), 7u);  // the baseline and six points
   const auto curves = report::sweep_curves(run);
@@ -601,7 +601,7 @@ stages:
   EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
   EXPECT_EQ(before.settings, after.settings);
 
-  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   ASSERT_EQ(run.stages.size(), 3u);
   const auto& too_many = run.stages[1];
   ASSERT_TRUE(too_many.error.empty()) << too_many.error;
@@ -823,7 +823,7 @@ TEST(Run, AllowPartialWhenClientsTakeEveryConnectionSlot) {
   const ServerState after = server_state();
   EXPECT_EQ(before.auto_conf_sha256, after.auto_conf_sha256);
   EXPECT_EQ(before.settings, after.settings);
-  report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   ASSERT_EQ(run.stages.size(), 2u);
   ASSERT_FALSE(run.stages[1].repeats.empty()) << run.stages[1].error;
   const auto& m = run.stages[1].repeats[0];

@@ -241,7 +241,7 @@ TEST_F(TpccTest, RunThenEveryCheckAndOrphansAreCaught) {
   o.workers = 1;
   o.duration_s = 2;
   SilentProgress progress;
-  const report::Measurement m = driver::run_workload(workload(), params, conninfo, o, progress);
+  const results::Measurement m = driver::run_workload(workload(), params, conninfo, o, progress);
   ASSERT_GT(m.committed, 20u);
   ASSERT_EQ(m.failed, 0u);  // read committed: no serialization failures
   // tpmC counts the rolled-back New-Orders too; NOPM only the committed ones.
@@ -260,7 +260,7 @@ TEST_F(TpccTest, RunThenEveryCheckAndOrphansAreCaught) {
   ASSERT_TRUE(workload().validate(params).empty());
   o.duration_s = 1;
   o.max_tries = 3;
-  const report::Measurement s = driver::run_workload(workload(), params, conninfo, o, progress);
+  const results::Measurement s = driver::run_workload(workload(), params, conninfo, o, progress);
   EXPECT_GT(s.committed, 0u);
   EXPECT_GT(s.retries + s.failed, 0u) << "no serialization conflict in a serializable run";
   for (const auto& [cls, n] : s.failures_by_class) EXPECT_EQ(cls, "serialization failure") << n;

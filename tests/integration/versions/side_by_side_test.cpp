@@ -201,7 +201,7 @@ TEST_F(VersionsRun, RunsTheScenarioOnEachVersionSideBySideAndRestoresBoth) {
     SCOPED_TRACE(fmt::format("PostgreSQL {}", v));
     const fs::path file = out / fmt::format("pg{}", v) / "report.json";
     ASSERT_TRUE(fs::exists(file)) << r.output;
-    const report::Run run = report::read_json(read_file(file), file.string());
+    const results::Run run = report::read_json(read_file(file), file.string());
     EXPECT_EQ(run.server_major, v);
     EXPECT_TRUE(starts_with(run.server_version, fmt::format("PostgreSQL {}.", v)))
         << run.server_version;
@@ -209,7 +209,7 @@ TEST_F(VersionsRun, RunsTheScenarioOnEachVersionSideBySideAndRestoresBoth) {
     EXPECT_NE(run.target.find(cluster_dir.string()), std::string::npos) << run.target;
     EXPECT_EQ(trim(read_file(cluster_dir / "data" / "PG_VERSION")), std::to_string(v));
     ASSERT_EQ(run.stages.size(), 2u);
-    std::map<std::string, report::KnobChange> changes;
+    std::map<std::string, results::KnobChange> changes;
     for (const auto& c : run.stages[1].changes) changes[c.name] = c;
     ASSERT_EQ(changes.count("shared_buffers"), 1u);
     ASSERT_EQ(changes.count("work_mem"), 1u);

@@ -172,7 +172,7 @@ TEST(Version, AShortScenarioRunsAndRestores) {
   auto conn = pg::Connection::open(conninfo());
   EXPECT_EQ(*conn.query_value("SHOW shared_buffers"), "128MB");
 
-  report::Run run =
+  results::Run run =
       report::read_json(read_file(dir / "short-results" / "report.json"), "report.json");
   EXPECT_EQ(run.server_major, server_major());
   ASSERT_EQ(run.stages.size(), 2u);

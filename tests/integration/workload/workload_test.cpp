@@ -22,7 +22,7 @@ using driver::DriverOptions;
 using driver::Protocol;
 using driver::run_workload;
 
-std::uint64_t sum_by_type(const report::Measurement& m) {
+std::uint64_t sum_by_type(const results::Measurement& m) {
   std::uint64_t n = 0;
   for (const auto& t : m.by_type) n += t.committed + t.rolled_back + t.failed;
   return n;
@@ -56,7 +56,7 @@ TEST_P(EachWorkload, RunsAndItsCountsAndChecksAddUp) {
   std::string db = fresh(testing::conninfo(), name);
   SilentProgress quiet;
   DriverOptions o = brief(4);
-  report::Measurement m = run_workload(w, params, db, o, quiet);
+  results::Measurement m = run_workload(w, params, db, o, quiet);
   EXPECT_GT(m.committed, 0u);
   EXPECT_EQ(m.failed, 0u) << (m.failures_by_class.empty() ? ""
                                                           : m.failures_by_class.begin()->first);
@@ -132,7 +132,7 @@ TEST(Driver, FixedRateLatencyIncludesScheduleLag) {
   SilentProgress quiet;
   DriverOptions o = brief(4);
   o.rate = 400;
-  report::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
+  results::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
   EXPECT_GT(m.committed, 0u);
   // Open loop: about rate x duration transactions, never far more.
   EXPECT_LT(static_cast<double>(m.committed), o.rate * o.duration_s * 2);
@@ -147,7 +147,8 @@ TEST(Driver, PoolReportsAcquireWait) {
   SilentProgress quiet;
   DriverOptions o = brief(8);
   o.pool_size = 2;
-  report::Measurement m = run_workload(workload::find_workload("update-hot-row"), {}, db, o, quiet);
+  results::Measurement m =
+      run_workload(workload::find_workload("update-hot-row"), {}, db, o, quiet);
   EXPECT_GT(m.committed, 0u);
   EXPECT_EQ(m.failed, 0u);
   EXPECT_EQ(m.clients_connected, 8);
@@ -164,7 +165,7 @@ TEST(Driver, OneSharedPoolAcrossWorkerThreads) {
   DriverOptions o = brief(6);
   o.workers = 3;
   o.pool_size = 1;
-  report::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
+  results::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
   EXPECT_GT(m.committed, 100u);
   EXPECT_EQ(m.failed, 0u);
   EXPECT_EQ(m.connections_refused, 0);
@@ -181,7 +182,7 @@ TEST(Driver, EveryProtocolRunsTheWorkload) {
     DriverOptions o = brief(2);
     o.duration_s = 1;
     o.protocol = protocol;
-    report::Measurement m = run_workload(workload::find_workload("tpcb-like"), {}, db, o, quiet);
+    results::Measurement m = run_workload(workload::find_workload("tpcb-like"), {}, db, o, quiet);
     EXPECT_GT(m.committed, 0u) << driver::protocol_name(protocol);
     EXPECT_EQ(m.failed, 0u) << driver::protocol_name(protocol);
   }
@@ -192,7 +193,7 @@ TEST(Driver, ConnectPerTransaction) {
   SilentProgress quiet;
   DriverOptions o = brief(2);
   o.connect_per_transaction = true;
-  report::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
+  results::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
   EXPECT_GT(m.committed, 0u);
   EXPECT_EQ(m.failed, 0u);
   // Connect time is measured per connection: a connection takes longer than nothing.
@@ -212,7 +213,7 @@ TEST(Driver, StopFlagEndsTheRunAtOnce) {
   DriverOptions o = brief(2);
   o.duration_s = 600;
   std::atomic<bool> stop{true};
-  report::Measurement m =
+  results::Measurement m =
       run_workload(workload::find_workload("select-only"), {}, db, o, quiet, &stop);
   EXPECT_LT(m.duration_s, 5);
   EXPECT_EQ(m.committed + m.rolled_back + m.failed, sum_by_type(m));
@@ -236,7 +237,7 @@ TEST(Driver, RefusedConnectionsAreReportedWithTheirCount) {
     EXPECT_NE(msg.find("--allow-partial"), std::string::npos) << msg;
   }
   o.allow_partial = true;
-  report::Measurement m = run_workload(w, {}, db, o, quiet);
+  results::Measurement m = run_workload(w, {}, db, o, quiet);
   EXPECT_EQ(m.clients_requested, 8);
   EXPECT_GT(m.clients_connected, 0);
   EXPECT_LT(m.clients_connected, 8);
@@ -271,7 +272,7 @@ TEST(ScriptWorkload, WeightedScriptsRunAndSubstituteTheirVariables) {
     SilentProgress quiet;
     DriverOptions o = brief(4);
     o.protocol = protocol;
-    report::Measurement m = run_workload(w, params, db, o, quiet);
+    results::Measurement m = run_workload(w, params, db, o, quiet);
     EXPECT_EQ(m.failed, 0u) << (m.failures_by_class.empty() ? ""
                                                             : m.failures_by_class.begin()->first);
     ASSERT_EQ(m.by_type.size(), 2u);
@@ -319,7 +320,7 @@ TEST(Driver, TransactionsLongerThanTheWindowAreCountedWhereTheyFinish) {
   DriverOptions o = brief(2);
   o.warmup_s = 0.5;  // the window is [0.5 s, 2.5 s]: each client's first transaction
   o.duration_s = 2;  // ends at 1.5 s inside it, its second (1.5 s to 3 s) is cut at 2.5 s
-  report::Measurement m = run_workload(w, params, testing::conninfo(), o, quiet);
+  results::Measurement m = run_workload(w, params, testing::conninfo(), o, quiet);
   EXPECT_EQ(m.committed, 2u) << "one per client, though each started in the warm-up";
   EXPECT_EQ(m.failed, 0u);
   EXPECT_GE(m.latency.max_us, 1.5e6);

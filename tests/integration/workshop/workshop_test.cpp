@@ -611,7 +611,7 @@ TEST(Dashboard, ChromiumSeesTheRunLiveAndTheRoomsPredictionReachesTheReveal) {
   for (const std::string& v : split(s[1].str(), ',')) {
     if (!v.empty()) drawn.push_back(std::stol(v));
   }
-  const report::Run run =
+  const results::Run run =
       report::read_json(read_file(dir / "out-dashboard" / "report.json"), "report.json");
   std::size_t at = 0, expected = 0;
   for (const auto& stage : run.stages) {

@@ -39,7 +39,7 @@ Outcome run(const SimulatedModel& m, AttributionOptions o = {}) {
   return out;
 }
 
-const report::KnobEffect& effect(const report::Attribution& a, const std::string& name) {
+const results::KnobEffect& effect(const results::Attribution& a, const std::string& name) {
   for (const auto& k : a.knobs)
     for (const auto& n : k.knobs)
       if (n == name) return k;
@@ -61,8 +61,8 @@ TEST(Attribution, OneCulpritAmong2And8And32IsTheCauseWithFewRuns) {
       std::string culprit = m.knobs[static_cast<std::size_t>(c)].name;
       knob(m, culprit).factor = 0.07;  // wal-hell's 15x
       Outcome o = run(m);
-      const report::Attribution& a = o.a.attribution;
-      const report::KnobEffect& k = effect(a, culprit);
+      const results::Attribution& a = o.a.attribution;
+      const results::KnobEffect& k = effect(a, culprit);
       EXPECT_EQ(k.verdict, "the cause") << n << " " << culprit;
       ASSERT_TRUE(k.alone.has_value());
       EXPECT_NEAR(k.alone->ratio, 0.07, 0.07 * 0.05);
@@ -118,7 +118,7 @@ TEST(Attribution, ReusesTheStageAndBaselineRunsItIsGiven) {
 TEST(Attribution, APairSlowOnlyTogether) {
   SimulatedModel m = harmless_model(8, 12);
   m.interactions.push_back({"k02", "k05", 0.1});
-  const report::Attribution a = run(m).a.attribution;
+  const results::Attribution a = run(m).a.attribution;
   EXPECT_EQ(effect(a, "k02").verdict, "only with k05 = b");
   EXPECT_EQ(effect(a, "k05").verdict, "only with k02 = b");
   EXPECT_GT(effect(a, "k02").alone->high, 0.9);
@@ -130,7 +130,7 @@ TEST(Attribution, TwoIndependentCulpritsEachContribute) {
   SimulatedModel m = harmless_model(16, 31);
   knob(m, "k03").factor = 0.25;
   knob(m, "k11").factor = 0.4;
-  const report::Attribution a = run(m).a.attribution;
+  const results::Attribution a = run(m).a.attribution;
   EXPECT_EQ(effect(a, "k03").verdict, "contributes");
   EXPECT_EQ(effect(a, "k11").verdict, "contributes");
   EXPECT_NEAR(effect(a, "k03").alone->ratio, 0.25, 0.02);
@@ -149,7 +149,7 @@ TEST(Attribution, EitherOfTwoIsEnough) {
   knob(m, "k00").factor = 0.01;
   knob(m, "k01").factor = 0.01;
   m.interactions.push_back({"k00", "k01", 100});
-  const report::Attribution a = run(m).a.attribution;
+  const results::Attribution a = run(m).a.attribution;
   EXPECT_EQ(effect(a, "k00").verdict, "the cause");
   EXPECT_EQ(effect(a, "k01").verdict, "the cause");
   EXPECT_NE(effect(a, "k00").note.find("still"), std::string::npos);
@@ -163,8 +163,8 @@ TEST(Attribution, KnobsTheCatalogPairsAreOneUnit) {
   m.interactions.push_back({"commit_delay", "commit_siblings", 0.07});
   AttributionOptions o;
   o.together = {{"commit_delay", "commit_siblings"}};
-  const report::Attribution a = run(m, o).a.attribution;
-  const report::KnobEffect& k = effect(a, "commit_siblings");
+  const results::Attribution a = run(m, o).a.attribution;
+  const results::KnobEffect& k = effect(a, "commit_siblings");
   EXPECT_EQ(k.knobs, (std::vector<std::string>{"commit_delay", "commit_siblings"}));
   EXPECT_EQ(k.verdict, "the cause");
   EXPECT_EQ(a.knobs.size(), 5u);  // 6 knobs, one pair
@@ -175,7 +175,7 @@ TEST(Attribution, KnobsTheCatalogPairsAreOneUnit) {
 
 TEST(Attribution, AStageWithoutEffectHasNothingToBlame) {
   SimulatedModel m = harmless_model(8, 61);
-  const report::Attribution a = run(m).a.attribution;
+  const results::Attribution a = run(m).a.attribution;
   for (const auto& k : a.knobs) EXPECT_EQ(k.verdict, "no measurable effect");
   EXPECT_NE(a.headline.find("no measurable effect (could see ±"), std::string::npos) << a.headline;
   EXPECT_EQ(run(m).runs, 6);  // the levels only
@@ -190,7 +190,7 @@ TEST(Attribution, NoiseNearTheThresholdNeverBlamesAHarmlessKnob) {
     SimulatedModel m = harmless_model(8, seed);
     m.noise = 0.04;
     knob(m, "k05").factor = 0.8;
-    const report::Attribution a = run(m).a.attribution;
+    const results::Attribution a = run(m).a.attribution;
     for (const auto& k : a.knobs) {
       if (k.knobs[0] == "k05") {
         named += k.verdict == "the cause" || k.verdict == "contributes" ? 1 : 0;
@@ -212,7 +212,7 @@ TEST(Attribution, SlowDriftDoesNotMakeAHarmlessKnobTheCause) {
     m.noise = 0.03;
     m.drift_per_run = -0.003;
     knob(m, "k07").factor = 0.07;
-    const report::Attribution a = run(m).a.attribution;
+    const results::Attribution a = run(m).a.attribution;
     EXPECT_EQ(effect(a, "k07").verdict, "the cause") << seed << ": " << a.headline;
     for (const auto& k : a.knobs) {
       if (k.knobs[0] != "k07") {
@@ -232,7 +232,7 @@ TEST(Attribution, IntervalsCoverTheTrueEffect) {
     m.noise = 0.03;
     for (auto& k : m.knobs) k.factor = 1.0;
     knob(m, "k02").factor = 0.3;
-    const report::KnobEffect k = effect(run(m).a.attribution, "k02");
+    const results::KnobEffect k = effect(run(m).a.attribution, "k02");
     covered += k.alone->low <= 0.3 && 0.3 <= k.alone->high ? 1 : 0;
   }
   EXPECT_GE(covered, trials * 85 / 100);
@@ -241,7 +241,7 @@ TEST(Attribution, IntervalsCoverTheTrueEffect) {
 TEST(Attribution, TableAndJsonCarryEveryKnob) {
   SimulatedModel m = harmless_model(8, 71);
   knob(m, "k06").factor = 0.1;
-  const report::Attribution a = run(m).a.attribution;
+  const results::Attribution a = run(m).a.attribution;
   const std::string table = report::attribution_table(a).render();
   EXPECT_NE(table.find("k06 = b"), std::string::npos) << table;
   EXPECT_NE(table.find("as a group"), std::string::npos) << table;
@@ -259,7 +259,7 @@ TEST(Attribution, TooNoisyToSplitWithinTheBudgetSaysSo) {
   o.max_runs = 8;
   Outcome out = run(m, o);
   EXPECT_LE(out.runs, 8);
-  const report::Attribution& a = out.a.attribution;
+  const results::Attribution& a = out.a.attribution;
   ASSERT_EQ(a.knobs.size(), 10u);
   for (const auto& k : a.knobs)
     EXPECT_EQ(k.verdict, "not attributed (over the budget of 8 runs)") << a.headline;
@@ -282,7 +282,7 @@ TEST(Attribution, AnEffectTooSmallForTheNoiseStopsTheSearchEarly) {
     o.search.max_repeats = 3;
     o.max_runs = 17;
     Outcome out = run(m, o);
-    const report::Attribution& a = out.a.attribution;
+    const results::Attribution& a = out.a.attribution;
     for (const auto& k : a.knobs) {
       if (k.knobs[0] == "k02") continue;
       EXPECT_NE(k.verdict, "the cause") << seed << ": " << a.headline;

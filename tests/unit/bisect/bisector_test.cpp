@@ -11,6 +11,7 @@
 
 #include "bisect/simulated_server.h"
 #include "good_again.h"
+#include "report/bisect.h"
 
 namespace pgslow::bisect {
 namespace {
@@ -377,7 +378,7 @@ TEST(Bisector, RenderingsCarryTheFindings) {
   m.interactions.push_back({"k02", "k05", 0.1});
   Result r = bisect(m);
   std::ostringstream console, markdown;
-  const report::BisectResult shown = to_report(r);
+  const results::BisectResult shown = to_report(r);
   report::render_bisect_console(shown, console);
   report::render_bisect_markdown(shown, markdown);
   EXPECT_NE(console.str().find("interaction (slow only together)"), std::string::npos)

@@ -2,12 +2,13 @@
 // resolution step in at most floor(log2(steps)) + 2 points, under noise and drift, over many
 // seeds; reports no cliff when there is none, and a cliff at the first step as such.
 
-#include "bisect/cliff.h"
+#include "report/cliff.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "bisect/cliff.h"
 #include "bisect/simulated_server.h"
 #include "common/errors.h"
 
@@ -41,7 +42,7 @@ SimulatedModel cliff_model(double cliff_kb, std::uint64_t seed, double noise, do
 
 // Found: the last safe value is at or above the cliff, the first harmful one below it, and
 // the two are at most one resolution step apart.
-bool found(const report::CliffResult& r, double cliff_kb, double resolution) {
+bool found(const results::CliffResult& r, double cliff_kb, double resolution) {
   if (!r.first_harmful) return false;
   const double harmful = r.points[*r.first_harmful].base_value;
   const double safe = r.last_safe ? r.points[*r.last_safe].base_value : r.baseline.base_value;
@@ -75,7 +76,7 @@ TEST(CliffGrid, RejectsAValueALogScaleCannotHold) {
 TEST(Cliff, FindsThePlantedCliffOnOneSeed) {
   SimulatedServer sim(cliff_model(4096, 1, 0.02, 0));
   CliffOptions o;
-  const report::CliffResult r = find_cliff(sim, work_mem_space(), o);
+  const results::CliffResult r = find_cliff(sim, work_mem_space(), o);
   ASSERT_TRUE(r.first_harmful.has_value());
   ASSERT_TRUE(r.last_safe.has_value());
   EXPECT_EQ(r.points[*r.last_safe].value, "4MB");
@@ -109,7 +110,7 @@ Rate over_seeds(double cliff_kb, double noise, double drift, int seeds, double f
   for (int seed = 1; seed <= seeds; ++seed) {
     SimulatedServer sim(
         cliff_model(cliff_kb, static_cast<std::uint64_t>(seed), noise, drift, factor));
-    const report::CliffResult r = find_cliff(sim, work_mem_space(), {});
+    const results::CliffResult r = find_cliff(sim, work_mem_space(), {});
     rate.found += found(r, cliff_kb, 2) ? 1 : 0;
     rate.within_budget += static_cast<int>(r.points.size()) <= r.max_points ? 1 : 0;
     ++rate.seeds;
@@ -161,7 +162,7 @@ TEST(Cliff, HoldsWhenAHogStartsPartway) {
     m.burst_runs = {8, 21};
     m.burst_log = std::log(0.8);
     SimulatedServer sim(m);
-    const report::CliffResult r = find_cliff(sim, work_mem_space(), {});
+    const results::CliffResult r = find_cliff(sim, work_mem_space(), {});
     found_count += found(r, 4096, 2) ? 1 : 0;
     EXPECT_LE(static_cast<int>(r.points.size()), r.max_points);
   }
@@ -172,7 +173,7 @@ TEST(Cliff, NoCliffInTheRangeIsSafeOverTheWholeRange) {
   int safe = 0;
   for (int seed = 1; seed <= 200; ++seed) {
     SimulatedServer sim(cliff_model(0, static_cast<std::uint64_t>(seed), 0.03, -0.01));
-    const report::CliffResult r = find_cliff(sim, work_mem_space(), {});
+    const results::CliffResult r = find_cliff(sim, work_mem_space(), {});
     if (!r.first_harmful) {
       ++safe;
       ASSERT_EQ(r.points.size(), 1u);  // the far end alone answers it
@@ -187,7 +188,7 @@ TEST(Cliff, NoCliffInTheRangeIsSafeOverTheWholeRange) {
 TEST(Cliff, ACliffAtTheFirstStepIsReportedAsSuch) {
   // Slower below 60MB: the first step (32MB) is already harmful.
   SimulatedServer sim(cliff_model(60 * 1024, 3, 0.02, 0));
-  const report::CliffResult r = find_cliff(sim, work_mem_space(), {});
+  const results::CliffResult r = find_cliff(sim, work_mem_space(), {});
   ASSERT_TRUE(r.first_harmful.has_value());
   EXPECT_FALSE(r.last_safe.has_value());
   EXPECT_EQ(r.points[*r.first_harmful].value, "32MB");
@@ -207,8 +208,8 @@ TEST(Cliff, SearchesUpwardsToo) {
   m.seed = 5;
   m.noise = 0.02;
   SimulatedServer sim(m);
-  const report::CliffResult r = find_cliff(sim, s, {});
-  EXPECT_EQ(report::cliff_direction(r), "up");
+  const results::CliffResult r = find_cliff(sim, s, {});
+  EXPECT_EQ(results::cliff_direction(r), "up");
   EXPECT_FALSE(r.first_harmful.has_value());  // no effect planted: safe up to 64
   EXPECT_EQ(report::cliff_headline(r).rfind("no cliff in the range: safe up to 64", 0), 0u);
 }

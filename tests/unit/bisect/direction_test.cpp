@@ -1,7 +1,7 @@
 // --direction on the seeded simulated server, under noise and drift: with `faster` the search
 // finds the change of bad that makes it better (an advisor's one useful change among harmless
 // ones), with `slower` it still finds the one that makes it worse; the flip happens in one
-// place (report::search_sample), so every statistic of the search is the same code.
+// place (results::search_sample), so every statistic of the search is the same code.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,8 @@
 #include "bisect/attribution.h"
 #include "bisect/bisector.h"
 #include "bisect/simulated_server.h"
-#include "report/metric.h"
+#include "report/bisect.h"
+#include "results/metric.h"
 
 namespace pgslow::bisect {
 namespace {
@@ -24,12 +25,12 @@ SimulatedKnob& knob(SimulatedModel& m, const std::string& name) {
   throw std::runtime_error("no knob " + name);
 }
 
-report::Metric faster(report::Metric m) {
+results::Metric faster(results::Metric m) {
   m.better = true;
   return m;
 }
 
-Result bisect(SimulatedModel model, const report::Metric& metric) {
+Result bisect(SimulatedModel model, const results::Metric& metric) {
   model.metric = metric;
   SimulatedServer sim(model);
   Options o;
@@ -58,7 +59,7 @@ TEST(BisectDirection, FasterFindsThePlantedHelperAmongHarmlessChanges) {
     SimulatedModel m = busy(14, seed + 300);
     const std::string helper = fmt::format("k{:02}", static_cast<int>(seed % 14));
     knob(m, helper).factor = 1.4;  // 40% more TPS, like synchronous_commit = off
-    const Result by_faster = bisect(m, faster(report::Metric::kTps));
+    const Result by_faster = bisect(m, faster(results::Metric::kTps));
     EXPECT_TRUE(by_faster.clearly_different) << seed << ": " << by_faster.conclusion;
     EXPECT_EQ(found(by_faster), std::set<std::string>{helper})
         << seed << ": " << by_faster.conclusion;
@@ -66,12 +67,12 @@ TEST(BisectDirection, FasterFindsThePlantedHelperAmongHarmlessChanges) {
     // In the metric's own terms: the helper's TPS is above good's, and the words say faster.
     EXPECT_NE(by_faster.conclusion.find("faster"), std::string::npos) << by_faster.conclusion;
     ASSERT_FALSE(by_faster.culprits.empty());
-    const double tps_ratio = report::metric_ratio(by_faster.metric, by_faster.culprits[0].ratio);
+    const double tps_ratio = results::metric_ratio(by_faster.metric, by_faster.culprits[0].ratio);
     EXPECT_GT(tps_ratio, 1.25) << by_faster.conclusion;
     EXPECT_LT(tps_ratio, 1.6) << by_faster.conclusion;
 
     // Looking for what made it slower, a faster bad has nothing to blame.
-    const Result by_slower = bisect(m, report::Metric::kTps);
+    const Result by_slower = bisect(m, results::Metric::kTps);
     EXPECT_FALSE(by_slower.clearly_different) << seed << ": " << by_slower.conclusion;
     EXPECT_TRUE(found(by_slower).empty()) << by_slower.conclusion;
   }
@@ -82,9 +83,9 @@ TEST(BisectDirection, SlowerStillFindsTheCulpritAndFasterFindsNothingThere) {
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     SimulatedModel m = busy(14, seed + 400);
     knob(m, "k07").factor = 0.6;
-    const Result by_slower = bisect(m, report::Metric::kTps);
+    const Result by_slower = bisect(m, results::Metric::kTps);
     EXPECT_EQ(found(by_slower), std::set<std::string>{"k07"}) << by_slower.conclusion;
-    const Result by_faster = bisect(m, faster(report::Metric::kTps));
+    const Result by_faster = bisect(m, faster(results::Metric::kTps));
     EXPECT_TRUE(found(by_faster).empty()) << by_faster.conclusion;
     EXPECT_NE(by_faster.conclusion.find("not faster"), std::string::npos) << by_faster.conclusion;
   }
@@ -95,13 +96,13 @@ TEST(BisectDirection, FasterByP99FindsWhatLowersTheLatency) {
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     SimulatedModel m = busy(10, seed + 500);
     knob(m, "k02").p99_factor = 0.5;
-    const Result r = bisect(m, faster(report::Metric::kP99));
+    const Result r = bisect(m, faster(results::Metric::kP99));
     EXPECT_EQ(found(r), std::set<std::string>{"k02"}) << r.conclusion;
     ASSERT_FALSE(r.culprits.empty());
     // About half: "p99 -50.0%" or "p99 2.0x lower", never an inverted number.
-    const std::string change = report::format_metric_change(r.metric, r.culprits[0].ratio);
+    const std::string change = results::format_metric_change(r.metric, r.culprits[0].ratio);
     EXPECT_TRUE(change.starts_with("p99 -") || change.ends_with("x lower")) << change;
-    EXPECT_LT(report::metric_ratio(r.metric, r.culprits[0].ratio), 0.65) << change;
+    EXPECT_LT(results::metric_ratio(r.metric, r.culprits[0].ratio), 0.65) << change;
   }
 }
 
@@ -110,7 +111,7 @@ TEST(BisectDirection, FasterByP99FindsWhatLowersTheLatency) {
 TEST(BisectDirection, TheAttributionTallySaysWhatHelped) {
   SimulatedModel m = busy(14, 77);
   knob(m, "k05").factor = 1.5;
-  const report::Metric metric = faster(report::Metric::kTps);
+  const results::Metric metric = faster(results::Metric::kTps);
   m.metric = metric;
   SimulatedServer sim(m);
   AttributionOptions o;
@@ -121,7 +122,7 @@ TEST(BisectDirection, TheAttributionTallySaysWhatHelped) {
   Result r = std::move(a.search);
   r.attribution = std::move(a.attribution);
   r.bad_label = "pgtune.conf";
-  const report::BisectResult shown = to_report(r);
+  const results::BisectResult shown = to_report(r);
   const std::string tally = report::attribution_tally(shown);
   EXPECT_EQ(tally.find("pgtune.conf's 14 changes: 1 helped (k05 TPS +"), 0u) << tally;
   EXPECT_NE(tally.find("13 no measurable effect, 0 hurt"), std::string::npos) << tally;

@@ -7,13 +7,13 @@
 #include <cmath>
 
 #include "bisect/simulated_server.h"
-#include "report/summary.h"
+#include "results/summary.h"
 
 namespace pgslow::bisect {
 namespace {
 
-report::Measurement measured(double tps) {
-  report::Measurement m;
+results::Measurement measured(double tps) {
+  results::Measurement m;
   m.tps = tps;
   m.duration_s = 10;
   m.committed = static_cast<std::uint64_t>(tps * 10);
@@ -21,19 +21,19 @@ report::Measurement measured(double tps) {
 }
 
 // baseline, s1, baseline, s2, baseline, ... as stage::run_plan does it.
-report::Run interleaved_run(SimulatedServer& sim, const std::vector<std::string>& stages) {
-  report::Run run;
+results::Run interleaved_run(SimulatedServer& sim, const std::vector<std::string>& stages) {
+  results::Run run;
   run.mode = "isolated";
-  report::StageResult base;
+  results::StageResult base;
   base.name = "baseline";
   base.repeats.push_back(measured(sim.measure({}, 1)[0]));
   run.stages.push_back(base);
   for (std::size_t i = 0; i < stages.size(); ++i) {
-    report::StageResult st;
+    results::StageResult st;
     st.name = stages[i];
     st.repeats.push_back(measured(sim.measure({{stages[i], "b", {}}}, 1)[0]));
     run.stages.push_back(st);
-    report::ReferenceRun ref;
+    results::ReferenceRun ref;
     ref.after_stage = i + 1;
     ref.tps = sim.measure({}, 1)[0];
     ref.transactions = static_cast<std::uint64_t>(ref.tps * 10);
@@ -54,22 +54,22 @@ TEST(IntervalCoverage, About95PercentWithNoiseAndDrift) {
     m.seed = seed;
     m.knobs = {{"a", 0.9}, {"b", 1.0}, {"c", 0.5}, {"d", 1.08}};
     SimulatedServer sim(m);
-    const report::Run run = interleaved_run(sim, stages);
-    const auto sums = report::summarize(run);
+    const results::Run run = interleaved_run(sim, stages);
+    const auto sums = results::summarize(run);
     for (std::size_t i = 1; i < sums.size(); ++i) {
       ASSERT_TRUE(sums[i].vs_baseline);
-      const report::Interval& iv = sums[i].vs_baseline->interval;
+      const results::Interval& iv = sums[i].vs_baseline->interval;
       ASSERT_TRUE(iv.known);
       const double truth = m.knobs[i - 1].factor;
       ++trials;
       if (iv.low <= truth && truth <= iv.high) ++covered;
-      const report::Verdict v = report::verdict_of(iv);
-      if ((truth < 1 && v == report::Verdict::kFaster) ||
-          (truth > 1 && v == report::Verdict::kSlower))
+      const results::Verdict v = results::verdict_of(iv);
+      if ((truth < 1 && v == results::Verdict::kFaster) ||
+          (truth > 1 && v == results::Verdict::kSlower))
         ++wrong_direction;
     }
     // The drift is measured: about -1% per run over 8 runs between the first and last baseline.
-    const report::Noise n = report::run_noise(run);
+    const results::Noise n = results::run_noise(run);
     ASSERT_TRUE(n.drift);
   }
   const double coverage = static_cast<double>(covered) / trials;
@@ -90,8 +90,8 @@ TEST(IntervalCoverage, HarmlessStagesAreRarelyCalledEffects) {
     m.seed = seed;
     m.knobs = {{"b", 1.0}};
     SimulatedServer sim(m);
-    const report::Run run = interleaved_run(sim, {"b", "b", "b"});
-    const auto sums = report::summarize(run);
+    const results::Run run = interleaved_run(sim, {"b", "b", "b"});
+    const auto sums = results::summarize(run);
     for (std::size_t i = 1; i < sums.size(); ++i) {
       ++trials;
       if (sums[i].vs_baseline->measurable) ++flagged;

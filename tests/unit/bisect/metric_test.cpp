@@ -13,6 +13,7 @@
 #include "bisect/simulated_server.h"
 #include "common/errors.h"
 #include "report/attribution.h"
+#include "report/bisect.h"
 
 namespace pgslow::bisect {
 namespace {
@@ -23,7 +24,7 @@ SimulatedKnob& knob(SimulatedModel& m, const std::string& name) {
   throw std::runtime_error("no knob " + name);
 }
 
-Result bisect(SimulatedModel model, report::Metric metric) {
+Result bisect(SimulatedModel model, results::Metric metric) {
   model.metric = metric;
   SimulatedServer sim(model);
   Options o;
@@ -47,11 +48,11 @@ TEST(BisectByMetric, CpuPerTxFindsACostlierKnobThatTpsCannotSee) {
     SimulatedModel m = harmless_model(16, seed);
     m.noise = 0.15;
     knob(m, "k11").cpu_factor = 1.6;
-    const Result by_tps = bisect(m, report::Metric::kTps);
+    const Result by_tps = bisect(m, results::Metric::kTps);
     EXPECT_TRUE(blamed(by_tps).empty()) << seed << ": " << by_tps.conclusion;
 
-    const Result by_cost = bisect(m, report::Metric::kCpuPerTx);
-    EXPECT_EQ(by_cost.metric, report::Metric::kCpuPerTx);
+    const Result by_cost = bisect(m, results::Metric::kCpuPerTx);
+    EXPECT_EQ(by_cost.metric, results::Metric::kCpuPerTx);
     ASSERT_TRUE(by_cost.clearly_different) << seed << ": " << by_cost.conclusion;
     EXPECT_EQ(blamed(by_cost), std::set<std::string>{"k11"}) << seed << ": " << by_cost.conclusion;
     found += blamed(by_cost) == std::set<std::string>{"k11"} ? 1 : 0;
@@ -59,7 +60,7 @@ TEST(BisectByMetric, CpuPerTxFindsACostlierKnobThatTpsCannotSee) {
     EXPECT_NE(by_cost.conclusion.find("(CPU/tx 1."), std::string::npos) << by_cost.conclusion;
     if (seed == 1) {
       std::ostringstream console;
-      const report::BisectResult shown = to_report(by_cost);
+      const results::BisectResult shown = to_report(by_cost);
       report::render_bisect_console(shown, console);
       EXPECT_NE(console.str().find("judged by cpu_per_tx"), std::string::npos) << console.str();
       EXPECT_NE(console.str().find("ms CPU/tx"), std::string::npos) << console.str();
@@ -81,9 +82,9 @@ TEST(BisectByMetric, P99FindsTheKnobThatMovesTheLatency) {
     m.noise = 0.03;
     knob(m, "k04").factor = 0.97;
     knob(m, "k04").p99_factor = 3;
-    const Result by_tps = bisect(m, report::Metric::kTps);
+    const Result by_tps = bisect(m, results::Metric::kTps);
     EXPECT_TRUE(blamed(by_tps).empty()) << seed << ": " << by_tps.conclusion;
-    const Result by_p99 = bisect(m, report::Metric::kP99);
+    const Result by_p99 = bisect(m, results::Metric::kP99);
     EXPECT_EQ(blamed(by_p99), std::set<std::string>{"k04"}) << seed << ": " << by_p99.conclusion;
     EXPECT_NE(by_p99.conclusion.find("(p99 "), std::string::npos) << by_p99.conclusion;
   }
@@ -94,19 +95,19 @@ TEST(BisectByMetric, CpuPerTxWithoutCpuFiguresIsAClearError) {
   knob(m, "k01").cpu_factor = 2;
   m.server_cpu = false;  // as for a server reached by connection only
   try {
-    bisect(m, report::Metric::kCpuPerTx);
+    bisect(m, results::Metric::kCpuPerTx);
     FAIL() << "a cost per transaction without the server's CPU time";
   } catch (const RuntimeError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("cpu_per_tx"), std::string::npos) << what;
     EXPECT_NE(what.find("--metric tps"), std::string::npos) << what;
   }
-  report::Measurement run;
+  results::Measurement run;
   run.tps = 100;
   run.committed = 1000;
-  EXPECT_THROW(search_sample_of(report::Metric::kCpuPerTx, run), RuntimeError);
+  EXPECT_THROW(search_sample_of(results::Metric::kCpuPerTx, run), RuntimeError);
   run.server_cpu_s = 0.5;
-  EXPECT_DOUBLE_EQ(search_sample_of(report::Metric::kCpuPerTx, run), 2000);  // 1 / 0.5 ms
+  EXPECT_DOUBLE_EQ(search_sample_of(results::Metric::kCpuPerTx, run), 2000);  // 1 / 0.5 ms
 }
 
 // Attribution by cost: the culprit is the cause, its effect and the harmless group read as
@@ -114,15 +115,15 @@ TEST(BisectByMetric, CpuPerTxWithoutCpuFiguresIsAClearError) {
 TEST(BisectByMetric, AttributionByCpuPerTxSpeaksOfTheCost) {
   SimulatedModel m = harmless_model(8, 5);
   m.noise = 0.15;
-  m.metric = report::Metric::kCpuPerTx;
+  m.metric = results::Metric::kCpuPerTx;
   knob(m, "k02").cpu_factor = 2.5;
   SimulatedServer sim(m);
   AttributionOptions o;
-  o.search.metric = report::Metric::kCpuPerTx;
+  o.search.metric = results::Metric::kCpuPerTx;
   o.stage = "stage";
   o.reference = "baseline";
-  const report::Attribution a = attribute(sim, sim.candidates(), o).attribution;
-  EXPECT_EQ(a.metric, report::Metric::kCpuPerTx);
+  const results::Attribution a = attribute(sim, sim.candidates(), o).attribution;
+  EXPECT_EQ(a.metric, results::Metric::kCpuPerTx);
   EXPECT_EQ(a.headline.rfind("stage: CPU/tx 2.", 0), 0u) << a.headline;
   EXPECT_NE(a.headline.find("k02 = b is the cause"), std::string::npos) << a.headline;
   EXPECT_NE(a.headline.find("7 other knobs: no measurable effect (could see ±"), std::string::npos)
@@ -144,7 +145,7 @@ TEST(Attribution, TheHarmlessGroupSaysWhatTheRunCouldHaveSeen) {
     SimulatedServer sim(m);
     AttributionOptions o;
     o.stage = "stage";
-    const report::Attribution a = attribute(sim, sim.candidates(), o).attribution;
+    const results::Attribution a = attribute(sim, sim.candidates(), o).attribution;
     EXPECT_TRUE(a.harmless.has_value()) << a.headline;
     EXPECT_NE(a.headline.find("no measurable effect (could see ±"), std::string::npos)
         << a.headline;

@@ -25,7 +25,7 @@ StageResult point(int pool, double tps, double mean_ms, double wait_ms) {
 
 // The published pool sweep (point lookups): peak at 10, latency grows faster from 50 on.
 Run pool_sweep() {
-  report::Run run;
+  results::Run run;
   run.sweep = {"pool_size"};
   StageResult base;
   base.name = "baseline";
@@ -74,7 +74,7 @@ TEST(Curve, TableHasPoolWaitAndTheSvgOneLinePerSeries) {
 }
 
 TEST(Curve, TwoDimensionsGiveOneCurvePerSeries) {
-  report::Run run;
+  results::Run run;
   run.sweep = {"rate", "clients"};
   for (int clients : {8, 256}) {
     for (double pct : {25.0, 75.0}) {
@@ -97,7 +97,7 @@ TEST(Curve, TwoDimensionsGiveOneCurvePerSeries) {
 
 // A knob's sweep draws as a load dimension's: the values as written, in the knob's unit.
 TEST(Curve, AKnobSweepShowsItsValuesInTheKnobsUnit) {
-  report::Run run;
+  results::Run run;
   run.sweep = {"shared_buffers"};
   StageResult base;
   base.name = "baseline";
@@ -126,20 +126,20 @@ TEST(Curve, AKnobSweepShowsItsValuesInTheKnobsUnit) {
 }
 
 TEST(LoadColumns, FitTheScenario) {
-  report::Run closed = testing::sample_run();
+  results::Run closed = testing::sample_run();
   std::vector<std::string> headers;
   for (const auto& c : load_columns(closed)) headers.push_back(c.header);
   EXPECT_EQ(headers, (std::vector<std::string>{"mean"}));
 
   headers.clear();
-  report::Run pooled = pool_sweep();
+  results::Run pooled = pool_sweep();
   pooled.stages[1].repeats[0].connections_refused = 3;
   pooled.stages[2].repeats[0].failed = 1;
   for (const auto& c : load_columns(pooled)) headers.push_back(c.header);
   EXPECT_EQ(headers, (std::vector<std::string>{"mean", "pool wait p50", "pool wait p99", "failed",
                                                "refused"}));
 
-  report::Run rate;
+  results::Run rate;
   StageResult s;
   s.load.rate = 2000;
   s.repeats.push_back(testing::measurement(1990, 10, 1));

@@ -12,8 +12,8 @@ namespace pgslow::report {
 namespace {
 
 TEST(Json, RoundTripIsExact) {
-  const report::Run run = testing::sample_run();
-  const report::Run back = read_json(to_json(run), "sample.json");
+  const results::Run run = testing::sample_run();
+  const results::Run back = read_json(to_json(run), "sample.json");
   EXPECT_EQ(back, run);
   EXPECT_EQ(to_json(back), to_json(run));
 }
@@ -21,7 +21,7 @@ TEST(Json, RoundTripIsExact) {
 // A sweep point's values go out and come back; a report written before them reads them from
 // the point's name.
 TEST(Json, SweepValuesRoundTripAndOlderReportsReadThemFromTheName) {
-  report::Run run = testing::sample_run();
+  results::Run run = testing::sample_run();
   run.sweep = {"shared_buffers", "clients"};
   run.stages[1].sweep_point = true;
   run.stages[1].sweep_values = {{"shared_buffers", "32MB"}, {"clients", "8"}};
@@ -31,7 +31,7 @@ TEST(Json, SweepValuesRoundTripAndOlderReportsReadThemFromTheName) {
 
   run.stages[1].sweep_values.clear();
   run.stages[1].name = "rate 75%, clients 256";
-  const report::Run old = read_json(to_json(run), "old.json");
+  const results::Run old = read_json(to_json(run), "old.json");
   EXPECT_EQ(old.stages[1].sweep_values,
             (std::map<std::string, std::string>{{"rate", "75%"}, {"clients", "256"}}));
 }
@@ -82,9 +82,9 @@ TEST(Json, EveryFieldOfTheSchemaRoundTrips) {
 }
 
 TEST(Json, NonFiniteEvidenceIsDroppedNotWrittenAsGarbage) {
-  report::Run run = testing::sample_run();
+  results::Run run = testing::sample_run();
   run.stages[0].evidence["buffer_hit_ratio"] = NAN;
-  const report::Run back = read_json(to_json(run), "x.json");
+  const results::Run back = read_json(to_json(run), "x.json");
   EXPECT_EQ(back.stages[0].evidence.count("buffer_hit_ratio"), 0u);
 }
 
@@ -114,9 +114,9 @@ TEST(Json, ErrorsNameTheFileAndTheField) {
 }
 
 TEST(Json, MissingFieldsKeepDefaults) {
-  const report::Run run = read_json(R"({"schema": "pgslow-report", "schema_version": 1,
+  const results::Run run = read_json(R"({"schema": "pgslow-report", "schema_version": 1,
                                 "stages": [{"name": "baseline"}]})",
-                                    "min.json");
+                                     "min.json");
   ASSERT_EQ(run.stages.size(), 1u);
   EXPECT_EQ(run.stages[0].name, "baseline");
   EXPECT_TRUE(run.stages[0].repeats.empty());

@@ -1,12 +1,12 @@
 // The metrics a search judges by (report/metric.h): names, values of a run, and the words of a
 // change, always in the metric's own terms.
 
-#include "report/metric.h"
+#include "results/metric.h"
 
 #include <gtest/gtest.h>
 
 #include "report/json.h"
-#include "report/stats.h"
+#include "results/stats.h"
 #include "tests/unit/report/sample_run.h"
 
 namespace pgslow::report {
@@ -147,13 +147,13 @@ TEST(Metric, AnAttributionByCostWritesItsRatiosAsCostsAndReadsThemBack) {
   EXPECT_DOUBLE_EQ(j["harmless"]["detectable"].get<double>(), 0.08);
 
   // Read back from a report: the same attribution, in the search's terms again.
-  report::Run run = testing::sample_run();
+  results::Run run = testing::sample_run();
   StageResult* attributed = nullptr;
   for (auto& stage : run.stages)
     if (stage.attribution) attributed = &stage;
   ASSERT_NE(attributed, nullptr);
   attributed->attribution = a;
-  const report::Run back = read_json(to_json(run), "report.json");
+  const results::Run back = read_json(to_json(run), "report.json");
   const Attribution& read =
       *back.stages[static_cast<std::size_t>(attributed - run.stages.data())].attribution;
   EXPECT_EQ(read.metric, Metric::kCpuPerTx);

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "report/model.h"
+#include "report/views.h"
 
 namespace pgslow::report::testing {
 

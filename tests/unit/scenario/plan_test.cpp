@@ -88,7 +88,7 @@ Scenario three_stages(Mode mode) {
   return s;
 }
 
-const report::KnobChange* change(const PlannedStage& st, const std::string& name) {
+const results::KnobChange* change(const PlannedStage& st, const std::string& name) {
   for (const auto& c : st.changes) {
     if (c.name == name) return &c;
   }

@@ -300,7 +300,7 @@ TEST(ParseScenario, TheMetricAttributionsJudgeByIsAMeasureFieldCheckedWithItsLin
       "    presets: [wal-hell]\n",
       problems);
   EXPECT_TRUE(problems.empty()) << all(problems);
-  EXPECT_EQ(s.measure.metric, report::Metric::kCpuPerTx);
+  EXPECT_EQ(s.measure.metric, results::Metric::kCpuPerTx);
 
   problems.clear();
   s = parse(
@@ -312,7 +312,7 @@ TEST(ParseScenario, TheMetricAttributionsJudgeByIsAMeasureFieldCheckedWithItsLin
   EXPECT_NE(problems[0].str().find("unknown measure.metric"), std::string::npos) << all(problems);
   EXPECT_NE(problems[0].str().find("tps, p99, cpu_per_tx, wal_bytes_per_tx"), std::string::npos)
       << all(problems);
-  EXPECT_EQ(s.measure.metric, report::Metric::kTps);
+  EXPECT_EQ(s.measure.metric, results::Metric::kTps);
 }
 
 TEST(ParseScenario, ANameThatIsAPathIsRefusedWithItsLine) {

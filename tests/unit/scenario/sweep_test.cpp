@@ -217,15 +217,15 @@ sweep:
   EXPECT_NE(all(problems).find("is not clients/pool"), std::string::npos) << all(problems);
 
   // The report draws the curve from the points' values, as run.cpp records them.
-  report::Run run;
+  results::Run run;
   run.sweep = s.sweep.dimensions;
   double tps = 1000;
   for (const auto& st : s.stages) {
-    report::StageResult r;
+    results::StageResult r;
     r.name = st.name;
     r.sweep_point = st.sweep_point;
     r.sweep_values = st.sweep_values;
-    report::Measurement m;
+    results::Measurement m;
     m.tps = tps += 100;
     m.latency.mean_us = 1000;
     r.repeats.push_back(m);

@@ -5,15 +5,15 @@
 
 #include <gtest/gtest.h>
 
-#include "report/summary.h"
+#include "results/summary.h"
 
 namespace pgslow::stage {
 namespace {
 
-report::StageResult stage_with(double tps, double evidence, double seconds) {
-  report::StageResult s;
+results::StageResult stage_with(double tps, double evidence, double seconds) {
+  results::StageResult s;
   s.name = "wal-hell";
-  report::Measurement m;
+  results::Measurement m;
   m.tps = tps;
   m.duration_s = 5;
   s.repeats.push_back(m);
@@ -23,7 +23,7 @@ report::StageResult stage_with(double tps, double evidence, double seconds) {
 }
 
 TEST(AddRepeats, TheAttributionsRunsOfTheStageCountAsRepeats) {
-  report::StageResult stage = stage_with(100, 1, 5.5);
+  results::StageResult stage = stage_with(100, 1, 5.5);
   add_repeats(stage, {stage_with(200, 2, 6.5)});
   ASSERT_EQ(stage.repeats.size(), 2u);
   EXPECT_EQ(stage.repeats[1].tps, 200);
@@ -33,18 +33,18 @@ TEST(AddRepeats, TheAttributionsRunsOfTheStageCountAsRepeats) {
 }
 
 TEST(AddRepeats, EvidenceFollowsTheMedianRepeat) {
-  report::StageResult stage = stage_with(100, 1, 5.5);
+  results::StageResult stage = stage_with(100, 1, 5.5);
   add_repeats(stage, {stage_with(50, 2, 6.5)});
   ASSERT_EQ(stage.repeats.size(), 2u);
   // Now the median repeat is the added run (50 TPS): the evidence is that run's.
-  EXPECT_EQ(report::median_repeat(stage)->tps, 50);
+  EXPECT_EQ(results::median_repeat(stage)->tps, 50);
   EXPECT_EQ(stage.evidence.at("wal_sync"), 2);
   EXPECT_EQ(stage.evidence_seconds, 6.5);
 }
 
 TEST(AddRepeats, AFailedRunAddsNothing) {
-  report::StageResult stage = stage_with(100, 1, 5.5);
-  report::StageResult failed = stage_with(50, 2, 6.5);
+  results::StageResult stage = stage_with(100, 1, 5.5);
+  results::StageResult failed = stage_with(50, 2, 6.5);
   failed.error = "the server refused to start";
   add_repeats(stage, {failed});
   EXPECT_EQ(stage.repeats.size(), 1u);

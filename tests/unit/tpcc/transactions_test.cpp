@@ -195,7 +195,7 @@ RunCounts counts(std::uint64_t no_committed, std::uint64_t no_rolled_back, doubl
   // Shares that meet 5.2.3's minimums.
   const std::uint64_t n = no_committed + no_rolled_back;
   auto type = [](const char* name, std::uint64_t committed, std::uint64_t rolled_back = 0) {
-    report::TxTypeResult t;
+    results::TxTypeResult t;
     t.name = name;
     t.committed = committed;
     t.rolled_back = rolled_back;

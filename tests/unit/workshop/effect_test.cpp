@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "report/summary.h"
 #include "report/workshop.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 namespace {

@@ -35,7 +35,7 @@ report::Effect effect(double ratio, double low, double high) {
   e.interval.low = low;
   e.interval.high = high;
   e.interval.known = true;
-  e.verdict = report::verdict_of(e.interval);
+  e.verdict = results::verdict_of(e.interval);
   return e;
 }
 

@@ -1,10 +1,10 @@
-#include "report/stats.h"
+#include "results/stats.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace pgslow::report {
+namespace pgslow::results {
 namespace {
 
 TEST(Stats, MedianOddEvenAndEmpty) {
@@ -76,9 +76,9 @@ TEST(Stats, FormatChangeWordsSmallAndLargeChanges) {
 }
 
 }  // namespace
-}  // namespace pgslow::report
+}  // namespace pgslow::results
 
-namespace pgslow::report {
+namespace pgslow::results {
 namespace {
 
 TEST(Interval, WhatWithinNoiseCouldHaveSeenGrowsWithTheNoiseAndExceedsTheHalfWidth) {
@@ -97,4 +97,4 @@ TEST(Interval, WhatWithinNoiseCouldHaveSeenGrowsWithTheNoiseAndExceedsTheHalfWid
 }
 
 }  // namespace
-}  // namespace pgslow::report
+}  // namespace pgslow::results

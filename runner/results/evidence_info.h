@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pgslow::report {
+namespace pgslow::results {
 
 // How a key's value is normalised before stages are compared, so stages of different lengths
 // and different throughput compare fairly.
@@ -38,4 +38,4 @@ EvidenceInfo evidence_info(std::string_view key);
 // The keys of `values` in catalog order, unknown keys last in name order.
 std::vector<std::string> ordered_keys(const std::map<std::string, double>& values);
 
-}  // namespace pgslow::report
+}  // namespace pgslow::results

@@ -5,14 +5,14 @@
 // cover the true effect at their stated confidence, also when the run stops early at a
 // precision.
 
-#include "report/switchback.h"
+#include "results/switchback.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-namespace pgslow::report {
+namespace pgslow::results {
 namespace {
 
 struct Load {
@@ -211,4 +211,4 @@ TEST(Switchback, StoppingAtAPrecisionWithoutTheCorrectionWouldNotCover) {
 }
 
 }  // namespace
-}  // namespace pgslow::report
+}  // namespace pgslow::results

@@ -1,4 +1,4 @@
-#include "report/summary.h"
+#include "results/summary.h"
 
 #include <gtest/gtest.h>
 
@@ -6,11 +6,11 @@
 
 #include "tests/unit/report/sample_run.h"
 
-namespace pgslow::report {
+namespace pgslow::results {
 namespace {
 
-using testing::measurement;
-using testing::sample_run;
+using report::testing::measurement;
+using report::testing::sample_run;
 
 StageResult stage_with(std::vector<double> tps) {
   StageResult s;
@@ -61,7 +61,7 @@ TEST(Summary, TheVerdictFollowsTheInterval) {
 }
 
 TEST(Summary, InterleavedReferencesGiveTheNoiseAndTheDrift) {
-  report::Run run;
+  results::Run run;
   run.mode = "isolated";
   run.stages.push_back(stage_with({100}));
   run.stages.push_back(stage_with({80}));
@@ -94,7 +94,7 @@ TEST(Summary, MedianRepeatIsTheLowerMiddleByTps) {
 }
 
 TEST(Summary, SampleRunStages) {
-  const report::Run run = sample_run();
+  const results::Run run = sample_run();
   const auto sums = summarize(run);
   ASSERT_EQ(sums.size(), 5u);
   EXPECT_TRUE(sums[0].ran);
@@ -166,4 +166,4 @@ TEST(Summary, DescribeChangeMarksRestarts) {
 }
 
 }  // namespace
-}  // namespace pgslow::report
+}  // namespace pgslow::results

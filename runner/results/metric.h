@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "report/model.h"
+#include "results/model.h"
 
-namespace pgslow::report {
+namespace pgslow::results {
 
 // struct Metric (model.h: the results record it): kTps, kCpuPerTx, kP99, or an evidence key per
 // committed transaction; `better` is the direction.
@@ -85,4 +85,4 @@ std::string format_metric_change(const Metric& m, double search_ratio);
 std::string worse_word(const Metric& m);
 std::string better_word(const Metric& m);
 
-}  // namespace pgslow::report
+}  // namespace pgslow::results

@@ -10,10 +10,10 @@
 #include <optional>
 #include <vector>
 
-#include "report/model.h"
-#include "report/stats.h"
+#include "results/model.h"
+#include "results/stats.h"
 
-namespace pgslow::report {
+namespace pgslow::results {
 
 // Which figure of a block an interval is about.
 enum class BlockFigure {
@@ -111,4 +111,4 @@ class SwitchbackRun {
 // The confidence an interval over `switchback`'s blocks is stated at (per look).
 double switchback_confidence(const Switchback& switchback);
 
-}  // namespace pgslow::report
+}  // namespace pgslow::results

@@ -1,8 +1,8 @@
-#include "report/evidence_info.h"
+#include "results/evidence_info.h"
 
 #include <algorithm>
 
-namespace pgslow::report {
+namespace pgslow::results {
 
 const std::vector<EvidenceInfo>& evidence_catalog() {
   using S = EvidenceScale;
@@ -69,4 +69,4 @@ std::vector<std::string> ordered_keys(const std::map<std::string, double>& value
   return out;
 }
 
-}  // namespace pgslow::report
+}  // namespace pgslow::results

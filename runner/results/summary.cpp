@@ -1,4 +1,4 @@
-#include "report/summary.h"
+#include "results/summary.h"
 
 #include <fmt/format.h>
 
@@ -6,12 +6,11 @@
 #include <cmath>
 #include <set>
 
-#include "report/evidence_info.h"
-#include "report/load_columns.h"
-#include "report/metric.h"
-#include "report/stats.h"
+#include "results/evidence_info.h"
+#include "results/metric.h"
+#include "results/stats.h"
 
-namespace pgslow::report {
+namespace pgslow::results {
 
 namespace {
 
@@ -72,6 +71,10 @@ std::string describe_headline(const Measurement& m) {
     if (f.unit.starts_with("%")) out += f.unit;
   }
   return out;
+}
+
+bool fixed_rate(const StageResult& stage) {
+  return stage.load.rate > 0;
 }
 
 const Measurement* median_repeat(const StageResult& stage) {
@@ -589,4 +592,4 @@ std::string describe_skipped(const SkippedKnob& knob) {
   return text + ": " + (knob.reason.empty() ? "skipped" : knob.reason);
 }
 
-}  // namespace pgslow::report
+}  // namespace pgslow::results

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace pgslow::report {
+namespace pgslow::results {
 
 // Empty input gives 0 for every function (a stage that failed has no repeats).
 double median(std::vector<double> values);
@@ -91,4 +91,4 @@ std::string format_seconds(double seconds);
 //   2.5 -> "2.5x faster". Non-finite or negative ratios give "n/a".
 std::string format_change(double ratio);
 
-}  // namespace pgslow::report
+}  // namespace pgslow::results

@@ -1,4 +1,4 @@
-#include "report/stats.h"
+#include "results/stats.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-namespace pgslow::report {
+namespace pgslow::results {
 
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
@@ -334,4 +334,4 @@ std::string format_change(double ratio) {
   return pct + " (" + slower + ")";
 }
 
-}  // namespace pgslow::report
+}  // namespace pgslow::results

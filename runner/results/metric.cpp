@@ -1,4 +1,4 @@
-#include "report/metric.h"
+#include "results/metric.h"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "report/evidence_info.h"
-#include "report/stats.h"
+#include "results/evidence_info.h"
+#include "results/stats.h"
 
-namespace pgslow::report {
+namespace pgslow::results {
 namespace {
 
 using Kind = Metric::Kind;
@@ -213,4 +213,4 @@ std::string better_word(const Metric& m) {
   return worse_word(other);
 }
 
-}  // namespace pgslow::report
+}  // namespace pgslow::results

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace pgslow::report {
+namespace pgslow::results {
 
 // A fixed-rate transaction is on time when it starts at most this late (schedule lag).
 inline constexpr double kOnTimeLagUs = 1000;
@@ -335,4 +335,4 @@ struct Run {
   bool operator==(const Run&) const = default;
 };
 
-}  // namespace pgslow::report
+}  // namespace pgslow::results

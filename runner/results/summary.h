@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "report/model.h"
-#include "report/stats.h"
-#include "report/switchback.h"
+#include "results/model.h"
+#include "results/stats.h"
+#include "results/switchback.h"
 
-namespace pgslow::report {
+namespace pgslow::results {
 
 // A TPS figure resting on fewer transactions than this says how many it rests on.
 inline constexpr std::uint64_t kFewTransactions = 100;
@@ -131,6 +131,9 @@ struct StageSummary {
 // "tpmC 12,345, NOPM 12,222": a measurement's headline figures on one line, by name.
 std::string describe_headline(const Measurement& m);
 
+// Whether the stage ran at a fixed rate (its TPS is not compared with closed-loop stages).
+bool fixed_rate(const StageResult& stage);
+
 // The median repeat: the one whose TPS is the median (the lower middle for an even count).
 const Measurement* median_repeat(const StageResult& stage);
 
@@ -167,4 +170,4 @@ std::vector<std::pair<std::string, std::string>> run_facts(const Run& run);
 // "summarize_wal = on: needs PostgreSQL 17".
 std::string describe_skipped(const SkippedKnob& knob);
 
-}  // namespace pgslow::report
+}  // namespace pgslow::results

@@ -1,9 +1,9 @@
-#include "report/switchback.h"
+#include "results/switchback.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace pgslow::report {
+namespace pgslow::results {
 
 namespace {
 
@@ -174,4 +174,4 @@ double switchback_confidence(const Switchback& switchback) {
   return confidence_over_looks(switchback.looks);
 }
 
-}  // namespace pgslow::report
+}  // namespace pgslow::results

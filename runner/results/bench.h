@@ -1,0 +1,22 @@
+#pragma once
+// `pgslow bench`'s result: one measurement of a workload with no knob changes (like pgbench),
+// as a plain struct; report/bench.h renders it (console table, JSON).
+
+#include <cstdint>
+#include <string>
+
+#include "results/model.h"
+
+namespace pgslow::results {
+
+struct BenchResult {
+  std::string workload;
+  int scale = 0;
+  LoadSettings load;
+  Measurement measurement;
+  std::uint64_t data_bytes = 0;
+  double reset_seconds = 0;
+  bool interrupted = false;  // the figures cover the time until Ctrl-C
+};
+
+}  // namespace pgslow::results
