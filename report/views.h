@@ -2,7 +2,7 @@
 // The views render the results model (runner/results/, namespace pgslow::results): its names
 // are theirs to use unqualified, and report::StageResult still names results::StageResult.
 
-#include "report/views.h"
+#include "results/model.h"
 
 namespace pgslow::report {
 using namespace pgslow::results;
