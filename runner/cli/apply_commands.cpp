@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "common/clock.h"
 #include "common/errors.h"
+#include "common/format.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/strings.h"
@@ -145,7 +146,7 @@ void hold(double seconds, const std::string& label) {
     if (now_us() >= next_line) {
       double left = static_cast<double>(end - now_us()) / 1e6;
       progress.update(fmt::format("{} in effect: {} left (Ctrl-C restores now)", label,
-                                  format_duration_us(left * 1e6)));
+                                  format_latency_us(left * 1e6)));
       next_line = now_us() + 1000000;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
