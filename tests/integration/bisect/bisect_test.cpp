@@ -22,6 +22,7 @@
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
+#include "report/bisect.h"
 #include "results/metric.h"
 #include "server/pg_versions.h"
 #include "stage/bisect_experiment.h"

@@ -11,6 +11,7 @@
 
 #include "bisect/simulated_server.h"
 #include "good_again.h"
+#include "report/bisect.h"
 
 namespace pgslow::bisect {
 namespace {

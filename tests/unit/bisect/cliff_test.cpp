@@ -10,6 +10,7 @@
 
 #include "bisect/simulated_server.h"
 #include "common/errors.h"
+#include "report/cliff.h"
 
 namespace pgslow::bisect {
 namespace {

@@ -13,6 +13,7 @@
 #include "bisect/attribution.h"
 #include "bisect/bisector.h"
 #include "bisect/simulated_server.h"
+#include "report/bisect.h"
 #include "results/metric.h"
 
 namespace pgslow::bisect {

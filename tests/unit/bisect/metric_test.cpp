@@ -13,6 +13,7 @@
 #include "bisect/simulated_server.h"
 #include "common/errors.h"
 #include "report/attribution.h"
+#include "report/bisect.h"
 
 namespace pgslow::bisect {
 namespace {
