@@ -6,6 +6,8 @@
 // round each, or both as one group) and nothing else, within a bounded number of runs, and leave
 // the configuration as it found it.
 
+#include "report/bisect.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,7 +24,6 @@
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
-#include "report/bisect.h"
 #include "results/metric.h"
 #include "server/pg_versions.h"
 #include "stage/bisect_experiment.h"
