@@ -51,9 +51,8 @@ using Table = std::vector<std::vector<std::string>>;
 // Right-aligned cells: "412.3", "0.25x", "3 (+2)", "8.4 s", "1m 09s"; not "6 knobs: ...".
 const std::regex kNumber(R"(^[0-9][0-9.,]*(x| s|m [0-9]+s)?( \(\+[0-9]+\))?$)");
 
-// Through report/'s one table printer: a column whose cells are all numbers is right-aligned.
-void print_table(std::ostream& out, const Table& rows, const std::string& indent = "  ") {
-  if (rows.empty()) return;
+// The rows as report/'s one table: a column whose cells are all numbers is right-aligned.
+TextTable text_table(const Table& rows) {
   TextTable table;
   table.header = rows.front();
   table.rows.assign(rows.begin() + 1, rows.end());
@@ -63,20 +62,15 @@ void print_table(std::ostream& out, const Table& rows, const std::string& indent
       if (c < row.size() && !row[c].empty() && !std::regex_match(row[c], kNumber)) numeric = false;
     table.right.push_back(numeric);
   }
-  out << table.render(indent);
+  return table;
+}
+
+void print_table(std::ostream& out, const Table& rows, const std::string& indent = "  ") {
+  if (!rows.empty()) out << text_table(rows).render(indent);
 }
 
 void print_markdown_table(std::ostream& out, const Table& rows) {
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    out << "|";
-    for (const auto& cell : rows[r]) out << ' ' << cell << " |";
-    out << '\n';
-    if (r == 0) {
-      out << "|";
-      for (std::size_t i = 0; i < rows[r].size(); ++i) out << " --- |";
-      out << '\n';
-    }
-  }
+  if (!rows.empty()) out << markdown_table(text_table(rows));
 }
 
 Table culprit_table(const BisectResult& r) {
@@ -132,7 +126,7 @@ std::string summary_line(const BisectResult& r) {
 // "synchronous_commit TPS +45% [+31%, +60%]": a change's effect alone and its interval.
 std::string effect_text(const Metric& m, const KnobEffect& k) {
   const EffectInterval e = in_metric_terms(m, *k.alone);
-  auto pct = [](double ratio) { return fmt::format("{:+.0f}%", (ratio - 1) * 100); };
+  auto pct = [](double ratio) { return format_signed_percent(ratio, 0); };
   return fmt::format("{} {} {} [{}, {}]", fmt::join(k.knobs, " + "), metric_label(m), pct(e.ratio),
                      pct(e.low), pct(e.high));
 }
@@ -244,10 +238,7 @@ void render_bisect_markdown(const BisectResult& r, std::ostream& out) {
   }
   if (r.attribution) {
     out << "## Each change's part\n\n**" << r.attribution->headline << "**\n\n";
-    const TextTable t = attribution_table(*r.attribution);
-    Table rows{t.header};
-    for (const auto& row : t.rows) rows.push_back(row);
-    print_markdown_table(out, rows);
+    out << markdown_table(attribution_table(*r.attribution));
     out << "\n" << describe_attribution_cost(*r.attribution) << "\n\n";
   }
   if (!r.runs.empty()) {

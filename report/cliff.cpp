@@ -18,16 +18,12 @@ namespace {
 // The evidence that tells why a knob's value hurts, in the order tables show it.
 const std::vector<std::string> kKeyEvidence = {"temp_files", "temp_bytes", "buffer_hit_ratio"};
 
-// A ratio of the metric's values as a signed percentage: 0.82 -> "-18.0%".
-std::string percent(double metric_ratio) {
-  return fmt::format("{:+.1f}%", (metric_ratio - 1) * 100);
-}
-
 // "-18.0% [-24.0%, -12.0%]", in the metric's own terms, with its label for a cost.
 std::string effect_text(Metric m, const EffectInterval& search) {
   const EffectInterval e = in_metric_terms(m, search);
   const std::string label = m == Metric::kTps ? "" : metric_label(m) + " ";
-  return fmt::format("{}{} [{}, {}]", label, percent(e.ratio), percent(e.low), percent(e.high));
+  return fmt::format("{}{} [{}, {}]", label, format_signed_percent(e.ratio),
+                     format_signed_percent(e.low), format_signed_percent(e.high));
 }
 
 std::string count_text(std::uint64_t n) {
@@ -100,8 +96,9 @@ TextTable points_table(const CliffResult& r) {
       row.insert(row.end(), {"baseline", "", ""});
     } else {
       const EffectInterval e = in_metric_terms(m, p->effect);
-      row.push_back(percent(e.ratio));
-      row.push_back(fmt::format("[{}, {}]", percent(e.low), percent(e.high)));
+      row.push_back(format_signed_percent(e.ratio));
+      row.push_back(
+          fmt::format("[{}, {}]", format_signed_percent(e.low), format_signed_percent(e.high)));
       std::string v = to_string(p->verdict);
       if (p->looks > 1) v += fmt::format(" ({} looks)", p->looks);
       if (!p->error.empty()) v += " (a run failed)";
@@ -138,7 +135,7 @@ std::vector<std::string> curve_lines(const CliffResult& r) {
       for (int i = 0; i < n; ++i) bar += p->effect.ratio < 1 ? "█" : "░";
     }
     lines.push_back(pad_right(p->value, width) + "  |" + bar + "  " +
-                    percent(in_metric_terms(m, p->effect).ratio));
+                    format_signed_percent(in_metric_terms(m, p->effect).ratio));
   }
   return lines;
 }
@@ -221,17 +218,7 @@ void render_cliff_markdown(const CliffResult& r, std::ostream& out) {
   out << "**" << markdown_text(cliff_headline(r)) << "**\n\n";
   if (const auto note = cliff_uncertain_note(r); !note.empty())
     out << markdown_text(note) << "\n\n";
-  const TextTable t = points_table(r);
-  out << "|";
-  for (const auto& h : t.header) out << " " << markdown_cell(h) << " |";
-  out << "\n|";
-  for (std::size_t i = 0; i < t.header.size(); ++i) out << (t.right[i] ? "---:|" : "---|");
-  out << "\n";
-  for (const auto& row : t.rows) {
-    out << "|";
-    for (const auto& c : row) out << " " << markdown_cell(c) << " |";
-    out << "\n";
-  }
+  out << markdown_table(points_table(r));
   out << "\n```\n";
   for (const auto& l : curve_lines(r)) out << l << "\n";
   out << "```\n\n" << markdown_text(cost_line(r)) << "\n";

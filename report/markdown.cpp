@@ -75,17 +75,9 @@ void render_markdown(const Run& run, std::ostream& out) {
     out << "\n## Sweep over " << markdown_cell(dimension_label(curve.dimension))
         << (curve.series.empty() ? "" : " (" + markdown_cell(curve.series) + ")") << "\n\n";
     const CurveTable ct = curve_table(curve);
-    out << "|";
-    for (const auto& h : ct.header) out << " " << markdown_cell(h) << " |";
-    out << "\n|";
-    for (std::size_t i = 0; i < ct.header.size(); ++i)
-      out << (i + 1 < ct.header.size() ? "--:|" : "---|");
-    out << "\n";
-    for (const auto& row : ct.rows) {
-      out << "|";
-      for (const auto& cell : row) out << " " << markdown_cell(cell) << " |";
-      out << "\n";
-    }
+    TextTable t{ct.header, std::vector<bool>(ct.header.size(), true), ct.rows};
+    if (!t.right.empty()) t.right.back() = false;  // the knee's note
+    out << markdown_table(t);
     out << "\n" << markdown_cell(describe_knee(curve)) << "\n";
   }
 
@@ -100,17 +92,7 @@ void render_markdown(const Run& run, std::ostream& out) {
       const Attribution& a = *stage.attribution;
       out << "\n### " << markdown_cell(stage.name) << "\n\n**" << markdown_cell(a.headline)
           << "**\n\n";
-      const TextTable t = attribution_table(a);
-      out << "|";
-      for (const auto& h : t.header) out << " " << markdown_cell(h) << " |";
-      out << "\n|";
-      for (bool right : t.right) out << (right ? "--:|" : "---|");
-      out << "\n";
-      for (const auto& row : t.rows) {
-        out << "|";
-        for (const auto& cell : row) out << " " << markdown_cell(cell) << " |";
-        out << "\n";
-      }
+      out << markdown_table(attribution_table(a));
       out << "\nvs " << markdown_cell(a.reference) << "; " << describe_attribution_cost(a)
           << (a.note.empty() ? "" : "; " + markdown_cell(a.note)) << "\n";
     }

@@ -84,16 +84,8 @@ void render_comparison(const RunComparison& c, bool markdown, std::ostream& out)
   if (markdown) {
     out << "# pgslow compare: " << markdown_cell(a.scenario) << "\n\n"
         << "- **A** " << markdown_cell(label_a) << ": " << markdown_cell(describe(a)) << "\n"
-        << "- **B** " << markdown_cell(label_b) << ": " << markdown_cell(describe(b)) << "\n\n|";
-    for (const auto& h : table.header) out << " " << h << " |";
-    out << "\n|---|";
-    for (std::size_t i = 1; i < table.header.size(); ++i) out << "--:|";
-    out << "\n";
-    for (const auto& row : table.rows) {
-      out << "|";
-      for (const auto& cell : row) out << " " << markdown_cell(cell) << " |";
-      out << "\n";
-    }
+        << "- **B** " << markdown_cell(label_b) << ": " << markdown_cell(describe(b)) << "\n\n";
+    out << markdown_table(table);
     return;
   }
   out << "pgslow compare: " << a.scenario << "\n"

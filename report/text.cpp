@@ -52,8 +52,24 @@ std::string TextTable::render(const std::string& indent) const {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return out + "\n";
   };
-  std::string out = line(header);
+  const bool key_value =
+      std::all_of(header.begin(), header.end(), [](const std::string& h) { return h.empty(); });
+  std::string out = key_value ? "" : line(header);
   for (const auto& row : rows) out += line(row);
+  return out;
+}
+
+std::string markdown_table(const TextTable& table) {
+  auto line = [](const std::vector<std::string>& cells) {
+    std::string out = "|";
+    for (const auto& cell : cells) out += " " + markdown_cell(cell) + " |";
+    return out + "\n";
+  };
+  std::string out = line(table.header) + "|";
+  for (std::size_t c = 0; c < table.header.size(); ++c)
+    out += c < table.right.size() && table.right[c] ? "--:|" : "---|";
+  out += "\n";
+  for (const auto& row : table.rows) out += line(row);
   return out;
 }
 

@@ -12,15 +12,19 @@ std::size_t display_width(const std::string& s);
 std::string pad_right(const std::string& s, std::size_t width);
 std::string pad_left(const std::string& s, std::size_t width);
 
-// A table whose columns are as wide as their widest cell; `right` marks numeric columns.
+// A table whose columns are as wide as their widest cell; `right` marks numeric columns. Every
+// aligned table of pgslow's output is one of these, on the terminal and in Markdown.
 struct TextTable {
-  std::vector<std::string> header;
+  std::vector<std::string> header;  // all empty: a key/value table, printed without a header
   std::vector<bool> right;
   std::vector<std::vector<std::string>> rows;
   // Every line starts with `indent`; columns are separated by two spaces.
   std::string render(const std::string& indent = "") const;
   std::vector<std::size_t> widths() const;
 };
+
+// The table in Markdown: each cell through markdown_cell, right-aligned columns as `--:`.
+std::string markdown_table(const TextTable& table);
 
 // Text for HTML: & < > " as entities.
 std::string html_escape(const std::string& s);

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "common/clock.h"
 #include "common/errors.h"
+#include "common/format.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/strings.h"
@@ -25,6 +26,7 @@
 #include "knobs/validate.h"
 #include "knobs/value.h"
 #include "pg/connection.h"
+#include "report/text.h"
 #include "server/managed_cluster.h"
 #include "server/target.h"
 #include "server/target_kind.h"
@@ -67,34 +69,16 @@ Resolved resolve_settings_arg(const knobs::Catalog& catalog, const std::string& 
                   arg, near ? fmt::format(" (did you mean '{}'?)", *near) : ""));
 }
 
-// Aligned rows, two spaces apart; the first row is the header.
-void print_table(const std::vector<std::vector<std::string>>& rows, const std::string& indent) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      if (width.size() <= i) width.push_back(0);
-      width[i] = std::max(width[i], row[i].size());
-    }
-  }
-  for (const auto& row : rows) {
-    std::string line = indent;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], width[i]);
-    }
-    fmt::print("{}\n", line);
-  }
-}
-
 void print_apply_result(const std::string& label, const server::ServerControl& server,
                         const apply::ApplyResult& r) {
   std::string how = r.restarted ? "restarted" : "reloaded";
   fmt::print("applied {} to {}: {} knob{}, {}, {:.1f} s\n", label, server.describe(),
              r.applied.size(), r.applied.size() == 1 ? "" : "s", how, r.seconds);
   if (!r.applied.empty()) {
-    std::vector<std::vector<std::string>> rows = {{"knob", "original", "now", "applied by"}};
+    report::TextTable t{{"knob", "original", "now", "applied by"}, {}, {}};
     for (const apply::KnobApplied& k : r.applied)
-      rows.push_back({k.name, k.original_value, k.new_value, k.apply_by});
-    print_table(rows, "  ");
+      t.rows.push_back({k.name, k.original_value, k.new_value, k.apply_by});
+    fmt::print("{}", t.render("  "));
   }
   for (const results::SkippedKnob& s : r.skipped)
     fmt::print("  skipped {} = {}: {}\n", s.name, s.value, s.reason);
@@ -145,7 +129,7 @@ void hold(double seconds, const std::string& label) {
     if (now_us() >= next_line) {
       double left = static_cast<double>(end - now_us()) / 1e6;
       progress.update(fmt::format("{} in effect: {} left (Ctrl-C restores now)", label,
-                                  format_duration_us(left * 1e6)));
+                                  format_latency_us(left * 1e6)));
       next_line = now_us() + 1000000;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -245,14 +229,15 @@ std::map<std::string, knobs::ServerSetting> current_values(const server::ServerC
 
 void status_command(Context& ctx, const TargetOptions& targs) {
   before_command(ctx, "status");
-  std::vector<std::vector<std::string>> rows;
-  rows.push_back({"workdir", fs::absolute(ctx.workdir).lexically_normal().string()});
+  report::TextTable status{{"", ""}, {}, {}};  // key/value: no header
+  status.rows.push_back({"workdir", fs::absolute(ctx.workdir).lexically_normal().string()});
   std::optional<apply::LockHolder> holder;
   if (!apply::process_holds_workdir_lock(ctx.workdir)) holder = apply::lock_holder(ctx.workdir);
   if (holder) {
-    rows.push_back({"in use", holder->who.pid > 0 ? fmt::format("by pid {} ({})", holder->who.pid,
-                                                                printable(holder->command))
-                                                  : std::string("by another pgslow process")});
+    status.rows.push_back(
+        {"in use", holder->who.pid > 0
+                       ? fmt::format("by pid {} ({})", holder->who.pid, printable(holder->command))
+                       : std::string("by another pgslow process")});
   }
 
   apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
@@ -263,7 +248,7 @@ void status_command(Context& ctx, const TargetOptions& targs) {
   std::unique_ptr<server::ServerControl> server = server::target_kind(given.kind).reopen(given);
   const bool journal_is_given = wj.journal && apply::journal_matches_target(*wj.journal, given);
   if (wj.journal && !journal_is_given) {
-    rows.push_back(
+    status.rows.push_back(
         {"server", fmt::format("{} (`{}` names it)", printable(wj.journal->server.description),
                                apply::command_for(*wj.journal, "restore"))});
   } else if (auto* managed = dynamic_cast<server::ManagedCluster*>(server.get())) {
@@ -271,32 +256,34 @@ void status_command(Context& ctx, const TargetOptions& targs) {
     std::string state = !s.initialized ? "not created (`pgslow server start` creates it)"
                         : s.running    ? fmt::format("running (pid {})", s.pid.value_or(0))
                                        : "stopped (`pgslow server start` starts it)";
-    rows.push_back({"server", fmt::format("{}: {}{}", managed->describe(), state,
-                                          s.version.empty() ? "" : ", PostgreSQL " + s.version)});
+    status.rows.push_back(
+        {"server", fmt::format("{}: {}{}", managed->describe(), state,
+                               s.version.empty() ? "" : ", PostgreSQL " + s.version)});
   } else {
-    rows.push_back({"server", fmt::format("{}: {}", server->describe(),
-                                          apply::server_accepts_connections(*server)
-                                              ? "accepts connections"
-                                              : "does not accept connections")});
+    status.rows.push_back({"server", fmt::format("{}: {}", server->describe(),
+                                                 apply::server_accepts_connections(*server)
+                                                     ? "accepts connections"
+                                                     : "does not accept connections")});
   }
 
   const apply::Journal* j = wj.journal ? &*wj.journal : nullptr;
   switch (wj.condition) {
     case apply::JournalCondition::kNone:
-      rows.push_back({"config", "clean: no change by pgslow (no journal)"});
+      status.rows.push_back({"config", "clean: no change by pgslow (no journal)"});
       break;
     case apply::JournalCondition::kKept:
-      rows.push_back(
+      status.rows.push_back(
           {"config", fmt::format("DEGRADED on purpose by {}", apply::describe_journal(*j))});
       break;
     case apply::JournalCondition::kInUse:
-      rows.push_back({"config", fmt::format("being changed by a running pgslow: {}",
-                                            apply::describe_journal(*j))});
+      status.rows.push_back({"config", fmt::format("being changed by a running pgslow: {}",
+                                                   apply::describe_journal(*j))});
       break;
     case apply::JournalCondition::kInterrupted:  // before_command could not take the lock
-      rows.push_back({"config", fmt::format("left changed by an interrupted {}; `pgslow recover` "
-                                            "restores it",
-                                            apply::describe_journal(*j))});
+      status.rows.push_back(
+          {"config", fmt::format("left changed by an interrupted {}; `pgslow recover` "
+                                 "restores it",
+                                 apply::describe_journal(*j))});
       break;
   }
   if (j) {
@@ -304,12 +291,12 @@ void status_command(Context& ctx, const TargetOptions& targs) {
         j->auto_conf ? fmt::format("original postgresql.auto.conf ({} bytes, sha256 {})",
                                    j->auto_conf->bytes.size(), j->auto_conf->sha256.substr(0, 16))
                      : fmt::format("original values of {} parameters", j->touched.size());
-    rows.push_back(
+    status.rows.push_back(
         {"journal",
          fmt::format("{}: {} {}, {}", apply::journal_path(ctx.workdir).string(),
                      apply::to_string(j->operation), apply::to_string(j->state), original)});
   }
-  print_table(rows, "");
+  fmt::print("{}", status.render());
   if (j && j->hidden) {
     fmt::print(
         "\nA workshop mystery is applied: its settings stay hidden until `pgslow mystery "
@@ -317,18 +304,18 @@ void status_command(Context& ctx, const TargetOptions& targs) {
   } else if (j && !j->settings.empty()) {
     std::map<std::string, knobs::ServerSetting> now;
     if (journal_is_given) now = current_values(*server);
-    std::vector<std::vector<std::string>> knobs_rows = {{"knob", "original", "now"}};
+    report::TextTable knobs_table{{"knob", "original", "now"}, {}, {}};
     for (const apply::JournalSetting& s : j->settings) {
       const apply::OriginalParameter* p = j->find_touched(s.name);
       auto it = now.find(to_lower(s.name));
       std::string original = p ? p->setting : "?";
       if (p && it != now.end()) original = apply::display_value(it->second, p->setting);
-      knobs_rows.push_back(
+      knobs_table.rows.push_back(
           {printable(s.name), original,
            it != now.end() ? apply::display_value(it->second) : printable(s.value) + " (set)"});
     }
     fmt::print("\n");
-    print_table(knobs_rows, "  ");
+    fmt::print("{}", knobs_table.render("  "));
   }
   if (wj.condition == apply::JournalCondition::kKept)
     fmt::print("\n`pgslow restore` puts the original configuration back.\n");

@@ -18,6 +18,7 @@
 #include "knobs/validate.h"
 #include "knobs/value.h"
 #include "pg/connection.h"
+#include "report/text.h"
 #include "scenario/plan.h"
 #include "scenario/scenario.h"
 #include "server/managed_cluster.h"
@@ -35,33 +36,10 @@ using knobs::ServerSettings;
 using knobs::SettingVerdict;
 using knobs::Verdict;
 
-// An aligned text table: columns as wide as their widest cell, the last one unpadded.
-class Table {
- public:
-  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print(std::FILE* out = stdout) const {
-    std::vector<std::size_t> width;
-    for (const auto& r : rows_) {
-      if (width.size() < r.size()) width.resize(r.size(), 0);
-      for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    }
-    for (const auto& r : rows_) {
-      // A key/value table has an empty header row: print nothing for it.
-      if (std::all_of(r.begin(), r.end(), [](const std::string& c) { return c.empty(); })) continue;
-      std::string line;
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        line += r[i];
-        if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      std::fprintf(out, "%s\n", line.c_str());
-    }
-  }
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
+// Prints a table of report/'s one kind (a header of empty cells: a key/value table).
+void print(const report::TextTable& t) {
+  std::fputs(t.render().c_str(), stdout);
+}
 
 // Where the server is: the one the target options name, else `fallback` (a scenario's
 // target), else the managed cluster (started when it is down).
@@ -136,12 +114,12 @@ std::string verdict_note(const SettingVerdict& v) {
 }
 
 void print_verdicts(const std::vector<SettingVerdict>& verdicts) {
-  Table t({"KNOB", "VALUE", "VERDICT", "NOTE"});
+  report::TextTable t{{"KNOB", "VALUE", "VERDICT", "NOTE"}, {}, {}};
   for (const auto& v : verdicts) {
-    t.add({v.setting.name, cell_value(v.setting.value), std::string(verdict_name(v.verdict)),
-           verdict_note(v)});
+    t.rows.push_back({v.setting.name, cell_value(v.setting.value),
+                      std::string(verdict_name(v.verdict)), verdict_note(v)});
   }
-  t.print();
+  print(t);
 }
 
 std::string count_summary(const std::vector<ConfigError>& problems) {
@@ -176,7 +154,7 @@ void knobs_list(Context& ctx, const std::string& category, bool with_server,
   if (server) {
     for (const char* h : {"LIVE", "AVAILABLE", "APPLIES BY"}) header.push_back(h);
   }
-  Table t(header);
+  report::TextTable t{header, {}, {}};
   std::size_t shown = 0;
   for (const auto& k : catalog.knobs()) {
     if (!category.empty() && k.category != category) continue;
@@ -188,10 +166,10 @@ void knobs_list(Context& ctx, const std::string& category, bool with_server,
       row.push_back(s ? "yes" : availability(k, server->major));
       row.push_back(s ? applies_by(*s) : "-");
     }
-    t.add(std::move(row));
+    t.rows.push_back(std::move(row));
     ++shown;
   }
-  t.print();
+  print(t);
   std::printf("\n%zu knob%s", shown, shown == 1 ? "" : "s");
   if (server)
     std::printf("; live values from PostgreSQL %d (%s)", server->major, described.c_str());
@@ -211,15 +189,15 @@ void knobs_show(Context& ctx, const std::string& name, bool offline, const Serve
               k->until ? fmt::format("{} to {}", k->since, *k->until - 1).c_str()
                        : fmt::format("{} and later", k->since).c_str());
   std::printf("%s\n\n", k->why.c_str());
-  Table t({"", ""});
-  t.add({"healthy", k->healthy});
-  t.add({"slow", join(k->slow, ", ") + "  (worst last)"});
-  t.add({"watch", join(k->watch, ", ")});
+  report::TextTable t{{"", ""}, {}, {}};
+  t.rows.push_back({"healthy", k->healthy});
+  t.rows.push_back({"slow", join(k->slow, ", ") + "  (worst last)"});
+  t.rows.push_back({"watch", join(k->watch, ", ")});
   std::vector<std::string> mins;
   for (const auto& [v, m] : k->min_by_version) mins.push_back(fmt::format("{}: {}", v, m));
-  if (!mins.empty()) t.add({"minimum", join(mins, ", ")});
-  t.add({"docs", k->refs});
-  t.print();
+  if (!mins.empty()) t.rows.push_back({"minimum", join(mins, ", ")});
+  t.rows.push_back({"docs", k->refs});
+  print(t);
   if (!k->pitfalls.empty()) {
     std::printf("\npitfalls:\n");
     for (const auto& p : k->pitfalls) std::printf("  - %s\n", p.c_str());
@@ -233,20 +211,21 @@ void knobs_show(Context& ctx, const std::string& name, bool offline, const Serve
     std::printf("  not available on this server: %s\n", availability(*k, server.major).c_str());
     return;
   }
-  Table live({"", ""});
-  live.add({"current",
-            live_value(*s) +
-                (s->unit.empty() ? "" : fmt::format("  (setting {} x {})", s->setting, s->unit))});
-  if (!s->unit.empty()) live.add({"unit", s->unit});
-  if (!s->min_val.empty()) live.add({"min", bound(*s, s->min_val)});
-  if (!s->max_val.empty()) live.add({"max", bound(*s, s->max_val)});
-  if (!s->enumvals.empty()) live.add({"accepted", join(s->enumvals, ", ")});
-  live.add({"type", s->vartype});
-  live.add({"context", s->context + " (" + applies_by(*s) + ")"});
-  live.add({"source", s->source});
-  live.add({"default", s->boot_val});
-  live.add({"pending_restart", s->pending_restart ? "yes" : "no"});
-  live.print();
+  report::TextTable live{{"", ""}, {}, {}};
+  live.rows.push_back(
+      {"current",
+       live_value(*s) +
+           (s->unit.empty() ? "" : fmt::format("  (setting {} x {})", s->setting, s->unit))});
+  if (!s->unit.empty()) live.rows.push_back({"unit", s->unit});
+  if (!s->min_val.empty()) live.rows.push_back({"min", bound(*s, s->min_val)});
+  if (!s->max_val.empty()) live.rows.push_back({"max", bound(*s, s->max_val)});
+  if (!s->enumvals.empty()) live.rows.push_back({"accepted", join(s->enumvals, ", ")});
+  live.rows.push_back({"type", s->vartype});
+  live.rows.push_back({"context", s->context + " (" + applies_by(*s) + ")"});
+  live.rows.push_back({"source", s->source});
+  live.rows.push_back({"default", s->boot_val});
+  live.rows.push_back({"pending_restart", s->pending_restart ? "yes" : "no"});
+  print(live);
 }
 
 void knobs_docs(Context& ctx, const std::string& output) {
@@ -265,14 +244,14 @@ void knobs_docs(Context& ctx, const std::string& output) {
 void presets_list(Context& ctx) {
   (void)ctx;
   const Catalog catalog = Catalog::load_default();
-  Table t({"PRESET", "KNOBS", "DESCRIPTION"});
+  report::TextTable t{{"PRESET", "KNOBS", "DESCRIPTION"}, {}, {}};
   for (const auto& p : catalog.presets()) {
     std::string desc = p.description;
     // The first sentence: the table stays one line per preset; `presets show` has the rest.
     if (auto end = desc.find(". "); end != std::string::npos) desc = desc.substr(0, end + 1);
-    t.add({p.name, std::to_string(catalog.expand(p).size()), desc});
+    t.rows.push_back({p.name, std::to_string(catalog.expand(p).size()), desc});
   }
-  t.print();
+  print(t);
 }
 
 void presets_show(Context& ctx, const std::string& name, bool offline, const ServerOptions& opts) {
@@ -291,12 +270,12 @@ void presets_show(Context& ctx, const std::string& name, bool offline, const Ser
   const auto settings = catalog.expand(*p);
   std::printf("\n");
   if (offline) {
-    Table t({"KNOB", "VALUE", "CATEGORY", "SINCE"});
+    report::TextTable t{{"KNOB", "VALUE", "CATEGORY", "SINCE"}, {}, {}};
     for (const auto& s : settings) {
       const knobs::Knob* k = catalog.find(s.name);
-      t.add({s.name, s.value, k ? k->category : "", k ? std::to_string(k->since) : ""});
+      t.rows.push_back({s.name, s.value, k ? k->category : "", k ? std::to_string(k->since) : ""});
     }
-    t.print();
+    print(t);
     return;
   }
   std::string described;

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "common/errors.h"
+#include "common/format.h"
 #include "common/strings.h"
 #include "server/managed_cluster.h"
 #include "server/pg_versions.h"
@@ -49,7 +50,7 @@ void print_status(const server::ManagedCluster& cluster) {
   rows.emplace_back("port", s.port != 0 ? std::to_string(s.port) : "not chosen yet");
   rows.emplace_back("socket dir", s.socket_dir.string());
   rows.emplace_back("data dir", s.data_dir.string());
-  rows.emplace_back("size", s.initialized ? format_bytes(static_cast<double>(s.size_bytes)) : "-");
+  rows.emplace_back("size", s.initialized ? format_size(static_cast<double>(s.size_bytes)) : "-");
   rows.emplace_back("uptime", s.uptime ? format_uptime(*s.uptime) : "-");
   rows.emplace_back("log file", s.log_file.string());
   if (!s.pg_bin.empty()) rows.emplace_back("binaries", s.pg_bin.string());

@@ -129,34 +129,6 @@ std::optional<std::string> closest_match(std::string_view word,
   return std::nullopt;
 }
 
-std::string format_bytes(double bytes) {
-  static const char* units[] = {"B", "kB", "MB", "GB", "TB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
-    bytes /= 1024.0;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{:.0f} {}", bytes, units[u])
-                : fmt::format("{:.1f} {}", bytes, units[u]);
-}
-
-std::string format_duration_us(double micros) {
-  if (micros < 1000.0) return fmt::format("{:.0f} us", micros);
-  if (micros < 1e6) return fmt::format("{:.2f} ms", micros / 1000.0);
-  return fmt::format("{:.2f} s", micros / 1e6);
-}
-
-std::string format_count(std::uint64_t n) {
-  std::string digits = std::to_string(n);
-  std::string out;
-  int k = 0;
-  for (auto it = digits.rbegin(); it != digits.rend(); ++it, ++k) {
-    if (k > 0 && k % 3 == 0) out.insert(out.begin(), ',');
-    out.insert(out.begin(), *it);
-  }
-  return out;
-}
-
 namespace {
 bool parameter_name_part(std::string_view part) {
   if (part.empty()) return false;

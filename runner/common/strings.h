@@ -37,11 +37,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest_match(std::string_view word,
                                          const std::vector<std::string>& candidates);
 
-// Human units: "1.5 MB", "12.3 ms", "4,321".
-std::string format_bytes(double bytes);
-std::string format_duration_us(double micros);
-std::string format_count(std::uint64_t n);
-
 // "5s", "1min", "500ms", "2h", or a bare number of seconds; nullopt when not a duration.
 std::optional<double> parse_duration(std::string_view text);
 

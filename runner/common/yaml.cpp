@@ -12,6 +12,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/format.h"
 #include "common/paths.h"
 #include "common/strings.h"
 
@@ -242,8 +243,8 @@ std::optional<YAML::Node> Reader::load_file(const fs::path& path, std::size_t ma
   }
   if (size > max_bytes) {
     add({loc,
-         fmt::format("file is too large ({}; the limit is {})", format_bytes(double(size)),
-                     format_bytes(double(max_bytes))),
+         fmt::format("file is too large ({}; the limit is {})", format_size(double(size)),
+                     format_size(double(max_bytes))),
          "knob, preset and scenario files are a few kB; is this the right file?",
          ConfigError::Severity::kError});
     return std::nullopt;
@@ -263,8 +264,8 @@ std::optional<YAML::Node> Reader::load_string(std::string_view text, std::size_t
   loc.file = file_;
   if (text.size() > max_bytes) {
     add({loc,
-         fmt::format("input is too large ({}; the limit is {})", format_bytes(double(text.size())),
-                     format_bytes(double(max_bytes))),
+         fmt::format("input is too large ({}; the limit is {})", format_size(double(text.size())),
+                     format_size(double(max_bytes))),
          "", ConfigError::Severity::kError});
     return std::nullopt;
   }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/format.h"
 #include "common/log.h"
 #include "common/process.h"
 #include "common/strings.h"
@@ -24,7 +25,7 @@ namespace {
 std::string progress_line(double elapsed_s, bool warmup, double tps, double p99_us,
                           std::uint64_t failed) {
   return fmt::format("{:5.1f} s{}  tps {:.0f}  p99 {}  failed {}", elapsed_s,
-                     warmup ? " (warm-up)" : "", tps, format_duration_us(p99_us),
+                     warmup ? " (warm-up)" : "", tps, format_latency_us(p99_us),
                      format_count(failed));
 }
 

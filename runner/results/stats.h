@@ -1,12 +1,13 @@
 #pragma once
-// Statistics and number formatting for the report: free functions, trivial to test
-// (Google Benchmark's shape). Every renderer formats numbers through these, so a figure reads
-// the same in the console, Markdown, CSV and HTML.
+// Statistics of the results: free functions, trivial to test (Google Benchmark's shape), and
+// the words for an interval and a change. Numbers and units are formatted by common/format.h.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "common/format.h"
 
 namespace pgslow::results {
 
@@ -71,21 +72,6 @@ std::string format_verdict(const Interval& interval);
 std::string format_could_see(double detectable);
 // "[-18.0%, -6.1%]", "6.1–7.4x slower", "2.1–2.4x faster"; "—" when unknown.
 std::string format_interval(const Interval& interval);
-// A count with thousands separators: 1273320 -> "1,273,320".
-std::string format_count(std::uint64_t n);
-
-// A number with about `digits` significant digits and thousands separators:
-// 7082.4 -> "7,082", 98.04 -> "98.0", 0.8712 -> "0.871", 0.016 -> "0.0160".
-std::string format_number(double value, int digits = 3);
-// "99.9%" from 0.999: one decimal; two from 99.95% so 99.99% does not read as 100.0%.
-std::string format_percent(double fraction);
-// Latency in microseconds as "812 µs", "12.3 ms", "4.56 s".
-std::string format_latency_us(double micros);
-// Bytes as "512 B", "1.5 kB", "412 MB", "12.3 GB" (powers of 1024, SI-looking units as psql).
-std::string format_size(double bytes);
-// A duration in seconds: "45 s", "2 min 5 s", "1 h 3 min".
-std::string format_seconds(double seconds);
-
 // The change of `ratio` = new / reference, worded for a reader:
 //   1.04 -> "+4.0%", 0.149 -> "-85.1% (6.7x slower)", 0.002 -> "500x slower",
 //   2.5 -> "2.5x faster". Non-finite or negative ratios give "n/a".

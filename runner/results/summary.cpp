@@ -289,9 +289,9 @@ std::string cost_change_text(const Change& change) {
   if (change.ratio >= 2 || change.ratio <= 0.5)
     return fmt::format("{}x as much ({}–{}x)", format_number(change.ratio),
                        format_number(change.interval.low), format_number(change.interval.high));
-  auto pct = [](double ratio) { return fmt::format("{:+.1f}%", (ratio - 1) * 100); };
-  return fmt::format("{} [{}, {}]", pct(change.ratio), pct(change.interval.low),
-                     pct(change.interval.high));
+  return fmt::format("{} [{}, {}]", format_signed_percent(change.ratio),
+                     format_signed_percent(change.interval.low),
+                     format_signed_percent(change.interval.high));
 }
 
 Change compare_stages(const StageResult& stage, const StageResult& reference) {

@@ -150,7 +150,7 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
     if (m.precision > 0 && stage.reference == 0 && !stage.attribute && m.repeats >= 2)
       stage.design_why +=
           fmt::format(", paired with the baseline until its interval is ±{:g}% or {} are spent",
-                      m.precision * 100, results::format_seconds(m.budget_s));
+                      m.precision * 100, format_seconds(m.budget_s));
     else if (m.precision > 0)
       stage.design_why += fmt::format(
           "; --precision needs a stage that alternates with the baseline (isolated, 2 repeats or "
@@ -182,7 +182,7 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
     return isolated(
         fmt::format("{} takes {} to settle after a reload (carryover), longer than a "
                     "switchback block can wait",
-                    slowest, results::format_seconds(carryover)));
+                    slowest, format_seconds(carryover)));
   results::SwitchbackDesign d;
   d.settle_s = std::max(1.0, std::ceil(carryover));
   d.block_s = std::max(4.0, 3 * d.settle_s);
@@ -197,8 +197,7 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
   stage.design_why = fmt::format(
       "switchback: every knob acts within {} of a reload, so one run switches between the "
       "baseline and this stage every {:g} s and drops the first {:g} s of each block",
-      carryover > 0 ? results::format_seconds(carryover) : std::string("a command"), d.block_s,
-      d.settle_s);
+      carryover > 0 ? format_seconds(carryover) : std::string("a command"), d.block_s, d.settle_s);
   if (d.precision > 0)
     stage.design_why +=
         fmt::format(", until its interval is ±{:g}% or {} blocks of each are measured ({:g} s)",

@@ -13,7 +13,6 @@
 #include "common/printable.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
-#include "report/registry.h"
 #include "server/managed_cluster.h"
 
 namespace pgslow::stage {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/format.h"
 #include "common/strings.h"
 
 namespace pgslow::workload {
@@ -39,9 +40,9 @@ LoadMeter::LoadMeter(Progress& progress, std::string label)
 std::string LoadMeter::line() const {
   double secs = std::max(1e-6, static_cast<double>(now_us() - start_us_) / 1e6);
   return fmt::format("{}  {:.1f} s  {} rows  {}  {:.0f} rows/s  {}/s", label_, secs,
-                     format_count(rows_), format_bytes(static_cast<double>(bytes_)),
+                     format_count(rows_), format_size(static_cast<double>(bytes_)),
                      static_cast<double>(rows_) / secs,
-                     format_bytes(static_cast<double>(bytes_) / secs));
+                     format_size(static_cast<double>(bytes_) / secs));
 }
 
 void LoadMeter::add(std::uint64_t rows, std::uint64_t bytes) {
@@ -171,8 +172,8 @@ bool Dataset::load(Progress& progress, bool force) {
   auto size =
       conn.query_value(fmt::format("SELECT pg_database_size({})", conn.quote_literal(template_)));
   progress.note(fmt::format("loaded {} into {} in {} ({})", workload_.name(), template_,
-                            format_duration_us(static_cast<double>(now_us() - t0)),
-                            format_bytes(size ? std::stod(*size) : 0)));
+                            format_latency_us(static_cast<double>(now_us() - t0)),
+                            format_size(size ? std::stod(*size) : 0)));
   return true;
 }
 

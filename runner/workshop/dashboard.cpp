@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/errors.h"
+#include "common/format.h"
 #include "common/strings.h"
 #include "pg/connection.h"
 
@@ -168,7 +169,7 @@ struct Dashboard::Impl {
     if (hit_ratio >= 0) ev["hit ratio"] = fmt::format("{:.2f}%", hit_ratio * 100);
     for (const auto& [k, c] : counters) {
       if (k == "blocks hit" || k == "blocks read") continue;  // the hit ratio shows them
-      ev[k] = k.find("bytes") != std::string::npos ? format_bytes(c.total)
+      ev[k] = k.find("bytes") != std::string::npos ? format_size(c.total)
               : k == kLockWaits                    ? fmt::format("{:.1f} backend-s", c.total)
                                                    : fmt::format("{:.0f}", c.total);
     }

@@ -298,9 +298,9 @@ void render_clues(const MysteryState& s, const knobs::Catalog& catalog, std::ost
   text += fmt::format("  throughput: {}\n",
                       report::describe_effect(report::measure_effect(now, before)));
   const report::LatencyCheck a = report::latency_check(before), b = report::latency_check(now);
-  text += fmt::format("  latency: mean {} → {}, p99 {} → {}\n\n",
-                      results::format_latency_us(a.mean_us), results::format_latency_us(b.mean_us),
-                      results::format_latency_us(a.p99_us), results::format_latency_us(b.p99_us));
+  text += fmt::format("  latency: mean {} → {}, p99 {} → {}\n\n", format_latency_us(a.mean_us),
+                      format_latency_us(b.mean_us), format_latency_us(a.p99_us),
+                      format_latency_us(b.p99_us));
   report::TextTable t;
   t.header = {"evidence (pg_stat_* views, /proc)", "before", "now"};
   t.right = {false, true, true};

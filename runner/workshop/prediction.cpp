@@ -71,11 +71,10 @@ std::string score_effect_prediction(const EffectPrediction& p, const report::Eff
   const double actual = e.ratio > 0 ? (e.ratio < 1 ? 1 / e.ratio : e.ratio) : INFINITY;
   const double off = std::max(*p.factor / actual, actual / *p.factor);
   if (off <= 2) {
-    return fmt::format("right: {}x is within 2x of the measured {}x",
-                       results::format_number(*p.factor, 2), results::format_number(actual, 2));
+    return fmt::format("right: {}x is within 2x of the measured {}x", format_number(*p.factor, 2),
+                       format_number(actual, 2));
   }
-  return fmt::format("right direction, size off by {}x: measured {}",
-                     results::format_number(off, 2), what);
+  return fmt::format("right direction, size off by {}x: measured {}", format_number(off, 2), what);
 }
 
 std::optional<std::size_t> match_choice(const std::string& answer,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/format.h"
 #include "common/random.h"
 #include "common/strings.h"
 #include "workload/dataset.h"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/format.h"
 #include "common/strings.h"
 #include "pg/connection.h"
 #include "workload/tpcc/checks.h"
@@ -154,7 +155,7 @@ std::string load_line(double secs, std::int64_t rows, std::int64_t bytes, double
   const double mb = static_cast<double>(bytes) / 1e6;
   const double fraction = planned > 0 ? std::min(1.0, static_cast<double>(bytes) / planned) : 0;
   const std::string left =
-      fraction > 0.01 ? "about " + format_duration_us(secs * (1 / fraction - 1) * 1e6) + " left"
+      fraction > 0.01 ? "about " + format_latency_us(secs * (1 / fraction - 1) * 1e6) + " left"
                       : "estimating time left";
   std::snprintf(buf, sizeof buf,
                 "tpcc-lite: load %6.1f s  %3.0f%%  %s rows  %.0f MB  %.1f MB/s  %zu/%zu tables  %s",
@@ -206,8 +207,8 @@ void load_database(const std::string& conninfo, const LoadOptions& options, Prog
       });
   const double copy_secs = static_cast<double>(now_us() - start) / 1e6;
   progress.note("tpcc-lite: copied " + format_count(static_cast<std::uint64_t>(rows.load())) +
-                " rows (" + format_bytes(static_cast<double>(bytes.load())) + ") in " +
-                format_duration_us(copy_secs * 1e6));
+                " rows (" + format_size(static_cast<double>(bytes.load())) + ") in " +
+                format_latency_us(copy_secs * 1e6));
 
   const auto index_start = now_us();
   // Keys and indexes first, then VACUUM (FREEZE, ANALYZE) as pgbench -i does: every clone of
@@ -234,7 +235,7 @@ void load_database(const std::string& conninfo, const LoadOptions& options, Prog
         progress.update(
             "tpcc-lite: " +
             std::string(done < index_steps ? "keys and indexes" : "vacuum and analyze") + "  " +
-            format_duration_us(secs * 1e6) + "  " + std::to_string(done) + "/" +
+            format_latency_us(secs * 1e6) + "  " + std::to_string(done) + "/" +
             std::to_string(steps.size()) + " steps");
       });
   // 3.3.2.11 holds only right after the initial load; the run's checks cannot test it.
@@ -243,8 +244,8 @@ void load_database(const std::string& conninfo, const LoadOptions& options, Prog
     throw RuntimeError("tpcc-lite: the loaded data fails " + loaded.clause + " (" +
                        loaded.description + "): " + loaded.detail);
   progress.note("tpcc-lite: keys, indexes, vacuum and statistics in " +
-                format_duration_us(static_cast<double>(now_us() - index_start)) + " (total " +
-                format_duration_us(static_cast<double>(now_us() - start)) + ")");
+                format_latency_us(static_cast<double>(now_us() - index_start)) + " (total " +
+                format_latency_us(static_cast<double>(now_us() - start)) + ")");
 }
 
 }  // namespace pgslow::workload::tpcc

@@ -6,6 +6,8 @@
 // round each, or both as one group) and nothing else, within a bounded number of runs, and leave
 // the configuration as it found it.
 
+#include "report/bisect.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>

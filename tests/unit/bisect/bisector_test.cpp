@@ -385,7 +385,7 @@ TEST(Bisector, RenderingsCarryTheFindings) {
       << console.str();
   EXPECT_NE(console.str().find("k02: a -> b"), std::string::npos);
   EXPECT_NE(markdown.str().find("## Runs"), std::string::npos);
-  EXPECT_NE(markdown.str().find("| --- |"), std::string::npos);
+  EXPECT_NE(markdown.str().find("|---|"), std::string::npos);
   auto j = report::bisect_to_json(shown);
   EXPECT_EQ(j["culprits"][0]["knobs"], (nlohmann::json{"k02", "k05"}));
   EXPECT_EQ(j["culprits"][0]["interaction"], true);

@@ -11,6 +11,7 @@
 #include "bisect/cliff.h"
 #include "bisect/simulated_server.h"
 #include "common/errors.h"
+#include "report/cliff.h"
 
 namespace pgslow::bisect {
 namespace {
