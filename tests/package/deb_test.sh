@@ -31,7 +31,9 @@ done
 
 cd /  # nowhere near the source tree
 unset PGSLOW_HOME PGSLOW_PG_VERSION
-"$pgslow" --version
+# The version is the package's: both come from project(VERSION).
+version=$("$pgslow" --version)
+test "$version" = "pgslow $(dpkg-deb --field "$deb" Version)" || { echo "version: $version"; exit 1; }
 "$pgslow" --workdir "$work/wd" check "$work/root/usr/share/pgslow/scenarios/quick.yaml"
 
 # The catalog really is the installed one: without its io.yaml, io_method is unknown.
