@@ -16,6 +16,7 @@
 #include "scenario/plan.h"
 #include "server/pg_versions.h"
 #include "server/target.h"
+#include "server/target_kind.h"
 #include "stage/run.h"
 #include "workshop/dashboard.h"
 
@@ -122,7 +123,7 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
     Context c = ctx;
     c.pg_version = major;
     Prepared p = prepare(c, a.scenario, a.target, a.overrides);
-    if (p.target.kind != server::TargetKind::kManaged) {
+    if (!server::target_kind(p.target.kind).in_workdir) {
       throw InputError(
           fmt::format("--versions runs on pgslow's managed clusters, and the target is a {} server",
                       server::to_string(p.target.kind)));
