@@ -167,7 +167,7 @@ std::vector<ConfigError> check_lesson(const Lesson& lesson, const scenario::Plan
           s ? fmt::format("did you mean {}?", *s) : "");
     }
   }
-  std::vector<std::string> keys(knobs::kEvidenceKeys.begin(), knobs::kEvidenceKeys.end());
+  std::vector<std::string> keys = knobs::evidence_key_names();
   auto check_keys = [&](const std::vector<std::string>& list, const SourceLocation& where) {
     for (const std::string& k : list) {
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
