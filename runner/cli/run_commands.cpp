@@ -13,6 +13,7 @@
 #include "common/strings.h"
 #include "report/reporter.h"
 #include "report/versions.h"
+#include "scenario/library.h"
 #include "scenario/plan.h"
 #include "server/pg_versions.h"
 #include "server/target.h"
@@ -24,31 +25,11 @@ namespace pgslow::cli {
 
 namespace fs = std::filesystem;
 
-// A scenario argument is a file, or the name of one in scenarios/ ("quick").
-fs::path resolve_scenario(const std::string& arg) {
-  fs::path p(arg);
-  if (fs::exists(p)) return p;
-  for (const fs::path& candidate :
-       {data_root() / "scenarios" / (arg + ".yaml"), data_root() / "scenarios" / arg,
-        data_root() / "scenarios" / "workshop" / (arg + ".yaml")}) {
-    if (fs::exists(candidate)) return candidate;
-  }
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(data_root() / "scenarios", ec)) {
-    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-  }
-  auto suggestion = closest_match(arg, names);
-  throw InputError(fmt::format(
-      "no scenario file or named scenario '{}'{}; the named ones are: {}", arg,
-      suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "", join(names, ", ")));
-}
-
 Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs,
                  const ScenarioOverrides& overrides) {
   // The target options win over the scenario's own target.
   return stage::prepare_scenario(
-      resolve_scenario(arg), overrides,
+      scenario::resolve_scenario(arg), overrides,
       [&](const server::TargetSpec& own) { return target_spec(ctx, targs, &own); });
 }
 
