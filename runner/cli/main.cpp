@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/version.h"
 #include "pg/error.h"
 #include "server/pg_versions.h"
 
@@ -15,7 +16,7 @@ int main(int argc, char** argv) {
   using namespace pgslow;
   CLI::App app{"pgslow: make PostgreSQL slow on purpose, measure how slow, and say why"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "pgslow 0.1.0");
+  app.set_version_flag("--version", std::string("pgslow ") + kVersion);
 
   cli::Context ctx;
   std::string workdir = ctx.workdir.string();

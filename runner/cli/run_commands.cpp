@@ -13,9 +13,11 @@
 #include "common/strings.h"
 #include "report/registry.h"
 #include "report/versions.h"
+#include "scenario/library.h"
 #include "scenario/plan.h"
 #include "server/pg_versions.h"
 #include "server/target.h"
+#include "server/target_kind.h"
 #include "stage/run.h"
 #include "workshop/dashboard.h"
 
@@ -23,31 +25,11 @@ namespace pgslow::cli {
 
 namespace fs = std::filesystem;
 
-// A scenario argument is a file, or the name of one in scenarios/ ("quick").
-fs::path resolve_scenario(const std::string& arg) {
-  fs::path p(arg);
-  if (fs::exists(p)) return p;
-  for (const fs::path& candidate :
-       {data_root() / "scenarios" / (arg + ".yaml"), data_root() / "scenarios" / arg,
-        data_root() / "scenarios" / "workshop" / (arg + ".yaml")}) {
-    if (fs::exists(candidate)) return candidate;
-  }
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(data_root() / "scenarios", ec)) {
-    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-  }
-  auto suggestion = closest_match(arg, names);
-  throw InputError(fmt::format(
-      "no scenario file or named scenario '{}'{}; the named ones are: {}", arg,
-      suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "", join(names, ", ")));
-}
-
 Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs,
                  const ScenarioOverrides& overrides) {
   // The target options win over the scenario's own target.
   return stage::prepare_scenario(
-      resolve_scenario(arg), overrides,
+      scenario::resolve_scenario(arg), overrides,
       [&](const server::TargetSpec& own) { return target_spec(ctx, targs, &own); });
 }
 
@@ -130,7 +112,7 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
     Context c = ctx;
     c.pg_version = major;
     Prepared p = prepare(c, a.scenario, a.target, a.overrides);
-    if (p.target.kind != server::TargetKind::kManaged) {
+    if (!server::target_kind(p.target.kind).in_workdir) {
       throw InputError(
           fmt::format("--versions runs on pgslow's managed clusters, and the target is a {} server",
                       server::to_string(p.target.kind)));

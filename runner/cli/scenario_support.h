@@ -22,9 +22,6 @@
 
 namespace pgslow::cli {
 
-// A scenario argument is a file, or the name of one in scenarios/ ("quick").
-std::filesystem::path resolve_scenario(const std::string& arg);
-
 using Prepared = stage::PreparedScenario;
 using stage::ScenarioOverrides;
 

@@ -60,6 +60,26 @@ void print_status(const server::ManagedCluster& cluster) {
   for (const auto& [name, value] : rows) fmt::print("{:<{}}  {}\n", name, width, value);
 }
 
+// The cluster --pg-version names; without it every cluster of the workdir (the default first,
+// then one per other major version), or the default one when there is none yet.
+void print_workdir_status(const Context& ctx) {
+  const std::vector<server::ManagedOptions> clusters = server::workdir_clusters(ctx.workdir);
+  if (ctx.pg_version || clusters.empty() || (clusters.size() == 1 && !clusters[0].pg_version)) {
+    print_status(open_cluster(ctx));
+    return;
+  }
+  bool first = true;
+  for (server::ManagedOptions options : clusters) {
+    if (!options.pg_version) options.pg_bin = ctx.pg_bin;
+    const server::ManagedCluster cluster(options);
+    fmt::print("{}{}/ ({})\n", first ? "" : "\n", cluster.cluster_dir().filename().string(),
+               options.pg_version ? fmt::format("--pg-version {}", *options.pg_version)
+                                  : std::string("the default cluster"));
+    print_status(cluster);
+    first = false;
+  }
+}
+
 }  // namespace
 
 void add_server_commands(CLI::App& app, Context& ctx) {
@@ -82,10 +102,13 @@ void add_server_commands(CLI::App& app, Context& ctx) {
     fmt::print("{}\n", cluster.conninfo());
   });
 
-  server->add_subcommand("status", "version, port, socket and data folders, size, uptime")
+  server
+      ->add_subcommand("status",
+                       "version, port, socket and data folders, size, uptime (of every cluster of "
+                       "the workdir, or the one --pg-version names)")
       ->callback([&ctx] {
         before_command(ctx, "server status");
-        print_status(open_cluster(ctx));
+        print_workdir_status(ctx);
       });
 
   server->add_subcommand("stop", "stop the cluster (fast shutdown); its data stays")

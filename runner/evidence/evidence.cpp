@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/process.h"
+#include "knobs/evidence_keys.h"
 
 namespace pgslow::evidence {
 
@@ -25,121 +26,37 @@ constexpr const char* kBgwriter = "pg_stat_bgwriter";
 constexpr const char* kCheckpointer = "pg_stat_checkpointer";
 constexpr const char* kIo = "pg_stat_io";
 constexpr const char* kWal = "pg_stat_wal";
+constexpr const char* kIoWal = "pg_stat_io wal";
 constexpr const char* kProc = "/proc";
 constexpr const char* kLog = "log";
 constexpr const char* kSampler = "lock sampler";
-
-void put(Snapshot& s, const std::string& key, const pg::Result& r, int col, const char* source) {
-  s.counters[key] = Counter{r.get_double(0, col), source};
-}
 
 std::string text(const pg::Result& r, int col) {
   return r.is_null(0, col) ? std::string() : std::string(r.get(0, col));
 }
 
-void read_database(pg::Connection& conn, const std::string& db, const std::string& start,
-                   Snapshot& s) {
-  const pg::Result r = conn.exec_params(
-      "SELECT blks_read, blks_hit, temp_files, temp_bytes, deadlocks, xact_rollback, "
-      "stats_reset::text FROM pg_stat_database WHERE datname = $1",
-      {db});
-  if (r.rows() == 0) return;
-  put(s, "blocks_read", r, 0, kDatabase);
-  put(s, "blocks_hit", r, 1, kDatabase);
-  put(s, "temp_files", r, 2, kDatabase);
-  put(s, "temp_bytes", r, 3, kDatabase);
-  put(s, "deadlocks", r, 4, kDatabase);
-  put(s, "rollbacks", r, 5, kDatabase);
-  s.epochs[kDatabase] = start + "|" + text(r, 6);
+// Reads the views of stat_views() this major has, one SELECT each, every column by its key.
+void read_views(pg::Connection& conn, const std::string& db, bool db_is_current, int major,
+                const std::string& start, Snapshot& s) {
+  for (const StatView& view : stat_views()) {
+    if (view.current_database_only && !db_is_current) continue;
+    const std::optional<std::string> sql = stat_select(view, major);
+    if (!sql) continue;
+    const pg::Result r = view.database_param ? conn.exec_params(*sql, {db}) : conn.exec(*sql);
+    if (r.rows() == 0) continue;  // no row for the database (dropped meanwhile)
+    for (const StatColumn& c : view.columns) {
+      if (!in_version(major, c.since, c.until)) continue;
+      const Counter value{r.get_double(0, r.column(c.key)), view.source};
+      // Levels (dead_tuples) are the value now; the catalog says which keys are.
+      if (knobs::evidence_info(c.key).scale == knobs::EvidenceScale::kLevel)
+        s.levels[c.key] = value;
+      else
+        s.counters[c.key] = value;
+    }
+    if (view.reset) s.epochs[view.source] = start + "|" + text(r, r.column("stats_reset"));
+  }
   // pg_stat_reset() in the database resets its table counters too.
-  s.epochs[kTables] = s.epochs[kDatabase];
-}
-
-void read_tables(pg::Connection& conn, Snapshot& s) {
-  // Summed over the stage's database: the workload's tables are the user tables of the clone.
-  const pg::Result r = conn.exec(
-      "SELECT coalesce(sum(seq_scan), 0), coalesce(sum(idx_scan), 0), "
-      "coalesce(sum(seq_tup_read), 0), coalesce(sum(idx_tup_fetch), 0), "
-      "coalesce(sum(autovacuum_count), 0), coalesce(sum(autoanalyze_count), 0), "
-      "coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables");
-  put(s, "seq_scans", r, 0, kTables);
-  put(s, "index_scans", r, 1, kTables);
-  put(s, "seq_tup_read", r, 2, kTables);
-  put(s, "idx_tup_fetch", r, 3, kTables);
-  put(s, "autovacuum_runs", r, 4, kTables);
-  put(s, "autoanalyze_runs", r, 5, kTables);
-  s.levels["dead_tuples"] = Counter{r.get_double(0, 6), kTables};
-}
-
-void read_checkpoints(pg::Connection& conn, int major, const std::string& start, Snapshot& s) {
-  if (major <= 16) {
-    const pg::Result r = conn.exec(
-        "SELECT checkpoints_timed, checkpoints_req, buffers_checkpoint, buffers_clean, "
-        "maxwritten_clean, buffers_backend, buffers_backend_fsync, stats_reset::text "
-        "FROM pg_stat_bgwriter");
-    put(s, "checkpoints_timed", r, 0, kBgwriter);
-    put(s, "checkpoints_requested", r, 1, kBgwriter);
-    put(s, "buffers_checkpoint", r, 2, kBgwriter);
-    put(s, "buffers_bgwriter", r, 3, kBgwriter);
-    put(s, "maxwritten_clean", r, 4, kBgwriter);
-    put(s, "buffers_backend", r, 5, kBgwriter);
-    put(s, "buffers_backend_fsync", r, 6, kBgwriter);
-    s.epochs[kBgwriter] = start + "|" + text(r, 7);
-    return;
-  }
-  // 17 moved the checkpoint counters to pg_stat_checkpointer and dropped the backend write
-  // counters from pg_stat_bgwriter; pg_stat_io has them per backend type.
-  const pg::Result c = conn.exec(
-      "SELECT num_timed, num_requested, buffers_written, stats_reset::text "
-      "FROM pg_stat_checkpointer");
-  put(s, "checkpoints_timed", c, 0, kCheckpointer);
-  put(s, "checkpoints_requested", c, 1, kCheckpointer);
-  put(s, "buffers_checkpoint", c, 2, kCheckpointer);
-  s.epochs[kCheckpointer] = start + "|" + text(c, 3);
-  const pg::Result b =
-      conn.exec("SELECT buffers_clean, maxwritten_clean, stats_reset::text FROM pg_stat_bgwriter");
-  put(s, "buffers_bgwriter", b, 0, kBgwriter);
-  put(s, "maxwritten_clean", b, 1, kBgwriter);
-  s.epochs[kBgwriter] = start + "|" + text(b, 2);
-  const pg::Result io = conn.exec(
-      "SELECT coalesce(sum(writes), 0), coalesce(sum(fsyncs), 0), max(stats_reset)::text "
-      "FROM pg_stat_io WHERE object = 'relation' "
-      "AND backend_type NOT IN ('checkpointer', 'background writer')");
-  put(s, "buffers_backend", io, 0, kIo);
-  put(s, "buffers_backend_fsync", io, 1, kIo);
-  s.epochs[kIo] = start + "|" + text(io, 2);
-}
-
-void read_wal(pg::Connection& conn, int major, const std::string& start, Snapshot& s) {
-  if (major < 14) return;  // pg_stat_wal appeared in 14
-  if (major <= 17) {
-    const pg::Result r = conn.exec(
-        "SELECT wal_records, wal_fpi, wal_bytes, wal_buffers_full, wal_write, wal_sync, "
-        "stats_reset::text FROM pg_stat_wal");
-    put(s, "wal_records", r, 0, kWal);
-    put(s, "wal_fpi", r, 1, kWal);
-    put(s, "wal_bytes", r, 2, kWal);
-    put(s, "wal_buffers_full", r, 3, kWal);
-    put(s, "wal_write", r, 4, kWal);
-    put(s, "wal_sync", r, 5, kWal);
-    s.epochs[kWal] = start + "|" + text(r, 6);
-    return;
-  }
-  // 18 moved wal_write and wal_sync to pg_stat_io (object 'wal': writes and fsyncs).
-  const pg::Result r = conn.exec(
-      "SELECT wal_records, wal_fpi, wal_bytes, wal_buffers_full, stats_reset::text "
-      "FROM pg_stat_wal");
-  put(s, "wal_records", r, 0, kWal);
-  put(s, "wal_fpi", r, 1, kWal);
-  put(s, "wal_bytes", r, 2, kWal);
-  put(s, "wal_buffers_full", r, 3, kWal);
-  s.epochs[kWal] = start + "|" + text(r, 4);
-  const pg::Result io = conn.exec(
-      "SELECT coalesce(sum(writes), 0), coalesce(sum(fsyncs), 0), max(stats_reset)::text "
-      "FROM pg_stat_io WHERE object = 'wal'");
-  s.counters["wal_write"] = Counter{io.get_double(0, 0), "pg_stat_io wal"};
-  s.counters["wal_sync"] = Counter{io.get_double(0, 1), "pg_stat_io wal"};
-  s.epochs["pg_stat_io wal"] = start + "|" + text(io, 2);
+  if (auto it = s.epochs.find(kDatabase); it != s.epochs.end()) s.epochs[kTables] = it->second;
 }
 
 // The fields of a /proc stat file (a process's or a thread's) after the command name, which
@@ -230,6 +147,114 @@ void read_log(const SnapshotOptions& options, Snapshot& s) {
 }
 
 }  // namespace
+
+const std::vector<StatView>& stat_views() {
+  // Every figure read from PostgreSQL's statistics views, per view and per major version
+  // (docs/evidence.md). A key that moved (17: checkpoints to pg_stat_checkpointer, the
+  // backends' writes to pg_stat_io; 18: WAL writes and syncs to pg_stat_io) has one row per
+  // place, each with its versions.
+  static const std::vector<StatView> views = {
+      {.source = kDatabase,
+       .from = "pg_stat_database WHERE datname = $1",
+       .reset = "stats_reset::text",
+       .database_param = true,
+       .columns = {{.key = "blocks_read", .sql = "blks_read", .unit = "blocks"},
+                   {.key = "blocks_hit", .sql = "blks_hit", .unit = "blocks"},
+                   {.key = "temp_files", .sql = "temp_files", .unit = "files"},
+                   {.key = "temp_bytes", .sql = "temp_bytes", .unit = "bytes"},
+                   {.key = "deadlocks", .sql = "deadlocks", .unit = "deadlocks"},
+                   {.key = "rollbacks", .sql = "xact_rollback", .unit = "transactions"}}},
+      // Summed over the stage's database: the workload's tables are the user tables of the
+      // clone. Its epoch is the database's (pg_stat_reset() resets both).
+      {.source = kTables,
+       .from = "pg_stat_user_tables",
+       .reset = nullptr,
+       .current_database_only = true,
+       .columns =
+           {{.key = "seq_scans", .sql = "coalesce(sum(seq_scan), 0)", .unit = "scans"},
+            {.key = "index_scans", .sql = "coalesce(sum(idx_scan), 0)", .unit = "scans"},
+            {.key = "seq_tup_read", .sql = "coalesce(sum(seq_tup_read), 0)", .unit = "rows"},
+            {.key = "idx_tup_fetch", .sql = "coalesce(sum(idx_tup_fetch), 0)", .unit = "rows"},
+            {.key = "autovacuum_runs", .sql = "coalesce(sum(autovacuum_count), 0)", .unit = "runs"},
+            {.key = "autoanalyze_runs",
+             .sql = "coalesce(sum(autoanalyze_count), 0)",
+             .unit = "runs"},
+            {.key = "dead_tuples", .sql = "coalesce(sum(n_dead_tup), 0)", .unit = "rows"}}},
+      {.source = kBgwriter,
+       .from = "pg_stat_bgwriter",
+       .reset = "stats_reset::text",
+       .columns =
+           {{.key = "checkpoints_timed",
+             .sql = "checkpoints_timed",
+             .unit = "checkpoints",
+             .until = 16},
+            {.key = "checkpoints_requested",
+             .sql = "checkpoints_req",
+             .unit = "checkpoints",
+             .until = 16},
+            {.key = "buffers_checkpoint",
+             .sql = "buffers_checkpoint",
+             .unit = "buffers",
+             .until = 16},
+            {.key = "buffers_bgwriter", .sql = "buffers_clean", .unit = "buffers"},
+            {.key = "maxwritten_clean", .sql = "maxwritten_clean", .unit = "stops"},
+            {.key = "buffers_backend", .sql = "buffers_backend", .unit = "buffers", .until = 16},
+            {.key = "buffers_backend_fsync",
+             .sql = "buffers_backend_fsync",
+             .unit = "fsyncs",
+             .until = 16}}},
+      {.source = kCheckpointer,
+       .from = "pg_stat_checkpointer",
+       .reset = "stats_reset::text",
+       .since = 17,
+       .columns = {{.key = "checkpoints_timed", .sql = "num_timed", .unit = "checkpoints"},
+                   {.key = "checkpoints_requested", .sql = "num_requested", .unit = "checkpoints"},
+                   {.key = "buffers_checkpoint", .sql = "buffers_written", .unit = "buffers"}}},
+      // The backends' relation writes, per backend type in 17+.
+      {.source = kIo,
+       .from = "pg_stat_io WHERE object = 'relation' AND backend_type NOT IN ('checkpointer', "
+               "'background writer')",
+       .reset = "max(stats_reset)::text",
+       .since = 17,
+       .columns = {{.key = "buffers_backend", .sql = "coalesce(sum(writes), 0)", .unit = "buffers"},
+                   {.key = "buffers_backend_fsync",
+                    .sql = "coalesce(sum(fsyncs), 0)",
+                    .unit = "fsyncs"}}},
+      {.source = kWal,
+       .from = "pg_stat_wal",
+       .reset = "stats_reset::text",
+       .since = 14,
+       .columns = {{.key = "wal_records", .sql = "wal_records", .unit = "records"},
+                   {.key = "wal_fpi", .sql = "wal_fpi", .unit = "pages"},
+                   {.key = "wal_bytes", .sql = "wal_bytes", .unit = "bytes"},
+                   {.key = "wal_buffers_full", .sql = "wal_buffers_full", .unit = "times"},
+                   {.key = "wal_write", .sql = "wal_write", .unit = "writes", .until = 17},
+                   {.key = "wal_sync", .sql = "wal_sync", .unit = "syncs", .until = 17}}},
+      {.source = kIoWal,
+       .from = "pg_stat_io WHERE object = 'wal'",
+       .reset = "max(stats_reset)::text",
+       .since = 18,
+       .columns = {{.key = "wal_write", .sql = "coalesce(sum(writes), 0)", .unit = "writes"},
+                   {.key = "wal_sync", .sql = "coalesce(sum(fsyncs), 0)", .unit = "syncs"}}},
+  };
+  return views;
+}
+
+bool in_version(int major, int since, int until) {
+  return (since == 0 || major >= since) && (until == 0 || major <= until);
+}
+
+std::optional<std::string> stat_select(const StatView& view, int major) {
+  if (!in_version(major, view.since, view.until)) return std::nullopt;
+  std::string select;
+  for (const StatColumn& c : view.columns) {
+    if (!in_version(major, c.since, c.until)) continue;
+    select += (select.empty() ? "SELECT " : ", ") + std::string(c.sql) + " AS " + c.key;
+  }
+  if (select.empty()) return std::nullopt;
+  if (view.reset) select += std::string(", ") + view.reset + " AS stats_reset";
+  return select + " FROM " + view.from;
+}
 
 std::optional<int> postmaster_pid_of(const std::filesystem::path& data_dir) {
   std::ifstream in(data_dir / "postmaster.pid");
@@ -386,10 +411,7 @@ Snapshot take_snapshot(pg::Connection& conn, const SnapshotOptions& options) {
   const std::string current(who.get(0, 0));
   const std::string start(who.get(0, 1));
   const std::string db = options.database.empty() ? current : options.database;
-  read_database(conn, db, start, s);
-  if (db == current) read_tables(conn, s);
-  read_checkpoints(conn, s.server_major, start, s);
-  read_wal(conn, s.server_major, start, s);
+  read_views(conn, db, db == current, s.server_major, start, s);
   read_proc(options, s);
   read_log(options, s);
   if (options.lock_waits != nullptr) {

@@ -58,6 +58,37 @@ struct Snapshot {
   int proc_processes = 0;                     // server processes whose /proc/PID/io was read
 };
 
+// The statistics views as tables: each evidence key a view offers, the SQL expression that reads
+// it, its unit and the majors that have it. take_snapshot generates one SELECT per view from
+// them and reads each column by its key; docs/evidence.md lists the same per version.
+struct StatColumn {
+  const char* key;   // the evidence key (knobs/evidence_keys.h), also the column's name
+  const char* sql;   // the expression that reads it, e.g. "coalesce(sum(seq_scan), 0)"
+  const char* unit;  // "blocks", "bytes", "files", ...
+  int since = 0;     // the first major that has it (0: every supported one)
+  int until = 0;     // the last major that has it (0: still there)
+};
+// One view (or one part of pg_stat_io): a source whose counters restart together.
+struct StatView {
+  const char* source;  // the counters' source and epoch name: "pg_stat_wal", "pg_stat_io wal"
+  const char* from;    // the FROM clause (with a WHERE), e.g. "pg_stat_io WHERE object = 'wal'"
+  const char* reset;   // the expression of its last reset, or nullptr (another view's epoch)
+  int since = 0;
+  int until = 0;
+  // `from` takes the snapshot's database name as $1 (pg_stat_database's row of it).
+  bool database_param = false;
+  // A view of the connection's database only (the user tables): read when the snapshot's
+  // database is the connection's.
+  bool current_database_only = false;
+  std::vector<StatColumn> columns;
+};
+const std::vector<StatView>& stat_views();
+// Whether a view or column of [since, until] exists in `major`.
+bool in_version(int major, int since, int until);
+// The SELECT that reads `view` on `major` (nullopt when the view or all its columns are not
+// there): each column named after its key, the reset expression last as stats_reset.
+std::optional<std::string> stat_select(const StatView& view, int major);
+
 // Reads every counter this server and this machine offer. Throws pg::Error when the server
 // fails; a source that is merely missing (remote /proc, no log file) leaves its keys absent.
 Snapshot take_snapshot(pg::Connection& conn, const SnapshotOptions& options);

@@ -141,7 +141,7 @@ std::optional<Knob> read_knob(yaml::Reader& r, const YAML::Node& node,
   }
   if (auto why = r.string(f.get("why"), "why", true, node)) k.why = trim(*why);
   if (auto watch = r.string_list(f.get("watch"), "watch", true, node)) {
-    std::vector<std::string> keys(kEvidenceKeys.begin(), kEvidenceKeys.end());
+    std::vector<std::string> keys = evidence_key_names();
     std::size_t i = 0;
     for (const auto& w : *watch) {
       if (!is_evidence_key(w)) {

@@ -152,8 +152,10 @@ ManagedCluster::ManagedCluster(ManagedOptions options) : options_(std::move(opti
   if (options_.workdir.empty()) options_.workdir = ".pgslow";
   options_.workdir = fs::absolute(options_.workdir).lexically_normal();
   cluster_dir_ =
-      options_.workdir / (options_.pg_version ? fmt::format("cluster-{}", *options_.pg_version)
-                                              : std::string("cluster"));
+      options_.workdir /
+      cluster_folder(options_.pg_version,
+                     options_.pg_version ? default_cluster_major(options_.workdir, options_.pg_bin)
+                                         : std::nullopt);
   data_dir_ = cluster_dir_ / "data";
   socket_dir_ = cluster_dir_ / "socket";
   log_file_ = cluster_dir_ / "server.log";
@@ -529,6 +531,50 @@ void ManagedCluster::restart(std::chrono::seconds timeout) {
 void ManagedCluster::reload() {
   auto conn = pg::Connection::open(conninfo());
   conn.exec("SELECT pg_reload_conf()");
+}
+
+std::string cluster_folder(std::optional<int> major, std::optional<int> default_major) {
+  if (!major || major == default_major) return "cluster";
+  return fmt::format("cluster-{}", *major);
+}
+
+std::optional<int> default_cluster_major(const fs::path& workdir,
+                                         const std::optional<fs::path>& pg_bin) {
+  try {
+    std::ifstream version_file(workdir / "cluster" / "data" / "PG_VERSION");
+    std::string line;
+    if (version_file && std::getline(version_file, line)) return parse_major_version(line);
+    PgBinSearch search;
+    search.explicit_dir = pg_bin;
+    const std::string version = server_program_version(find_pg_bin(search));
+    if (!version.empty()) return parse_major_version(version);
+  } catch (const Error&) {
+    // No programs found, or a version pgslow does not support: no default version to match.
+  }
+  return std::nullopt;
+}
+
+std::vector<ManagedOptions> workdir_clusters(const fs::path& workdir) {
+  std::vector<ManagedOptions> out;
+  std::error_code ec;
+  if (fs::is_directory(workdir / "cluster", ec)) {
+    ManagedOptions o;
+    o.workdir = workdir;
+    out.push_back(o);
+  }
+  const std::optional<int> default_major =
+      out.empty() ? std::nullopt : default_cluster_major(workdir, std::nullopt);
+  for (int major = kOldestMajor; major <= kNewestMajor; ++major) {
+    // A cluster-<major> of the default's own version (left by an older pgslow) is no longer
+    // reached: --pg-version <major> names the default cluster.
+    if (major == default_major || !fs::is_directory(workdir / cluster_folder(major, {}), ec))
+      continue;
+    ManagedOptions o;
+    o.workdir = workdir;
+    o.pg_version = major;
+    out.push_back(o);
+  }
+  return out;
 }
 
 ClusterStatus ManagedCluster::status() const {

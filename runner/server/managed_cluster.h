@@ -28,8 +28,10 @@ namespace pgslow::server {
 struct ManagedOptions {
   std::filesystem::path workdir;
   std::optional<std::filesystem::path> pg_bin;  // --pg-bin; else found (pg_binaries.h)
-  // --pg-version: the cluster of this major version, in <workdir>/cluster-<major>, with that
-  // version's programs (pg_versions.h); nullopt: <workdir>/cluster with the programs found.
+  // --pg-version: the cluster of this major version, with that version's programs
+  // (pg_versions.h); nullopt: the default cluster, <workdir>/cluster, with the programs found.
+  // A major version names one cluster: the default cluster's own version is <workdir>/cluster,
+  // any other <workdir>/cluster-<major> (cluster_folder).
   std::optional<int> pg_version;
   int port = 0;  // 0: pick a free one and remember it
   // Extra server settings (name, value), written to the cluster's pgslow.conf at each start,
@@ -107,6 +109,19 @@ class ManagedCluster : public ServerControl {
   mutable std::optional<std::filesystem::path> pg_bin_;
   int port_ = 0;
 };
+
+// The folder in the workdir of the cluster of `major`, the default cluster being of
+// `default_major`: "cluster" for the default (no major, or the default's own), else
+// "cluster-<major>". One major version, one cluster, one set of templates.
+std::string cluster_folder(std::optional<int> major, std::optional<int> default_major);
+// The major version of the workdir's default cluster: its data directory's PG_VERSION, else
+// that of the programs it would be created with (`pg_bin`, else found); nullopt when neither
+// can be read.
+std::optional<int> default_cluster_major(const std::filesystem::path& workdir,
+                                         const std::optional<std::filesystem::path>& pg_bin);
+// The clusters in the workdir, the default first, then cluster-<major> by major (the options to
+// open each; a workdir without any gives none).
+std::vector<ManagedOptions> workdir_clusters(const std::filesystem::path& workdir);
 
 // Whether something (any process) listens on 127.0.0.1:port.
 bool port_in_use(int port);

@@ -67,6 +67,8 @@ const TargetKindOps kManagedOps{
     TargetKind::kManaged,
     "managed",
     {},
+    /*in_workdir=*/true,
+    /*local=*/true,
     [](const TargetSpec&) { return std::vector<std::string>{}; },
     [](const TargetSpec& spec) -> std::unique_ptr<ServerControl> {
       auto cluster = std::make_unique<ManagedCluster>(managed_options(spec));
@@ -104,6 +106,8 @@ const TargetKindOps kPgctlOps{
     TargetKind::kPgctl,
     "pgctl",
     {"data_dir", "conninfo"},
+    /*in_workdir=*/false,
+    /*local=*/true,
     [](const TargetSpec& spec) {
       std::vector<std::string> out;
       if (spec.data_dir.empty())
@@ -140,6 +144,8 @@ const TargetKindOps kCommandOps{
     TargetKind::kCommand,
     "command",
     {"conninfo", "data_dir", "reload", "restart", "apply", "restore"},
+    /*in_workdir=*/false,
+    /*local=*/false,
     [](const TargetSpec& spec) {
       std::vector<std::string> out;
       if (spec.conninfo.empty())

@@ -44,6 +44,12 @@ struct TargetKindOps {
   std::string_view name;
   // The fields (TargetField::yaml) this kind takes; any other is an error in a scenario.
   std::vector<std::string_view> fields;
+  // pgslow's own cluster in the workdir: one per PostgreSQL major version (--pg-version picks
+  // it, `run --versions` runs on several), reached again through the workdir.
+  bool in_workdir;
+  // A local server whose data directory pgslow reaches: the journal saves its original
+  // postgresql.auto.conf (a command target's own commands put its configuration back).
+  bool local;
   // What is missing or contradictory in a spec of this kind, each naming the field.
   std::vector<std::string> (*problems)(const TargetSpec&);
   // Opens it for a command (the managed cluster is started when it is down).

@@ -13,6 +13,7 @@
 #include "bisect/measurer.h"
 #include "common/clock.h"
 #include "common/strings.h"
+#include "common/version.h"
 #include "results/summary.h"
 #include "results/switchback.h"
 #include "stage/lab_measurer.h"
@@ -123,7 +124,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   const MeasureOptions& m = lab_options.measure;
   LabSession lab(server, catalog, wl, params, lab_options, progress);
 
-  run.pgslow_version = "0.1.0";
+  run.pgslow_version = kVersion;
   run.scenario = s.name;
   run.description = s.description;
   {

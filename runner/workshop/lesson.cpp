@@ -4,11 +4,13 @@
 
 #include <algorithm>
 
+#include "common/errors.h"
 #include "common/paths.h"
 #include "common/printable.h"
 #include "common/strings.h"
 #include "common/yaml.h"
 #include "knobs/evidence_keys.h"
+#include "scenario/library.h"
 
 namespace pgslow::workshop {
 
@@ -96,8 +98,12 @@ Lesson parse_lesson(std::string_view text, const std::string& file,
     }
     if (auto s = r.string(f.get("scenario"), "scenario", true, *root)) {
       lesson.scenario_where = r.where(f.get("scenario"));
-      fs::path p(*s);
-      lesson.scenario = p.is_absolute() ? p : fs::path(file).parent_path() / p;
+      // A file beside the lesson, or a scenario of the library by name, as `run` finds it.
+      try {
+        lesson.scenario = scenario::resolve_scenario(*s, fs::path(file).parent_path());
+      } catch (const InputError& e) {
+        r.error(f.get("scenario"), e.what());
+      }
     }
     if (f.has("compare")) {
       yaml::Fields c = r.fields(f.get("compare"), "compare", {"stage", "against"});
@@ -167,7 +173,7 @@ std::vector<ConfigError> check_lesson(const Lesson& lesson, const scenario::Plan
           s ? fmt::format("did you mean {}?", *s) : "");
     }
   }
-  std::vector<std::string> keys(knobs::kEvidenceKeys.begin(), knobs::kEvidenceKeys.end());
+  std::vector<std::string> keys = knobs::evidence_key_names();
   auto check_keys = [&](const std::vector<std::string>& list, const SourceLocation& where) {
     for (const std::string& k : list) {
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) {

@@ -31,8 +31,17 @@ done
 
 cd /  # nowhere near the source tree
 unset PGSLOW_HOME PGSLOW_PG_VERSION
-"$pgslow" --version
+# The version is the package's: both come from project(VERSION).
+version=$("$pgslow" --version)
+test "$version" = "pgslow $(dpkg-deb --field "$deb" Version)" || { echo "version: $version"; exit 1; }
 "$pgslow" --workdir "$work/wd" check "$work/root/usr/share/pgslow/scenarios/quick.yaml"
+# A scenario of the installed library by name, found as `run` finds it; a misspelt name gets
+# the closest one.
+"$pgslow" --workdir "$work/wd" check --offline quick | grep -q "usr/share/pgslow/scenarios/quick.yaml: scenario ok"
+if "$pgslow" --workdir "$work/wd" check --offline quik >"$work/quik.log" 2>&1; then
+  echo "check quik succeeded"; exit 1
+fi
+grep -q "did you mean 'quick'" "$work/quik.log" || { cat "$work/quik.log"; exit 1; }
 
 # The catalog really is the installed one: without its io.yaml, io_method is unknown.
 "$pgslow" knobs list | grep -q io_method

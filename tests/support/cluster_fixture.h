@@ -60,9 +60,10 @@ class TemporaryCluster {
 };
 
 // A temporary workdir for managed clusters that pgslow commands create themselves, e.g. one per
-// version (`pgslow --workdir W run --versions 15,18` makes W/cluster-15 and W/cluster-18). The
-// destructor stops the cluster of each of `pg_versions` in it and removes the workdir; a watchdog
-// does the same if the test binary dies first. The versions must be installed.
+// version (`pgslow --workdir W run --versions 15,18` makes W/cluster, the default cluster being
+// 15's, and W/cluster-18). The destructor stops the cluster of each of `pg_versions` in it and
+// removes the workdir; a watchdog does the same if the test binary dies first. The versions must be
+// installed.
 class TemporaryWorkdir {
  public:
   explicit TemporaryWorkdir(const std::vector<int>& pg_versions);

@@ -24,6 +24,7 @@
 #include "pg/connection.h"
 #include "report/json.h"
 #include "report/versions.h"
+#include "server/managed_cluster.h"
 #include "server/pg_versions.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
@@ -149,6 +150,39 @@ TEST_F(VersionsRun, RefusesAVersionNamedTwiceOrNotSupportedBeforeChangingAnythin
   expect_unchanged();
 }
 
+// A major version names one cluster: --pg-version 15 is the workdir's default cluster (Debian's
+// 15), any other major its own folder, and `server status` shows every cluster of the workdir.
+TEST_F(VersionsRun, OneClusterPerMajorVersionAndStatusShowsThemAll) {
+  const int n = *other_;
+  server::ManagedOptions fifteen;
+  fifteen.workdir = workdir();
+  fifteen.pg_version = kDefault;
+  EXPECT_EQ(server::ManagedCluster(fifteen).cluster_dir(), workdir() / "cluster");
+  server::ManagedOptions by_default;
+  by_default.workdir = workdir();
+  EXPECT_EQ(server::ManagedCluster(by_default).cluster_dir(), workdir() / "cluster");
+  EXPECT_FALSE(fs::exists(workdir() / "cluster-15"));
+  const std::vector<server::ManagedOptions> all = server::workdir_clusters(workdir());
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].pg_version, std::nullopt);
+  EXPECT_EQ(all[1].pg_version, n);
+
+  Finished status = pgslow({"server", "status"});
+  ASSERT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find("cluster/ (the default cluster)"), std::string::npos)
+      << status.output;
+  EXPECT_NE(status.output.find(fmt::format("cluster-{}/ (--pg-version {})", n, n)),
+            std::string::npos)
+      << status.output;
+  EXPECT_NE(status.output.find("PostgreSQL 15."), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find(fmt::format("PostgreSQL {}.", n)), std::string::npos)
+      << status.output;
+  // --pg-version names one of them.
+  Finished one = pgslow({"--pg-version", std::to_string(n), "server", "status"});
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(one.output.find("PostgreSQL 15."), std::string::npos) << one.output;
+}
+
 // A version whose programs are missing is refused before any cluster is created or started,
 // not after the versions before it in the list were set up.
 TEST_F(VersionsRun, RefusesAVersionNotInstalledBeforeCreatingAnyCluster) {
@@ -167,6 +201,7 @@ TEST_F(VersionsRun, RefusesAVersionNotInstalledBeforeCreatingAnyCluster) {
       << r.output;
   EXPECT_NE(r.output.find(fmt::format("pgslow server install {}", n)), std::string::npos)
       << r.output;
+  EXPECT_FALSE(fs::exists(fresh.path() / "cluster")) << r.output;  // 15's, the default's
   EXPECT_FALSE(fs::exists(fresh.path() / "cluster-15")) << r.output;
   EXPECT_FALSE(fs::exists(fresh.path() / fmt::format("cluster-{}", n))) << r.output;
   EXPECT_FALSE(fs::exists(fresh.path() / "results")) << r.output;
@@ -205,7 +240,9 @@ TEST_F(VersionsRun, RunsTheScenarioOnEachVersionSideBySideAndRestoresBoth) {
     EXPECT_EQ(run.server_major, v);
     EXPECT_TRUE(starts_with(run.server_version, fmt::format("PostgreSQL {}.", v)))
         << run.server_version;
-    const fs::path cluster_dir = workdir() / fmt::format("cluster-{}", v);
+    // One cluster per major version: the default cluster is 15's.
+    const fs::path cluster_dir =
+        workdir() / (v == kDefault ? std::string("cluster") : fmt::format("cluster-{}", v));
     EXPECT_NE(run.target.find(cluster_dir.string()), std::string::npos) << run.target;
     EXPECT_EQ(trim(read_file(cluster_dir / "data" / "PG_VERSION")), std::to_string(v));
     ASSERT_EQ(run.stages.size(), 2u);
@@ -218,7 +255,8 @@ TEST_F(VersionsRun, RunsTheScenarioOnEachVersionSideBySideAndRestoresBoth) {
     EXPECT_EQ(changes["work_mem"].old_value, "8MB");  // this cluster's own setting
     label[v] = report::version_label(run);
   }
-  EXPECT_FALSE(fs::exists(workdir() / "cluster")) << "the unversioned cluster was created";
+  EXPECT_FALSE(fs::exists(workdir() / "cluster-15"))
+      << "a second PostgreSQL 15 cluster was created";
   ASSERT_EQ(label.size(), 2u);
 
   // The side by side report, in every format, names both versions.

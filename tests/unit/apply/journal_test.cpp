@@ -150,6 +150,15 @@ TEST(Journal, DetectsDamage) {
   doc = nlohmann::json::parse(text);
   doc.erase("owner");
   EXPECT_THROW(journal_from_json(doc.dump(), "j"), RuntimeError);
+  // A target kind this pgslow does not know.
+  Journal unknown = sample();
+  unknown.server.kind = "docker";
+  try {
+    journal_from_json(journal_to_json(unknown), "/w/journal.json");
+    FAIL() << "an unknown target kind was accepted";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("docker"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Journal, SavesLoadsAndRemovesInAWorkdir) {

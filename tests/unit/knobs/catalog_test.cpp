@@ -260,6 +260,25 @@ TEST(RealCatalog, LoadsWithoutProblemsAndCoversTheIssue) {
   }
 }
 
+// One evidence catalog for the engine and the views: every key once, each with a label and a
+// family, and an unknown key (a newer runner's) still shown under its own name.
+TEST(EvidenceCatalog, EveryKeyOnceWithWhatTheViewsNeed) {
+  std::set<std::string_view> seen;
+  for (const EvidenceInfo& e : evidence_catalog()) {
+    EXPECT_TRUE(seen.insert(e.key).second) << e.key << " is listed twice";
+    EXPECT_FALSE(e.label.empty()) << e.key;
+    EXPECT_FALSE(e.family.empty()) << e.key;
+    EXPECT_TRUE(is_evidence_key(e.key)) << e.key;
+    EXPECT_EQ(evidence_info(e.key).label, e.label) << e.key;
+  }
+  EXPECT_EQ(evidence_key_names().size(), evidence_catalog().size());
+  EXPECT_FALSE(is_evidence_key("wal_fpis"));
+  EXPECT_EQ(evidence_info("wal_fpis").label, "wal_fpis");
+  EXPECT_EQ(evidence_info("wal_fpis").scale, EvidenceScale::kPerTransaction);
+  EXPECT_EQ(ordered_keys({{"zzz", 1}, {"wal_fpi", 2}, {"buffer_hit_ratio", 3}}),
+            (std::vector<std::string>{"buffer_hit_ratio", "wal_fpi", "zzz"}));
+}
+
 TEST(RealCatalog, DocsKnobsMdIsNotStale) {
   const fs::path committed = fs::path(PGSLOW_SOURCE_DIR) / "docs" / "knobs.md";
   ASSERT_TRUE(fs::exists(committed)) << "run: pgslow knobs docs -o docs/knobs.md";

@@ -169,5 +169,16 @@ TEST(Targets, CommandTargetChecksItsSpecWithoutAServer) {
   }
 }
 
+// A major version names one cluster of a workdir: the default cluster is its own version's, so
+// --pg-version of that version opens cluster/, never a second cluster-N of the same version.
+TEST(ClusterFolder, OneClusterPerMajorVersion) {
+  EXPECT_EQ(cluster_folder(std::nullopt, 15), "cluster");
+  EXPECT_EQ(cluster_folder(std::nullopt, std::nullopt), "cluster");
+  EXPECT_EQ(cluster_folder(15, 15), "cluster");
+  EXPECT_EQ(cluster_folder(18, 15), "cluster-18");
+  EXPECT_EQ(cluster_folder(15, 18), "cluster-15");
+  EXPECT_EQ(cluster_folder(16, std::nullopt), "cluster-16");  // the default's version unknown
+}
+
 }  // namespace
 }  // namespace pgslow::server

@@ -45,6 +45,17 @@ TEST(TargetKind, NamesAndFieldsComeFromOneTable) {
   }
 }
 
+// What the callers ask instead of comparing kind names: only the managed cluster lives in the
+// workdir (one per major version), and only a command target keeps no postgresql.auto.conf.
+TEST(TargetKind, TheTableSaysWhereEachKindLivesAndWhatTheJournalSaves) {
+  EXPECT_TRUE(target_kind(TargetKind::kManaged).in_workdir);
+  EXPECT_FALSE(target_kind(TargetKind::kPgctl).in_workdir);
+  EXPECT_FALSE(target_kind(TargetKind::kCommand).in_workdir);
+  EXPECT_TRUE(target_kind(TargetKind::kManaged).local);
+  EXPECT_TRUE(target_kind(TargetKind::kPgctl).local);
+  EXPECT_FALSE(target_kind(TargetKind::kCommand).local);
+}
+
 // A journal's commands run only for the user who names the same server with the same commands.
 TEST(TargetKind, ARecordMatchesOnlyTheSameCommands) {
   TargetRecord r;

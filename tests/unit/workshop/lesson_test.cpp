@@ -71,10 +71,23 @@ TEST(LessonFile, NeedsACompareAndAQuestion) {
   EXPECT_NE(text.find("predict"), std::string::npos) << text;
 }
 
+// A lesson's scenario is a file beside it or a scenario of the library by name, found as `run`
+// finds it; a misspelt name is an error at its line with the same "did you mean".
+TEST(LessonFile, TheScenarioIsAFileOrALibraryName) {
+  std::vector<ConfigError> problems;
+  Lesson l = parse_lesson("lesson: x\ntitle: X\nscenario: quick\n", "l.yaml", problems);
+  EXPECT_EQ(l.scenario, data_root() / "scenarios" / "quick.yaml");
+  problems.clear();
+  parse_lesson("lesson: x\ntitle: X\nscenario: quik\n", "l.yaml", problems);
+  const std::string text = all(problems);
+  EXPECT_NE(text.find("l.yaml:3:11"), std::string::npos) << text;
+  EXPECT_NE(text.find("did you mean 'quick'?"), std::string::npos) << text;
+}
+
 TEST(AnswersFile, AnswersToUnknownQuestionsAreErrors) {
   std::vector<ConfigError> problems;
   Lesson l = parse_lesson(
-      "lesson: x\ntitle: X\nscenario: s.yaml\ncompare: {stage: a}\npredict:\n  - id: tps\n    ask: "
+      "lesson: x\ntitle: X\nscenario: quick\ncompare: {stage: a}\npredict:\n  - id: tps\n    ask: "
       "how?\n",
       "l.yaml", problems);
   ASSERT_FALSE(has_errors(problems)) << all(problems);

@@ -1,0 +1,22 @@
+#pragma once
+// The scenario library: the named scenarios in <data root>/scenarios (a build tree's
+// scenarios/, an installed pgslow's <prefix>/share/pgslow/scenarios). Every command that takes
+// a scenario (run, plan, check, bisect, cliff, a lesson's `scenario:`) finds it here, so a name
+// means the same file everywhere and a misspelt one gets the same "did you mean".
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace pgslow::scenario {
+
+// The names of the library's scenarios ("quick", "wal-hell", the workshop's), sorted.
+std::vector<std::string> scenario_names();
+
+// A scenario argument: a file (relative to `base` when given, else to the current folder), or
+// the name of one in the library ("quick" or "quick.yaml"). Throws an InputError naming the
+// closest library name and listing them all.
+std::filesystem::path resolve_scenario(const std::string& arg,
+                                       const std::filesystem::path& base = {});
+
+}  // namespace pgslow::scenario
