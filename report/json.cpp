@@ -22,8 +22,9 @@ Json number(double v) {
 
 Json latency_json(const LatencySummary& l) {
   return Json{{"mean_us", number(l.mean_us)}, {"p50_us", number(l.p50_us)},
-              {"p95_us", number(l.p95_us)},   {"p99_us", number(l.p99_us)},
-              {"p999_us", number(l.p999_us)}, {"max_us", number(l.max_us)}};
+              {"p90_us", number(l.p90_us)},   {"p95_us", number(l.p95_us)},
+              {"p99_us", number(l.p99_us)},   {"p999_us", number(l.p999_us)},
+              {"max_us", number(l.max_us)}};
 }
 
 }  // namespace
@@ -288,6 +289,7 @@ LatencySummary read_latency(const Reader& r) {
   LatencySummary l;
   r.number("mean_us", l.mean_us);
   r.number("p50_us", l.p50_us);
+  r.number("p90_us", l.p90_us);
   r.number("p95_us", l.p95_us);
   r.number("p99_us", l.p99_us);
   r.number("p999_us", l.p999_us);
