@@ -21,6 +21,7 @@ std::vector<std::string> tx_row(const std::string& name, std::uint64_t started,
           format_count(failed),
           format_count(retries),
           format_latency_us(l.p50_us),
+          format_latency_us(l.p90_us),
           format_latency_us(l.p95_us),
           format_latency_us(l.p99_us),
           format_latency_us(l.p999_us),
@@ -32,9 +33,9 @@ std::vector<std::string> tx_row(const std::string& name, std::uint64_t started,
 void render_bench_console(const BenchResult& bench, std::ostream& out) {
   const Measurement& m = bench.measurement;
   TextTable table;
-  table.header = {"transaction", "count", "rolled back", "failed", "retries",
-                  "p50",         "p95",   "p99",         "p99.9",  "max"};
-  table.right = {false, true, true, true, true, true, true, true, true, true};
+  table.header = {"transaction", "count", "rolled back", "failed", "retries", "p50",
+                  "p90",         "p95",   "p99",         "p99.9",  "max"};
+  table.right = {false, true, true, true, true, true, true, true, true, true, true};
   for (const auto& t : m.by_type)
     table.rows.push_back(tx_row(t.name, t.committed + t.rolled_back + t.failed, t.rolled_back,
                                 t.failed, t.retries, t.latency));

@@ -19,8 +19,9 @@ template <>
 struct Fields<LatencySummary> {
   using S = LatencySummary;
   static constexpr auto list = std::tuple{
-      field("mean_us", &S::mean_us), field("p50_us", &S::p50_us),   field("p95_us", &S::p95_us),
-      field("p99_us", &S::p99_us),   field("p999_us", &S::p999_us), field("max_us", &S::max_us)};
+      field("mean_us", &S::mean_us), field("p50_us", &S::p50_us), field("p90_us", &S::p90_us),
+      field("p95_us", &S::p95_us),   field("p99_us", &S::p99_us), field("p999_us", &S::p999_us),
+      field("max_us", &S::max_us)};
 };
 
 template <>

@@ -53,7 +53,7 @@ struct RunArgs {
   std::optional<double> duration, warmup;
   std::optional<int> repeats;
   int workers = 0;
-  int max_tries = 1;
+  int max_tries = 0;
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;
   ScenarioOverrides overrides;  // --attribute, --precision, --budget, --design
@@ -176,7 +176,8 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_option("--repeats", a->repeats, "measured runs per stage (overrides the scenario)");
     cmd->add_option("--workers", a->workers, "driver threads (default: one per core)");
     cmd->add_option("--max-tries", a->max_tries,
-                    "attempts per transaction on serialization failure or deadlock");
+                    "attempts per transaction on serialization failure or deadlock (default: "
+                    "the workload's, 10 for tpcc-lite's strict isolation levels, else 1)");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
     add_protocol_option(cmd, a->protocol);
     add_measure_overrides(cmd, a->overrides);

@@ -124,12 +124,18 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
   auto json_file = std::make_shared<std::string>();
   auto no_reset = std::make_shared<bool>(false);
   auto check_data = std::make_shared<bool>(false);
+  auto think_time = std::make_shared<bool>(false);
+  opts->clients = 0;  // the workload's default
   opts->duration_s = 10;
   opts->warmup_s = 0;
   CLI::App* bench = app.add_subcommand(
       "bench", "run a workload once with no knob changes (like pgbench), from a fresh clone");
   add_workload_args(bench, *bench_args);
-  bench->add_option("--clients,-c", opts->clients, "simulated clients")->capture_default_str();
+  bench->add_option("--clients,-c", opts->clients,
+                    "simulated clients (default: 10 per warehouse for tpcc-lite, else 1)");
+  bench->add_flag("--think-time", *think_time,
+                  "tpcc-lite: each terminal's keying time before and think time after every "
+                  "transaction (5.2.5.7), as the spec's tpmC needs");
   bench->add_option("--workers,-j", opts->workers, "driver threads (0: one per core)")
       ->capture_default_str();
   bench->add_option("--duration,-T", opts->duration_s, "measured seconds")->capture_default_str();
@@ -144,10 +150,9 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   bench->add_flag("--connect-per-transaction,-C", opts->connect_per_transaction,
                   "open a new connection for every transaction (pgbench -C)");
-  bench
-      ->add_option("--max-tries", opts->max_tries,
-                   "attempts per transaction on serialization failure or deadlock")
-      ->capture_default_str();
+  bench->add_option("--max-tries", opts->max_tries,
+                    "attempts per transaction on serialization failure or deadlock (default: "
+                    "10 for tpcc-lite under repeatable-read or serializable, else 1: no retry)");
   add_protocol_option(bench, opts->protocol);
   bench->add_flag("--allow-partial", opts->allow_partial,
                   "run with the clients that could connect when the server refuses some");
@@ -158,12 +163,15 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
                   "without a template clone");
   bench->add_flag("--check-data", *check_data,
                   "run the workload's consistency checks after the run (exit 1 when one fails)");
-  bench->callback([&ctx, bench_args, opts, json_file, no_reset, check_data] {
+  bench->callback([&ctx, bench_args, opts, json_file, no_reset, check_data, think_time] {
     before_command(ctx, "bench");
     workload::WorkloadParams params;
+    params.clients = opts->clients;
+    params.think_time = *think_time;
     std::vector<ConfigError> problems;
     const workload::Workload& w = resolve(*bench_args, params, problems);
-    params.clients = opts->clients;
+    workload::resolve_clients(w, params, 1);
+    opts->clients = params.clients;
     auto derrs = driver::validate(*opts);
     for (auto& e : derrs) e.where.file = "command line";
     problems.insert(problems.end(), derrs.begin(), derrs.end());

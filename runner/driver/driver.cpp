@@ -79,6 +79,7 @@ results::Measurement run_workload(const workload::Workload& workload,
   if (has_errors(problems)) throw InputError(std::move(problems));
 
   DriverOptions o = options;
+  if (o.max_tries == 0) o.max_tries = std::max(1, workload.default_max_tries(params));
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int workers = o.workers > 0 ? o.workers : cores;
   workers = std::min(workers, o.clients);
@@ -153,6 +154,30 @@ results::Measurement run_workload(const workload::Workload& workload,
     o.on_connected(pids);
   }
 
+  // The workload's probe (TPC-C: sum(D_NEXT_O_ID)) on a connection of its own, read as the
+  // window starts and ends; a probe that fails leaves the cross-check out, not the run.
+  const std::string probe_sql = workload.window_probe_sql();
+  std::optional<pg::Connection> probe_conn;
+  std::optional<double> probe_start;
+  auto read_probe = [&]() -> std::optional<double> {
+    if (!probe_conn) return std::nullopt;
+    try {
+      const auto v = probe_conn->query_value(probe_sql);
+      return v ? std::optional<double>(std::stod(*v)) : std::nullopt;
+    } catch (const std::exception& e) {
+      spdlog::warn("the workload's window probe failed: {}", e.what());
+      probe_conn.reset();
+      return std::nullopt;
+    }
+  };
+  if (!probe_sql.empty()) {
+    try {
+      probe_conn = pg::Connection::open(conninfo);
+    } catch (const std::exception& e) {
+      spdlog::warn("no connection for the workload's window probe: {}", e.what());
+    }
+  }
+
   const std::int64_t t0 = now_us();
   shared.start_us.store(t0);
   shared.start_us.notify_all();
@@ -177,6 +202,7 @@ results::Measurement run_workload(const workload::Workload& workload,
     bool stop_now = stop && stop->load();
     if (!measure_started && now >= measure_start) {
       measure_started = true;
+      probe_start = read_probe();
       if (o.on_measure_start) o.on_measure_start();
     }
     bool end_now = false;
@@ -227,6 +253,7 @@ results::Measurement run_workload(const workload::Workload& workload,
       break;
     }
   }
+  std::optional<double> probe_end = measure_started ? read_probe() : std::nullopt;
   if (measure_started && o.on_measure_end) o.on_measure_end();
   threads.join();
 
@@ -267,7 +294,15 @@ results::Measurement run_workload(const workload::Workload& workload,
   m.retries = total.retries;
   m.tps = m.duration_s > 0 ? static_cast<double>(m.committed + m.rolled_back) / m.duration_s : 0;
   // The workload's own figures (tpmC, ...): the driver knows no workload by name.
-  workload::RunCounts run{.duration_s = m.duration_s, .by_type = m.by_type, .counters = {}};
+  workload::RunCounts run{.duration_s = m.duration_s,
+                          .clients = o.pool_size > 0 ? o.clients : connected,
+                          .scale = params.scale,
+                          .think_time = params.think_time,
+                          .max_tries = o.max_tries,
+                          .probe_delta = {},
+                          .by_type = m.by_type,
+                          .counters = {}};
+  if (probe_start && probe_end) run.probe_delta = *probe_end - *probe_start;
   run.counters.assign(workload.counter_names().size(), 0);
   for (auto& w : ws)
     for (std::size_t i = 0; i < run.counters.size() && i < w->counters_.size(); ++i)

@@ -57,6 +57,7 @@ results::LatencySummary Histogram::summary() const {
   results::LatencySummary s;
   s.mean_us = mean();
   s.p50_us = percentile(0.50);
+  s.p90_us = percentile(0.90);
   s.p95_us = percentile(0.95);
   s.p99_us = percentile(0.99);
   s.p999_us = percentile(0.999);

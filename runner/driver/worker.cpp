@@ -210,8 +210,9 @@ Task<void> Worker::client_loop(ClientState& c) {
       }
       co_await SleepAwaiter{this, scheduled};
     } else {
-      std::int64_t think = c.client->think_time_us();
-      if (think > 0) co_await SleepAwaiter{this, now_us() + think};
+      // TPC-C's keying time (5.2.5.7): before the transaction, outside its response time.
+      const std::int64_t keying = c.client->keying_time_us();
+      if (keying > 0) co_await SleepAwaiter{this, now_us() + keying};
       scheduled = now_us();
     }
     if (ending_) break;
@@ -304,6 +305,9 @@ Task<void> Worker::client_loop(ClientState& c) {
       if (pooled && slot != nullptr) pool_wait_.record(got - start);
     }
     if (!ran) co_await SleepAwaiter{this, now_us() + 10'000};  // a refused connect: back off
+    // TPC-C's think time (5.2.5.7): after the transaction, before the next menu.
+    if (const std::int64_t think = c.client->think_time_us(); think > 0 && !rate_mode)
+      co_await SleepAwaiter{this, now_us() + think};
   }
   --active_;
 }

@@ -14,6 +14,9 @@
 
 namespace pgslow::scenario {
 
+// Clients of a scenario that names none and whose workload has no default of its own.
+constexpr int kDefaultScenarioClients = 8;
+
 using knobs::overlay;
 
 std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>& presets,
@@ -213,13 +216,25 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   std::vector<ConfigError> problems;
   Plan plan;
   plan.scenario = scenario;
+  // Clients the scenario leaves out: the workload's default (TPC-C's ten terminals per
+  // warehouse), else 8. Every path (run, lesson, sweep) reads them from the plan.
+  if (plan.scenario.workload.clients == 0) {
+    workload::WorkloadParams params = workload_params(plan.scenario);
+    try {
+      workload::resolve_clients(workload::find_workload(scenario.workload.name), params,
+                                kDefaultScenarioClients);
+    } catch (const InputError&) {
+      params.clients = kDefaultScenarioClients;  // an unknown workload is reported below
+    }
+    plan.scenario.workload.clients = params.clients;
+  }
   plan.server_major = server.major;
   plan.server_version =
       fmt::format("{}.{}", server.version_num / 10000, server.version_num % 10000);
 
   // The workload and its options (script files included) are checked before anything runs.
   try {
-    workload::WorkloadParams params = workload_params(scenario);
+    workload::WorkloadParams params = workload_params(plan.scenario);
     for (auto& p : workload::find_workload(scenario.workload.name).validate(params)) {
       if (p.where.file.empty()) p.where = scenario.workload.where;
       problems.push_back(std::move(p));
@@ -229,7 +244,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   }
 
   results::LoadSettings base_load;
-  base_load.clients = scenario.workload.clients;
+  base_load.clients = plan.scenario.workload.clients;
 
   // Drafts: the baseline, then the stages in the scenario's mode.
   std::vector<StageDraft> drafts;

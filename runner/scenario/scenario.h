@@ -38,7 +38,7 @@ struct LoadKnobs {
 struct WorkloadSpec {
   std::string name;
   int scale = 1;
-  int clients = 8;
+  int clients = 0;  // 0: not given; make_plan puts the workload's default (tpcc-lite 10 x W) or 8
   bool think_time = false;
   std::uint64_t seed = 1;
   std::map<std::string, std::string> options;

@@ -49,7 +49,8 @@ struct MeasureOptions {
   double duration_s = 30;
   int repeats = 1;
   int workers = 0;    // driver threads; 0: one per core
-  int max_tries = 1;  // attempts per transaction for serialization failures and deadlocks
+  int max_tries = 0;  // attempts per transaction on serialization failures and deadlocks; 0: the
+                      // workload's default
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;  // how statements are sent (-M)
   bool check_data = false;  // consistency checks after each run; a failed check fails the stage

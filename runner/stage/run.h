@@ -33,7 +33,7 @@ struct RunOptions {
   std::optional<double> duration_s;
   std::optional<int> repeats;
   int workers = 0;
-  int max_tries = 1;
+  int max_tries = 0;  // 0: the workload's default
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;
   bool check_data = false;  // --check-data, on top of the scenario's measure.check_data

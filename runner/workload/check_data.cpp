@@ -19,4 +19,10 @@ std::vector<CheckResult> check_data(const Workload& workload, const std::string&
   return results;
 }
 
+void resolve_clients(const Workload& workload, WorkloadParams& params, int fallback) {
+  if (params.clients != 0) return;
+  const int d = workload.default_clients(params);
+  params.clients = d > 0 ? d : fallback;
+}
+
 }  // namespace pgslow::workload

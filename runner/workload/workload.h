@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +24,7 @@ namespace pgslow::workload {
 // A workload's parameters, from the scenario or the command line.
 struct WorkloadParams {
   int scale = 1;  // warehouses (tpcc-lite), scale factor (tpcb-like, select-only), rows (patterns)
-  int clients = 1;          // simulated users; validate() may derive defaults from scale
+  int clients = 1;          // simulated users; 0: the workload's default (default_clients)
   bool think_time = false;  // TPC-C keying and think times; off by default, as in BenchBase
   std::uint64_t seed = 1;   // same seed, same inputs: runs are comparable
   std::map<std::string, std::string> options;  // workload-specific, checked by validate()
@@ -58,8 +59,14 @@ struct CheckResult {
 // What a run counted, for Workload::headline(): the measured window only.
 struct RunCounts {
   double duration_s = 0;
+  int clients = 0;          // that ran (connected)
+  int scale = 0;            // WorkloadParams::scale
+  bool think_time = false;  // WorkloadParams::think_time
+  int max_tries = 1;        // attempts per transaction
+  // Workload::window_probe_sql() at the window's end minus at its start; nullopt: none.
+  std::optional<double> probe_delta;
   std::vector<results::TxTypeResult> by_type;  // in transaction_types() order
-  std::vector<std::uint64_t> counters;         // in counter_names() order, summed over clients
+  std::vector<std::uint64_t> counters;        // in counter_names() order, summed over clients
 };
 
 // One client's connection as its transactions see it. Implemented by the driver over
@@ -101,7 +108,9 @@ class Client {
   // Runs the chosen transaction, BEGIN to COMMIT. Called again with the same inputs when the
   // driver retries a serialization failure or deadlock.
   virtual Task<TxStatus> execute(Session& session) = 0;
-  // Keying plus think time before the chosen transaction, in microseconds; 0 when off.
+  // Keying time before the chosen transaction and think time after it (TPC-C 5.2.5.7), in
+  // microseconds; 0 when off. Neither is part of the response time.
+  virtual std::int64_t keying_time_us() const { return 0; }
   virtual std::int64_t think_time_us() const { return 0; }
   // Adds what the client counted since the last call (Workload::counter_names() order) to
   // `into` and starts again from zero. The driver calls it after every transaction and keeps
@@ -137,6 +146,15 @@ class Workload {
   virtual std::vector<results::HeadlineFigure> headline(const RunCounts& /*run*/) const {
     return {};
   }
+  // Clients when the user set none (0 in WorkloadParams): TPC-C's ten terminals per warehouse;
+  // 0: the caller's own default (bench 1, scenarios 8).
+  virtual int default_clients(const WorkloadParams& /*params*/) const { return 0; }
+  // Attempts per transaction when the user set none (--max-tries 0).
+  virtual int default_max_tries(const WorkloadParams& /*params*/) const { return 1; }
+  // A query returning one number, run by the driver as the measured window starts and ends on
+  // a connection of its own; its change is RunCounts::probe_delta (TPC-C: sum(D_NEXT_O_ID),
+  // the New-Orders committed, to cross-check NOPM). Empty: none.
+  virtual std::string window_probe_sql() const { return {}; }
   // Consistency checks after a run; an empty list means the workload has none.
   virtual std::vector<CheckResult> check(pg::Connection& conn,
                                          const WorkloadParams& params) const = 0;
@@ -147,5 +165,8 @@ class Workload {
 // and its offenders otherwise, so a measured stage with inconsistent data fails.
 std::vector<CheckResult> check_data(const Workload& workload, const std::string& conninfo,
                                     const WorkloadParams& params);
+
+// Fills WorkloadParams::clients when it is 0: the workload's default, else `fallback`.
+void resolve_clients(const Workload& workload, WorkloadParams& params, int fallback);
 
 }  // namespace pgslow::workload

@@ -8,6 +8,7 @@ namespace pgslow::workload::tpcc {
 inline constexpr int kItems = 100'000;             // ITEM rows (4.3.3.1)
 inline constexpr int kStockPerWarehouse = kItems;  // STOCK rows per warehouse
 inline constexpr int kDistrictsPerWarehouse = 10;
+inline constexpr int kTerminalsPerWarehouse = 10;  // 4.2.2: one per district
 inline constexpr int kCustomersPerDistrict = 3'000;
 inline constexpr int kOrdersPerDistrict = 3'000;   // initial ORDER rows per district
 inline constexpr int kNewOrdersPerDistrict = 900;  // the last 900 orders are undelivered

@@ -1,6 +1,6 @@
 // The isolation level of TPC-C-lite's transactions (clause 3.4, workload option `isolation`).
 
-#include "workload/tpcc/transactions.h"
+#include "workload/tpcc/isolation.h"
 
 namespace pgslow::workload::tpcc {
 
@@ -11,17 +11,20 @@ std::optional<Isolation> parse_isolation(std::string_view text) {
   return std::nullopt;
 }
 
-std::string begin_sql(Isolation level, bool one_snapshot) {
+std::string begin_sql(Isolation level, Access access) {
+  const bool read_only = access != Access::kReadWrite;
   switch (level) {
     case Isolation::kReadCommitted:
-      return one_snapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-                          : "BEGIN ISOLATION LEVEL READ COMMITTED";
+      if (access == Access::kReadOnlyOneSnapshot)
+        return "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+      return read_only ? "BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY"
+                       : "BEGIN ISOLATION LEVEL READ COMMITTED";
     case Isolation::kRepeatableRead:
-      return one_snapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-                          : "BEGIN ISOLATION LEVEL REPEATABLE READ";
+      return read_only ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+                       : "BEGIN ISOLATION LEVEL REPEATABLE READ";
     case Isolation::kSerializable:
-      return one_snapshot ? "BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY"
-                          : "BEGIN ISOLATION LEVEL SERIALIZABLE";
+      return read_only ? "BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE"
+                       : "BEGIN ISOLATION LEVEL SERIALIZABLE";
   }
   return "BEGIN";
 }

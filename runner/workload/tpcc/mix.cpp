@@ -32,12 +32,16 @@ std::size_t Deck::deal(Rng& rng) {
   return cards_[static_cast<std::size_t>(next_++)];
 }
 
-std::int64_t wait_time_us(Rng& rng, const MixEntry& entry) {
+std::int64_t keying_time_us(const MixEntry& entry) {
+  return static_cast<std::int64_t>(entry.keying_seconds * 1e6);
+}
+
+std::int64_t think_time_us(Rng& rng, const MixEntry& entry) {
   // r in (0, 1]: log(r) is finite.
   const double r = 1.0 - rng.uniform01();
   const double think =
       std::min(-std::log(r) * entry.mean_think_seconds, 10 * entry.mean_think_seconds);
-  return static_cast<std::int64_t>((entry.keying_seconds + think) * 1e6);
+  return static_cast<std::int64_t>(think * 1e6);
 }
 
 }  // namespace pgslow::workload::tpcc

@@ -26,8 +26,9 @@ const std::array<MixEntry, 5>& mix();
 
 // The deck: 10 New-Order, 10 Payment and one card of each other type, 23 cards. Each terminal
 // deals a shuffled deck to the end before it reshuffles (clause 5.2.4.2's card deck, as
-// CockroachDB's tpcc does), so every deal of 23 holds Payment 43.5% and the others 4.3% each:
-// the minimums of 5.2.3 hold over any run of whole decks, not just on average.
+// CockroachDB's tpcc does), so every deal of 23 holds New-Order and Payment 43.5% each and the
+// others 4.3% each: 5.2.3's minimums (Payment 43%, the others 4%) hold over any run of whole
+// decks, not just on average.
 inline constexpr int kDeckSize = 23;
 
 class Deck {
@@ -40,8 +41,11 @@ class Deck {
   int next_ = kDeckSize;  // all dealt: shuffle before the first card
 };
 
-// Keying plus think time of a transaction type in microseconds: think time is negative
-// exponential with the table's mean, truncated at ten times the mean (5.2.5.4).
-std::int64_t wait_time_us(Rng& rng, const MixEntry& entry);
+// The fixed keying time of a transaction type in microseconds, waited before it (5.2.5.7).
+std::int64_t keying_time_us(const MixEntry& entry);
+
+// The think time after a transaction in microseconds: negative exponential with the table's
+// mean, truncated at ten times the mean (5.2.5.4).
+std::int64_t think_time_us(Rng& rng, const MixEntry& entry);
 
 }  // namespace pgslow::workload::tpcc

@@ -1,10 +1,10 @@
-// Order-Status (clause 2.6): a customer's balance and most recent order. Read-only, 4% of the
-// mix; it reads through the last-name index (60%) and the orders-by-customer index, so it
+// Order-Status (clause 2.6): a customer's balance and most recent order. Read-only, 1 card of
+// 23 (4.3%); it reads through the last-name index (60%) and the orders-by-customer index, so it
 // measures read latency on the hot part of the tables.
 
+#include "workload/tpcc/order_status.h"
+
 #include "workload/tpcc/constants.h"
-#include "workload/tpcc/statements.h"
-#include "workload/tpcc/transactions.h"
 
 namespace pgslow::workload::tpcc {
 

@@ -2,7 +2,6 @@
 
 #include "workload/tpcc/constants.h"
 #include "workload/tpcc/random.h"
-#include "workload/tpcc/transactions.h"
 
 namespace pgslow::workload::tpcc {
 
@@ -66,16 +65,6 @@ std::int64_t parse_cents(std::string_view text) {
   if (frac_digits == 1) frac *= 10;
   const std::int64_t v = whole * 100 + frac;
   return negative ? -v : v;
-}
-
-CustomerChoice draw_customer(Rng& rng, const Terminal& t, int by_name_percent) {
-  CustomerChoice c;
-  if (rng.percent(by_name_percent)) {
-    c.c_last = last_name(static_cast<int>(nurand(rng, 255, 0, 999, t.constants.c_last)));
-  } else {
-    c.c_id = nurand(rng, 1023, 1, kCustomersPerDistrict, t.constants.c_id);
-  }
-  return c;
 }
 
 }  // namespace pgslow::workload::tpcc

@@ -19,6 +19,7 @@ inline Measurement measurement(double tps, double seconds, double p99_ms) {
   m.committed = total - m.rolled_back;
   m.latency.mean_us = p99_ms * 1000 / 4;
   m.latency.p50_us = p99_ms * 1000 / 5;
+  m.latency.p90_us = p99_ms * 1000 / 3;
   m.latency.p95_us = p99_ms * 1000 / 2;
   m.latency.p99_us = p99_ms * 1000;
   m.latency.p999_us = p99_ms * 1500;
@@ -112,8 +113,8 @@ inline Run sample_run() {
   wal.warnings = {"checkpoint_completion_target = 0 makes every checkpoint a burst of writes"};
   wal.repeats = {measurement(1040, 60, 35), measurement(1001, 60, 37), measurement(1075, 60, 34)};
   for (auto& m : wal.repeats)
-    m.headline.push_back({"Delivery skips", 1.4, "% of districts",
-                          "14 of 1000 districts had no undelivered order (5.4.5 allows 1%)"});
+    m.headline.push_back({"Delivery skips", 3.0, "% of Deliveries, 1.40% of districts",
+                          "3 of 100 Deliveries skipped a district, more than 2.7.4.2 allows"});
   wal.evidence = {{"buffer_hit_ratio", 0.701},
                   {"blocks_read", 2.5e6},
                   {"blocks_hit", 6.0e6},

@@ -95,6 +95,23 @@ const results::KnobChange* change(const PlannedStage& st, const std::string& nam
   return nullptr;
 }
 
+// A scenario that sets no clients runs its workload's default: tpcc-lite's ten terminals per
+// warehouse (4.2.2) on every stage, else 8.
+TEST(MakePlan, ClientsLeftOutAreTheWorkloadsDefault) {
+  Scenario s = three_stages(Mode::kIsolated);
+  s.workload.name = "tpcc-lite";
+  s.workload.scale = 4;
+  s.workload.clients = 0;
+  s.stages[1].load.clients.reset();
+  Plan plan = make_plan(s, catalog(), server15());
+  EXPECT_EQ(plan.scenario.workload.clients, 40);
+  for (const auto& st : plan.stages) EXPECT_EQ(st.load.clients, 40) << st.name;
+  s.workload.name = "select-only";
+  EXPECT_EQ(make_plan(s, catalog(), server15()).scenario.workload.clients, 8);
+  s.workload.clients = 3;
+  EXPECT_EQ(make_plan(s, catalog(), server15()).stages.front().load.clients, 3);
+}
+
 TEST(MakePlan, CumulativeStagesAddUp) {
   Plan plan = make_plan(three_stages(Mode::kCumulative), catalog(), server15());
   ASSERT_EQ(plan.stages.size(), 4u);

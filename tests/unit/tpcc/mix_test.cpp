@@ -59,16 +59,19 @@ TEST(Mix, TheDeckIsShuffledAndTheSameSeedDealsTheSameHands) {
             std::vector<std::size_t>(cards.begin() + kDeckSize, cards.end()));
 }
 
-TEST(Mix, WaitTimeIsKeyingPlusTruncatedThinkTime) {
+// 5.2.5.7: a fixed keying time before the transaction, a truncated exponential think time
+// after it.
+TEST(Mix, KeyingTimeIsFixedAndThinkTimeTruncatedExponential) {
   Rng rng(12);
   const MixEntry& new_order = mix()[0];
+  EXPECT_EQ(keying_time_us(new_order), 18'000'000);  // keying 18 s
   double sum = 0;
   constexpr int kDraws = 20'000;
   for (int i = 0; i < kDraws; ++i) {
-    const auto us = wait_time_us(rng, new_order);
-    ASSERT_GE(us, 18'000'000);                // keying 18 s
-    ASSERT_LE(us, 18'000'000 + 120'000'000);  // think time at most 10 x 12 s
-    sum += static_cast<double>(us - 18'000'000);
+    const auto us = think_time_us(rng, new_order);
+    ASSERT_GE(us, 0);
+    ASSERT_LE(us, 120'000'000);  // think time at most 10 x 12 s
+    sum += static_cast<double>(us);
   }
   EXPECT_NEAR(sum / kDraws / 1e6, 12.0, 0.5);  // mean think time 12 s
 }
