@@ -8,6 +8,7 @@
 
 #include "report/metric.h"
 #include "report/reporter.h"
+#include "report/waits.h"
 
 namespace pgslow::report {
 
@@ -97,6 +98,18 @@ Json metric_interval_json(const Metric& metric, const EffectInterval& search) {
   return out;
 }
 
+// A wait profile: its samples, and per wait the backend-samples and (for readers) the share.
+Json waits_json(const WaitProfile& w) {
+  Json backends = Json::object();
+  for (const auto& [wait, n] : w.backends) backends[wait] = n;
+  Json shares = Json::object();
+  for (const auto& s : wait_shares(w)) shares[s.wait] = number(s.share);
+  return {{"samples", w.samples},
+          {"interval_ms", number(w.interval_ms)},
+          {"backends", backends},
+          {"shares", shares}};
+}
+
 Json switchback_json(const Switchback& s) {
   Json blocks = Json::array();
   for (const auto& b : s.blocks) {
@@ -108,14 +121,16 @@ Json switchback_json(const Switchback& s) {
   }
   Json evidence = Json::object();
   for (const auto& [k, v] : s.reference_evidence) evidence[k] = number(v);
-  return {{"block_s", number(s.block_s)},
-          {"settle_s", number(s.settle_s)},
-          {"why", s.why},
-          {"precision", number(s.precision)},
-          {"looks", s.looks},
-          {"stopped", s.stopped},
-          {"blocks", blocks},
-          {"reference_evidence", evidence}};
+  Json out{{"block_s", number(s.block_s)},
+           {"settle_s", number(s.settle_s)},
+           {"why", s.why},
+           {"precision", number(s.precision)},
+           {"looks", s.looks},
+           {"stopped", s.stopped},
+           {"blocks", blocks},
+           {"reference_evidence", evidence}};
+  if (s.reference_waits) out["reference_waits"] = waits_json(*s.reference_waits);
+  return out;
 }
 
 Json attribution_json_ordered(const Attribution& a) {
@@ -189,6 +204,7 @@ Json stage_json(const StageResult& s) {
       {"attribution", s.attribution ? attribution_json_ordered(*s.attribution) : Json(nullptr)},
       {"switchback", s.switchback ? switchback_json(*s.switchback) : Json(nullptr)}};
   if (!s.sweep_values.empty()) out["sweep_values"] = s.sweep_values;
+  if (s.waits) out["waits"] = waits_json(*s.waits);
   if (s.precision > 0) {
     out["precision"] = number(s.precision);
     out["looks"] = s.looks;
@@ -417,6 +433,18 @@ Attribution read_attribution(const Reader& r, const std::string& source) {
   return a;
 }
 
+WaitProfile read_waits(const Reader& r, const std::string& source) {
+  WaitProfile w;
+  r.number("samples", w.samples);
+  r.number("interval_ms", w.interval_ms);
+  r.object("backends", [&](const std::string& wait, const Json& j, const std::string& path) {
+    if (!j.is_number_unsigned())
+      throw ReadError(fmt::format("{}: {}: expected a count >= 0", source, path));
+    w.backends[wait] = j.get<std::uint64_t>();
+  });
+  return w;  // "shares" is derived from the counts
+}
+
 StageResult read_stage(const Reader& r, const std::string& source) {
   StageResult s;
   r.string("name", s.name);
@@ -459,6 +487,7 @@ StageResult read_stage(const Reader& r, const std::string& source) {
     if (std::isfinite(v)) s.evidence[key] = v;
   });
   r.number("evidence_seconds", s.evidence_seconds);
+  if (r.present("waits")) s.waits = read_waits(r.child("waits"), source);
   r.number("reset_seconds", s.reset_seconds);
   r.string("log_excerpt", s.log_excerpt);
   r.string("error", s.error);
@@ -490,6 +519,8 @@ StageResult read_stage(const Reader& r, const std::string& source) {
                const double v = read_number(j, path, source);
                if (std::isfinite(v)) sb.reference_evidence[key] = v;
              });
+    if (w.present("reference_waits"))
+      sb.reference_waits = read_waits(w.child("reference_waits"), source);
     s.switchback = std::move(sb);
   }
   return s;

@@ -10,6 +10,7 @@
 #include "report/load_columns.h"
 #include "report/metric.h"
 #include "report/stats.h"
+#include "report/waits.h"
 
 namespace pgslow::report {
 
@@ -507,6 +508,7 @@ std::vector<StageSummary> summarize(const Run& run) {
       } else if (reference != nullptr && i > 0) {
         s.movers = top_movers(evidence_moves(stage, *reference), 2);
       }
+      s.waits_text = waits_text(stage, baseline_waits(stage, baseline));
       previous = &stage;
     }
     out.push_back(std::move(s));

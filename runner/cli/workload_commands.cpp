@@ -123,6 +123,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
   auto json_file = std::make_shared<std::string>();
   auto no_reset = std::make_shared<bool>(false);
   auto check_data = std::make_shared<bool>(false);
+  auto no_waits = std::make_shared<bool>(false);
   opts->duration_s = 10;
   opts->warmup_s = 0;
   CLI::App* bench = app.add_subcommand(
@@ -157,7 +158,9 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
                   "without a template clone");
   bench->add_flag("--check-data", *check_data,
                   "run the workload's consistency checks after the run (exit 1 when one fails)");
-  bench->callback([&ctx, bench_args, opts, json_file, no_reset, check_data] {
+  bench->add_flag("--no-wait-sampling", *no_waits,
+                  "do not sample the backends' wait events (to measure the sampler's cost)");
+  bench->callback([&ctx, bench_args, opts, json_file, no_reset, check_data, no_waits] {
     before_command(ctx, "bench");
     workload::WorkloadParams params;
     std::vector<ConfigError> problems;
@@ -178,6 +181,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     bench_options.driver = *opts;
     bench_options.reset_data = !*no_reset;
     bench_options.check_data = *check_data;
+    bench_options.wait_sampling = !*no_waits;
     bench_options.workdir = ctx.workdir;
     const report::BenchResult result =
         stage::run_bench(*server, w, params, bench_options, progress);

@@ -9,12 +9,13 @@
 
 namespace pgslow::knobs {
 
-inline constexpr std::array<std::string_view, 40> kEvidenceKeys = {
+inline constexpr std::array<std::string_view, 47> kEvidenceKeys = {
     // shared buffers and the OS
     "buffer_hit_ratio", "blocks_read", "blocks_hit", "read_syscalls", "write_syscalls",
     "read_bytes", "write_bytes", "io_worker_reads",
-    // the server's CPU time (/proc)
-    "server_cpu_ms",
+    // the server's CPU time (/proc), split by kind of process, and its context switches
+    "server_cpu_ms", "cpu_backends_ms", "cpu_checkpointer_ms", "cpu_walwriter_ms",
+    "cpu_bgwriter_ms", "cpu_autovacuum_ms", "cpu_other_ms", "context_switches",
     // checkpoints and the background writer (pg_stat_bgwriter; pg_stat_checkpointer in 17+)
     "checkpoints_timed", "checkpoints_requested", "buffers_checkpoint", "buffers_bgwriter",
     "buffers_backend", "buffers_backend_fsync", "maxwritten_clean",

@@ -24,6 +24,7 @@
 #include "report/json.h"
 #include "report/summary.h"
 #include "report/switchback.h"
+#include "report/waits.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
 #include "tests/support/server_state.h"
@@ -198,6 +199,8 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
   }
   report::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  const std::string csv = read_file(out / "report.csv");
+  const std::string md = read_file(out / "report.md");
   ASSERT_EQ(run.stages.size(), 2u);
   EXPECT_EQ(run.stages[0].name, "baseline");
   EXPECT_EQ(run.stages[1].name, "planner");
@@ -224,10 +227,29 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
   ASSERT_TRUE(summary[1].vs_baseline.has_value());
   EXPECT_TRUE(summary[1].vs_baseline->measurable) << summary[1].vs_baseline->text;
   EXPECT_EQ(report::run_noise(run).runs, 3u);
+  // Where the time went: the planner stage's backends run (CPU) far more of their time than
+  // the baseline's, which wait for their clients; the report names it with the baseline's
+  // share beside it.
+  for (const auto& st : run.stages) {
+    ASSERT_TRUE(st.waits.has_value()) << st.name;
+    EXPECT_GT(st.waits->samples, 50u) << st.name;  // 3 s at 10 ms, on a busy machine
+  }
+  const auto planner_waits = report::wait_shares(*run.stages[1].waits);
+  ASSERT_FALSE(planner_waits.empty());
+  EXPECT_EQ(planner_waits[0].wait, "CPU") << summary[1].waits_text;
+  EXPECT_GT(report::wait_share(*run.stages[1].waits, "CPU"),
+            report::wait_share(*run.stages[0].waits, "CPU"))
+      << summary[0].waits_text << "\n"
+      << summary[1].waits_text;
+  EXPECT_NE(r.output.find("waits     random_page_cost, cpu_index_tuple_cost → CPU "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(summary[1].waits_text.find("of backend time (baseline "), std::string::npos)
+      << summary[1].waits_text;
+  EXPECT_NE(md.find("## Where the time went"), std::string::npos);
+  EXPECT_NE(read_file(out / "report.html").find("<svg class=\"waits\""), std::string::npos);
 
   // Each stage's TPS in the CSV and in the console table is the JSON's.
-  const std::string csv = read_file(out / "report.csv");
-  const std::string md = read_file(out / "report.md");
   for (const auto& st : run.stages) {
     EXPECT_NE(csv.find(st.name), std::string::npos) << csv;
     EXPECT_NE(md.find(st.name), std::string::npos) << md;
@@ -422,6 +444,20 @@ stages:
   ASSERT_TRUE(summaries[1].cpu_vs_baseline.has_value()) << r.output;
   EXPECT_NE(r.output.find("measured  switchback, 7 blocks of 4 s"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("CPU/tx"), std::string::npos) << r.output;
+  // Where the time went, split by block: the commit_delay blocks' backends sleep in
+  // Timeout:CommitDelay most of their time; the reference blocks' hardly ever.
+  ASSERT_TRUE(stage.waits.has_value()) << r.output;
+  ASSERT_TRUE(stage.switchback->reference_waits.has_value()) << r.output;
+  const auto shares = report::wait_shares(*stage.waits);
+  ASSERT_FALSE(shares.empty());
+  EXPECT_EQ(shares[0].wait, "Timeout:CommitDelay") << summaries[1].waits_text;
+  EXPECT_GT(shares[0].share, 0.5) << summaries[1].waits_text;
+  EXPECT_LT(report::wait_share(*stage.switchback->reference_waits, "Timeout:CommitDelay"), 0.1)
+      << summaries[1].waits_text;
+  EXPECT_NE(r.output.find("waits     commit_delay, commit_siblings → Timeout:CommitDelay "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(summaries[1].waits_text.find("% of backend time (baseline "), std::string::npos);
 }
 
 // --precision on a stage of separate runs: it takes more (stage, baseline) pairs, looking at
