@@ -1,7 +1,7 @@
 #pragma once
 // A stage's wait profile as the reports show it: each wait's share of backend time, and the
 // line that links a stage's knobs to its dominant waits with the baseline's share beside them
-// ("commit_delay → Timeout:CommitDelay 81% of backend time (baseline 0%)").
+// ("random_page_cost → CPU 51% of backend time (baseline 2%)").
 
 #include <cstdint>
 #include <string>
