@@ -97,6 +97,7 @@ void render_console(const Run& run, std::ostream& terminal) {
       for (const auto& m : s.movers) text += (text.empty() ? "" : "; ") + m.text;
       detail("evidence", text);
     }
+    if (!s.waits_text.empty()) detail("waits", s.waits_text);
     if (!s.headline_text.empty()) detail("headline", s.headline_text);
     for (const auto& w : s.headline_warnings) detail("warning", w);
     for (const auto& w : stage.warnings) detail("warning", w);

@@ -4,12 +4,14 @@
 #include <cstdlib>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string_view>
 
 #include "report/attribution.h"
 #include "report/load_columns.h"
 #include "report/registry.h"
 #include "report/text.h"
+#include "report/waits.h"
 #include "results/evidence_info.h"
 #include "results/metric.h"
 #include "results/summary.h"
@@ -85,6 +87,12 @@ void render_csv(const Run& run, std::ostream& out) {
   // A sweep point's value per swept dimension, as written ("32MB"): the curve's x axis.
   for (const auto& d : run.sweep) header.push_back("sweep_" + d);
   for (const auto& k : keys) header.push_back(k);
+  // Each wait any stage saw: its share of the stage's backend time (report/waits.h).
+  std::set<std::string> waits;
+  for (const auto& stage : run.stages)
+    if (stage.waits)
+      for (const auto& [wait, n] : stage.waits->backends) waits.insert(wait);
+  for (const auto& w : waits) header.push_back("wait_share:" + w);
   header.push_back("error");
   // Per-knob attribution: one more row per knob under its stage (status "knob"), with these
   // columns filled; empty on stage rows.
@@ -142,6 +150,8 @@ void render_csv(const Run& run, std::ostream& out) {
       const auto it = stage.evidence.find(k);
       row.push_back(it != stage.evidence.end() ? csv_number(it->second) : "");
     }
+    for (const auto& w : waits)
+      row.push_back(stage.waits ? csv_number(wait_share(*stage.waits, w)) : "");
     row.push_back(stage.error);
     row.resize(header.size());
     for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << csv_field(row[i]);

@@ -10,6 +10,7 @@
 #include "report/load_columns.h"
 #include "report/registry.h"
 #include "report/text.h"
+#include "report/waits.h"
 #include "results/evidence_info.h"
 #include "results/metric.h"
 #include "results/stats.h"
@@ -436,6 +437,10 @@ void render_html(const Run& run, std::ostream& out) {
       << "<div class=\"chart\"><svg id=\"tps-lines\" role=\"img\" aria-label=\"TPS per "
          "second\"></svg>"
       << "<div class=\"legend\" id=\"tps-legend\"></div></div>\n";
+  if (const std::string waits = waits_svg(run); !waits.empty())
+    out << "<h2>Where the time went</h2>\n<p class=\"muted\">Share of the backends' time in "
+           "each wait, sampled from pg_stat_activity (CPU: running, no wait).</p>\n"
+        << "<div class=\"chart\">" << waits << "</div>\n";
 
   std::map<std::string, double> all_keys;
   for (const auto& stage : run.stages) {

@@ -9,6 +9,7 @@
 #include "report/json_fields.h"
 #include "report/registry.h"
 #include "results/metric.h"
+#include "results/waits.h"
 
 namespace pgslow::report {
 
@@ -62,6 +63,14 @@ void read_attribution(StageResult& s, const Json& in, const Place& place) {
   read(a, *it, place.at("attribution"));
   s.attribution = attribution_in_metric_terms(a);
 }
+
+void write_wait_shares(const WaitProfile& w, Json& out) {
+  Json shares = Json::object();
+  for (const auto& s : results::wait_shares(w)) shares[s.wait] = number(s.share);
+  out["shares"] = shares;
+}
+
+void read_wait_shares(WaitProfile&, const Json&, const Place&) {}
 
 void write_schema_name(const Run&, Json& out) {
   out["schema"] = "pgslow-report";

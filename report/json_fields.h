@@ -145,6 +145,19 @@ struct Fields<Attribution> {
                                           field("note", &S::note)};
 };
 
+void write_wait_shares(const WaitProfile& w, Json& out);
+void read_wait_shares(WaitProfile& w, const Json& in, const Place& place);
+
+// A wait profile: its samples, and per wait the backend-samples; "shares" is written for
+// readers and derived from the counts when read.
+template <>
+struct Fields<WaitProfile> {
+  using S = WaitProfile;
+  static constexpr auto list =
+      std::tuple{field("samples", &S::samples), field("interval_ms", &S::interval_ms),
+                 field("backends", &S::backends), custom<S>(write_wait_shares, read_wait_shares)};
+};
+
 template <>
 struct Fields<SwitchbackBlock> {
   using S = SwitchbackBlock;
@@ -157,11 +170,17 @@ struct Fields<SwitchbackBlock> {
 template <>
 struct Fields<Switchback> {
   using S = Switchback;
-  static constexpr auto list = std::tuple{
-      field("block_s", &S::block_s), field("settle_s", &S::settle_s),
-      field("why", &S::why),         field("precision", &S::precision),
-      field("looks", &S::looks),     field("stopped", &S::stopped),
-      field("blocks", &S::blocks),   field("reference_evidence", &S::reference_evidence)};
+  static constexpr auto list =
+      std::tuple{field("block_s", &S::block_s),
+                 field("settle_s", &S::settle_s),
+                 field("why", &S::why),
+                 field("precision", &S::precision),
+                 field("looks", &S::looks),
+                 field("stopped", &S::stopped),
+                 field("blocks", &S::blocks),
+                 field("reference_evidence", &S::reference_evidence),
+                 field("reference_waits", &S::reference_waits,
+                       [](const S& s) { return s.reference_waits.has_value(); })};
 };
 
 // The attribution is written in its metric's terms (attribution_in_metric_terms).
@@ -183,7 +202,8 @@ struct Fields<StageResult> {
       // --precision's looks, only for a stage that was measured to a precision.
       field("precision", &S::precision, [](const S& s) { return s.precision > 0; }),
       field("looks", &S::looks, [](const S& s) { return s.precision > 0; }),
-      field("stopped", &S::stopped, [](const S& s) { return s.precision > 0; })};
+      field("stopped", &S::stopped, [](const S& s) { return s.precision > 0; }),
+      field("waits", &S::waits, [](const S& s) { return s.waits.has_value(); })};
 };
 
 template <>

@@ -71,6 +71,15 @@ void render_markdown(const Run& run, std::ostream& out) {
     for (const auto& c : columns) out << markdown_cell(c.cell(stage, m)) << " | ";
     out << (evidence.empty() ? "—" : evidence) << " |\n";
   }
+  if (std::any_of(summaries.begin(), summaries.end(),
+                  [](const StageSummary& s) { return !s.waits_text.empty(); })) {
+    out << "\n## Where the time went\n\nShare of the backends' time in each wait, sampled from "
+           "pg_stat_activity (CPU: running, no wait); see docs/evidence.md.\n\n";
+    for (const auto& s : summaries)
+      if (!s.waits_text.empty())
+        out << "- **" << markdown_cell(run.stages[s.index].name)
+            << "**: " << markdown_cell(s.waits_text) << "\n";
+  }
   for (const auto& curve : sweep_curves(run)) {
     out << "\n## Sweep over " << markdown_cell(dimension_label(curve.dimension))
         << (curve.series.empty() ? "" : " (" + markdown_cell(curve.series) + ")") << "\n\n";

@@ -58,6 +58,7 @@ struct RunArgs {
   driver::Protocol protocol = driver::Protocol::kPrepared;
   ScenarioOverrides overrides;  // --attribute, --precision, --budget, --design
   bool check_data = false;
+  bool no_wait_sampling = false;
   std::optional<results::Metric> metric;  // --metric: what attributions judge by
   std::vector<std::string> versions;      // --versions 15,16,17,18
 };
@@ -72,6 +73,7 @@ stage::RunOptions run_options(const RunArgs& a) {
   options.allow_partial = a.allow_partial;
   options.protocol = a.protocol;
   options.check_data = a.check_data;
+  options.no_wait_sampling = a.no_wait_sampling;
   options.metric = a.metric;
   return options;
 }
@@ -189,6 +191,8 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_flag("--check-data", a->check_data,
                   "run the workload's consistency checks after each run; a failed check fails "
                   "the stage");
+    cmd->add_flag("--no-wait-sampling", a->no_wait_sampling,
+                  "do not sample the backends' wait events (the report then has no \"waits\")");
     cmd->add_option("--versions", a->versions,
                     "run on the managed cluster of each of these PostgreSQL major versions "
                     "(e.g. 15,16,17,18) and report them side by side")

@@ -126,6 +126,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
   auto check_data = std::make_shared<bool>(false);
   auto think_time = std::make_shared<bool>(false);
   opts->clients = 0;  // the workload's default
+  auto no_waits = std::make_shared<bool>(false);
   opts->duration_s = 10;
   opts->warmup_s = 0;
   CLI::App* bench = app.add_subcommand(
@@ -163,7 +164,9 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
                   "without a template clone");
   bench->add_flag("--check-data", *check_data,
                   "run the workload's consistency checks after the run (exit 1 when one fails)");
-  bench->callback([&ctx, bench_args, opts, json_file, no_reset, check_data, think_time] {
+  bench->add_flag("--no-wait-sampling", *no_waits,
+                  "do not sample the backends' wait events (to measure the sampler's cost)");
+  bench->callback([&ctx, bench_args, opts, json_file, no_reset, check_data, think_time, no_waits] {
     before_command(ctx, "bench");
     workload::WorkloadParams params;
     params.clients = opts->clients;
@@ -187,6 +190,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     bench_options.driver = *opts;
     bench_options.reset_data = !*no_reset;
     bench_options.check_data = *check_data;
+    bench_options.wait_sampling = !*no_waits;
     bench_options.workdir = ctx.workdir;
     const results::BenchResult result =
         stage::run_bench(*server, w, params, bench_options, progress);

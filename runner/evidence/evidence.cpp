@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
+#include <utility>
 
 #include "common/clock.h"
 #include "common/process.h"
@@ -86,13 +88,24 @@ double cpu_seconds_of(const std::vector<std::string>& fields) {
   return total / ticks;
 }
 
-// Whether a server child is an I/O worker: its process title reads "postgres: io worker N"
-// (PostgreSQL 18, io_method = worker).
-bool is_io_worker(int pid) {
+// A process's title (the first element of its cmdline), empty when unreadable.
+std::string process_title(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
   std::string title;
   std::getline(in, title, '\0');
-  return title.find("io worker") != std::string::npos;
+  return title;
+}
+
+// Voluntary + nonvoluntary context switches of a process (/proc/PID/status), 0 when unreadable.
+std::uint64_t context_switches_of(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::uint64_t total = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("voluntary_ctxt_switches:") ||
+        line.starts_with("nonvoluntary_ctxt_switches:"))
+      total += std::strtoull(line.c_str() + line.find(':') + 1, nullptr, 10);
+  }
+  return total;
 }
 
 // One process's io counters; nullopt when unreadable.
@@ -134,6 +147,39 @@ void read_proc(const SnapshotOptions& options, Snapshot& s) {
   if (s.server_major >= 18)
     s.counters["io_worker_reads"] = Counter{static_cast<double>(io->io_worker_syscr), kProc};
   s.proc_processes = io->processes;
+  s.proc = *io;
+}
+
+// The server's CPU per kind of process and its context switches between two snapshots, per
+// process: one that started in the window counts whole, one that ended counts in "other" (its
+// time is in the postmaster's reaped total, which /proc does not split) and its switches are
+// lost (docs/evidence.md).
+void add_process_keys(const ProcIo& before, const ProcIo& after,
+                      std::map<std::string, double>& out) {
+  std::map<std::pair<int, std::string>, const ServerProcess*> was;
+  for (const auto& p : before.children) was[{p.pid, p.started}] = &p;
+  std::map<std::string, double> cpu = {{"backends", 0}, {"checkpointer", 0}, {"walwriter", 0},
+                                       {"bgwriter", 0}, {"autovacuum", 0},   {"other", 0}};
+  double switches = static_cast<double>(after.postmaster_context_switches) -
+                    static_cast<double>(before.postmaster_context_switches);
+  double ended_before_s = 0;  // what the ended processes had used before the window
+  std::set<std::pair<int, std::string>> live;
+  for (const auto& p : after.children) {
+    live.insert({p.pid, p.started});
+    const auto b = was.find({p.pid, p.started});
+    const double cpu_s = p.cpu_seconds - (b == was.end() ? 0 : b->second->cpu_seconds);
+    const double cs = static_cast<double>(p.context_switches) -
+                      (b == was.end() ? 0 : static_cast<double>(b->second->context_switches));
+    cpu[p.kind] += std::max(0.0, cpu_s);
+    switches += std::max(0.0, cs);
+  }
+  for (const auto& p : before.children)
+    if (live.count({p.pid, p.started}) == 0) ended_before_s += p.cpu_seconds;
+  cpu["other"] +=
+      std::max(0.0, after.postmaster_cpu_seconds - before.postmaster_cpu_seconds) +
+      std::max(0.0, after.reaped_cpu_seconds - before.reaped_cpu_seconds - ended_before_s);
+  for (const auto& [kind, seconds] : cpu) out["cpu_" + kind + "_ms"] = seconds * 1000;
+  out["context_switches"] = std::max(0.0, switches);
 }
 
 void read_log(const SnapshotOptions& options, Snapshot& s) {
@@ -256,6 +302,27 @@ std::optional<std::string> stat_select(const StatView& view, int major) {
   return select + " FROM " + view.from;
 }
 
+std::string process_kind(const std::string& title) {
+  // Auxiliary processes are named after "postgres: " (and a cluster_name, when set).
+  static const std::pair<const char*, const char*> kinds[] = {{": checkpointer", "checkpointer"},
+                                                              {": walwriter", "walwriter"},
+                                                              {": background writer", "bgwriter"},
+                                                              {": autovacuum", "autovacuum"},
+                                                              {": logger", "other"},
+                                                              {": io worker", "other"},
+                                                              {": walsender", "other"},
+                                                              {": walreceiver", "other"},
+                                                              {": archiver", "other"},
+                                                              {": startup", "other"},
+                                                              {": stats collector", "other"},
+                                                              {": logical replication", "other"},
+                                                              {": walsummarizer", "other"},
+                                                              {": slotsync", "other"}};
+  for (const auto& [marker, kind] : kinds)
+    if (title.find(marker) != std::string::npos) return kind;
+  return title.starts_with("postgres") ? "backends" : "other";
+}
+
 std::optional<int> postmaster_pid_of(const std::filesystem::path& data_dir) {
   std::ifstream in(data_dir / "postmaster.pid");
   int pid = 0;
@@ -303,7 +370,17 @@ std::optional<ProcIo> read_server_proc_io_once(int postmaster_pid, bool& consist
   if (!total) return std::nullopt;
   const std::uint64_t parent_syscr = total->syscr;
   const auto own = stat_fields(postmaster_pid);
-  if (own) total->cpu_seconds = cpu_seconds_of(*own);
+  if (own) {
+    total->cpu_seconds = cpu_seconds_of(*own);
+    static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+    if (own->size() >= 15) {
+      total->postmaster_cpu_seconds =
+          (std::strtod((*own)[11].c_str(), nullptr) + std::strtod((*own)[12].c_str(), nullptr)) /
+          ticks;
+      total->reaped_cpu_seconds = total->cpu_seconds - total->postmaster_cpu_seconds;
+    }
+    total->postmaster_context_switches = context_switches_of(postmaster_pid);
+  }
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
@@ -319,8 +396,11 @@ std::optional<ProcIo> read_server_proc_io_once(int postmaster_pid, bool& consist
       consistent = false;                        // exited while we looked
       continue;
     }
-    if (is_io_worker(pid)) total->io_worker_syscr += io->syscr;
+    const std::string title = process_title(pid);
+    if (title.find("io worker") != std::string::npos) total->io_worker_syscr += io->syscr;
     total->cpu_seconds += cpu_seconds_of(*fields);
+    total->children.push_back({pid, fields->size() > 19 ? (*fields)[19] : "", process_kind(title),
+                               cpu_seconds_of(*fields), context_switches_of(pid)});
     total->syscr += io->syscr;
     total->syscw += io->syscw;
     total->read_bytes += io->read_bytes;
@@ -417,6 +497,7 @@ Snapshot take_snapshot(pg::Connection& conn, const SnapshotOptions& options) {
   if (options.lock_waits != nullptr) {
     s.counters["lock_waits"] = Counter{options.lock_waits->backend_seconds(), kSampler};
   }
+  if (options.waits != nullptr) s.waits = options.waits->counts();
   s.taken_at_us = now_us();
   return s;
 }
@@ -452,6 +533,8 @@ std::map<std::string, double> delta(const Snapshot& before, const Snapshot& afte
   for (const auto& [key, a] : after.levels) {
     if (before.levels.count(key) != 0) out[key] = a.value;
   }
+  if (before.proc && after.proc && same_epoch(kProc))
+    add_process_keys(*before.proc, *after.proc, out);
   set_hit_ratio(out);
   return out;
 }

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "evidence/wait_sampler.h"
 #include "pg/connection.h"
 
 namespace pgslow::evidence {
@@ -38,6 +39,8 @@ struct SnapshotOptions {
   int server_major = 0;
   // Lock waits sampled during the stage (lock_waits); nullptr: the key is absent.
   const LockWaitSampler* lock_waits = nullptr;
+  // The wait sampler running during the stage (Snapshot::waits); nullptr: no wait profile.
+  const WaitSampler* waits = nullptr;
 };
 
 // One counter as read, with the source it came from (a view or /proc).
@@ -46,6 +49,38 @@ struct Counter {
   std::string source;  // "pg_stat_database", "pg_stat_bgwriter", "/proc", ...
 };
 
+// One live child of the postmaster, as /proc shows it.
+struct ServerProcess {
+  int pid = 0;
+  std::string started;  // its start time (/proc/PID/stat field 22): a reused pid differs
+  std::string kind;     // process_kind of its title
+  double cpu_seconds = 0;
+  std::uint64_t context_switches = 0;  // voluntary + nonvoluntary
+};
+// What a server process is, from its title ("postgres: checkpointer"): "backends" (client
+// backends and their parallel workers), "checkpointer", "walwriter", "bgwriter",
+// "autovacuum" (launcher and workers) or "other" (logger, I/O workers, walsenders, ...).
+std::string process_kind(const std::string& title);
+
+// What /proc says of the server: see read_server_proc_io.
+struct ProcIo {
+  std::uint64_t syscr = 0, syscw = 0, read_bytes = 0, write_bytes = 0;
+  // Read syscalls of PostgreSQL 18's I/O worker processes (io_method = worker), which read on
+  // behalf of the backends; pg_stat_io counts those reads under the issuing backend, so only
+  // /proc tells the worker's share (0 with io_method = sync or io_uring).
+  std::uint64_t io_worker_syscr = 0;
+  int processes = 0;
+  // CPU seconds (user + system) of the postmaster, its live children and every child it
+  // reaped: the server's whole CPU time.
+  double cpu_seconds = 0;
+  // The same split by process: the live children one by one (their kind from the process
+  // title, their context switches from /proc/PID/status), and the postmaster's own time and
+  // that of the children it reaped (cutime + cstime), which /proc cannot split further.
+  std::vector<ServerProcess> children;
+  double postmaster_cpu_seconds = 0;
+  double reaped_cpu_seconds = 0;
+  std::uint64_t postmaster_context_switches = 0;
+};
 struct Snapshot {
   int server_major = 0;
   std::int64_t taken_at_us = 0;  // monotonic, for the window's length
@@ -55,7 +90,12 @@ struct Snapshot {
   std::map<std::string, Counter> counters;    // evidence key -> cumulative value
   std::map<std::string, Counter> levels;      // evidence key -> value now (dead_tuples)
   std::string log_path;                       // the log file measured for log_bytes
-  int proc_processes = 0;                     // server processes whose /proc/PID/io was read
+  // The server's processes (a local server): the per-kind CPU and context-switch keys are
+  // computed per process across two snapshots, so a process that started or ended between
+  // them is counted for its part only (delta()).
+  std::optional<ProcIo> proc;
+  int proc_processes = 0;           // server processes whose /proc/PID/io was read
+  std::optional<WaitCounts> waits;  // the wait sampler's counts so far
 };
 
 // The statistics views as tables: each evidence key a view offers, the SQL expression that reads
@@ -110,17 +150,6 @@ double window_seconds(const Snapshot& before, const Snapshot& after);
 
 // The sum of /proc/PID/io over the postmaster and its children, or nullopt when any part
 // cannot be read (no such process, permission). Exposed for tests.
-struct ProcIo {
-  std::uint64_t syscr = 0, syscw = 0, read_bytes = 0, write_bytes = 0;
-  // Read syscalls of PostgreSQL 18's I/O worker processes (io_method = worker), which read on
-  // behalf of the backends; pg_stat_io counts those reads under the issuing backend, so only
-  // /proc tells the worker's share (0 with io_method = sync or io_uring).
-  std::uint64_t io_worker_syscr = 0;
-  int processes = 0;
-  // CPU seconds (user + system) of the postmaster, its live children and every child it
-  // reaped: the server's whole CPU time.
-  double cpu_seconds = 0;
-};
 std::optional<ProcIo> read_server_proc_io(int postmaster_pid);
 
 // Who used this machine's CPU, from /proc: the whole machine's busy time (/proc/stat, every

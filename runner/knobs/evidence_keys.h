@@ -37,7 +37,7 @@ struct EvidenceInfo {
 };
 
 // Every known key, in the order reports list them.
-inline constexpr std::array<EvidenceInfo, 40> kEvidenceCatalog = {{
+inline constexpr std::array<EvidenceInfo, 47> kEvidenceCatalog = {{
     // shared buffers and the OS
     {"buffer_hit_ratio", "hit ratio", EvidenceScale::kRatio, false, "cache"},
     {"blocks_read", "blocks read", EvidenceScale::kPerTransaction, false, "cache"},
@@ -47,8 +47,15 @@ inline constexpr std::array<EvidenceInfo, 40> kEvidenceCatalog = {{
     {"read_bytes", "disk reads", EvidenceScale::kPerTransaction, true, "os_io"},
     {"write_bytes", "disk writes", EvidenceScale::kPerTransaction, true, "os_io"},
     {"io_worker_reads", "I/O worker reads", EvidenceScale::kPerTransaction, false, "aio"},
-    // the server's CPU time (/proc)
+    // the server's CPU time (/proc), split by kind of process, and its context switches
     {"server_cpu_ms", "server CPU ms", EvidenceScale::kPerTransaction, false, "cpu"},
+    {"cpu_backends_ms", "CPU ms: backends", EvidenceScale::kPerTransaction, false, "cpu"},
+    {"cpu_checkpointer_ms", "CPU ms: checkpointer", EvidenceScale::kPerTransaction, false, "cpu"},
+    {"cpu_walwriter_ms", "CPU ms: walwriter", EvidenceScale::kPerTransaction, false, "cpu"},
+    {"cpu_bgwriter_ms", "CPU ms: bgwriter", EvidenceScale::kPerTransaction, false, "cpu"},
+    {"cpu_autovacuum_ms", "CPU ms: autovacuum", EvidenceScale::kPerTransaction, false, "cpu"},
+    {"cpu_other_ms", "CPU ms: other", EvidenceScale::kPerTransaction, false, "cpu"},
+    {"context_switches", "context switches", EvidenceScale::kPerTransaction, false, "cpu"},
     // checkpoints and the background writer (pg_stat_bgwriter; pg_stat_checkpointer in 17+)
     {"checkpoints_requested", "checkpoints requested", EvidenceScale::kPerMinute, false,
      "checkpoint"},

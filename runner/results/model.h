@@ -220,6 +220,17 @@ struct SwitchbackBlock {
   bool operator==(const SwitchbackBlock&) const = default;
 };
 
+// Where the backends spent their time (docs/evidence.md "Where the time went"):
+// pg_stat_activity read `samples` times, every `interval_ms`; backends[wait] the backends found
+// in each wait ("CPU", "IO:DataFileRead", ...) summed over the readings. report/waits.h.
+struct WaitProfile {
+  std::uint64_t samples = 0;
+  double interval_ms = 0;
+  std::map<std::string, std::uint64_t> backends;
+
+  bool operator==(const WaitProfile&) const = default;
+};
+
 // A stage measured in one continuous run that switched between the reference configuration
 // and the stage's every `block_s` seconds (reload only), instead of separate runs.
 struct Switchback {
@@ -234,6 +245,7 @@ struct Switchback {
   std::vector<SwitchbackBlock> blocks;  // in time order, reference first and last
   // The evidence of the reference's kept parts taken together (the stage's is the stage's).
   std::map<std::string, double> reference_evidence;
+  std::optional<WaitProfile> reference_waits;  // the reference's kept parts' wait samples
 
   bool operator==(const Switchback&) const = default;
 };
@@ -250,6 +262,7 @@ struct StageResult {
   LoadSettings load;
   std::vector<Measurement> repeats;
   std::map<std::string, double> evidence;  // the median repeat's evidence
+  std::optional<WaitProfile> waits;        // the median repeat's; absent: not sampled
   double reset_seconds = 0;                // data reset (template clone) before the stage
   std::string log_excerpt;                 // the server log lines written during the stage
   std::string error;                       // the stage could not run: why (empty when it ran)

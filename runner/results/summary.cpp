@@ -9,6 +9,7 @@
 #include "results/evidence_info.h"
 #include "results/metric.h"
 #include "results/stats.h"
+#include "results/waits.h"
 
 namespace pgslow::results {
 
@@ -510,6 +511,7 @@ std::vector<StageSummary> summarize(const Run& run) {
       } else if (reference != nullptr && i > 0) {
         s.movers = top_movers(evidence_moves(stage, *reference), 2);
       }
+      s.waits_text = waits_text(stage, baseline_waits(stage, baseline));
       previous = &stage;
     }
     out.push_back(std::move(s));

@@ -119,6 +119,9 @@ struct StageSummary {
   // Up to two, largest first, versus the previous stage that ran (cumulative runs) or the
   // baseline (mode "isolated").
   std::vector<EvidenceMove> movers;
+  // Where the backends spent their time, against the baseline (report/waits.h); empty when
+  // the stage was not sampled.
+  std::string waits_text;
   std::string tps_text;           // "1,052" or "1,052 (1,010-1,090)" with repeats
   std::string transactions_text;  // "31,560 tx": behind the median figure
   std::string note;               // "12 transactions" when few, else empty

@@ -133,8 +133,8 @@ void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
 void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (!node.IsDefined()) return;
   yaml::Fields f = r.fields(node, "measure",
-                            {"warmup", "duration", "repeats", "check_data", "metric", "design",
-                             "pairs", "precision", "budget"});
+                            {"warmup", "duration", "repeats", "check_data", "wait_sampling",
+                             "metric", "design", "pairs", "precision", "budget"});
   if (auto v = read_duration(r, f.get("warmup"), "measure.warmup")) s.measure.warmup_s = *v;
   if (auto v = read_duration(r, f.get("duration"), "measure.duration")) {
     if (*v < 1) {
@@ -148,6 +148,8 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     s.measure.repeats = *v;
   }
   if (auto v = r.boolean(f.get("check_data"), "measure.check_data")) s.measure.check_data = *v;
+  if (auto v = r.boolean(f.get("wait_sampling"), "measure.wait_sampling"))
+    s.measure.wait_sampling = *v;
   if (auto v = r.string(f.get("design"), "measure.design")) {
     if (*v == "auto" || *v == "isolated") {
       s.measure.switchback = *v == "auto";

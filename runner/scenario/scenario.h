@@ -49,7 +49,8 @@ struct MeasureSpec {
   double warmup_s = 5;
   double duration_s = 30;
   int repeats = 1;
-  bool check_data = false;  // measure.check_data: consistency checks after each run
+  bool check_data = false;    // measure.check_data: consistency checks after each run
+  bool wait_sampling = true;  // measure.wait_sampling: the wait-event profile (docs/evidence.md)
   // How stages compare with the baseline (docs/scenario-format.md "measure"): auto lets every
   // stage whose knobs act within seconds of a reload switch back and forth in one run;
   // isolated gives every stage separate runs.

@@ -24,6 +24,7 @@ results::BenchResult run_bench(server::ServerControl& server, const workload::Wo
   lab_options.measure.allow_partial = d.allow_partial;
   lab_options.measure.protocol = d.protocol;
   lab_options.measure.check_data = options.check_data;
+  lab_options.measure.wait_sampling = options.wait_sampling;
   lab_options.measure.schedule_seed = d.seed;
   // Only a session that changes the configuration reads the catalog: bench starts without
   // parsing it (tens of milliseconds of CPU, counted against the driver by vs-pgbench).

@@ -17,6 +17,7 @@ struct BenchOptions {
   driver::DriverOptions driver;  // clients, duration, warm-up, rate, pool, tries, protocol, seed
   bool reset_data = true;        // false: --no-reset
   bool check_data = false;       // the workload's consistency checks after the run
+  bool wait_sampling = true;     // false: --no-wait-sampling
   std::filesystem::path workdir;
 };
 

@@ -119,6 +119,17 @@ void require_running(const server::ServerControl& server) {
                   server.describe()));
 }
 
+// How often the wait sampler reads pg_stat_activity (docs/evidence.md: its cost, measured).
+constexpr std::chrono::milliseconds kWaitInterval(10);
+
+results::WaitProfile wait_profile(const evidence::WaitCounts& counts) {
+  results::WaitProfile w;
+  w.samples = counts.samples;
+  w.interval_ms = static_cast<double>(kWaitInterval.count());
+  w.backends = counts.backends;
+  return w;
+}
+
 }  // namespace
 
 // Drives a switchback run from the driver's controlling thread (DriverOptions::on_poll): which
@@ -157,6 +168,11 @@ class SwitchbackControl {
   const std::exception_ptr& failure() const { return failure_; }
   // The evidence of each configuration's kept parts together (0: reference, 1: stage).
   const std::map<std::string, double>& evidence(int config) const { return evidence_[config]; }
+  // The wait samples of each configuration's kept parts (nullopt: not sampled).
+  std::optional<results::WaitProfile> waits(int config) const {
+    if (!waits_[config]) return std::nullopt;
+    return wait_profile(*waits_[config]);
+  }
 
  private:
   int step(double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
@@ -174,8 +190,13 @@ class SwitchbackControl {
       // The first block follows the data reset: its full-page images and cold pages belong to
       // no configuration, so the baseline's evidence starts with its second block.
       if (kept_before_ && pending_ > 0) {
-        if (auto after = snapshot ? snapshot() : std::nullopt)
+        if (auto after = snapshot ? snapshot() : std::nullopt) {
           evidence::add_window(evidence_[pending_ % 2], *kept_before_, *after);
+          if (kept_before_->waits && after->waits) {
+            waits_[pending_ % 2] = waits_[pending_ % 2].value_or(evidence::WaitCounts{});
+            evidence::add_waits(*waits_[pending_ % 2], *kept_before_->waits, *after->waits);
+          }
+        }
       }
       close_pending(finished(pending_));
       if (run_.done()) return driver::kEndWindow;
@@ -220,6 +241,7 @@ class SwitchbackControl {
   std::int64_t start_at_ = 0, end_at_ = 0;
   std::optional<evidence::Snapshot> kept_before_;
   std::map<std::string, double> evidence_[2];
+  std::optional<evidence::WaitCounts> waits_[2];
   driver::BlockTallies tallies_;
 };
 
@@ -298,6 +320,7 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
                                               std::map<std::string, double>& evidence,
                                               double& window_s,
                                               std::optional<evidence::CpuShares>& disturbance,
+                                              std::optional<results::WaitProfile>& waits,
                                               SwitchbackControl* switchback) {
   const MeasureOptions& mo = options_.measure;
   workload::ResetResult reset;
@@ -331,9 +354,13 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   const std::string database = options_.reset_data ? dataset_.clone_name() : std::string();
   if (!database.empty()) progress_.measuring(stage.name, database);
   evidence::LockWaitSampler lock_waits(reset.conninfo, database);
+  evidence::WaitSampler wait_sampler(reset.conninfo, database, kWaitInterval);
   try {
     probe = pg::Connection::open(reset.conninfo);
+    // The wait sampler leaves pgslow's own connections out by this name.
+    probe->exec(std::string("SET application_name = '") + evidence::kEvidenceApplicationName + "'");
     lock_waits.open();
+    if (mo.wait_sampling) wait_sampler.open();
   } catch (const pg::Error& e) {
     spdlog::warn("evidence connection failed: {}; the stage's evidence is left out", e.what());
   }
@@ -351,6 +378,7 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   snap_options.data_dir = server_.data_dir();
   snap_options.log_file = server_.log_file();
   snap_options.lock_waits = &lock_waits;
+  if (mo.wait_sampling) snap_options.waits = &wait_sampler;
   std::optional<evidence::Snapshot> before;
   std::optional<evidence::Snapshot> after;
   std::string evidence_error;
@@ -369,6 +397,7 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   std::optional<evidence::CpuTimes> cpu_after;
   d.on_measure_start = [&] {
     lock_waits.start();
+    if (mo.wait_sampling) wait_sampler.start();
     snapshot(before);
     if (server_pid) cpu_before = evidence::read_cpu_times(server_pid);
   };
@@ -376,6 +405,7 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
     if (server_pid) cpu_after = evidence::read_cpu_times(server_pid);
     snapshot(after);
     lock_waits.stop();
+    wait_sampler.stop();
   };
   // The server's memory per idle connection, read from /proc while the clients sit connected
   // before the clock starts (a local server only: its postmaster's children).
@@ -412,6 +442,7 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   results::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
                                                 apply::InterruptGuard::stop_flag());
   lock_waits.stop();
+  wait_sampler.stop();
   if (switchback != nullptr) {
     if (switchback->failure()) std::rethrow_exception(switchback->failure());
     switchback->finish(tallies);
@@ -427,6 +458,7 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   evidence.clear();
   window_s = 0;
   disturbance = std::nullopt;
+  waits = std::nullopt;
   if (cpu_before && cpu_after) {
     if (auto shares = evidence::cpu_shares(*cpu_before, *cpu_after)) {
       disturbance = *shares;
@@ -437,6 +469,8 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   if (!evidence_error.empty()) stage.warnings.push_back("evidence incomplete: " + evidence_error);
   if (!before || !after) return m;  // stopped before the measured window, or no probe
   evidence = evidence::delta(*before, *after);
+  if (before->waits && after->waits)
+    waits = wait_profile(evidence::wait_delta(*before->waits, *after->waits));
   window_s = static_cast<double>(after->taken_at_us - before->taken_at_us) / 1e6;
   // The client's side of the evidence (docs/evidence.md): same keys as the catalog's `watch`.
   evidence["tps"] = m.tps;
@@ -449,9 +483,10 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
 
 std::optional<results::Measurement> LabSession::measure_or_fail(
     results::StageResult& stage, std::map<std::string, double>& evidence, double& window_s,
-    std::optional<evidence::CpuShares>& cpu, SwitchbackControl* switchback) {
+    std::optional<evidence::CpuShares>& cpu, std::optional<results::WaitProfile>& waits,
+    SwitchbackControl* switchback) {
   try {
-    return measure_once(stage.load, stage, evidence, window_s, cpu, switchback);
+    return measure_once(stage.load, stage, evidence, window_s, cpu, waits, switchback);
   } catch (const apply::Interrupted&) {
     throw;
   } catch (const InputError&) {
@@ -518,14 +553,17 @@ results::StageResult LabSession::measure(const Configuration& configuration,
   const int n = repeats.value_or(options_.measure.repeats);
   std::vector<std::map<std::string, double>> evidence_per_repeat;
   std::vector<double> window_per_repeat;
+  std::vector<std::optional<results::WaitProfile>> waits_per_repeat;
   std::vector<evidence::CpuShares> disturbed;  // the runs that other work disturbed
   for (int i = 0; i < n; ++i) {
     if (n > 1) progress_.note(fmt::format("  repeat {} of {}", i + 1, n));
     std::map<std::string, double> evidence;
     double window_s = 0;
     std::optional<evidence::CpuShares> cpu;
-    auto m = measure_or_fail(stage, evidence, window_s, cpu);
+    std::optional<results::WaitProfile> waits;
+    auto m = measure_or_fail(stage, evidence, window_s, cpu, waits);
     if (!m) break;
+    waits_per_repeat.push_back(std::move(waits));
     stage.repeats.push_back(std::move(*m));
     if (cpu && cpu->disturbance() > evidence::kDisturbedShare) disturbed.push_back(*cpu);
     evidence_per_repeat.push_back(std::move(evidence));
@@ -542,6 +580,7 @@ results::StageResult LabSession::measure(const Configuration& configuration,
     const auto index = static_cast<std::size_t>(median - stage.repeats.data());
     stage.evidence = evidence_per_repeat[index];
     stage.evidence_seconds = window_per_repeat[index];
+    stage.waits = waits_per_repeat[index];
   }
   if (!disturbed.empty()) stage.warnings.push_back(disturbance_note(disturbed, n));
   if (auto note = driver_bound_note(stage.repeats, options_.measure.workers))
@@ -579,13 +618,15 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
   std::map<std::string, double> whole_run_evidence;
   double window_s = 0;
   std::optional<evidence::CpuShares> cpu;
-  measure_or_fail(stage, whole_run_evidence, window_s, cpu, &control);
+  std::optional<results::WaitProfile> whole_run_waits;
+  measure_or_fail(stage, whole_run_evidence, window_s, cpu, whole_run_waits, &control);
   if (apply::InterruptGuard::interrupted() && stage.error.empty())
     stage.error = "interrupted: the measurement stopped early";
 
   results::Switchback result = control.run().result();
   result.why = why;
   result.reference_evidence = control.evidence(0);
+  result.reference_waits = control.waits(0);
   // The stage's blocks taken together are its one measurement.
   results::Measurement m = results::blocks_measurement(result.blocks, true);
   const driver::BlockTallies& t = control.tallies();
@@ -594,6 +635,7 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
   m.clients_requested = m.clients_connected = stage.load.clients;
   if (m.committed > 0) stage.repeats.push_back(std::move(m));
   stage.evidence = control.evidence(1);
+  stage.waits = control.waits(1);
   stage.evidence_seconds = stage.repeats.empty() ? 0 : stage.repeats.front().duration_s;
   if (cpu && cpu->disturbance() > evidence::kDisturbedShare)
     stage.warnings.push_back(disturbance_note({*cpu}, 1));

@@ -55,6 +55,9 @@ struct MeasureOptions {
   driver::Protocol protocol = driver::Protocol::kPrepared;  // how statements are sent (-M)
   bool check_data = false;  // consistency checks after each run; a failed check fails the stage
   std::uint64_t schedule_seed = 1;  // the fixed-rate arrival schedule (the driver's seed)
+  // Sample the backends' wait events during the measured window (StageResult::waits);
+  // false: no sampler connection (measure.wait_sampling: off, --no-wait-sampling).
+  bool wait_sampling = true;
 };
 
 struct LabOptions {
@@ -151,12 +154,14 @@ class LabSession {
   results::Measurement measure_once(const results::LoadSettings& load, results::StageResult& stage,
                                     std::map<std::string, double>& evidence, double& window_s,
                                     std::optional<evidence::CpuShares>& cpu,
+                                    std::optional<results::WaitProfile>& waits,
                                     SwitchbackControl* switchback = nullptr);
   // measure_once, with a failed run (RuntimeError) recorded as the stage's error: nullopt.
   std::optional<results::Measurement> measure_or_fail(results::StageResult& stage,
                                                       std::map<std::string, double>& evidence,
                                                       double& window_s,
                                                       std::optional<evidence::CpuShares>& cpu,
+                                                      std::optional<results::WaitProfile>& waits,
                                                       SwitchbackControl* switchback = nullptr);
   // A stage's result before anything ran: its name and load (defaults filled in); throws when
   // interrupted or when the server does not accept connections.

@@ -92,6 +92,7 @@ LabOptions make_lab_options(const Scenario& s, const RunOptions& options, const 
   m.allow_partial = options.allow_partial || s.allow_partial;
   m.protocol = options.protocol;
   m.check_data = options.check_data || s.measure.check_data;
+  m.wait_sampling = !options.no_wait_sampling && s.measure.wait_sampling;
   m.schedule_seed = s.workload.seed;
   return lab_options;
 }

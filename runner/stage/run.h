@@ -36,7 +36,8 @@ struct RunOptions {
   int max_tries = 0;  // 0: the workload's default
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;
-  bool check_data = false;  // --check-data, on top of the scenario's measure.check_data
+  bool check_data = false;        // --check-data, on top of the scenario's measure.check_data
+  bool no_wait_sampling = false;  // --no-wait-sampling, on top of measure.wait_sampling: off
   // What attributions judge by (--metric); unset: the scenario's measure.metric.
   std::optional<results::Metric> metric;
 };

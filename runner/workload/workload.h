@@ -66,7 +66,7 @@ struct RunCounts {
   // Workload::window_probe_sql() at the window's end minus at its start; nullopt: none.
   std::optional<double> probe_delta;
   std::vector<results::TxTypeResult> by_type;  // in transaction_types() order
-  std::vector<std::uint64_t> counters;        // in counter_names() order, summed over clients
+  std::vector<std::uint64_t> counters;         // in counter_names() order, summed over clients
 };
 
 // One client's connection as its transactions see it. Implemented by the driver over

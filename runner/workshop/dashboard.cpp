@@ -16,6 +16,7 @@
 #include "common/format.h"
 #include "common/strings.h"
 #include "pg/connection.h"
+#include "report/waits.h"
 
 namespace pgslow::workshop {
 
@@ -115,6 +116,9 @@ struct Dashboard::Impl {
   std::string database;               // the stage's database (measuring()); empty: the conninfo's
   std::string watched_server;         // the server watched (watch_server's latest conninfo)
   std::optional<double> last_sample;  // t of the previous reading (lock waits)
+  // Backends of the watched database per wait event, summed over the readings since the run
+  // began: the report's wait profile, live (sampled here once a second, there every 10 ms).
+  report::WaitProfile backend_waits;
 
   DashboardLimits limits;
   bool loopback = true;  // bound to loopback: only loopback Host names are answered
@@ -173,6 +177,12 @@ struct Dashboard::Impl {
               : k == kLockWaits                    ? fmt::format("{:.1f} backend-s", c.total)
                                                    : fmt::format("{:.0f}", c.total);
     }
+    if (const auto shares = report::wait_shares(backend_waits); !shares.empty()) {
+      std::string text;
+      for (std::size_t i = 0; i < shares.size() && i < 3; ++i)
+        text += (i == 0 ? "" : ", ") + shares[i].wait + " " + report::format_share(shares[i].share);
+      ev["backend time"] = text;
+    }
     j["evidence"] = ev;
     j["evidence_stage"] = evidence_stage;
     j["evidence_since"] = evidence_since;
@@ -207,8 +217,19 @@ struct Dashboard::Impl {
     std::optional<double> waiting = value(
         "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
         "AND datname = current_database()");
+    // Where those backends are now: CPU (active, no wait event) or their wait event.
+    const pg::Result now_waiting = conn.exec(
+        "SELECT coalesce(wait_event_type || ':' || wait_event, "
+        "CASE WHEN state = 'active' THEN 'CPU' ELSE 'Idle' END), count(*) FROM pg_stat_activity "
+        "WHERE backend_type = 'client backend' AND datname = current_database() "
+        "AND pid <> pg_backend_pid() AND application_name IS DISTINCT FROM 'pgslow evidence' "
+        "GROUP BY 1");
     const double t = now_s();
     std::lock_guard lock(mu);
+    ++backend_waits.samples;
+    for (int i = 0; i < now_waiting.rows(); ++i)
+      backend_waits.backends[std::string(now_waiting.get(i, 0))] +=
+          static_cast<std::uint64_t>(now_waiting.get_int64(i, 1));
     Counter& h = counters["blocks hit"];
     Counter& r = counters["blocks read"];
     const double hit_before = h.total, read_before = r.total;
@@ -230,6 +251,7 @@ struct Dashboard::Impl {
   void restart_counters(const std::string& stage) {
     for (auto& [k, c] : counters) c.restart();
     counters[kLockWaits].restart();
+    backend_waits = {};
     if (!stage.empty()) evidence_stage = stage;
     evidence_since = now_s();
     dirty = true;

@@ -14,6 +14,7 @@
 #include "common/strings.h"
 #include "report/json.h"
 #include "report/text.h"
+#include "report/waits.h"
 #include "report/workshop.h"
 #include "results/stats.h"
 
@@ -307,6 +308,18 @@ void render_clues(const MysteryState& s, const knobs::Catalog& catalog, std::ost
   for (const report::EvidenceRow& r : report::evidence_rows(now, before, {}))
     t.rows.push_back({r.label, r.reference, r.stage});
   text += "What moved most over the measured window:\n" + t.render("  ") + "\n";
+  // Where the backends' time went: at difficulty 3 the player samples pg_stat_activity alone.
+  if (s.difficulty <= 2 && now.waits && before.waits) {
+    report::TextTable w;
+    w.header = {"wait (pg_stat_activity, sampled)", "before", "now"};
+    w.right = {false, true, true};
+    const auto shares = report::wait_shares(*now.waits);
+    for (std::size_t i = 0; i < shares.size() && i < 3; ++i)
+      w.rows.push_back({shares[i].wait,
+                        report::format_share(report::wait_share(*before.waits, shares[i].wait)),
+                        report::format_share(shares[i].share)});
+    if (!w.rows.empty()) text += "Where the backends' time went:\n" + w.render("  ") + "\n";
+  }
   std::vector<std::string> lines;
   bool after_reset_checkpoint = false;
   for (const std::string& l : split(now.log_excerpt, '\n')) {

@@ -24,6 +24,7 @@
 #include "report/json.h"
 #include "results/summary.h"
 #include "results/switchback.h"
+#include "results/waits.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
 #include "tests/support/server_state.h"
@@ -198,6 +199,8 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
   }
   results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  const std::string csv = read_file(out / "report.csv");
+  const std::string md = read_file(out / "report.md");
   ASSERT_EQ(run.stages.size(), 2u);
   EXPECT_EQ(run.stages[0].name, "baseline");
   EXPECT_EQ(run.stages[1].name, "planner");
@@ -224,10 +227,29 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
   ASSERT_TRUE(summary[1].vs_baseline.has_value());
   EXPECT_TRUE(summary[1].vs_baseline->measurable) << summary[1].vs_baseline->text;
   EXPECT_EQ(results::run_noise(run).runs, 3u);
+  // Where the time went: the planner stage's backends run (CPU) far more of their time than
+  // the baseline's, which wait for their clients; the report names it with the baseline's
+  // share beside it.
+  for (const auto& st : run.stages) {
+    ASSERT_TRUE(st.waits.has_value()) << st.name;
+    EXPECT_GT(st.waits->samples, 50u) << st.name;  // 3 s at 10 ms, on a busy machine
+  }
+  const auto planner_waits = results::wait_shares(*run.stages[1].waits);
+  ASSERT_FALSE(planner_waits.empty());
+  EXPECT_EQ(planner_waits[0].wait, "CPU") << summary[1].waits_text;
+  EXPECT_GT(results::wait_share(*run.stages[1].waits, "CPU"),
+            results::wait_share(*run.stages[0].waits, "CPU"))
+      << summary[0].waits_text << "\n"
+      << summary[1].waits_text;
+  EXPECT_NE(r.output.find("waits     cpu_index_tuple_cost, random_page_cost → CPU "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(summary[1].waits_text.find("of backend time (baseline "), std::string::npos)
+      << summary[1].waits_text;
+  EXPECT_NE(md.find("## Where the time went"), std::string::npos);
+  EXPECT_NE(read_file(out / "report.html").find("<svg class=\"waits\""), std::string::npos);
 
   // Each stage's TPS in the CSV and in the console table is the JSON's.
-  const std::string csv = read_file(out / "report.csv");
-  const std::string md = read_file(out / "report.md");
   for (const auto& st : run.stages) {
     EXPECT_NE(csv.find(st.name), std::string::npos) << csv;
     EXPECT_NE(md.find(st.name), std::string::npos) << md;
@@ -422,6 +444,72 @@ stages:
   ASSERT_TRUE(summaries[1].cpu_vs_baseline.has_value()) << r.output;
   EXPECT_NE(r.output.find("measured  switchback, 7 blocks of 4 s"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("CPU/tx"), std::string::npos) << r.output;
+  // Where the time went, split by block: the stage's blocks and the reference's each have
+  // their own profile.
+  ASSERT_TRUE(stage.waits.has_value()) << r.output;
+  ASSERT_TRUE(stage.switchback->reference_waits.has_value()) << r.output;
+  const double delay = results::wait_share(*stage.waits, "Timeout:CommitDelay");
+  const double reference =
+      results::wait_share(*stage.switchback->reference_waits, "Timeout:CommitDelay");
+  // No wait event for the sleep (ACommitDelayStage... below): the sleeper reads as CPU, and
+  // on scale 1 the other clients queue behind it on the one branch row or on WALWriteLock.
+  EXPECT_EQ(delay, 0) << summaries[1].waits_text;
+  EXPECT_EQ(reference, 0) << summaries[1].waits_text;
+  EXPECT_GT(results::wait_share(*stage.waits, "CPU"),
+            results::wait_share(*stage.switchback->reference_waits, "CPU"))
+      << summaries[1].waits_text;
+  EXPECT_NE(summaries[1].waits_text.find("% of backend time (baseline "), std::string::npos);
+}
+
+// wal-hell's commit delay on a write workload without row contention (inserts, one client):
+// the stage's backend spends its time in the delay's sleep. PostgreSQL (15 to 18, measured)
+// reports no wait event for that sleep, so it reads as CPU (active, no wait event): the
+// report names CPU, far above the baseline's share, where a commit waited on its WAL flush.
+TEST(Run, ACommitDelayStageNamesWhereItsBackendsTimeWent) {
+  cluster();
+  fs::path file = workdir() / "commit-delay-waits.yaml";
+  write_file_durably(file, R"(name: commit-delay-waits
+workload:
+  name: insert
+  clients: 1
+measure:
+  warmup: 1s
+  duration: 3s
+  design: isolated
+mode: isolated
+stages:
+  - name: commit-delay
+    settings:
+      commit_delay: 10000
+      commit_siblings: 0
+)");
+  const ServerState before = server_state();
+  const fs::path out = workdir() / "results-commit-delay-waits";
+  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+  expect_restored(before);
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  ASSERT_EQ(run.stages.size(), 2u);
+  ASSERT_TRUE(run.stages[0].waits.has_value()) << r.output;
+  ASSERT_TRUE(run.stages[1].waits.has_value()) << r.output;
+  const auto shares = results::wait_shares(*run.stages[1].waits);
+  ASSERT_FALSE(shares.empty());
+  // The client's own time (Client:ClientRead) may lead on a busy machine; the delay's share
+  // is what moved.
+  const double cpu = results::wait_share(*run.stages[1].waits, "CPU");
+  EXPECT_GT(cpu, 0.15) << r.output;
+  EXPECT_GT(cpu, 5 * results::wait_share(*run.stages[0].waits, "CPU")) << r.output;
+  EXPECT_EQ(results::wait_share(*run.stages[1].waits, "Timeout:CommitDelay"), 0) << r.output;
+  EXPECT_NE(r.output.find("waits     commit_delay, commit_siblings → "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("of backend time (baseline "), std::string::npos) << r.output;
+  // Without the sampler the stage has no profile, and the report says nothing of waits.
+  const fs::path off = workdir() / "results-commit-delay-no-waits";
+  ProcessResult r2 = pgslow({"run", file.string(), "--out", off.string(), "--no-wait-sampling"});
+  ASSERT_TRUE(r2.ok()) << r2.output;
+  results::Run run2 = report::read_json(read_file(off / "report.json"), "report.json");
+  for (const auto& st : run2.stages) EXPECT_FALSE(st.waits.has_value()) << st.name;
+  EXPECT_EQ(r2.output.find("waits     "), std::string::npos) << r2.output;
 }
 
 // --precision on a stage of separate runs: it takes more (stage, baseline) pairs, looking at

@@ -227,7 +227,7 @@ RunCounts counts(std::uint64_t no_committed, std::uint64_t no_rolled_back, doubl
 }
 
 const results::HeadlineFigure* figure(const std::vector<results::HeadlineFigure>& figures,
-                                     std::string_view name) {
+                                      std::string_view name) {
   for (const auto& f : figures)
     if (f.name == name) return &f;
   return nullptr;

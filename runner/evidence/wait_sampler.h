@@ -1,0 +1,74 @@
+#pragma once
+// Where the backends spent their time: one extra connection reads pg_stat_activity's
+// wait_event_type and wait_event for the run's backends every few milliseconds (one prepared
+// statement, no transaction held) and counts, per wait, how many backends were in it. A backend
+// that is active without a wait event counts as "CPU" (it runs, or waits for a CPU); one that
+// waits for its client shows Client:ClientRead. Each wait's share of the backend-samples is its
+// share of backend time, to within the sampling (docs/evidence.md "Where the time went").
+//
+// The counts are cumulative; a stage takes two readings (wait_counts) and subtracts them
+// (wait_delta), so a switchback run can give each configuration its own blocks' samples.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "pg/connection.h"
+
+namespace pgslow::evidence {
+
+// The application_name of pgslow's own evidence connections (the probe, the samplers): the
+// wait sampler leaves them out of the run's backends.
+inline constexpr const char* kEvidenceApplicationName = "pgslow evidence";
+
+// Cumulative sample counts: `samples` readings of pg_stat_activity; `backends[wait]` the
+// backends found in `wait` ("CPU", "IO:DataFileRead", ...) summed over those readings.
+struct WaitCounts {
+  std::uint64_t samples = 0;
+  std::map<std::string, std::uint64_t> backends;
+
+  bool operator==(const WaitCounts&) const = default;
+};
+
+// after - before (counts only grow); `total` += that, for several windows taken together.
+WaitCounts wait_delta(const WaitCounts& before, const WaitCounts& after);
+void add_waits(WaitCounts& total, const WaitCounts& before, const WaitCounts& after);
+
+class WaitSampler {
+ public:
+  // `database`: the run's database (the clone); empty samples every database.
+  WaitSampler(std::string conninfo, std::string database,
+              std::chrono::milliseconds interval = std::chrono::milliseconds(10));
+  ~WaitSampler();
+  WaitSampler(const WaitSampler&) = delete;
+  WaitSampler& operator=(const WaitSampler&) = delete;
+
+  // Connects and prepares (throws pg::Error). Call it before the workload's clients connect,
+  // so they cannot take the last connection slot from it.
+  void open();
+  // Starts the sampling thread. Without a connection (open() failed or was not called)
+  // nothing is sampled and the counts stay empty: the sampler never fails a run.
+  void start();
+  void stop();  // idempotent; the counts stay readable
+  WaitCounts counts() const;
+  std::chrono::milliseconds interval() const { return interval_; }
+
+ private:
+  void loop();
+  std::string conninfo_;
+  std::string database_;
+  std::chrono::milliseconds interval_;
+  pg::Connection conn_;
+  std::thread thread_;
+  mutable std::mutex mutex_;  // guards counts_ and stop_'s wake-up
+  std::condition_variable wake_;
+  std::atomic<bool> stop_{false};
+  WaitCounts counts_;
+};
+
+}  // namespace pgslow::evidence

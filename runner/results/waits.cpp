@@ -1,0 +1,67 @@
+#include "results/waits.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+#include <utility>
+
+#include "common/format.h"
+
+namespace pgslow::results {
+
+std::vector<WaitShare> wait_shares(const WaitProfile& profile) {
+  std::uint64_t total = 0;
+  for (const auto& [wait, n] : profile.backends) total += n;
+  std::vector<WaitShare> out;
+  if (total == 0) return out;
+  for (const auto& [wait, n] : profile.backends) {
+    if (n == 0) continue;
+    out.push_back({wait, static_cast<double>(n) / static_cast<double>(total), n});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const WaitShare& a, const WaitShare& b) {
+    return a.backend_samples > b.backend_samples;
+  });
+  return out;
+}
+
+double wait_share(const WaitProfile& profile, const std::string& wait) {
+  for (const auto& s : wait_shares(profile))
+    if (s.wait == wait) return s.share;
+  return 0;
+}
+
+std::string format_share(double share) {
+  if (share <= 0) return "0%";
+  if (share < 0.01) return "<1%";  // never "0%" for a wait that was seen
+  return fmt::format("{:.0f}%", share * 100);
+}
+
+std::string waits_text(const StageResult& stage, const WaitProfile* baseline, std::size_t top) {
+  if (!stage.waits) return {};
+  const auto shares = wait_shares(*stage.waits);
+  if (shares.empty()) return {};
+  std::string knobs;
+  for (const auto& c : stage.changes) knobs += (knobs.empty() ? "" : ", ") + c.name;
+  std::string text = knobs.empty() ? "" : knobs + " → ";
+  for (std::size_t i = 0; i < shares.size() && i < top; ++i) {
+    if (i > 0) text += "; ";
+    text += shares[i].wait + " " + format_share(shares[i].share);
+    if (i == 0) text += " of backend time";
+    if (baseline != nullptr)
+      text += " (baseline " + format_share(wait_share(*baseline, shares[i].wait)) + ")";
+  }
+  const std::uint64_t n = stage.waits->samples;
+  return text + fmt::format("; {} sample{}", format_count(n), n == 1 ? "" : "s");
+}
+
+const WaitProfile* baseline_waits(const StageResult& stage, const StageResult* baseline) {
+  if (stage.switchback)
+    return stage.switchback->reference_waits ? &*stage.switchback->reference_waits : nullptr;
+  if (baseline == nullptr || baseline == &stage || !baseline->waits) return nullptr;
+  return &*baseline->waits;
+}
+
+}  // namespace pgslow::results

@@ -1,0 +1,35 @@
+#pragma once
+// A stage's wait profile as the reports show it: each wait's share of backend time, and the
+// line that links a stage's knobs to its dominant waits with the baseline's share beside them
+// ("random_page_cost → CPU 51% of backend time (baseline 2%)").
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "results/model.h"
+
+namespace pgslow::results {
+
+struct WaitShare {
+  std::string wait;  // "CPU", "IO:DataFileRead", ...
+  double share = 0;  // of all backend-samples, 0..1
+  std::uint64_t backend_samples = 0;
+};
+
+// Every wait of `profile`, largest share first (ties by name); empty without backend-samples.
+std::vector<WaitShare> wait_shares(const WaitProfile& profile);
+// The share of `wait` in `profile` (0 when absent).
+double wait_share(const WaitProfile& profile, const std::string& wait);
+// "81%", "<1%", "0%".
+std::string format_share(double share);
+
+// The stage's top `top` waits with the baseline's share beside each, led by the knobs the stage
+// changed; without a baseline profile, the shares alone. Empty when the stage has no samples.
+std::string waits_text(const StageResult& stage, const WaitProfile* baseline, std::size_t top = 3);
+
+// The profile the stage is compared with: a switchback stage's reference blocks, else the
+// baseline stage's (nullptr when neither was sampled).
+const WaitProfile* baseline_waits(const StageResult& stage, const StageResult* baseline);
+
+}  // namespace pgslow::results
