@@ -520,32 +520,33 @@ std::string to_json(const Run& run) {
   for (const auto& e : run.expectations) {
     expectations.push_back(Json{{"text", e.text}, {"passed", e.passed}, {"detail", e.detail}});
   }
-  const Json doc{{"schema", "pgslow-report"},
-                 {"schema_version", kSchemaVersion},
-                 {"pgslow_version", run.pgslow_version},
-                 {"scenario", run.scenario},
-                 {"description", run.description},
-                 {"started_at", run.started_at},
-                 {"wall_seconds", number(run.wall_seconds)},
-                 {"server_version", run.server_version},
-                 {"server_major", run.server_major},
-                 {"target", run.target},
-                 {"workload", run.workload},
-                 {"scale", run.scale},
-                 {"data_bytes", run.data_bytes},
-                 {"warmup_s", number(run.warmup_s)},
-                 {"duration_s", number(run.duration_s)},
-                 {"repeats", run.repeats},
-                 {"mode", run.mode},
-                 {"sweep", run.sweep},
-                 {"machine",
-                  {{"cores", run.machine.cores},
-                   {"memory_bytes", run.machine.memory_bytes},
-                   {"kernel", run.machine.kernel},
-                   {"hostname", run.machine.hostname}}},
-                 {"stages", stages},
-                 {"references", references},
-                 {"expectations", expectations}};
+  Json doc{{"schema", "pgslow-report"},
+           {"schema_version", kSchemaVersion},
+           {"pgslow_version", run.pgslow_version},
+           {"scenario", run.scenario},
+           {"description", run.description},
+           {"started_at", run.started_at},
+           {"wall_seconds", number(run.wall_seconds)},
+           {"server_version", run.server_version},
+           {"server_major", run.server_major},
+           {"target", run.target},
+           {"workload", run.workload},
+           {"scale", run.scale},
+           {"data_bytes", run.data_bytes},
+           {"warmup_s", number(run.warmup_s)},
+           {"duration_s", number(run.duration_s)},
+           {"repeats", run.repeats},
+           {"mode", run.mode},
+           {"sweep", run.sweep},
+           {"machine",
+            {{"cores", run.machine.cores},
+             {"memory_bytes", run.machine.memory_bytes},
+             {"kernel", run.machine.kernel},
+             {"hostname", run.machine.hostname}}},
+           {"stages", stages},
+           {"references", references},
+           {"expectations", expectations}};
+  if (!run.envelope.empty()) doc["envelope"] = run.envelope;  // absent: the server ran unlimited
   // Invalid UTF-8 in a log excerpt must not make the whole report unwritable.
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
@@ -581,6 +582,7 @@ Run read_json(const std::string& text, const std::string& source) {
   r.string("server_version", run.server_version);
   r.number("server_major", run.server_major);
   r.string("target", run.target);
+  r.string("envelope", run.envelope);
   r.string("workload", run.workload);
   r.number("scale", run.scale);
   r.number("data_bytes", run.data_bytes);
