@@ -377,7 +377,8 @@ TEST(ParseScenario, TheServerSectionGivesTheEnvelope) {
       "server:\n"
       "  memory: 512MB\n"
       "  cpus: 1.5\n"
-      "  cpuset: \"1\"\n",
+      "  cpuset: \"1\"\n"
+      "stages: [{name: a, settings: {work_mem: 4MB}}]\n",
       problems);
   EXPECT_TRUE(problems.empty()) << all(problems);
   EXPECT_EQ(s.target.envelope.memory_bytes, 512ull * 1024 * 1024);
@@ -388,7 +389,10 @@ TEST(ParseScenario, TheServerSectionGivesTheEnvelope) {
 
 TEST(ParseScenario, WithoutAServerSectionThereIsNoEnvelope) {
   std::vector<ConfigError> problems;
-  Scenario s = parse("workload: tpcb-like\n", problems);
+  Scenario s = parse(
+      "workload: tpcb-like\n"
+      "stages: [{name: a, settings: {work_mem: 4MB}}]\n",
+      problems);
   EXPECT_TRUE(s.target.envelope.empty());
   EXPECT_EQ(s.target.envelope.describe(), "");
 }
@@ -402,7 +406,8 @@ TEST(ParseScenario, BadServerFieldsAreNamedAtTheirLines) {
       "  memory: lots\n"       // 3
       "  cpus: -1\n"           // 4
       "  cpuset: \"512\"\n"    // 5
-      "  swap: 1GB\n",         // 6
+      "  swap: 1GB\n"          // 6
+      "stages: [{name: a, settings: {work_mem: 4MB}}]\n",
       problems);
   ASSERT_EQ(problems.size(), 4u) << all(problems);
   std::string text = all(problems);
@@ -419,7 +424,10 @@ TEST(ParseScenario, BadServerFieldsAreNamedAtTheirLines) {
 
 TEST(ParseScenario, AServerTooSmallToRunIsRefused) {
   std::vector<ConfigError> problems;
-  parse("workload: tpcb-like\nserver: {memory: 8MB}\n", problems);
+  parse(
+      "workload: tpcb-like\nserver: {memory: 8MB}\n"
+      "stages: [{name: a, settings: {work_mem: 4MB}}]\n",
+      problems);
   ASSERT_EQ(problems.size(), 1u) << all(problems);
   EXPECT_EQ(problems[0].where.line, 2);
   EXPECT_NE(problems[0].message.find("too little"), std::string::npos) << all(problems);
