@@ -239,28 +239,19 @@ void read_schema_name(Run& run, const Json& in, const Place& place);
 template <>
 struct Fields<Run> {
   using S = Run;
-  static constexpr auto list = std::tuple{custom<S>(write_schema_name, read_schema_name),
-                                          field("schema_version", &S::schema_version),
-                                          field("pgslow_version", &S::pgslow_version),
-                                          field("scenario", &S::scenario),
-                                          field("description", &S::description),
-                                          field("started_at", &S::started_at),
-                                          field("wall_seconds", &S::wall_seconds),
-                                          field("server_version", &S::server_version),
-                                          field("server_major", &S::server_major),
-                                          field("target", &S::target),
-                                          field("workload", &S::workload),
-                                          field("scale", &S::scale),
-                                          field("data_bytes", &S::data_bytes),
-                                          field("warmup_s", &S::warmup_s),
-                                          field("duration_s", &S::duration_s),
-                                          field("repeats", &S::repeats),
-                                          field("mode", &S::mode),
-                                          field("sweep", &S::sweep),
-                                          field("machine", &S::machine),
-                                          field("stages", &S::stages),
-                                          field("references", &S::references),
-                                          field("expectations", &S::expectations)};
+  static constexpr auto list = std::tuple{
+      custom<S>(write_schema_name, read_schema_name), field("schema_version", &S::schema_version),
+      field("pgslow_version", &S::pgslow_version), field("scenario", &S::scenario),
+      field("description", &S::description), field("started_at", &S::started_at),
+      field("wall_seconds", &S::wall_seconds), field("server_version", &S::server_version),
+      field("server_major", &S::server_major), field("target", &S::target),
+      field("workload", &S::workload), field("scale", &S::scale),
+      field("data_bytes", &S::data_bytes), field("warmup_s", &S::warmup_s),
+      field("duration_s", &S::duration_s), field("repeats", &S::repeats), field("mode", &S::mode),
+      field("sweep", &S::sweep), field("machine", &S::machine), field("stages", &S::stages),
+      field("references", &S::references), field("expectations", &S::expectations),
+      // absent: the server ran unlimited
+      field("envelope", &S::envelope, [](const S& r) { return !r.envelope.empty(); })};
 };
 
 }  // namespace json_schema

@@ -81,6 +81,13 @@ void render_comparison(const RunComparison& c, bool markdown, std::ostream& out)
         << (b.server_version.empty() ? std::to_string(b.server_major) : b.server_version)
         << "): the difference includes the versions' own, not only the configuration's\n\n";
   }
+  if (a.envelope != b.envelope) {
+    auto shown = [](const Run& run) {
+      return run.envelope.empty() ? std::string("none") : run.envelope;
+    };
+    out << (markdown ? "> " : "") << "note: different envelopes (" << shown(a) << " and "
+        << shown(b) << "): the server had a different machine in each run\n\n";
+  }
   if (markdown) {
     out << "# pgslow compare: " << markdown_cell(a.scenario) << "\n\n"
         << "- **A** " << markdown_cell(label_a) << ": " << markdown_cell(describe(a)) << "\n"

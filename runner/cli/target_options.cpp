@@ -1,5 +1,8 @@
 #include "cli/target_options.h"
 
+#include <fmt/format.h>
+
+#include "common/errors.h"
 #include "server/target_kind.h"
 
 namespace pgslow::cli {
@@ -22,7 +25,41 @@ void add_target_options(CLI::App* cmd, TargetOptions& t) {
   }
   group->add_flag("--allow-changes", t.allow_changes,
                   "allow pgslow to change a server that is not the managed cluster");
+  CLI::Option_group* envelope = cmd->add_option_group(
+      "Envelope",
+      "the machine the managed cluster's server gets, over a scenario's server: "
+      "section (docs/envelope.md)");
+  envelope->add_option("--memory", t.memory,
+                       "memory for the server's processes and their page cache, e.g. 512MB");
+  envelope->add_option("--cpus", t.cpus, "CPU time for the server, e.g. 1.5");
+  envelope->add_option("--cpuset", t.cpuset,
+                       "the CPUs the server may use, e.g. 1 or 0-1; the clients avoid them");
 }
+
+namespace {
+
+void apply_envelope_options(const TargetOptions& t, server::Envelope& e) {
+  std::string why;
+  auto fail = [&](const char* option, const std::string& value) {
+    throw InputError(fmt::format("{} {}: {}", option, value, why));
+  };
+  if (!t.memory.empty()) {
+    auto v = server::parse_envelope_memory(t.memory, &why);
+    if (!v) fail("--memory", t.memory);
+    e.memory_bytes = *v;
+  }
+  if (!t.cpus.empty()) {
+    auto v = server::parse_envelope_cpus(t.cpus, &why);
+    if (!v) fail("--cpus", t.cpus);
+    e.cpus = *v;
+  }
+  if (!t.cpuset.empty()) {
+    if (!server::parse_cpuset(t.cpuset, &why)) fail("--cpuset", t.cpuset);
+    e.cpuset = t.cpuset;
+  }
+}
+
+}  // namespace
 
 server::TargetSpec managed_target(const Context& ctx) {
   server::TargetSpec spec;
@@ -48,6 +85,7 @@ server::TargetSpec target_spec(const Context& ctx, const TargetOptions& t,
   if (ctx.pg_bin) spec.pg_bin = ctx.pg_bin;
   spec.pg_version = ctx.pg_version;
   spec.allow_changes = spec.allow_changes || t.allow_changes;
+  apply_envelope_options(t, spec.envelope);
   return spec;
 }
 

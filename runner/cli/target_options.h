@@ -15,6 +15,10 @@ namespace pgslow::cli {
 struct TargetOptions {
   std::map<std::string, std::string> fields;  // TargetField::yaml -> value given
   bool allow_changes = false;
+  // --memory, --cpus, --cpuset: the server's envelope (server/envelope.h), over a scenario's.
+  std::string memory;
+  std::string cpus;
+  std::string cpuset;
   // Whether any option names a server (not just --allow-changes).
   bool names_server() const;
 };
@@ -24,7 +28,9 @@ void add_target_options(CLI::App* cmd, TargetOptions& t);
 
 // The server the options name; when they name none, `fallback` (a scenario's own target, or
 // the managed cluster of the workdir and --pg-version). The workdir, --pg-bin and --pg-version
-// always come from the context; --allow-changes adds to the fallback's allow_changes.
+// always come from the context; --allow-changes adds to the fallback's allow_changes;
+// --memory/--cpus/--cpuset replace the fallback's envelope fields (InputError naming the
+// option when one is malformed).
 server::TargetSpec target_spec(const Context& ctx, const TargetOptions& t,
                                const server::TargetSpec* fallback = nullptr);
 

@@ -153,7 +153,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     ::dup2(out_pipe[1], 1);
     ::dup2(out_pipe[1], 2);
     int step = 0;  // which call failed, reported with errno
-    if (switch_user) {
+    for (int fd : options.join_cgroups) {
+      // "0": the writing process itself (the kernel's cgroup.procs convention).
+      if (step == 0 && ::write(fd, "0", 1) != 1) step = 6;
+    }
+    if (step == 0 && switch_user) {
       if (::setgroups(groups.size(), groups.data()) != 0)
         step = 1;
       else if (::setgid(user.gid) != 0)
@@ -183,11 +187,16 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (got == static_cast<ssize_t>(sizeof report)) {
     int status = 0;
     ::waitpid(pid, &status, 0);
-    static constexpr const char* kSteps[] = {
-        "",   "set the groups of", "set the group of", "switch to user", "enter the directory",
-        "run"};
+    static constexpr const char* kSteps[] = {"",
+                                             "set the groups of",
+                                             "set the group of",
+                                             "switch to user",
+                                             "enter the directory",
+                                             "run",
+                                             "join the server's cgroup"};
     std::string what = report[0] == 4   ? fmt::format("enter the directory {}", cwd)
                        : report[0] == 5 ? fmt::format("run {}", argv[0])
+                       : report[0] == 6 ? std::string(kSteps[6])
                                         : fmt::format("{} {}", kSteps[report[0]], user.name);
     throw RuntimeError(fmt::format(
         "cannot {}: {}{}", what, std::strerror(report[1]),

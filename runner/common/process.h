@@ -27,6 +27,10 @@ struct ProcessOptions {
   std::size_t max_output = 1 << 20;
   // What the child reads on standard input (/dev/null when not given).
   std::optional<std::string> input;
+  // Open cgroup.procs (or v1 tasks) files the child joins, by writing "0" to each before it
+  // drops root: whatever it starts (pg_ctl's postmaster) is then in the group from its first
+  // instruction (server/envelope.h). The caller owns the descriptors.
+  std::vector<int> join_cgroups;
 };
 
 struct ProcessResult {

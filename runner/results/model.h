@@ -329,6 +329,9 @@ struct Run {
   std::string server_version;  // "PostgreSQL 15.18"
   int server_major = 0;
   std::string target;  // "managed cluster in .pgslow/cluster"
+  // The server's envelope ("memory 512MB, cpus 1.5 (cgroup v1 pgslow-...)"); "" when the server
+  // ran unlimited (docs/envelope.md). Runs with different envelopes measured different machines.
+  std::string envelope;
   std::string workload;
   int scale = 0;
   std::uint64_t data_bytes = 0;

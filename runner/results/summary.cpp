@@ -577,6 +577,8 @@ std::vector<std::pair<std::string, std::string>> run_facts(const Run& run) {
   std::string server = run.server_version.empty() ? "unknown server" : run.server_version;
   if (!run.target.empty()) server += " (" + run.target + ")";
   facts.emplace_back("server", server);
+  // Only a run with an envelope says so: one without reads as it always did.
+  if (!run.envelope.empty()) facts.emplace_back("envelope", run.envelope);
   facts.emplace_back("workload", describe_workload(run) + ", " + describe_clients(run));
   facts.emplace_back("measure", describe_measure(run));
   if (!run.stages.empty()) facts.emplace_back("noise", describe_noise(run_noise(run)));

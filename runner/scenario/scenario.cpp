@@ -53,8 +53,8 @@ std::string remove_layout(std::string s) {
 }
 
 const std::vector<std::string> kTopFields = {
-    "name",   "description", "target",        "workload",      "measure", "mode",     "baseline",
-    "stages", "expect",      "allow_changes", "allow_partial", "sweep",   "attribute"};
+    "name",   "description", "target",        "workload",      "measure", "mode",      "baseline",
+    "stages", "expect",      "allow_changes", "allow_partial", "sweep",   "attribute", "server"};
 
 // A duration field: a YAML number (seconds) or a string with a unit.
 std::optional<double> read_duration(yaml::Reader& r, const YAML::Node& node,
@@ -84,6 +84,37 @@ std::optional<int> read_positive_int(yaml::Reader& r, const YAML::Node& node, st
 void read_target(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (node.IsDefined() && !node.IsNull()) s.target_where = r.where(node);
   server::read_target(r, node, s.target);
+}
+
+// `server: {memory: 512MB, cpus: 1.5, cpuset: "1"}`: the server's envelope (docs/envelope.md).
+void read_server(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  yaml::Fields f = r.fields(node, "server", {"memory", "cpus", "cpuset"});
+  if (!node.IsMap()) return;
+  std::string why;
+  if (auto v = r.string(f.get("memory"), "server.memory")) {
+    if (auto bytes = server::parse_envelope_memory(*v, &why)) {
+      s.target.envelope.memory_bytes = *bytes;
+    } else {
+      r.error(f.get("memory"), "server.memory: " + why,
+              "the server's processes and their page cache stay within it, e.g. memory: 512MB");
+    }
+  }
+  if (auto v = r.string(f.get("cpus"), "server.cpus")) {
+    if (auto cpus = server::parse_envelope_cpus(*v, &why)) {
+      s.target.envelope.cpus = *cpus;
+    } else {
+      r.error(f.get("cpus"), "server.cpus: " + why, "the server's CPU time, e.g. cpus: 1.5");
+    }
+  }
+  if (auto v = r.string(f.get("cpuset"), "server.cpuset")) {
+    if (server::parse_cpuset(*v, &why)) {
+      s.target.envelope.cpuset = trim(*v);
+    } else {
+      r.error(f.get("cpuset"), "server.cpuset: " + why,
+              "the CPUs the server may use, quoted, e.g. cpuset: \"1\"");
+    }
+  }
 }
 
 void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
@@ -317,6 +348,7 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
     s.description = *v;
   }
   read_target(r, f.get("target"), s);
+  read_server(r, f.get("server"), s);
   if (auto v = r.boolean(f.get("allow_changes"), "allow_changes")) s.target.allow_changes = *v;
   if (auto v = r.boolean(f.get("allow_partial"), "allow_partial")) s.allow_partial = *v;
   read_workload(r, f.get("workload"), s);

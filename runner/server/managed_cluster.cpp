@@ -422,14 +422,39 @@ void ManagedCluster::remove_stale_pid_file() {
   }
 }
 
+CgroupGroup ManagedCluster::envelope_group() const {
+  std::error_code ec;
+  fs::path where = fs::absolute(cluster_dir_, ec);
+  return CgroupGroup(fmt::format("pgslow-{:016x}", std::hash<std::string>{}(where.string())),
+                     options_.envelope);
+}
+
+std::string ManagedCluster::envelope() const {
+  if (options_.envelope.empty()) return "";
+  return fmt::format("{} ({})", options_.envelope.describe(), envelope_group().mechanism());
+}
+
 void ManagedCluster::start(std::chrono::seconds timeout) {
+  // Refuses an envelope the host cannot make before anything changes.
+  CgroupGroup group = envelope_group();
   if (auto pid = running_pid()) {
-    spdlog::info("the managed cluster is already running (pid {}, port {})", *pid, port_);
-    return;
+    if (group.holds(*pid)) {
+      // Limits apply to the processes already in a group: no restart for a new size.
+      if (!options_.envelope.empty()) group.set_limits(options_.envelope);
+      spdlog::info("the managed cluster is already running (pid {}, port {})", *pid, port_);
+      return;
+    }
+    if (!options_.envelope.empty()) group.create();  // a refusal leaves the server running
+    spdlog::info("restarting the managed cluster to {}",
+                 options_.envelope.empty()
+                     ? std::string("run it without an envelope")
+                     : "give it the envelope " + options_.envelope.describe());
+    stop();
   }
   prepare_workdir();
   initdb();
   remove_stale_pid_file();
+  if (!options_.envelope.empty()) group.create();
   start_server(timeout);
 }
 
@@ -447,6 +472,13 @@ void ManagedCluster::start_server(std::chrono::seconds timeout) {
     ProcessOptions o;
     o.run_as = server_user();
     o.timeout = left + std::chrono::seconds(10);
+    // pg_ctl joins the envelope's cgroup before it runs (the child writes to cgroup.procs while
+    // still root), so the postmaster and everything it forks are in it from their first page:
+    // moving the postmaster after the start would leave the startup process's reads and the
+    // first backends outside, and race with them.
+    std::vector<UniqueFd> cgroup_procs;
+    if (!options_.envelope.empty()) cgroup_procs = envelope_group().open_procs();
+    for (const UniqueFd& fd : cgroup_procs) o.join_cgroups.push_back(fd.get());
     auto r = run_process(argv, o);
     if (r.ok()) {
       spdlog::debug("started: {}", trim(r.output));
@@ -480,6 +512,7 @@ void ManagedCluster::start_server(std::chrono::seconds timeout) {
 void ManagedCluster::stop() {
   auto pid = running_pid();
   if (!pid) {
+    envelope_group().remove();  // what a crashed server left
     spdlog::info("the managed cluster is not running");
     return;
   }
@@ -509,6 +542,7 @@ void ManagedCluster::stop() {
                                      r.describe_status(), last_lines(r.output, 10)));
     }
   }
+  envelope_group().remove();
   spdlog::info("stopped the managed cluster");
 }
 

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/envelope.h"
 #include "server/server_control.h"
 
 namespace pgslow::server {
@@ -40,6 +41,8 @@ struct ManagedOptions {
   // fsync=off, synchronous_commit=off, full_page_writes=off: for tests only, since it would
   // distort any benchmark.
   bool unsafe_fast = false;
+  // The server's machine (envelope.h): the postmaster starts in a cgroup with these limits.
+  Envelope envelope;
 };
 
 struct ClusterStatus {
@@ -86,6 +89,10 @@ class ManagedCluster : public ServerControl {
   std::optional<std::filesystem::path> data_dir() const override { return data_dir_; }
   std::optional<std::filesystem::path> log_file() const override { return log_file_; }
   bool allows_changes() const override { return true; }
+  std::string envelope() const override;
+  // The cgroup the server runs in (named after the cluster folder, so a run that was
+  // interrupted leaves one that the next start reuses and the next stop removes).
+  CgroupGroup envelope_group() const;
 
  private:
   void prepare_workdir();

@@ -50,6 +50,9 @@ class ServerControl {
   // Whether this target sets parameters with its own command (the command target's `apply:`)
   // instead of ALTER SYSTEM: Kubernetes operators, Patroni, cloud parameter groups.
   virtual bool sets_parameters() const { return false; }
+  // The server's envelope as the run's header shows it ("memory 512MB, cpus 1.5 (cgroup v1
+  // pgslow-...)"); "" when it runs unlimited.
+  virtual std::string envelope() const { return ""; }
   // Hands `change` to that command, which makes the values effective (reload or restart as it
   // must); returns once the server accepts queries again. Throws RuntimeError naming the
   // command, its exit status and the last lines of its output.

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "server/envelope.h"
 #include "server/server_control.h"
 
 namespace pgslow::server {
@@ -29,6 +30,9 @@ struct TargetSpec {
   // pgctl: where pg_ctl sends the server's log on restart (pg_ctl -l); empty means
   // <data_dir>/pgslow-server.log.
   std::filesystem::path log_file;
+  // managed: the machine the server gets (a scenario's `server:`, run --memory/--cpus/--cpuset);
+  // empty: unlimited, as before. Other kinds refuse one (docs/envelope.md).
+  Envelope envelope;
 };
 
 // The target `spec` describes. Checks the spec (InputError naming the missing field); for the

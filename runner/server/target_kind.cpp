@@ -1,6 +1,7 @@
 #include "server/target_kind.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -60,6 +61,7 @@ ManagedOptions managed_options(const TargetSpec& spec) {
   options.workdir = spec.workdir.empty() ? fs::path(".pgslow") : spec.workdir;
   options.pg_bin = spec.pg_bin;
   options.pg_version = spec.pg_version;  // <workdir>/cluster-N
+  options.envelope = spec.envelope;
   return options;
 }
 
@@ -72,7 +74,10 @@ const TargetKindOps kManagedOps{
     [](const TargetSpec&) { return std::vector<std::string>{}; },
     [](const TargetSpec& spec) -> std::unique_ptr<ServerControl> {
       auto cluster = std::make_unique<ManagedCluster>(managed_options(spec));
-      if (!cluster->is_running()) cluster->start();
+      cluster->start();  // also restarts a running one into the envelope asked for
+      // The clients start after this, from this thread: they inherit an affinity that keeps
+      // them off the server's CPUs, so the server's CPUs are its own.
+      if (!spec.envelope.cpuset.empty()) spdlog::info("{}", keep_clients_off(spec.envelope.cpuset));
       return cluster;
     },
     [](const TargetSpec& spec) -> std::unique_ptr<ServerControl> {
@@ -269,6 +274,16 @@ std::unique_ptr<ServerControl> open_target(const TargetSpec& spec) {
   const TargetKindOps& ops = target_kind(spec.kind);
   std::vector<std::string> problems = ops.problems(spec);
   if (!problems.empty()) throw InputError(join(problems, "; "));
+  if (!spec.envelope.empty() && spec.kind != TargetKind::kManaged) {
+    // Only a server pgslow starts itself can start inside the cgroup; a pgctl target's server
+    // runs already, a command target's is started by the user's commands.
+    throw RuntimeError(fmt::format(
+        "pgslow cannot give a {} target an envelope ({}): it makes one only for the managed "
+        "cluster, whose postmaster it starts inside a cgroup. Limit that server where it is "
+        "started (docker run --memory --cpus, systemd MemoryMax= CPUQuota=), or run on the "
+        "managed cluster (docs/envelope.md)",
+        to_string(spec.kind), spec.envelope.describe()));
+  }
   return ops.open(spec);
 }
 

@@ -137,6 +137,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   run.server_version = "PostgreSQL " + plan.server_version;
   run.server_major = plan.server_major;
   run.target = server.describe();
+  run.envelope = server.envelope();
   run.workload = s.workload.name;
   run.scale = s.workload.scale;
   run.warmup_s = m.warmup_s;

@@ -92,11 +92,13 @@ class SharedClusterEnvironment : public ::testing::Environment {
 
 }  // namespace
 
-TemporaryCluster::TemporaryCluster(std::vector<std::pair<std::string, std::string>> settings)
+TemporaryCluster::TemporaryCluster(std::vector<std::pair<std::string, std::string>> settings,
+                                   server::Envelope envelope)
     : workdir_(make_temporary_workdir()) {
   server::ManagedOptions options;
   options.workdir = workdir_;
   options.settings = std::move(settings);
+  options.envelope = std::move(envelope);
   // The version matrix (tests/CMakeLists.txt) runs a binary once per major version; pgslow
   // commands the tests start read the same variable, so they reach the same cluster.
   if (const char* version = std::getenv("PGSLOW_PG_VERSION"); version && *version)

@@ -43,7 +43,8 @@ inline std::filesystem::path pgslow_binary() {
 // started by the constructor and removed by the destructor (or by the watchdog after a crash).
 class TemporaryCluster {
  public:
-  explicit TemporaryCluster(std::vector<std::pair<std::string, std::string>> settings = {});
+  explicit TemporaryCluster(std::vector<std::pair<std::string, std::string>> settings = {},
+                            server::Envelope envelope = {});
   ~TemporaryCluster();
   TemporaryCluster(const TemporaryCluster&) = delete;
   TemporaryCluster& operator=(const TemporaryCluster&) = delete;

@@ -369,5 +369,86 @@ TEST(ScenarioLibrary, EveryFileParses) {
   EXPECT_GE(count, 1);
 }
 
+// `server:` gives the managed cluster's server an envelope (docs/envelope.md).
+TEST(ParseScenario, TheServerSectionGivesTheEnvelope) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse(
+      "workload: tpcb-like\n"
+      "server:\n"
+      "  memory: 512MB\n"
+      "  cpus: 1.5\n"
+      "  cpuset: \"1\"\n"
+      "stages: [{name: a, settings: {work_mem: 4MB}}]\n",
+      problems);
+  EXPECT_TRUE(problems.empty()) << all(problems);
+  EXPECT_EQ(s.target.envelope.memory_bytes, 512ull * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(s.target.envelope.cpus, 1.5);
+  EXPECT_EQ(s.target.envelope.cpuset, "1");
+  EXPECT_EQ(s.target.envelope.describe(), "memory 512MB, cpus 1.5, cpuset 1");
+}
+
+TEST(ParseScenario, WithoutAServerSectionThereIsNoEnvelope) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse(
+      "workload: tpcb-like\n"
+      "stages: [{name: a, settings: {work_mem: 4MB}}]\n",
+      problems);
+  EXPECT_TRUE(s.target.envelope.empty());
+  EXPECT_EQ(s.target.envelope.describe(), "");
+}
+
+// Each bad field is named at its line, with what to write instead.
+TEST(ParseScenario, BadServerFieldsAreNamedAtTheirLines) {
+  std::vector<ConfigError> problems;
+  parse(
+      "workload: tpcb-like\n"  // 1
+      "server:\n"              // 2
+      "  memory: lots\n"       // 3
+      "  cpus: -1\n"           // 4
+      "  cpuset: \"512\"\n"    // 5
+      "  swap: 1GB\n"          // 6
+      "stages: [{name: a, settings: {work_mem: 4MB}}]\n",
+      problems);
+  ASSERT_EQ(problems.size(), 4u) << all(problems);
+  std::string text = all(problems);
+  EXPECT_NE(text.find("s.yaml:3"), std::string::npos) << text;
+  EXPECT_NE(text.find("server.memory: \"lots\" is not an amount of memory"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("s.yaml:4"), std::string::npos) << text;
+  EXPECT_NE(text.find("server.cpus"), std::string::npos) << text;
+  EXPECT_NE(text.find("s.yaml:5"), std::string::npos) << text;
+  EXPECT_NE(text.find("CPU 512 does not exist"), std::string::npos) << text;
+  EXPECT_NE(text.find("s.yaml:6"), std::string::npos) << text;
+  EXPECT_NE(text.find("swap"), std::string::npos) << text;
+}
+
+TEST(ParseScenario, AServerTooSmallToRunIsRefused) {
+  std::vector<ConfigError> problems;
+  parse(
+      "workload: tpcb-like\nserver: {memory: 8MB}\n"
+      "stages: [{name: a, settings: {work_mem: 4MB}}]\n",
+      problems);
+  ASSERT_EQ(problems.size(), 1u) << all(problems);
+  EXPECT_EQ(problems[0].where.line, 2);
+  EXPECT_NE(problems[0].message.find("too little"), std::string::npos) << all(problems);
+}
+
+TEST(EnvelopeValues, MemoryCpusAndCpusets) {
+  std::string why;
+  EXPECT_EQ(server::parse_envelope_memory("1.5GB", &why), 1536ull * 1024 * 1024);
+  EXPECT_EQ(server::parse_envelope_memory("64 mb", &why), 64ull * 1024 * 1024);
+  EXPECT_FALSE(server::parse_envelope_memory("64", &why));
+  EXPECT_NE(why.find("a number and a unit"), std::string::npos) << why;
+  EXPECT_EQ(server::parse_envelope_cpus("2", &why), 2.0);
+  EXPECT_FALSE(server::parse_envelope_cpus("0", &why));
+  EXPECT_FALSE(server::parse_envelope_cpus("1.5x", &why));
+  EXPECT_EQ(server::parse_cpuset("0", &why), std::vector<int>{0});
+  EXPECT_FALSE(server::parse_cpuset("1-0", &why));
+  EXPECT_FALSE(server::parse_cpuset("a", &why));
+  server::Envelope e;
+  e.memory_bytes = 200ull * 1024 * 1024;
+  EXPECT_EQ(e.describe(), "memory 200MB");
+}
+
 }  // namespace
 }  // namespace pgslow::scenario

@@ -1,0 +1,221 @@
+// The server's envelope against the real managed cluster: its postmaster and backends run in
+// the cgroup, the page cache of a table larger than the limit stays under it (rereads come
+// from the disk), and a host where no envelope can be made gets the refusal, never a run
+// without it.
+
+#include "server/envelope.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "common/errors.h"
+#include "common/process.h"
+#include "pg/connection.h"
+#include "server/target.h"
+#include "tests/support/cluster_fixture.h"
+
+namespace pgslow {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr std::uint64_t kMiB = 1024 * 1024;
+
+bool host_has_memory_cgroup() {
+  return fs::exists("/sys/fs/cgroup/memory/memory.limit_in_bytes") ||
+         fs::exists("/sys/fs/cgroup/cgroup.controllers");
+}
+
+// Bytes the process read from storage (not from the page cache), from /proc/<pid>/io.
+std::uint64_t storage_reads(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/io");
+  std::string key;
+  std::uint64_t value = 0;
+  while (in >> key >> value) {
+    if (key == "read_bytes:") return value;
+  }
+  return 0;
+}
+
+bool in_group(int pid, const std::string& group) {
+  for (const std::string& entry : server::cgroups_of(pid)) {
+    if (entry.ends_with("/" + group)) return true;
+  }
+  return false;
+}
+
+TEST(Envelope, HoldsTheServersPageCacheUnderItsLimitWhileReadingALargerTable) {
+  if (!host_has_memory_cgroup()) GTEST_SKIP() << "this host mounts no memory cgroup";
+  server::Envelope envelope;
+  envelope.memory_bytes = 96 * kMiB;
+  testing::TemporaryCluster c({{"shared_buffers", "16MB"}}, envelope);
+  const server::CgroupGroup group = c.get().envelope_group();
+  ASSERT_TRUE(c.get().status().pid);
+  const int postmaster = *c.get().status().pid;
+  EXPECT_TRUE(group.holds(postmaster)) << "the postmaster is not in " << group.name();
+  EXPECT_NE(c.get().envelope().find("memory 96MB"), std::string::npos) << c.get().envelope();
+
+  auto conn = pg::Connection::open(c.get().conninfo());
+  const int backend = std::stoi(conn.query_value("SELECT pg_backend_pid()").value_or("0"));
+  EXPECT_TRUE(in_group(backend, group.name())) << "a backend runs outside the envelope";
+  // About 250MB: more than twice the limit.
+  conn.exec(
+      "CREATE TABLE big AS SELECT g AS id, repeat(md5(g::text), 6) AS filler "
+      "FROM generate_series(1, 1000000) g");
+  const std::uint64_t table =
+      std::stoull(conn.query_value("SELECT pg_table_size('big')").value_or("0"));
+  ASSERT_GT(table, 2 * envelope.memory_bytes);
+
+  conn.exec("SET max_parallel_workers_per_gather = 0");  // every read in this backend
+  const std::uint64_t before = storage_reads(backend);
+  for (int scan = 0; scan < 2; ++scan) {
+    EXPECT_EQ(conn.query_value("SELECT count(*) FROM big"), "1000000");
+  }
+  const std::uint64_t read = storage_reads(backend) - before;
+  // The page cache cannot hold the table, so each scan reads at least what does not fit from the
+  // disk again: two scans more than the table.
+  EXPECT_GT(read, table) << "two scans read only " << read << " bytes of a " << table
+                         << "-byte table from storage: the page cache held it";
+  auto peak = group.memory_peak();
+  ASSERT_TRUE(peak);
+  EXPECT_LE(*peak, envelope.memory_bytes);
+  auto usage = group.memory_usage();
+  ASSERT_TRUE(usage);
+  EXPECT_LE(*usage, envelope.memory_bytes);
+  EXPECT_GT(*usage, 16 * kMiB) << "the server's memory is not charged to the group";
+
+  // Stopping removes the group.
+  conn = pg::Connection();
+  c.get().stop();
+  EXPECT_FALSE(group.exists());
+}
+
+// The same server without an envelope runs outside any group of pgslow's, as before.
+TEST(Envelope, AClusterWithoutOneRunsUnlimited) {
+  testing::TemporaryCluster c;
+  const int postmaster = *c.get().status().pid;
+  EXPECT_TRUE(c.get().envelope_group().holds(postmaster));
+  for (const std::string& entry : server::cgroups_of(postmaster)) {
+    EXPECT_EQ(entry.find("pgslow-"), std::string::npos) << entry;
+  }
+  EXPECT_EQ(c.get().envelope(), "");
+}
+
+fs::path fake_root(const std::string& name) {
+  fs::path root =
+      fs::temp_directory_path() / ("pgslow-fake-cgroup-" + std::to_string(getpid()) + "-" + name);
+  fs::remove_all(root);
+  fs::create_directories(root);
+  return root;
+}
+
+std::string refusal(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Envelope, AHostWithoutTheMemoryControllerGetsTheRefusal) {
+  server::Envelope envelope;
+  envelope.memory_bytes = 64 * kMiB;
+  // cgroup v1 with cpu mounted and no memory hierarchy.
+  fs::path v1 = fake_root("v1");
+  fs::create_directories(v1 / "cpu");
+  std::ofstream(v1 / "cpu" / "cpu.cfs_quota_us") << "-1\n";
+  std::string why = refusal([&] { server::CgroupGroup("pgslow-x", envelope, v1); });
+  EXPECT_NE(why.find("cannot give the server its envelope (memory 64MB)"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("none is mounted at " + (v1 / "memory").string()), std::string::npos) << why;
+  EXPECT_NE(why.find("mount -t cgroup -o memory"), std::string::npos) << why;
+  // The CPU quota alone can be made there.
+  server::Envelope cpus;
+  cpus.cpus = 1;
+  EXPECT_EQ(refusal([&] { server::CgroupGroup("pgslow-x", cpus, v1); }), "");
+
+  // cgroup v2 without the memory controller.
+  fs::path v2 = fake_root("v2");
+  std::ofstream(v2 / "cgroup.controllers") << "cpu io pids\n";
+  why = refusal([&] { server::CgroupGroup("pgslow-x", envelope, v2); });
+  EXPECT_NE(why.find("offers no memory controller (it offers: cpu io pids)"), std::string::npos)
+      << why;
+  fs::remove_all(v1);
+  fs::remove_all(v2);
+}
+
+// pgslow runs as root; a user who may not create cgroups gets the refusal naming the folder
+// and what would allow it.
+TEST(Envelope, AUserWithoutCgroupPermissionGetsTheRefusal) {
+  if (!host_has_memory_cgroup()) GTEST_SKIP() << "this host mounts no memory cgroup";
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+  auto nobody = find_system_user("nobody");
+  if (!nobody) GTEST_SKIP() << "no user nobody";
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    std::string why;
+    if (::setgid(nobody->gid) == 0 && ::setuid(nobody->uid) == 0) {
+      server::Envelope envelope;
+      envelope.memory_bytes = 64 * kMiB;
+      why = refusal([&] { server::CgroupGroup("pgslow-permission-test", envelope).create(); });
+    } else {
+      why = "setuid failed";
+    }
+    ssize_t ignored = ::write(pipe_fds[1], why.data(), why.size());
+    (void)ignored;
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string why;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(pipe_fds[0], buf, sizeof buf)) > 0) why.append(buf, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_NE(why.find("may not create the cgroup"), std::string::npos) << why;
+  EXPECT_NE(why.find("running pgslow as root"), std::string::npos) << why;
+  EXPECT_NE(why.find("remove server.memory/cpus/cpuset"), std::string::npos) << why;
+}
+
+// A server pgslow does not start itself cannot be put in a cgroup: refused by name.
+TEST(Envelope, ACommandTargetGetsTheRefusal) {
+  server::TargetSpec spec;
+  spec.kind = server::TargetKind::kCommand;
+  spec.conninfo = testing::conninfo();
+  spec.envelope.memory_bytes = 64 * kMiB;
+  std::string why = refusal([&] { server::open_target(spec); });
+  EXPECT_NE(why.find("cannot give a command target an envelope (memory 64MB)"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("docker run --memory"), std::string::npos) << why;
+}
+
+// The command refuses too, before it starts any server, with a fake hierarchy lacking the
+// controller (PGSLOW_CGROUP_ROOT).
+TEST(Envelope, RunRefusesAnEnvelopeTheHostCannotMake) {
+  fs::path v1 = fake_root("cmd");
+  fs::path workdir = fake_root("workdir");
+  ProcessOptions o;
+  o.timeout = std::chrono::minutes(2);
+  o.env = {"PGSLOW_CGROUP_ROOT=" + v1.string()};
+  ProcessResult r =
+      run_process({testing::pgslow_binary().string(), "--workdir", workdir.string(), "run",
+                   PGSLOW_SOURCE_DIR "/scenarios/quick.yaml", "--memory", "256MB"},
+                  o);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("cannot give the server its envelope (memory 256MB)"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(workdir / "cluster" / "data" / "PG_VERSION")) << "a server was made";
+  fs::remove_all(v1);
+  fs::remove_all(workdir);
+}
+
+}  // namespace
+}  // namespace pgslow
