@@ -291,7 +291,8 @@ TEST(Headline, TerminalsOtherThanTenPerWarehouseAreNotTpmCAndSayWhatChanges) {
   run.scale = 4;
   run.clients = 8;
   expect_not_tpmc(run, "8 terminals, not 10 per warehouse (4.2.2)");
-  const auto* t = figure(headline_figures(run), "terminals");
+  const auto figures = headline_figures(run);  // figure() points into it
+  const auto* t = figure(figures, "terminals");
   ASSERT_NE(t, nullptr);
   EXPECT_NE(t->warning.find("32 of the 40 (warehouse, district) pairs have no terminal"),
             std::string::npos)
@@ -304,7 +305,8 @@ TEST(Headline, AShareBelowTheMinimumMixIsNotTpmC) {
   RunCounts run = counts(100, 0, 60, 0, 0);
   run.by_type[1].committed = 50;  // Payment 50 of 180
   expect_not_tpmc(run, "payment share 27.8% below 43% (5.2.3)");
-  const auto* share = figure(headline_figures(run), "payment share");
+  const auto figures = headline_figures(run);  // figure() points into it
+  const auto* share = figure(figures, "payment share");
   ASSERT_NE(share, nullptr);
   EXPECT_NE(share->warning.find("43%"), std::string::npos);
   EXPECT_NE(share->warning.find("a run this short"), std::string::npos);
@@ -314,8 +316,9 @@ TEST(Headline, AShareBelowTheMinimumMixIsNotTpmC) {
 TEST(Headline, AShareShortForFailuresNamesThem) {
   RunCounts run = counts(100, 0, 60, 0, 0);
   run.by_type[1].committed = 60;
-  run.by_type[1].failed = 50;  // 110 of 240 with the failures: 45.8%
-  const auto* share = figure(headline_figures(run), "payment share");
+  run.by_type[1].failed = 50;                  // 110 of 240 with the failures: 45.8%
+  const auto figures = headline_figures(run);  // figure() points into it
+  const auto* share = figure(figures, "payment share");
   ASSERT_NE(share, nullptr);
   EXPECT_NE(share->warning.find("50 failed payment transactions are left out"), std::string::npos)
       << share->warning;
@@ -346,7 +349,8 @@ TEST(Headline, DeliverySkipsAtTheThresholdsEdge) {
 TEST(Headline, NopmIsCrossCheckedAgainstDistrictOrderIds) {
   RunCounts run = counts(990, 10, 30, 0, 0);
   run.probe_delta = 990 + 20;  // 10 terminals: up to 20 in flight at the window's ends
-  const auto* f = figure(headline_figures(run), "NOPM by D_NEXT_O_ID");
+  const auto figures = headline_figures(run);  // figure() points into it
+  const auto* f = figure(figures, "NOPM by D_NEXT_O_ID");
   ASSERT_NE(f, nullptr);
   EXPECT_DOUBLE_EQ(f->value, 1010 * 2.0);
   EXPECT_TRUE(f->warning.empty());
