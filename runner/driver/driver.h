@@ -52,8 +52,8 @@ struct DriverOptions {
   int pool_size = 0;       // 0: one connection per client
   bool connect_per_transaction = false;
   Protocol protocol = Protocol::kPrepared;
-  int max_tries =
-      0;  // attempts per transaction for retryable errors (1: no retry; 0: the workload's default)
+  // Attempts per transaction for retryable errors (1: no retry; 0: the workload's default).
+  int max_tries = 0;
   bool allow_partial = false;  // go on with the clients that could connect
   std::uint64_t seed = 1;      // arrival schedule; the workload's inputs use params.seed
   // Called from the controlling thread when the warm-up ends and when the measured window

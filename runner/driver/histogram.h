@@ -38,7 +38,7 @@ class Histogram {
   // The value at quantile q (0..1]: the smallest recorded value's bucket such that at least
   // q of the values are at or below it, reported as the bucket's midpoint (never above max).
   double percentile(double q) const;
-  // mean, p50, p95, p99, p99.9, max.
+  // mean, p50, p90, p95, p99, p99.9, max.
   results::LatencySummary summary() const;
 
   // Bucket arithmetic, public for tests.

@@ -306,7 +306,7 @@ Task<void> Worker::client_loop(ClientState& c) {
     }
     if (!ran) co_await SleepAwaiter{this, now_us() + 10'000};  // a refused connect: back off
     // TPC-C's think time (5.2.5.7): after the transaction, before the next menu.
-    if (const std::int64_t think = c.client->think_time_us(); think > 0 && !rate_mode)
+    if (const std::int64_t think = rate_mode ? 0 : c.client->think_time_us(); think > 0)
       co_await SleepAwaiter{this, now_us() + think};
   }
   --active_;

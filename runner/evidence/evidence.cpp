@@ -79,12 +79,14 @@ std::optional<std::vector<std::string>> stat_fields(int pid) {
   return stat_fields_of("/proc/" + std::to_string(pid) + "/stat");
 }
 
-// utime + stime + cutime + cstime (fields 14 to 17) in seconds, from stat_fields' vector.
-double cpu_seconds_of(const std::vector<std::string>& fields) {
+// utime + stime + cutime + cstime (fields 14 to 17) in seconds, from stat_fields' vector;
+// without `reaped`, utime + stime only (the process's own time).
+double cpu_seconds_of(const std::vector<std::string>& fields, bool reaped = true) {
   static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
   if (fields.size() < 15) return 0;
   double total = 0;
-  for (std::size_t i = 11; i <= 14; ++i) total += std::strtod(fields[i].c_str(), nullptr);
+  for (std::size_t i = 11; i <= (reaped ? 14u : 12u); ++i)
+    total += std::strtod(fields[i].c_str(), nullptr);
   return total / ticks;
 }
 
@@ -146,7 +148,6 @@ void read_proc(const SnapshotOptions& options, Snapshot& s) {
   // I/O workers exist from 18 on; before, the key is absent rather than 0.
   if (s.server_major >= 18)
     s.counters["io_worker_reads"] = Counter{static_cast<double>(io->io_worker_syscr), kProc};
-  s.proc_processes = io->processes;
   s.proc = *io;
 }
 
@@ -372,13 +373,8 @@ std::optional<ProcIo> read_server_proc_io_once(int postmaster_pid, bool& consist
   const auto own = stat_fields(postmaster_pid);
   if (own) {
     total->cpu_seconds = cpu_seconds_of(*own);
-    static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
-    if (own->size() >= 15) {
-      total->postmaster_cpu_seconds =
-          (std::strtod((*own)[11].c_str(), nullptr) + std::strtod((*own)[12].c_str(), nullptr)) /
-          ticks;
-      total->reaped_cpu_seconds = total->cpu_seconds - total->postmaster_cpu_seconds;
-    }
+    total->postmaster_cpu_seconds = cpu_seconds_of(*own, false);
+    total->reaped_cpu_seconds = total->cpu_seconds - total->postmaster_cpu_seconds;
     total->postmaster_context_switches = context_switches_of(postmaster_pid);
   }
   std::error_code ec;
@@ -398,9 +394,10 @@ std::optional<ProcIo> read_server_proc_io_once(int postmaster_pid, bool& consist
     }
     const std::string title = process_title(pid);
     if (title.find("io worker") != std::string::npos) total->io_worker_syscr += io->syscr;
-    total->cpu_seconds += cpu_seconds_of(*fields);
+    const double cpu_s = cpu_seconds_of(*fields);
+    total->cpu_seconds += cpu_s;
     total->children.push_back({pid, fields->size() > 19 ? (*fields)[19] : "", process_kind(title),
-                               cpu_seconds_of(*fields), context_switches_of(pid)});
+                               cpu_s, context_switches_of(pid)});
     total->syscr += io->syscr;
     total->syscw += io->syscw;
     total->read_bytes += io->read_bytes;

@@ -94,7 +94,6 @@ struct Snapshot {
   // computed per process across two snapshots, so a process that started or ended between
   // them is counted for its part only (delta()).
   std::optional<ProcIo> proc;
-  int proc_processes = 0;           // server processes whose /proc/PID/io was read
   std::optional<WaitCounts> waits;  // the wait sampler's counts so far
 };
 

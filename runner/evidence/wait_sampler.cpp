@@ -4,6 +4,10 @@
 
 namespace pgslow::evidence {
 
+void name_evidence_connection(pg::Connection& conn) {
+  conn.exec(std::string("SET application_name = '") + kEvidenceApplicationName + "'");
+}
+
 WaitCounts wait_delta(const WaitCounts& before, const WaitCounts& after) {
   WaitCounts out;
   add_waits(out, before, after);
@@ -30,7 +34,7 @@ WaitSampler::~WaitSampler() {
 
 void WaitSampler::open() {
   conn_ = pg::Connection::open(conninfo_);
-  conn_.exec(std::string("SET application_name = '") + kEvidenceApplicationName + "'");
+  name_evidence_connection(conn_);
   // One statement outside any transaction: each execution sees pg_stat_activity afresh.
   conn_.prepare("pgslow_waits",
                 "SELECT coalesce(wait_event_type || ':' || wait_event, "

@@ -25,6 +25,8 @@ namespace pgslow::evidence {
 // The application_name of pgslow's own evidence connections (the probe, the samplers): the
 // wait sampler leaves them out of the run's backends.
 inline constexpr const char* kEvidenceApplicationName = "pgslow evidence";
+// Names `conn` with kEvidenceApplicationName (SET application_name; throws pg::Error).
+void name_evidence_connection(pg::Connection& conn);
 
 // Cumulative sample counts: `samples` readings of pg_stat_activity; `backends[wait]` the
 // backends found in `wait` ("CPU", "IO:DataFileRead", ...) summed over those readings.
@@ -56,7 +58,6 @@ class WaitSampler {
   void start();
   void stop();  // idempotent; the counts stay readable
   WaitCounts counts() const;
-  std::chrono::milliseconds interval() const { return interval_; }
 
  private:
   void loop();

@@ -316,11 +316,7 @@ bool LabSession::restore_after_error() noexcept {
 }
 
 results::Measurement LabSession::measure_once(const results::LoadSettings& load,
-                                              results::StageResult& stage,
-                                              std::map<std::string, double>& evidence,
-                                              double& window_s,
-                                              std::optional<evidence::CpuShares>& disturbance,
-                                              std::optional<results::WaitProfile>& waits,
+                                              results::StageResult& stage, RunEvidence& out,
                                               SwitchbackControl* switchback) {
   const MeasureOptions& mo = options_.measure;
   workload::ResetResult reset;
@@ -358,7 +354,7 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   try {
     probe = pg::Connection::open(reset.conninfo);
     // The wait sampler leaves pgslow's own connections out by this name.
-    probe->exec(std::string("SET application_name = '") + evidence::kEvidenceApplicationName + "'");
+    evidence::name_evidence_connection(*probe);
     lock_waits.open();
     if (mo.wait_sampling) wait_sampler.open();
   } catch (const pg::Error& e) {
@@ -455,38 +451,34 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   }
   // A failed check throws RuntimeError: the stage fails with the offending rows named.
   if (mo.check_data) workload::check_data(workload_, reset.conninfo, params);
-  evidence.clear();
-  window_s = 0;
-  disturbance = std::nullopt;
-  waits = std::nullopt;
+  out = RunEvidence{};
   if (cpu_before && cpu_after) {
     if (auto shares = evidence::cpu_shares(*cpu_before, *cpu_after)) {
-      disturbance = *shares;
+      out.cpu = *shares;
       m.server_cpu_s = shares->server_s;
       m.client_cpu_s = shares->clients_s;
     }
   }
   if (!evidence_error.empty()) stage.warnings.push_back("evidence incomplete: " + evidence_error);
   if (!before || !after) return m;  // stopped before the measured window, or no probe
-  evidence = evidence::delta(*before, *after);
+  out.evidence = evidence::delta(*before, *after);
   if (before->waits && after->waits)
-    waits = wait_profile(evidence::wait_delta(*before->waits, *after->waits));
-  window_s = static_cast<double>(after->taken_at_us - before->taken_at_us) / 1e6;
+    out.waits = wait_profile(evidence::wait_delta(*before->waits, *after->waits));
+  out.window_s = evidence::window_seconds(*before, *after);
   // The client's side of the evidence (docs/evidence.md): same keys as the catalog's `watch`.
-  evidence["tps"] = m.tps;
-  evidence["latency_p99"] = m.latency.p99_us;
-  if (load.rate > 0) evidence["schedule_lag"] = m.schedule_lag.p99_us;
-  if (load.pool_size > 0) evidence["pool_wait"] = m.pool_wait.p99_us;
-  evidence["connections_refused"] = m.connections_refused;
+  out.evidence["tps"] = m.tps;
+  out.evidence["latency_p99"] = m.latency.p99_us;
+  if (load.rate > 0) out.evidence["schedule_lag"] = m.schedule_lag.p99_us;
+  if (load.pool_size > 0) out.evidence["pool_wait"] = m.pool_wait.p99_us;
+  out.evidence["connections_refused"] = m.connections_refused;
   return m;
 }
 
-std::optional<results::Measurement> LabSession::measure_or_fail(
-    results::StageResult& stage, std::map<std::string, double>& evidence, double& window_s,
-    std::optional<evidence::CpuShares>& cpu, std::optional<results::WaitProfile>& waits,
-    SwitchbackControl* switchback) {
+std::optional<results::Measurement> LabSession::measure_or_fail(results::StageResult& stage,
+                                                                RunEvidence& out,
+                                                                SwitchbackControl* switchback) {
   try {
-    return measure_once(stage.load, stage, evidence, window_s, cpu, waits, switchback);
+    return measure_once(stage.load, stage, out, switchback);
   } catch (const apply::Interrupted&) {
     throw;
   } catch (const InputError&) {
@@ -551,23 +543,17 @@ results::StageResult LabSession::measure(const Configuration& configuration,
   if (!apply_for_run(configuration, stage, log_offset)) return stage;
 
   const int n = repeats.value_or(options_.measure.repeats);
-  std::vector<std::map<std::string, double>> evidence_per_repeat;
-  std::vector<double> window_per_repeat;
-  std::vector<std::optional<results::WaitProfile>> waits_per_repeat;
+  std::vector<RunEvidence> per_repeat;
   std::vector<evidence::CpuShares> disturbed;  // the runs that other work disturbed
   for (int i = 0; i < n; ++i) {
     if (n > 1) progress_.note(fmt::format("  repeat {} of {}", i + 1, n));
-    std::map<std::string, double> evidence;
-    double window_s = 0;
-    std::optional<evidence::CpuShares> cpu;
-    std::optional<results::WaitProfile> waits;
-    auto m = measure_or_fail(stage, evidence, window_s, cpu, waits);
+    RunEvidence run;
+    auto m = measure_or_fail(stage, run);
     if (!m) break;
-    waits_per_repeat.push_back(std::move(waits));
     stage.repeats.push_back(std::move(*m));
-    if (cpu && cpu->disturbance() > evidence::kDisturbedShare) disturbed.push_back(*cpu);
-    evidence_per_repeat.push_back(std::move(evidence));
-    window_per_repeat.push_back(window_s);
+    if (run.cpu && run.cpu->disturbance() > evidence::kDisturbedShare)
+      disturbed.push_back(*run.cpu);
+    per_repeat.push_back(std::move(run));
     if (apply::InterruptGuard::interrupted()) {
       // The driver stopped early: what was measured is returned; the caller ends the command.
       stage.error = "interrupted: the measurement stopped early";
@@ -578,9 +564,9 @@ results::StageResult LabSession::measure(const Configuration& configuration,
   // and its evidence window, so per-transaction figures divide by the repeat they describe.
   if (const results::Measurement* median = results::median_repeat(stage)) {
     const auto index = static_cast<std::size_t>(median - stage.repeats.data());
-    stage.evidence = evidence_per_repeat[index];
-    stage.evidence_seconds = window_per_repeat[index];
-    stage.waits = waits_per_repeat[index];
+    stage.evidence = per_repeat[index].evidence;
+    stage.evidence_seconds = per_repeat[index].window_s;
+    stage.waits = per_repeat[index].waits;
   }
   if (!disturbed.empty()) stage.warnings.push_back(disturbance_note(disturbed, n));
   if (auto note = driver_bound_note(stage.repeats, options_.measure.workers))
@@ -615,11 +601,10 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
       throw RuntimeError("the configuration needed a restart in the middle of a switchback run");
     }
   });
-  std::map<std::string, double> whole_run_evidence;
-  double window_s = 0;
-  std::optional<evidence::CpuShares> cpu;
-  std::optional<results::WaitProfile> whole_run_waits;
-  measure_or_fail(stage, whole_run_evidence, window_s, cpu, whole_run_waits, &control);
+  // The stage's evidence and waits are its kept blocks' (the control's); of the whole run's,
+  // only who used the CPU.
+  RunEvidence whole_run;
+  measure_or_fail(stage, whole_run, &control);
   if (apply::InterruptGuard::interrupted() && stage.error.empty())
     stage.error = "interrupted: the measurement stopped early";
 
@@ -637,8 +622,8 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
   stage.evidence = control.evidence(1);
   stage.waits = control.waits(1);
   stage.evidence_seconds = stage.repeats.empty() ? 0 : stage.repeats.front().duration_s;
-  if (cpu && cpu->disturbance() > evidence::kDisturbedShare)
-    stage.warnings.push_back(disturbance_note({*cpu}, 1));
+  if (whole_run.cpu && whole_run.cpu->disturbance() > evidence::kDisturbedShare)
+    stage.warnings.push_back(disturbance_note({*whole_run.cpu}, 1));
   stage.switchback = std::move(result);
   stage.log_excerpt = log_since(server_.log_file(), log_offset);
   return stage;

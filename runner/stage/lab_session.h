@@ -148,20 +148,20 @@ class LabSession {
   std::uint64_t data_bytes();
 
  private:
-  // One run; `cpu` receives who used the machine's CPU while the clock ran
-  // (evidence::cpu_shares), when it could be measured.
-  // `switchback`: the run switches configurations as it says (measure_switchback).
+  // What one run measured beside its Measurement, all from its measured window: the evidence
+  // (the snapshots' delta with the client's side), the window's length, who used the machine's
+  // CPU (evidence::cpu_shares, when it could be measured) and where the backends waited.
+  struct RunEvidence {
+    std::map<std::string, double> evidence;
+    double window_s = 0;
+    std::optional<evidence::CpuShares> cpu;
+    std::optional<results::WaitProfile> waits;
+  };
+  // One run. `switchback`: the run switches configurations as it says (measure_switchback).
   results::Measurement measure_once(const results::LoadSettings& load, results::StageResult& stage,
-                                    std::map<std::string, double>& evidence, double& window_s,
-                                    std::optional<evidence::CpuShares>& cpu,
-                                    std::optional<results::WaitProfile>& waits,
-                                    SwitchbackControl* switchback = nullptr);
+                                    RunEvidence& out, SwitchbackControl* switchback = nullptr);
   // measure_once, with a failed run (RuntimeError) recorded as the stage's error: nullopt.
-  std::optional<results::Measurement> measure_or_fail(results::StageResult& stage,
-                                                      std::map<std::string, double>& evidence,
-                                                      double& window_s,
-                                                      std::optional<evidence::CpuShares>& cpu,
-                                                      std::optional<results::WaitProfile>& waits,
+  std::optional<results::Measurement> measure_or_fail(results::StageResult& stage, RunEvidence& out,
                                                       SwitchbackControl* switchback = nullptr);
   // A stage's result before anything ran: its name and load (defaults filled in); throws when
   // interrupted or when the server does not accept connections.
