@@ -11,10 +11,10 @@
 #include "report/load_columns.h"
 #include "report/registry.h"
 #include "report/text.h"
-#include "report/waits.h"
 #include "results/evidence_info.h"
 #include "results/metric.h"
 #include "results/summary.h"
+#include "results/waits.h"
 
 namespace pgslow::report {
 
@@ -87,7 +87,7 @@ void render_csv(const Run& run, std::ostream& out) {
   // A sweep point's value per swept dimension, as written ("32MB"): the curve's x axis.
   for (const auto& d : run.sweep) header.push_back("sweep_" + d);
   for (const auto& k : keys) header.push_back(k);
-  // Each wait any stage saw: its share of the stage's backend time (report/waits.h).
+  // Each wait any stage saw: its share of the stage's backend time (results/waits.h).
   std::set<std::string> waits;
   for (const auto& stage : run.stages)
     if (stage.waits)

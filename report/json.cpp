@@ -38,10 +38,8 @@ void write_metric(const Attribution& a, Json& out) {
 void read_metric(Attribution& a, const Json& in, const Place& place) {
   std::string metric = "tps";        // reports before version 3's metric judged by TPS
   std::string direction = "slower";  // reports before --direction looked for "slower"
-  if (const auto it = in.find("metric"); it != in.end() && !it->is_null())
-    read_value(metric, *it, place.at("metric"));
-  if (const auto it = in.find("direction"); it != in.end() && !it->is_null())
-    read_value(direction, *it, place.at("direction"));
+  read_field(metric, in, "metric", place);
+  read_field(direction, in, "direction", place);
   const auto m = parse_metric(metric);
   if (!m || (direction != "slower" && direction != "faster")) {
     throw ReadError(fmt::format("{}: {}.metric {} ({}) is not one of {}, slower or faster",
@@ -57,11 +55,8 @@ void write_attribution(const StageResult& s, Json& out) {
 }
 
 void read_attribution(StageResult& s, const Json& in, const Place& place) {
-  const auto it = in.find("attribution");
-  if (it == in.end() || it->is_null()) return;
   Attribution a;
-  read(a, *it, place.at("attribution"));
-  s.attribution = attribution_in_metric_terms(a);
+  if (read_field(a, in, "attribution", place)) s.attribution = attribution_in_metric_terms(a);
 }
 
 void write_wait_shares(const WaitProfile& w, Json& out) {
@@ -112,8 +107,7 @@ Run read_json(const std::string& text, const std::string& source) {
         fmt::format("{}: not a pgslow report (expected \"schema\": \"pgslow-report\")", source));
   }
   Run run;
-  if (const auto v = doc.find("schema_version"); v != doc.end() && !v->is_null())
-    json_schema::read_value(run.schema_version, *v, top.at("schema_version"));
+  json_schema::read_field(run.schema_version, doc, "schema_version", top);
   if (run.schema_version < 1 || run.schema_version > kSchemaVersion) {
     throw ReadError(
         fmt::format("{}: schema_version {} is not supported (this pgslow reads 1 to {}); "

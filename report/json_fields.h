@@ -45,29 +45,39 @@ struct Fields<HeadlineFigure> {
 template <>
 struct Fields<Measurement> {
   using S = Measurement;
+  // Only when measured, so reports of remote servers and plain runs carry no zero; each pair
+  // below is written together.
+  static constexpr auto in_flight = [](const S& m) { return m.in_flight_at_end > 0; };
+  static constexpr auto cpu_measured = [](const S& m) { return m.server_cpu_s > 0; };
+  static constexpr auto memory_measured = [](const S& m) {
+    return m.idle_connections_measured > 0;
+  };
   static constexpr auto list = std::tuple{
-      field("duration_s", &S::duration_s), field("committed", &S::committed),
-      field("rolled_back", &S::rolled_back), field("failed", &S::failed),
-      field("retries", &S::retries), field("reconnects", &S::reconnects), field("tps", &S::tps),
-      field("headline", &S::headline), field("latency", &S::latency),
-      field("schedule_lag", &S::schedule_lag), field("pool_wait", &S::pool_wait),
-      field("connect_time", &S::connect_time), field("on_time_ratio", &S::on_time_ratio),
-      field("by_type", &S::by_type), field("failures_by_class", &S::failures_by_class),
+      field("duration_s", &S::duration_s),
+      field("committed", &S::committed),
+      field("rolled_back", &S::rolled_back),
+      field("failed", &S::failed),
+      field("retries", &S::retries),
+      field("reconnects", &S::reconnects),
+      field("tps", &S::tps),
+      field("headline", &S::headline),
+      field("latency", &S::latency),
+      field("schedule_lag", &S::schedule_lag),
+      field("pool_wait", &S::pool_wait),
+      field("connect_time", &S::connect_time),
+      field("on_time_ratio", &S::on_time_ratio),
+      field("by_type", &S::by_type),
+      field("failures_by_class", &S::failures_by_class),
       field("clients_requested", &S::clients_requested),
       field("clients_connected", &S::clients_connected),
       field("connections_refused", &S::connections_refused),
       field("tps_per_second", &S::tps_per_second),
-      // Only when measured, so reports of remote servers and plain runs carry no zero.
-      field("in_flight_at_end", &S::in_flight_at_end,
-            [](const S& m) { return m.in_flight_at_end > 0; }),
-      field("in_flight_longest_us", &S::in_flight_longest_us,
-            [](const S& m) { return m.in_flight_at_end > 0; }),
-      field("server_cpu_s", &S::server_cpu_s, [](const S& m) { return m.server_cpu_s > 0; }),
-      field("client_cpu_s", &S::client_cpu_s, [](const S& m) { return m.server_cpu_s > 0; }),
-      field("idle_connection_pss_bytes", &S::idle_connection_pss_bytes,
-            [](const S& m) { return m.idle_connections_measured > 0; }),
-      field("idle_connections_measured", &S::idle_connections_measured,
-            [](const S& m) { return m.idle_connections_measured > 0; })};
+      field("in_flight_at_end", &S::in_flight_at_end, in_flight),
+      field("in_flight_longest_us", &S::in_flight_longest_us, in_flight),
+      field("server_cpu_s", &S::server_cpu_s, cpu_measured),
+      field("client_cpu_s", &S::client_cpu_s, cpu_measured),
+      field("idle_connection_pss_bytes", &S::idle_connection_pss_bytes, memory_measured),
+      field("idle_connections_measured", &S::idle_connections_measured, memory_measured)};
 };
 
 template <>
@@ -190,19 +200,28 @@ void read_attribution(StageResult& s, const Json& in, const Place& place);
 template <>
 struct Fields<StageResult> {
   using S = StageResult;
+  // --precision's looks, only for a stage that was measured to a precision.
+  static constexpr auto to_a_precision = [](const S& s) { return s.precision > 0; };
   static constexpr auto list = std::tuple{
-      field("name", &S::name), field("description", &S::description), field("changes", &S::changes),
-      field("skipped", &S::skipped), field("warnings", &S::warnings), field("load", &S::load),
-      field("sweep_point", &S::sweep_point), field("repeats", &S::repeats),
-      field("evidence", &S::evidence), field("evidence_seconds", &S::evidence_seconds),
-      field("reset_seconds", &S::reset_seconds), field("log_excerpt", &S::log_excerpt),
-      field("error", &S::error), custom<S>(write_attribution, read_attribution),
+      field("name", &S::name),
+      field("description", &S::description),
+      field("changes", &S::changes),
+      field("skipped", &S::skipped),
+      field("warnings", &S::warnings),
+      field("load", &S::load),
+      field("sweep_point", &S::sweep_point),
+      field("repeats", &S::repeats),
+      field("evidence", &S::evidence),
+      field("evidence_seconds", &S::evidence_seconds),
+      field("reset_seconds", &S::reset_seconds),
+      field("log_excerpt", &S::log_excerpt),
+      field("error", &S::error),
+      custom<S>(write_attribution, read_attribution),
       field("switchback", &S::switchback),
       field("sweep_values", &S::sweep_values, [](const S& s) { return !s.sweep_values.empty(); }),
-      // --precision's looks, only for a stage that was measured to a precision.
-      field("precision", &S::precision, [](const S& s) { return s.precision > 0; }),
-      field("looks", &S::looks, [](const S& s) { return s.precision > 0; }),
-      field("stopped", &S::stopped, [](const S& s) { return s.precision > 0; }),
+      field("precision", &S::precision, to_a_precision),
+      field("looks", &S::looks, to_a_precision),
+      field("stopped", &S::stopped, to_a_precision),
       field("waits", &S::waits, [](const S& s) { return s.waits.has_value(); })};
 };
 

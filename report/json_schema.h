@@ -185,6 +185,16 @@ void read_value(T& out, const Json& j, const Place& place) {
   }
 }
 
+// The key `name` of the object `j` into `out`, when it is there and not null (else `out` keeps
+// its default and the result is false).
+template <typename T>
+bool read_field(T& out, const Json& j, const char* name, const Place& place) {
+  const auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return false;
+  read_value(out, *it, place.at(name));
+  return true;
+}
+
 template <typename S>
 Json write(const S& s) {
   Json out = Json::object();
@@ -214,9 +224,7 @@ void read(S& s, const Json& j, const Place& place) {
         (
             [&](const auto& e) {
               if constexpr (requires { e.member; }) {
-                const auto it = j.find(e.name);
-                if (it != j.end() && !it->is_null())
-                  read_value(s.*(e.member), *it, place.at(e.name));
+                read_field(s.*(e.member), j, e.name, place);
               } else {
                 e.read(s, j, place);
               }

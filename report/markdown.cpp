@@ -110,13 +110,13 @@ void render_markdown(const Run& run, std::ostream& out) {
   bool any_skipped = false;
   for (const auto& stage : run.stages) any_skipped = any_skipped || !stage.skipped.empty();
   if (any_skipped) {
-    out << "\n## Skipped knobs\n\n| Stage | Knob | Value | Reason |\n|---|---|---|---|\n";
+    TextTable table;
+    table.header = {"Stage", "Knob", "Value", "Reason"};
     for (const auto& stage : run.stages) {
-      for (const auto& k : stage.skipped) {
-        out << "| " << markdown_cell(stage.name) << " | " << markdown_cell(k.name) << " | "
-            << markdown_cell(k.value) << " | " << markdown_cell(k.reason) << " |\n";
-      }
+      for (const auto& k : stage.skipped)
+        table.rows.push_back({stage.name, k.name, k.value, k.reason});
     }
+    out << "\n## Skipped knobs\n\n" << markdown_table(table);
   }
   bool any_warning = false;
   for (const auto& stage : run.stages) any_warning = any_warning || !stage.warnings.empty();
@@ -153,22 +153,24 @@ void render_markdown(const Run& run, std::ostream& out) {
     }
   }
   if (!all_keys.empty()) {
-    out << "\n## Evidence\n\nPer transaction (/tx), per minute (/min), or over the whole window "
-           "(ratios and levels); see docs/evidence.md.\n\n| Evidence |";
-    std::string align = "|---|";
+    TextTable table;
+    table.header = {"Evidence"};
+    table.right = {false};
     for (const auto& stage : run.stages) {
-      out << " " << markdown_cell(stage.name) << " |";
-      align += "--:|";
+      table.header.push_back(stage.name);
+      table.right.push_back(true);
     }
-    out << "\n" << align << "\n";
     for (const auto& key : ordered_keys(all_keys)) {
-      out << "| " << markdown_cell(evidence_label(key)) << " |";
+      std::vector<std::string> row{evidence_label(key)};
       for (const auto& stage : run.stages) {
         const auto v = normalised_evidence(stage, key);
-        out << " " << (v ? format_evidence_value(key, *v) : "—") << " |";
+        row.push_back(v ? format_evidence_value(key, *v) : "—");
       }
-      out << "\n";
+      table.rows.push_back(row);
     }
+    out << "\n## Evidence\n\nPer transaction (/tx), per minute (/min), or over the whole window "
+           "(ratios and levels); see docs/evidence.md.\n\n"
+        << markdown_table(table);
   }
 }
 

@@ -8,7 +8,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
 
 #include "report/bench.h"
@@ -101,6 +100,12 @@ void render_comparison(const RunComparison& c, bool markdown, std::ostream& out)
       << table.render("  ");
 }
 
+// The JSON renderers of the searches and bench: their document, pretty-printed.
+template <auto document>
+void json_file(const auto& result, std::ostream& out) {
+  out << document(result).dump(2) << "\n";
+}
+
 }  // namespace
 
 // The table: every result type and its formats, console first.
@@ -136,32 +141,26 @@ std::span<const Renderer<VersionRuns>> renderers() {
 
 template <>
 std::span<const Renderer<BisectResult>> renderers() {
-  static constexpr Renderer<BisectResult> table[] = {
-      {"console", "txt", render_bisect_console},
-      {"md", "md", render_bisect_markdown},
-      {"json", "json",
-       [](const BisectResult& r, std::ostream& out) { out << bisect_to_json(r).dump(2) << "\n"; }}};
+  static constexpr Renderer<BisectResult> table[] = {{"console", "txt", render_bisect_console},
+                                                     {"md", "md", render_bisect_markdown},
+                                                     {"json", "json", json_file<bisect_to_json>}};
   return table;
 }
 
 template <>
 std::span<const Renderer<BenchResult>> renderers() {
-  static constexpr Renderer<BenchResult> table[] = {
-      {"console", "txt", render_bench_console},
-      {"json", "json",
-       [](const BenchResult& r, std::ostream& out) { out << bench_to_json(r).dump(2) << "\n"; }}};
+  static constexpr Renderer<BenchResult> table[] = {{"console", "txt", render_bench_console},
+                                                    {"json", "json", json_file<bench_to_json>}};
   return table;
 }
 
 template <>
 std::span<const Renderer<CliffResult>> renderers() {
-  static constexpr Renderer<CliffResult> table[] = {
-      {"console", "txt", render_cliff_console},
-      {"md", "md", render_cliff_markdown},
-      {"json", "json",
-       [](const CliffResult& r, std::ostream& out) { out << cliff_to_json(r).dump(2) << "\n"; }},
-      {"csv", "csv", render_cliff_csv},
-      {"html", "html", render_cliff_html}};
+  static constexpr Renderer<CliffResult> table[] = {{"console", "txt", render_cliff_console},
+                                                    {"md", "md", render_cliff_markdown},
+                                                    {"json", "json", json_file<cliff_to_json>},
+                                                    {"csv", "csv", render_cliff_csv},
+                                                    {"html", "html", render_cliff_html}};
   return table;
 }
 
@@ -202,19 +201,5 @@ void unknown_format(std::string_view format, const std::vector<std::string>& kno
   throw std::invalid_argument(
       fmt::format("unknown format \"{}\" (this result has {})", format, fmt::join(known, ", ")));
 }
-
-template <typename Result>
-std::string rendered(const Result& result, std::string_view format) {
-  std::ostringstream out;
-  render(result, format, out);
-  return out.str();
-}
-
-template std::string rendered(const Run&, std::string_view);
-template std::string rendered(const RunComparison&, std::string_view);
-template std::string rendered(const VersionRuns&, std::string_view);
-template std::string rendered(const BisectResult&, std::string_view);
-template std::string rendered(const BenchResult&, std::string_view);
-template std::string rendered(const CliffResult&, std::string_view);
 
 }  // namespace pgslow::report

@@ -4,8 +4,8 @@
 // file format of its result. A new format is its renderer plus one line in that table.
 
 #include <filesystem>
-#include <iosfwd>
 #include <span>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,7 +78,11 @@ void render(const Result& result, std::string_view format, std::ostream& out) {
 }
 
 template <typename Result>
-std::string rendered(const Result& result, std::string_view format);
+std::string rendered(const Result& result, std::string_view format) {
+  std::ostringstream out;
+  render(result, format, out);
+  return out.str();
+}
 
 // A results folder: every file format the registry has for the result (the console's text
 // goes to the terminal). A run's folder also gets one server log excerpt per stage in logs/.

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -37,6 +36,7 @@ struct Table {
 };
 
 Table tabulate(const VersionRuns& v) {
+  if (v.runs.empty()) throw std::invalid_argument("versions report: no runs");
   Table t;
   std::vector<std::vector<StageSummary>> sums;
   for (const auto& run : v.runs) {
@@ -97,129 +97,6 @@ std::string header_line(const VersionRuns& v) {
                      describe_clients(first), describe_measure(first));
 }
 
-void render_console(const VersionRuns& v, const Table& t, std::ostream& terminal) {
-  // Names come from files anyone may write: no control character reaches the terminal
-  // (as ConsoleReporter).
-  std::ostringstream out;
-  out << "pgslow run " << header_line(v) << "\n";
-  out << "machine: " << describe_machine(v.runs.front().machine) << "\n\n";
-  TextTable table;
-  table.header = {"stage",        "PostgreSQL",         "TPS",
-                  "transactions", "effect vs baseline", "95% interval"};
-  table.right = {false, false, true, true, true, true};
-  for (std::size_t s = 0; s < t.stages.size(); ++s) {
-    for (std::size_t r = 0; r < t.versions.size(); ++r) {
-      const Cell& c = t.cells[s][r];
-      table.rows.push_back({r == 0 ? t.stages[s] : "", t.versions[r], tps_cell(c),
-                            c.present && c.ran ? format_count(c.transactions) : "—",
-                            effect_cell(c, s == 0), interval_cell(c, s == 0)});
-    }
-  }
-  out << table.render();
-  out << "\nEach effect is against the same version's baseline, measured in the same run.\n";
-  terminal << printable_lines(out.str());
-}
-
-void render_markdown(const VersionRuns& v, const Table& t, std::ostream& out) {
-  out << "# pgslow: " << markdown_cell(v.runs.front().scenario) << " on " << t.versions.size()
-      << " PostgreSQL versions\n\n"
-      << "- " << markdown_cell(header_line(v)) << "\n"
-      << "- machine: " << markdown_cell(describe_machine(v.runs.front().machine)) << "\n\n";
-  out << "| stage |";
-  for (const auto& label : t.versions) out << " PostgreSQL " << markdown_cell(label) << " |";
-  out << "\n|---|";
-  for (std::size_t r = 0; r < t.versions.size(); ++r) out << "--:|";
-  out << "\n";
-  for (std::size_t s = 0; s < t.stages.size(); ++s) {
-    out << "| " << markdown_cell(t.stages[s]) << " |";
-    for (std::size_t r = 0; r < t.versions.size(); ++r) {
-      const Cell& c = t.cells[s][r];
-      std::string text = tps_cell(c);
-      if (c.present && c.ran) {
-        text = c.tps_text + " TPS" + (c.note.empty() ? "" : " (" + c.note + ")");
-        if (s > 0) text += "\n" + effect_with_interval(c);  // markdown_cell: a <br>
-      }
-      out << " " << markdown_cell(text) << " |";
-    }
-    out << "\n";
-  }
-  out << "\nTPS per version (transactions behind each figure in the JSON and CSV); the line "
-         "below is the stage's effect against that version's own baseline, with its 95% "
-         "interval.\n";
-  for (const auto& run : v.runs) {
-    for (const auto& st : run.stages) {
-      for (const auto& k : st.skipped) {
-        out << "\n- " << markdown_cell(version_label(run)) << ", " << markdown_cell(st.name)
-            << ": skipped " << markdown_cell(describe_skipped(k));
-      }
-    }
-  }
-  out << "\n";
-}
-
-void render_json(const VersionRuns& v, const Table& t, std::ostream& out) {
-  nlohmann::json versions = nlohmann::json::array();
-  for (const auto& run : v.runs) {
-    versions.push_back({{"server_version", run.server_version},
-                        {"server_major", run.server_major},
-                        {"target", run.target},
-                        {"started_at", run.started_at},
-                        {"wall_seconds", run.wall_seconds}});
-  }
-  nlohmann::json stages = nlohmann::json::array();
-  for (std::size_t s = 0; s < t.stages.size(); ++s) {
-    nlohmann::json by = nlohmann::json::array();
-    for (std::size_t r = 0; r < t.versions.size(); ++r) {
-      const Cell& c = t.cells[s][r];
-      nlohmann::json cell = {
-          {"server_major", v.runs[r].server_major}, {"present", c.present}, {"ran", c.ran}};
-      if (c.present && c.ran) {
-        cell["tps"] = c.tps;
-        cell["transactions"] = c.transactions;
-        if (c.vs_baseline) {
-          cell["vs_baseline"] = {{"ratio", c.vs_baseline->ratio},
-                                 {"interval_known", c.vs_baseline->interval.known},
-                                 {"interval_low", c.vs_baseline->interval.low},
-                                 {"interval_high", c.vs_baseline->interval.high},
-                                 {"measurable", c.vs_baseline->measurable},
-                                 {"text", c.vs_baseline->text}};
-        }
-      }
-      by.push_back(cell);
-    }
-    stages.push_back({{"name", t.stages[s]}, {"by_version", by}});
-  }
-  nlohmann::json doc = {{"kind", "pgslow versions"},
-                        {"schema_version", 1},
-                        {"scenario", v.runs.front().scenario},
-                        {"versions", versions},
-                        {"stages", stages}};
-  out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-}
-
-void render_csv(const VersionRuns& v, const Table& t, std::ostream& out) {
-  out << "stage,server_version,server_major,ran,tps,transactions,ratio_vs_baseline,"
-         "ratio_low,ratio_high,measurable,effect\n";
-  for (std::size_t s = 0; s < t.stages.size(); ++s) {
-    for (std::size_t r = 0; r < t.versions.size(); ++r) {
-      const Cell& c = t.cells[s][r];
-      if (!c.present) continue;
-      const bool has = c.ran && c.vs_baseline.has_value();
-      out << csv_field(t.stages[s]) << "," << csv_field(t.versions[r]) << ","
-          << v.runs[r].server_major << "," << (c.ran ? "true" : "false") << ","
-          << (c.ran ? fmt::format("{:.3f}", c.tps) : "") << ","
-          << (c.ran ? std::to_string(c.transactions) : "") << ","
-          << (has ? fmt::format("{:.6g}", c.vs_baseline->ratio) : "") << ","
-          << (has && c.vs_baseline->interval.known
-                  ? fmt::format("{:.6g},{:.6g}", c.vs_baseline->interval.low,
-                                c.vs_baseline->interval.high)
-                  : ",")
-          << "," << (has ? (c.vs_baseline->measurable ? "true" : "false") : "") << ","
-          << csv_field(has ? c.vs_baseline->text : "") << "\n";
-    }
-  }
-}
-
 // Grouped bars, one group per stage and one bar per version, on a log scale when TPS spans
 // more than two decades (the planner stage is often 100x slower). Inline SVG: no script.
 std::string svg_chart(const Table& t) {
@@ -275,7 +152,139 @@ std::string svg_chart(const Table& t) {
   return svg;
 }
 
-void render_html(const VersionRuns& v, const Table& t, std::ostream& out) {
+}  // namespace
+
+void render_versions_console(const VersionRuns& v, std::ostream& terminal) {
+  const Table t = tabulate(v);
+  // Names come from files anyone may write: no control character reaches the terminal
+  // (as render_console).
+  std::ostringstream out;
+  out << "pgslow run " << header_line(v) << "\n";
+  out << "machine: " << describe_machine(v.runs.front().machine) << "\n\n";
+  TextTable table;
+  table.header = {"stage",        "PostgreSQL",         "TPS",
+                  "transactions", "effect vs baseline", "95% interval"};
+  table.right = {false, false, true, true, true, true};
+  for (std::size_t s = 0; s < t.stages.size(); ++s) {
+    for (std::size_t r = 0; r < t.versions.size(); ++r) {
+      const Cell& c = t.cells[s][r];
+      table.rows.push_back({r == 0 ? t.stages[s] : "", t.versions[r], tps_cell(c),
+                            c.present && c.ran ? format_count(c.transactions) : "—",
+                            effect_cell(c, s == 0), interval_cell(c, s == 0)});
+    }
+  }
+  out << table.render();
+  out << "\nEach effect is against the same version's baseline, measured in the same run.\n";
+  terminal << printable_lines(out.str());
+}
+
+void render_versions_markdown(const VersionRuns& v, std::ostream& out) {
+  const Table t = tabulate(v);
+  out << "# pgslow: " << markdown_cell(v.runs.front().scenario) << " on " << t.versions.size()
+      << " PostgreSQL versions\n\n"
+      << "- " << markdown_cell(header_line(v)) << "\n"
+      << "- machine: " << markdown_cell(describe_machine(v.runs.front().machine)) << "\n\n";
+  TextTable table;
+  table.header = {"stage"};
+  table.right = {false};
+  for (const auto& label : t.versions) {
+    table.header.push_back("PostgreSQL " + label);
+    table.right.push_back(true);
+  }
+  for (std::size_t s = 0; s < t.stages.size(); ++s) {
+    std::vector<std::string> row{t.stages[s]};
+    for (const Cell& c : t.cells[s]) {
+      std::string text = tps_cell(c);
+      if (c.present && c.ran) {
+        text = c.tps_text + " TPS" + (c.note.empty() ? "" : " (" + c.note + ")");
+        if (s > 0) text += "\n" + effect_with_interval(c);  // markdown_cell: a <br>
+      }
+      row.push_back(text);
+    }
+    table.rows.push_back(row);
+  }
+  out << markdown_table(table);
+  out << "\nTPS per version (transactions behind each figure in the JSON and CSV); the line "
+         "below is the stage's effect against that version's own baseline, with its 95% "
+         "interval.\n";
+  for (const auto& run : v.runs) {
+    for (const auto& st : run.stages) {
+      for (const auto& k : st.skipped) {
+        out << "\n- " << markdown_cell(version_label(run)) << ", " << markdown_cell(st.name)
+            << ": skipped " << markdown_cell(describe_skipped(k));
+      }
+    }
+  }
+  out << "\n";
+}
+
+void render_versions_json(const VersionRuns& v, std::ostream& out) {
+  const Table t = tabulate(v);
+  nlohmann::json versions = nlohmann::json::array();
+  for (const auto& run : v.runs) {
+    versions.push_back({{"server_version", run.server_version},
+                        {"server_major", run.server_major},
+                        {"target", run.target},
+                        {"started_at", run.started_at},
+                        {"wall_seconds", run.wall_seconds}});
+  }
+  nlohmann::json stages = nlohmann::json::array();
+  for (std::size_t s = 0; s < t.stages.size(); ++s) {
+    nlohmann::json by = nlohmann::json::array();
+    for (std::size_t r = 0; r < t.versions.size(); ++r) {
+      const Cell& c = t.cells[s][r];
+      nlohmann::json cell = {
+          {"server_major", v.runs[r].server_major}, {"present", c.present}, {"ran", c.ran}};
+      if (c.present && c.ran) {
+        cell["tps"] = c.tps;
+        cell["transactions"] = c.transactions;
+        if (c.vs_baseline) {
+          cell["vs_baseline"] = {{"ratio", c.vs_baseline->ratio},
+                                 {"interval_known", c.vs_baseline->interval.known},
+                                 {"interval_low", c.vs_baseline->interval.low},
+                                 {"interval_high", c.vs_baseline->interval.high},
+                                 {"measurable", c.vs_baseline->measurable},
+                                 {"text", c.vs_baseline->text}};
+        }
+      }
+      by.push_back(cell);
+    }
+    stages.push_back({{"name", t.stages[s]}, {"by_version", by}});
+  }
+  nlohmann::json doc = {{"kind", "pgslow versions"},
+                        {"schema_version", 1},
+                        {"scenario", v.runs.front().scenario},
+                        {"versions", versions},
+                        {"stages", stages}};
+  out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+void render_versions_csv(const VersionRuns& v, std::ostream& out) {
+  const Table t = tabulate(v);
+  out << "stage,server_version,server_major,ran,tps,transactions,ratio_vs_baseline,"
+         "ratio_low,ratio_high,measurable,effect\n";
+  for (std::size_t s = 0; s < t.stages.size(); ++s) {
+    for (std::size_t r = 0; r < t.versions.size(); ++r) {
+      const Cell& c = t.cells[s][r];
+      if (!c.present) continue;
+      const bool has = c.ran && c.vs_baseline.has_value();
+      out << csv_field(t.stages[s]) << "," << csv_field(t.versions[r]) << ","
+          << v.runs[r].server_major << "," << (c.ran ? "true" : "false") << ","
+          << (c.ran ? fmt::format("{:.3f}", c.tps) : "") << ","
+          << (c.ran ? std::to_string(c.transactions) : "") << ","
+          << (has ? fmt::format("{:.6g}", c.vs_baseline->ratio) : "") << ","
+          << (has && c.vs_baseline->interval.known
+                  ? fmt::format("{:.6g},{:.6g}", c.vs_baseline->interval.low,
+                                c.vs_baseline->interval.high)
+                  : ",")
+          << "," << (has ? (c.vs_baseline->measurable ? "true" : "false") : "") << ","
+          << csv_field(has ? c.vs_baseline->text : "") << "\n";
+    }
+  }
+}
+
+void render_versions_html(const VersionRuns& v, std::ostream& out) {
+  const Table t = tabulate(v);
   const std::string title = "pgslow: " + v.runs.front().scenario + " on " +
                             std::to_string(t.versions.size()) + " PostgreSQL versions";
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
@@ -304,44 +313,11 @@ void render_html(const VersionRuns& v, const Table& t, std::ostream& out) {
          "version's own baseline, with its 95% interval.</p>\n</body>\n</html>\n";
 }
 
-}  // namespace
-
 std::string version_label(const Run& run) {
   const std::string prefix = "PostgreSQL ";
   if (run.server_version.rfind(prefix, 0) == 0) return run.server_version.substr(prefix.size());
   if (!run.server_version.empty()) return run.server_version;
   return std::to_string(run.server_major);
-}
-
-namespace {
-
-const Table& checked(const VersionRuns& runs, Table& t) {
-  if (runs.runs.empty()) throw std::invalid_argument("versions report: no runs");
-  t = tabulate(runs);
-  return t;
-}
-
-}  // namespace
-
-void render_versions_console(const VersionRuns& runs, std::ostream& out) {
-  Table t;
-  render_console(runs, checked(runs, t), out);
-}
-void render_versions_markdown(const VersionRuns& runs, std::ostream& out) {
-  Table t;
-  render_markdown(runs, checked(runs, t), out);
-}
-void render_versions_json(const VersionRuns& runs, std::ostream& out) {
-  Table t;
-  render_json(runs, checked(runs, t), out);
-}
-void render_versions_csv(const VersionRuns& runs, std::ostream& out) {
-  Table t;
-  render_csv(runs, checked(runs, t), out);
-}
-void render_versions_html(const VersionRuns& runs, std::ostream& out) {
-  Table t;
-  render_html(runs, checked(runs, t), out);
 }
 
 }  // namespace pgslow::report

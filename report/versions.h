@@ -3,11 +3,8 @@
 // side by side: per stage, each version's TPS and its effect against that version's own
 // baseline. Every format of one run has its counterpart here (docs/versions.md).
 
-#include <filesystem>
 #include <iosfwd>
 #include <string>
-#include <string_view>
-#include <vector>
 
 #include "report/views.h"
 #include "results/versions.h"
@@ -22,10 +19,7 @@ void render_versions_json(const VersionRuns& runs, std::ostream& out);
 void render_versions_csv(const VersionRuns& runs, std::ostream& out);
 void render_versions_html(const VersionRuns& runs, std::ostream& out);
 
-// versions.md/.json/.csv/.html in `dir`.
-void write_versions(const VersionRuns& runs, const std::filesystem::path& dir);
-
-// "15.20" from "PostgreSQL 15.20"; "PostgreSQL <major>" when the version text is missing.
+// "15.20" from "PostgreSQL 15.20"; the major ("15") when the version text is missing.
 std::string version_label(const Run& run);
 
 }  // namespace pgslow::report

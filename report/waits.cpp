@@ -3,12 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <iterator>
 #include <map>
 #include <utility>
 
-#include "common/format.h"
 #include "report/text.h"
 
 namespace pgslow::report {

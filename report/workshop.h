@@ -14,7 +14,7 @@
 namespace pgslow::report {
 
 // The change of a stage's throughput against a reference stage, with its 95% interval: the
-// report's own comparison (report/summary.h compare_runs, report/stats.h log_ratio_interval
+// report's own comparison (results/summary.h compare_runs, results/stats.h log_ratio_interval
 // and verdict_of), so a lesson's reveal and the run's report agree on every stage.
 struct Effect {
   double ratio = 0;   // stage TPS / reference TPS; 0: the stage completed nothing

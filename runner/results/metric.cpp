@@ -174,13 +174,13 @@ double metric_in_unit(const Metric& m, double sample) {
 }
 
 std::string metric_unit(const Metric& m) {
+  // The label, after the unit metric_in_unit scales to where it is not the metric's own.
   switch (m.kind) {
     case Kind::kTps:
-      return "TPS";
+      return metric_label(m);
     case Kind::kCpuPerTx:
-      return "ms CPU/tx";
     case Kind::kP99:
-      return "ms p99";
+      return "ms " + metric_label(m);
     case Kind::kEvidencePerTx:
       return evidence_info(m.evidence).bytes ? "B " + metric_label(m) : metric_label(m);
   }
@@ -198,7 +198,7 @@ std::string format_metric_change(const Metric& m, double search_ratio) {
   // As format_change: percentages near no change, factors from 2x either way.
   if (r >= 2) return fmt::format("{} {}x higher", metric_label(m), format_number(r, 2));
   if (r <= 0.5) return fmt::format("{} {}x lower", metric_label(m), format_number(1 / r, 2));
-  return fmt::format("{} {:+.1f}%", metric_label(m), (r - 1) * 100);
+  return metric_label(m) + " " + format_signed_percent(r);
 }
 
 std::string worse_word(const Metric& m) {

@@ -222,7 +222,7 @@ struct SwitchbackBlock {
 
 // Where the backends spent their time (docs/evidence.md "Where the time went"):
 // pg_stat_activity read `samples` times, every `interval_ms`; backends[wait] the backends found
-// in each wait ("CPU", "IO:DataFileRead", ...) summed over the readings. report/waits.h.
+// in each wait ("CPU", "IO:DataFileRead", ...) summed over the readings. results/waits.h.
 struct WaitProfile {
   std::uint64_t samples = 0;
   double interval_ms = 0;

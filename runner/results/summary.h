@@ -58,7 +58,7 @@ struct Runs {
 };
 Runs runs_of(const StageResult& stage);
 
-// The change of a stage against a reference, with its interval (report/stats.h).
+// The change of a stage against a reference, with its interval (results/stats.h).
 struct Change {
   double ratio = 0;  // tps / reference tps (geometric means of the runs)
   Interval interval;
@@ -74,12 +74,12 @@ struct Change {
 Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise = {},
                     double confidence = 0.95);
 // The confidence a stage's intervals are stated at: 95%, spread over its looks when it was
-// measured to a precision (report/switchback.h look_confidence).
+// measured to a precision (results/switchback.h look_confidence).
 double stage_confidence(const StageResult& stage);
 // A Change from an interval (its verdict and text), as compare_runs words it.
 Change change_of(const Interval& interval);
 // A switchback stage's change against the baseline blocks around it, of TPS or of CPU per
-// transaction (report/switchback.h).
+// transaction (results/switchback.h).
 Change switchback_change(const Switchback& switchback, BlockFigure figure);
 // ", stopped at ±5% as asked", ", time budget spent before ±5% was reached" for a stage
 // measured to a precision; "" otherwise.
@@ -119,7 +119,7 @@ struct StageSummary {
   // Up to two, largest first, versus the previous stage that ran (cumulative runs) or the
   // baseline (mode "isolated").
   std::vector<EvidenceMove> movers;
-  // Where the backends spent their time, against the baseline (report/waits.h); empty when
+  // Where the backends spent their time, against the baseline (results/waits.h); empty when
   // the stage was not sampled.
   std::string waits_text;
   std::string tps_text;           // "1,052" or "1,052 (1,010-1,090)" with repeats

@@ -3,18 +3,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <iterator>
-#include <map>
-#include <utility>
 
 #include "common/format.h"
 
 namespace pgslow::results {
 
-std::vector<WaitShare> wait_shares(const WaitProfile& profile) {
+namespace {
+
+std::uint64_t backend_samples(const WaitProfile& profile) {
   std::uint64_t total = 0;
   for (const auto& [wait, n] : profile.backends) total += n;
+  return total;
+}
+
+}  // namespace
+
+std::vector<WaitShare> wait_shares(const WaitProfile& profile) {
+  const std::uint64_t total = backend_samples(profile);
   std::vector<WaitShare> out;
   if (total == 0) return out;
   for (const auto& [wait, n] : profile.backends) {
@@ -28,9 +33,10 @@ std::vector<WaitShare> wait_shares(const WaitProfile& profile) {
 }
 
 double wait_share(const WaitProfile& profile, const std::string& wait) {
-  for (const auto& s : wait_shares(profile))
-    if (s.wait == wait) return s.share;
-  return 0;
+  const std::uint64_t total = backend_samples(profile);
+  const auto it = profile.backends.find(wait);
+  if (total == 0 || it == profile.backends.end()) return 0;
+  return static_cast<double>(it->second) / static_cast<double>(total);
 }
 
 std::string format_share(double share) {
