@@ -5,17 +5,12 @@
 
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
-#include "bisect/attribution.h"
 #include "bisect/configuration.h"
 #include "bisect/sources.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "common/paths.h"
 #include "common/progress.h"
-#include "report/bisect.h"
 #include "report/registry.h"
 #include "results/metric.h"
 #include "server/target.h"

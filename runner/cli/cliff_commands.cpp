@@ -6,12 +6,10 @@
 
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/progress.h"
-#include "report/cliff.h"
 #include "report/registry.h"
 #include "results/metric.h"
 #include "server/target.h"

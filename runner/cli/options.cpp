@@ -60,14 +60,4 @@ void write_requested_output(const std::string& path, const std::string& text, Pr
   progress.note("wrote " + path);
 }
 
-void check_format(const std::string& option, const std::string& format,
-                  const std::vector<std::string>& known) {
-  for (const auto& k : known) {
-    if (k == format || (format == "markdown" && k == "md")) return;
-  }
-  const auto hint = closest_match(format, known);
-  throw InputError(fmt::format("{} {}: unknown format (one of: {}){}", option, printable(format),
-                               join(known, ", "), hint ? "; did you mean " + *hint + "?" : ""));
-}
-
 }  // namespace pgslow::cli

@@ -5,7 +5,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "cli/context.h"
 #include "common/progress.h"
@@ -32,10 +31,5 @@ std::unique_ptr<Progress> command_progress(const Context& ctx);
 
 // Writes a result file the user asked for (--json FILE, ...) durably, and says so.
 void write_requested_output(const std::string& path, const std::string& text, Progress& progress);
-
-// `option`'s format is one the result has in the renderer registry, or an InputError names them
-// (with the closest as a hint).
-void check_format(const std::string& option, const std::string& format,
-                  const std::vector<std::string>& known);
 
 }  // namespace pgslow::cli

@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/options.h"
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/strings.h"
@@ -44,6 +43,17 @@ void write_output(const std::string& out_path, const std::string& text) {
   std::cerr << "wrote " << out_path << "\n";
 }
 
+// --format: one of the result's formats in the renderer registry, checked before any file is
+// read; an InputError names them (with the closest as a hint).
+template <typename Result>
+void check_format(const std::string& format) {
+  if (report::find_renderer<Result>(format) != nullptr) return;
+  const std::vector<std::string> known = report::formats<Result>();
+  const auto hint = closest_match(format, known);
+  throw InputError(fmt::format("--format {}: unknown format (one of: {}){}", printable(format),
+                               join(known, ", "), hint ? "; did you mean " + *hint + "?" : ""));
+}
+
 }  // namespace
 
 void add_report_commands(CLI::App& app, Context& ctx) {
@@ -61,7 +71,7 @@ void add_report_commands(CLI::App& app, Context& ctx) {
   report_cmd->add_option("--out,-o", opts->out, "write to FILE instead of standard output");
   report_cmd->callback([opts, &ctx] {
     before_command(ctx, "report");
-    check_format("--format", opts->format, report::formats<results::Run>());
+    check_format<results::Run>(opts->format);
     const results::Run run = load_run(opts->run_json);
     write_output(opts->out, report::rendered(run, opts->format));
   });
@@ -82,7 +92,7 @@ void add_report_commands(CLI::App& app, Context& ctx) {
   compare_cmd->add_option("--out,-o", cmp->out, "write to FILE instead of standard output");
   compare_cmd->callback([cmp, &ctx] {
     before_command(ctx, "report");
-    check_format("--format", cmp->format, report::formats<report::RunComparison>());
+    check_format<report::RunComparison>(cmp->format);
     const results::Run a = load_run(cmp->a);
     const results::Run b = load_run(cmp->b);
     write_output(cmp->out,

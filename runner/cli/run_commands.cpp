@@ -78,13 +78,6 @@ stage::RunOptions run_options(const RunArgs& a) {
   return options;
 }
 
-// `run --versions 15,16,17,18`: the same scenario on each version's managed cluster, one after
-// the other, then one report with the versions side by side. Every version is validated before
-// the first one changes anything. While one version is measured, the other versions' clusters
-// are stopped: their checkpoints, autovacuum and memory would otherwise share the machine with
-// the measurement (a version's last stage leaves dirty buffers that its checkpointer writes out
-// minutes later). At the end every cluster runs again, as one `run` leaves its cluster. With
-// --dashboard, the page follows every version's progress and server counters.
 // A run's results folder and `--versions`' side by side files in every format; the stages so far
 // of an interrupted run on the terminal.
 stage::ResultsOutput results_output() {
@@ -93,6 +86,13 @@ stage::ResultsOutput results_output() {
           report::write_versions};
 }
 
+// `run --versions 15,16,17,18`: the same scenario on each version's managed cluster, one after
+// the other, then one report with the versions side by side. Every version is validated before
+// the first one changes anything. While one version is measured, the other versions' clusters
+// are stopped: their checkpoints, autovacuum and memory would otherwise share the machine with
+// the measurement (a version's last stage leaves dirty buffers that its checkpointer writes out
+// minutes later). At the end every cluster runs again, as one `run` leaves its cluster. With
+// --dashboard, the page follows every version's progress and server counters.
 void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const DashboardArgs& dashboard) {
   std::vector<int> majors;
   for (const auto& text : a.versions) {

@@ -3,8 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <sstream>
-
 #include "apply/interrupt.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -15,7 +13,6 @@
 #include "driver/driver.h"
 #include "knobs/catalog.h"
 #include "pg/connection.h"
-#include "report/bench.h"
 #include "report/registry.h"
 #include "report/text.h"
 #include "server/managed_cluster.h"

@@ -216,32 +216,27 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   std::vector<ConfigError> problems;
   Plan plan;
   plan.scenario = scenario;
-  // Clients the scenario leaves out: the workload's default (TPC-C's ten terminals per
-  // warehouse), else 8. Every path (run, lesson, sweep) reads them from the plan.
-  if (plan.scenario.workload.clients == 0) {
-    workload::WorkloadParams params = workload_params(plan.scenario);
-    try {
-      workload::resolve_clients(workload::find_workload(scenario.workload.name), params,
-                                kDefaultScenarioClients);
-    } catch (const InputError&) {
-      params.clients = kDefaultScenarioClients;  // an unknown workload is reported below
-    }
-    plan.scenario.workload.clients = params.clients;
-  }
   plan.server_major = server.major;
   plan.server_version =
       fmt::format("{}.{}", server.version_num / 10000, server.version_num % 10000);
 
-  // The workload and its options (script files included) are checked before anything runs.
+  // Clients the scenario leaves out: the workload's default (TPC-C's ten terminals per
+  // warehouse), else 8. Every path (run, lesson, sweep) reads them from the plan. The workload
+  // and its options (script files included) are checked before anything runs.
   try {
+    const workload::Workload& w = workload::find_workload(scenario.workload.name);
     workload::WorkloadParams params = workload_params(plan.scenario);
-    for (auto& p : workload::find_workload(scenario.workload.name).validate(params)) {
+    workload::resolve_clients(w, params, kDefaultScenarioClients);
+    plan.scenario.workload.clients = params.clients;
+    for (auto& p : w.validate(params)) {
       if (p.where.file.empty()) p.where = scenario.workload.where;
       problems.push_back(std::move(p));
     }
   } catch (const InputError& e) {
     problems.push_back(ConfigError{scenario.workload.where, e.what(), ""});
   }
+  if (plan.scenario.workload.clients == 0)
+    plan.scenario.workload.clients = kDefaultScenarioClients;  // an unknown workload
 
   results::LoadSettings base_load;
   base_load.clients = plan.scenario.workload.clients;

@@ -11,8 +11,6 @@
 //   e.metric.better = true;                         // --direction faster
 //   bisect::Result r = stage::run_bisect(e, server, catalog, progress);
 
-#include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +20,6 @@
 #include "knobs/catalog.h"
 #include "results/model.h"
 #include "server/server_control.h"
-#include "server/target.h"
 #include "stage/search_load.h"
 
 namespace pgslow::stage {

@@ -12,7 +12,6 @@
 #include "results/stats.h"
 #include "results/summary.h"
 #include "stage/lab_measurer.h"
-#include "workload/registry.h"
 
 namespace pgslow::stage {
 
@@ -21,6 +20,49 @@ namespace {
 // The evidence that says why a value hurts: a sort or hash spilling (temp files and bytes),
 // the cache missing (hit ratio).
 const std::vector<std::string> kCliffEvidence = {"temp_files", "temp_bytes", "buffer_hit_ratio"};
+
+// Runs the search on `lab` (prepared); the configuration is the lab's to restore.
+results::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
+                               const CliffExperimentOptions& options) {
+  LabMeasurer measurer(lab, {}, options.search.metric, {}, "cliff " + space.knob);
+  std::vector<int> calls;
+  results::CliffResult r = bisect::find_cliff(measurer, space, options.search, &calls);
+
+  // Each Measurer call is one run of one point (or the baseline, -1): gather their figures.
+  const auto& results = measurer.results();
+  auto fill = [&](results::CliffPoint& p, int index) {
+    std::vector<const results::StageResult*> runs;
+    for (std::size_t c = 0; c < calls.size() && c < results.size(); ++c)
+      if (calls[c] == index) runs.push_back(&results[c]);
+    std::vector<double> tps;
+    std::vector<double> p99;
+    std::vector<std::pair<double, const results::StageResult*>> by_tps;
+    for (const auto* s : runs) {
+      if (!s->error.empty() && p.error.empty()) p.error = s->error;
+      for (const auto& m : s->repeats) {
+        p.transactions += m.committed + m.rolled_back;
+        tps.push_back(m.tps);
+        p99.push_back(m.latency.p99_us);
+        by_tps.emplace_back(m.tps, s);
+      }
+    }
+    p.tps = results::median(tps);
+    p.p99_us = results::median(p99);
+    if (by_tps.empty()) return;
+    // The median run's evidence, as a stage of separate runs reports it.
+    std::sort(by_tps.begin(), by_tps.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    const results::StageResult& median = *by_tps[by_tps.size() / 2].second;
+    for (const auto& key : kCliffEvidence)
+      if (auto v = results::normalised_evidence(median, key)) p.evidence[key] = *v;
+  };
+  fill(r.baseline, -1);
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    fill(r.points[i], static_cast<int>(i));
+    r.points[i].effect.transactions = r.points[i].transactions;
+  }
+  return r;
+}
 
 }  // namespace
 
@@ -74,48 +116,6 @@ bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knob
   // The grid's own checks (a log scale needs positive values), before anything changes.
   (void)bisect::cliff_grid(space, options.search.resolution);
   return space;
-}
-
-results::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
-                               const CliffExperimentOptions& options) {
-  LabMeasurer measurer(lab, {}, options.search.metric, options.load, "cliff " + space.knob);
-  std::vector<int> calls;
-  results::CliffResult r = bisect::find_cliff(measurer, space, options.search, &calls);
-
-  // Each Measurer call is one run of one point (or the baseline, -1): gather their figures.
-  const auto& results = measurer.results();
-  auto fill = [&](results::CliffPoint& p, int index) {
-    std::vector<const results::StageResult*> runs;
-    for (std::size_t c = 0; c < calls.size() && c < results.size(); ++c)
-      if (calls[c] == index) runs.push_back(&results[c]);
-    std::vector<double> tps;
-    std::vector<double> p99;
-    std::vector<std::pair<double, const results::StageResult*>> by_tps;
-    for (const auto* s : runs) {
-      if (!s->error.empty() && p.error.empty()) p.error = s->error;
-      for (const auto& m : s->repeats) {
-        p.transactions += m.committed + m.rolled_back;
-        tps.push_back(m.tps);
-        p99.push_back(m.latency.p99_us);
-        by_tps.emplace_back(m.tps, s);
-      }
-    }
-    p.tps = results::median(tps);
-    p.p99_us = results::median(p99);
-    if (by_tps.empty()) return;
-    // The median run's evidence, as a stage of separate runs reports it.
-    std::sort(by_tps.begin(), by_tps.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    const results::StageResult& median = *by_tps[by_tps.size() / 2].second;
-    for (const auto& key : kCliffEvidence)
-      if (auto v = results::normalised_evidence(median, key)) p.evidence[key] = *v;
-  };
-  fill(r.baseline, -1);
-  for (std::size_t i = 0; i < r.points.size(); ++i) {
-    fill(r.points[i], static_cast<int>(i));
-    r.points[i].effect.transactions = r.points[i].transactions;
-  }
-  return r;
 }
 
 results::CliffResult run_cliff_experiment(const CliffExperiment& e, server::ServerControl& server,

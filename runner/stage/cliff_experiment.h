@@ -3,16 +3,8 @@
 // bisect/cliff.h measured through the one measuring seam (stage::LabSession, by way of
 // stage::LabMeasurer), each point given its runs' transactions, TPS, p99 and the evidence
 // that says why a value hurts (temp files and bytes per transaction, the buffer hit ratio).
-//
-//   bisect::CliffSpace space = cliff_space(options, catalog, live);   // before any change
-//   stage::LabSession lab(...); lab.prepare();
-//   results::CliffResult r = run_cliff(lab, space, options);           // the caller restores
 
-#include <filesystem>
-#include <functional>
-#include <optional>
 #include <string>
-#include <vector>
 
 #include "bisect/cliff.h"
 #include "common/progress.h"
@@ -20,8 +12,6 @@
 #include "knobs/validate.h"
 #include "results/cliff.h"
 #include "server/server_control.h"
-#include "server/target.h"
-#include "stage/lab_session.h"
 #include "stage/search_load.h"
 
 namespace pgslow::stage {
@@ -31,7 +21,6 @@ struct CliffExperimentOptions {
   std::string from;  // as written: "64MB"; empty: the server's current value
   std::string to;    // "64kB"
   bisect::CliffOptions search;
-  results::LoadSettings load;  // clients 0: the workload's
 };
 
 // Checks the knob and both values against the live server (its range and unit, through
@@ -53,10 +42,5 @@ struct CliffExperiment : SearchLoad {
 // after the restore). Progress: the plan line, then a line per point (options.search.on_point).
 results::CliffResult run_cliff_experiment(const CliffExperiment& e, server::ServerControl& server,
                                           const knobs::Catalog& catalog, Progress& progress);
-
-// Runs the search on `lab` (prepared). The configuration is the lab's to restore: the caller
-// calls lab.finish(), or lab.restore_after_error() when this throws.
-results::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
-                               const CliffExperimentOptions& options);
 
 }  // namespace pgslow::stage

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <ctime>
-#include <fstream>
 #include <iostream>
 
 #include "apply/interrupt.h"

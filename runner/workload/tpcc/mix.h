@@ -1,6 +1,7 @@
 #pragma once
-// The transaction mix (clause 5.2.3) and the terminal's keying and think times (5.2.5.7), as
-// one data table, and the deck a terminal deals its transactions from.
+// The transaction mix (clause 5.2.3), the terminal's keying and think times (5.2.5.7) and the
+// response time limits (5.2.5.3), as one data table, and the deck a terminal deals its transactions
+// from.
 
 #include <array>
 #include <cstddef>
@@ -19,6 +20,8 @@ struct MixEntry {
   int cards;                  // cards in the deck of 23 (5.2.4.2)
   double keying_seconds;      // fixed keying time before the transaction (5.2.5.7)
   double mean_think_seconds;  // mean of the exponential think time after it (5.2.5.7)
+  double min_share_percent;   // its least share of the measured transactions (5.2.3)
+  double p90_limit_seconds;   // its 90th percentile response time at most (5.2.5.3)
 };
 
 // In the order of Workload::transaction_types().

@@ -1,6 +1,5 @@
 #include "workload/tpcc/statements.h"
 
-#include "workload/tpcc/constants.h"
 #include "workload/tpcc/random.h"
 
 namespace pgslow::workload::tpcc {

@@ -133,9 +133,8 @@ class TpccLite final : public Workload {
     return "TPC-C's nine tables and five transactions, dealt from a deck of 23 (New-Order and "
            "Payment 10 each, Order-Status, Delivery, Stock-Level 1 each), warehouses = scale, "
            "ten clients per warehouse by default, keying and think times off unless --think-time. "
-           "Stresses row locks on hot "
-           "warehouse and district rows, index inserts, WAL and the buffer cache; reports tpmC "
-           "and NOPM.";
+           "Stresses row locks on hot warehouse and district rows, index inserts, WAL and the "
+           "buffer cache; reports tpmC and NOPM.";
   }
 
   std::vector<ConfigError> validate(WorkloadParams& params) const override {
@@ -241,120 +240,139 @@ class TpccLite final : public Workload {
   }
 };
 
-}  // namespace
-
-std::vector<results::HeadlineFigure> headline_figures(const RunCounts& run) {
-  std::vector<results::HeadlineFigure> out;
-  const double minutes = run.duration_s / 60;
-  auto per_minute = [&](double n) { return minutes > 0 ? n / minutes : 0.0; };
-  auto of_kind = [&](TxKind kind) -> const results::TxTypeResult* {
-    for (std::size_t i = 0; i < run.by_type.size() && i < mix().size(); ++i)
-      if (mix()[i].kind == kind) return &run.by_type[i];
-    return nullptr;
-  };
-  // Every rule the run breaks; "tpmC" is the figure's name only when there is none.
+// The rules a run breaks, each worded for "not tpmC: ...", and the figures that explain them,
+// shown after tpmC and NOPM. "tpmC" is the New-Order rate's name only when `broken` is empty.
+struct Rules {
   std::vector<std::string> broken;
-  std::vector<results::HeadlineFigure> notes;  // figures shown after tpmC and NOPM
+  std::vector<results::HeadlineFigure> notes;
+};
 
-  // 4.2.2: ten terminals per warehouse, one per (warehouse, district).
+// "1 try", "10 tries".
+std::string tries_text(int max_tries) {
+  return fmt::format("{} tr{}", max_tries, max_tries == 1 ? "y" : "ies");
+}
+
+// How many of the run's transaction types have their row of the mix table (both in mix() order).
+std::size_t typed(const RunCounts& run) {
+  return std::min(run.by_type.size(), mix().size());
+}
+
+// 4.2.2: ten terminals per warehouse, one per (warehouse, district).
+void check_terminals(const RunCounts& run, Rules& rules) {
   const int terminals = std::max(1, run.scale) * kTerminalsPerWarehouse;
-  if (run.scale > 0 && run.clients > 0 && run.clients != terminals) {
-    broken.push_back(fmt::format("{} terminals, not 10 per warehouse (4.2.2)", run.clients));
-    notes.push_back(
-        {.name = "terminals",
-         .value = static_cast<double>(run.clients),
-         .unit = fmt::format("for {} warehouses", run.scale),
-         .warning = run.clients < terminals
-                        ? fmt::format("fewer than the {} of 4.2.2: {} of the {} (warehouse, "
-                                      "district) pairs have no terminal, so Stock-Level never "
-                                      "reads them and fewer New-Orders wait on each district row",
-                                      terminals, terminals - run.clients, terminals)
-                        : fmt::format("more than the {} of 4.2.2: terminals share (warehouse, "
-                                      "district) pairs, so the district and warehouse rows see "
-                                      "more contention than the spec's terminals cause",
-                                      terminals)});
-  }
-  // 5.2.5.7: keying and think times.
-  if (!run.think_time) broken.push_back("keying and think times off (5.2.5.7)");
-  // 5.2.5.3: the 90th percentile response time of each type within its limit.
-  for (std::size_t i = 0; i < run.by_type.size() && i < mix().size(); ++i) {
+  if (run.scale <= 0 || run.clients <= 0 || run.clients == terminals) return;
+  rules.broken.push_back(fmt::format("{} terminals, not 10 per warehouse (4.2.2)", run.clients));
+  rules.notes.push_back(
+      {.name = "terminals",
+       .value = static_cast<double>(run.clients),
+       .unit = fmt::format("for {} warehouses", run.scale),
+       .warning = run.clients < terminals
+                      ? fmt::format("fewer than the {} of 4.2.2: {} of the {} (warehouse, "
+                                    "district) pairs have no terminal, so Stock-Level never "
+                                    "reads them and fewer New-Orders wait on each district row",
+                                    terminals, terminals - run.clients, terminals)
+                      : fmt::format("more than the {} of 4.2.2: terminals share (warehouse, "
+                                    "district) pairs, so the district and warehouse rows see "
+                                    "more contention than the spec's terminals cause",
+                                    terminals)});
+}
+
+// 5.2.5.3: the 90th percentile response time of each type within its limit.
+void check_response_times(const RunCounts& run, Rules& rules) {
+  for (std::size_t i = 0; i < typed(run); ++i) {
     const results::TxTypeResult& t = run.by_type[i];
-    const double limit_s = mix()[i].kind == TxKind::kStockLevel ? 20 : 5;
+    const double limit_s = mix()[i].p90_limit_seconds;
     if (t.committed + t.rolled_back > 0 && t.latency.p90_us > limit_s * 1e6)
-      broken.push_back(fmt::format("{} p90 {:.1f} s above {:.0f} s (5.2.5.3)", t.name,
-                                   t.latency.p90_us / 1e6, limit_s));
+      rules.broken.push_back(fmt::format("{} p90 {:.1f} s above {:.0f} s (5.2.5.3)", t.name,
+                                         t.latency.p90_us / 1e6, limit_s));
   }
-  // Failures (after retries) are in neither tpmC, NOPM nor the latencies.
+}
+
+// Failures (after retries), which are in neither tpmC, NOPM nor the latencies; then 5.2.3's
+// minimum mix over the measured transactions.
+void check_failures_and_mix(const RunCounts& run, Rules& rules) {
   std::uint64_t failed = 0, all = 0;
   for (const auto& t : run.by_type) {
     failed += t.failed;
     all += t.committed + t.rolled_back;
   }
-  const std::uint64_t all_with_failed = all + failed;
   if (failed > 0)
-    broken.push_back(fmt::format("{} transactions failed after {} tr{}", failed, run.max_tries,
-                                 run.max_tries == 1 ? "y" : "ies"));
-  // 5.2.3: the minimum mix over the measured transactions.
-  if (all > 0) {
-    for (std::size_t i = 0; i < run.by_type.size() && i < mix().size(); ++i) {
-      const results::TxTypeResult& t = run.by_type[i];
-      const double share =
-          100.0 * static_cast<double>(t.committed + t.rolled_back) / static_cast<double>(all);
-      const double minimum = mix()[i].kind == TxKind::kPayment    ? 43.0
-                             : mix()[i].kind == TxKind::kNewOrder ? 0.0
-                                                                  : 4.0;
-      if (share >= minimum) continue;
-      // The deck deals the minimums; short of them, either failures took the shortfall out of
-      // the counts or too few whole decks were dealt.
-      const double with_failed = 100.0 *
-                                 static_cast<double>(t.committed + t.rolled_back + t.failed) /
-                                 static_cast<double>(all_with_failed);
-      const std::string cause =
-          t.failed > 0 && with_failed >= minimum
-              ? fmt::format("{} failed {} transactions are left out of the counts", t.failed,
-                            t.name)
-              : "a run this short deals too few whole decks of 23";
-      broken.push_back(
-          fmt::format("{} share {:.1f}% below {:.0f}% (5.2.3)", t.name, share, minimum));
-      notes.push_back(
-          {.name = std::string(t.name) + " share",
-           .value = share,
-           .unit = "%",
-           .warning = fmt::format("below the minimum of {:.0f}% (5.2.3): {}", minimum, cause)});
-    }
+    rules.broken.push_back(
+        fmt::format("{} transactions failed after {}", failed, tries_text(run.max_tries)));
+  if (all == 0) return;
+  const std::uint64_t all_with_failed = all + failed;
+  for (std::size_t i = 0; i < typed(run); ++i) {
+    const results::TxTypeResult& t = run.by_type[i];
+    const double share =
+        100.0 * static_cast<double>(t.committed + t.rolled_back) / static_cast<double>(all);
+    const double minimum = mix()[i].min_share_percent;
+    if (share >= minimum) continue;
+    // The deck deals the minimums; short of them, either failures took the shortfall out of
+    // the counts or too few whole decks were dealt.
+    const double with_failed = 100.0 * static_cast<double>(t.committed + t.rolled_back + t.failed) /
+                               static_cast<double>(all_with_failed);
+    const std::string cause =
+        t.failed > 0 && with_failed >= minimum
+            ? fmt::format("{} failed {} transactions are left out of the counts", t.failed, t.name)
+            : "a run this short deals too few whole decks of 23";
+    rules.broken.push_back(
+        fmt::format("{} share {:.1f}% below {:.0f}% (5.2.3)", t.name, share, minimum));
+    rules.notes.push_back(
+        {.name = std::string(t.name) + " share",
+         .value = share,
+         .unit = "%",
+         .warning = fmt::format("below the minimum of {:.0f}% (5.2.3): {}", minimum, cause)});
   }
-  // 2.7.4.2: Deliveries with a skipped district, and the districts skipped. The threshold is
-  // on the Deliveries: more than 1%, or more than one, whichever is greater.
-  if (run.counters.size() >= kCounters && run.counters[kDeliveryDistricts] > 0) {
-    const double districts = static_cast<double>(run.counters[kDeliveryDistricts]);
-    const double deliveries = districts / kDistrictsPerWarehouse;
-    const auto with_skip = run.counters[kDeliveriesWithSkip];
-    const double share = 100.0 * static_cast<double>(with_skip) / deliveries;
-    results::HeadlineFigure f{
-        .name = "Delivery skips",
-        .value = share,
-        .unit =
-            fmt::format("% of Deliveries, {:.2f}% of districts",
-                        100.0 * static_cast<double>(run.counters[kDeliverySkipped]) / districts),
-        .warning = ""};
-    const double allowed = std::max(0.01 * deliveries, 1.0);
-    if (static_cast<double>(with_skip) > allowed) {
-      f.warning =
-          fmt::format("{} of {:.0f} Deliveries skipped a district, more than 2.7.4.2 allows",
-                      with_skip, deliveries);
-      broken.push_back(fmt::format("{} Deliveries with a skipped district (2.7.4.2)", with_skip));
-    }
-    notes.push_back(std::move(f));
-  }
+}
 
-  const results::TxTypeResult* no = of_kind(TxKind::kNewOrder);
+// 2.7.4.2: Deliveries with a skipped district, and the districts skipped. The threshold is on
+// the Deliveries: more than 1%, or more than one, whichever is greater.
+void check_delivery_skips(const RunCounts& run, Rules& rules) {
+  if (run.counters.size() < kCounters || run.counters[kDeliveryDistricts] == 0) return;
+  const double districts = static_cast<double>(run.counters[kDeliveryDistricts]);
+  const double deliveries = districts / kDistrictsPerWarehouse;
+  const auto with_skip = run.counters[kDeliveriesWithSkip];
+  const double share = 100.0 * static_cast<double>(with_skip) / deliveries;
+  results::HeadlineFigure f{
+      .name = "Delivery skips",
+      .value = share,
+      .unit = fmt::format("% of Deliveries, {:.2f}% of districts",
+                          100.0 * static_cast<double>(run.counters[kDeliverySkipped]) / districts),
+      .warning = ""};
+  const double allowed = std::max(0.01 * deliveries, 1.0);
+  if (static_cast<double>(with_skip) > allowed) {
+    f.warning = fmt::format("{} of {:.0f} Deliveries skipped a district, more than 2.7.4.2 allows",
+                            with_skip, deliveries);
+    rules.broken.push_back(
+        fmt::format("{} Deliveries with a skipped district (2.7.4.2)", with_skip));
+  }
+  rules.notes.push_back(std::move(f));
+}
+
+}  // namespace
+
+std::vector<results::HeadlineFigure> headline_figures(const RunCounts& run) {
+  Rules rules;
+  check_terminals(run, rules);
+  // 5.2.5.7: keying and think times.
+  if (!run.think_time) rules.broken.push_back("keying and think times off (5.2.5.7)");
+  check_response_times(run, rules);
+  check_failures_and_mix(run, rules);
+  check_delivery_skips(run, rules);
+
+  std::vector<results::HeadlineFigure> out;
+  const double minutes = run.duration_s / 60;
+  auto per_minute = [&](double n) { return minutes > 0 ? n / minutes : 0.0; };
+  const results::TxTypeResult* no = nullptr;
+  for (std::size_t i = 0; i < typed(run) && no == nullptr; ++i)
+    if (mix()[i].kind == TxKind::kNewOrder) no = &run.by_type[i];
   if (no != nullptr) {
-    const bool qualifies = broken.empty();
+    const bool qualifies = rules.broken.empty();
     // 5.4.2: tpmC counts every New-Order, the 1% rolled back by design included.
     out.push_back({.name = qualifies ? "tpmC" : "New-Orders/min (not tpmC)",
                    .value = per_minute(static_cast<double>(no->committed + no->rolled_back)),
                    .unit = "New-Orders per minute, rolled back included",
-                   .warning = qualifies ? "" : "not tpmC: " + join(broken, "; ")});
+                   .warning = qualifies ? "" : "not tpmC: " + join(rules.broken, "; ")});
     out.push_back({.name = "NOPM",
                    .value = per_minute(static_cast<double>(no->committed)),
                    .unit = "committed New-Orders per minute",
@@ -364,8 +382,7 @@ std::vector<results::HeadlineFigure> headline_figures(const RunCounts& run) {
       out.push_back(
           {.name = "failed New-Orders",
            .value = static_cast<double>(no->failed),
-           .unit = fmt::format("after {} tr{}, in neither figure above", run.max_tries,
-                               run.max_tries == 1 ? "y" : "ies"),
+           .unit = fmt::format("after {}, in neither figure above", tries_text(run.max_tries)),
            .warning = no->failed > 0 && run.max_tries == 1
                           ? "serialization failures and deadlocks were not retried: --max-tries"
                           : ""});
@@ -388,7 +405,7 @@ std::vector<results::HeadlineFigure> headline_figures(const RunCounts& run) {
                           : ""});
     }
   }
-  out.insert(out.end(), notes.begin(), notes.end());
+  out.insert(out.end(), rules.notes.begin(), rules.notes.end());
   return out;
 }
 
