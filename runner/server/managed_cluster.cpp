@@ -423,9 +423,7 @@ void ManagedCluster::remove_stale_pid_file() {
 }
 
 CgroupGroup ManagedCluster::envelope_group() const {
-  std::error_code ec;
-  fs::path where = fs::absolute(cluster_dir_, ec);
-  return CgroupGroup(fmt::format("pgslow-{:016x}", std::hash<std::string>{}(where.string())),
+  return CgroupGroup(fmt::format("pgslow-{:016x}", std::hash<std::string>{}(cluster_dir_.string())),
                      options_.envelope);
 }
 
@@ -440,7 +438,7 @@ void ManagedCluster::start(std::chrono::seconds timeout) {
   if (auto pid = running_pid()) {
     if (group.holds(*pid)) {
       // Limits apply to the processes already in a group: no restart for a new size.
-      if (!options_.envelope.empty()) group.set_limits(options_.envelope);
+      if (!options_.envelope.empty()) group.set_limits();
       spdlog::info("the managed cluster is already running (pid {}, port {})", *pid, port_);
       return;
     }
@@ -455,10 +453,10 @@ void ManagedCluster::start(std::chrono::seconds timeout) {
   initdb();
   remove_stale_pid_file();
   if (!options_.envelope.empty()) group.create();
-  start_server(timeout);
+  start_server(timeout, group);
 }
 
-void ManagedCluster::start_server(std::chrono::seconds timeout) {
+void ManagedCluster::start_server(std::chrono::seconds timeout, const CgroupGroup& group) {
   const std::int64_t deadline = now_us() + std::chrono::microseconds(timeout).count();
   for (int attempt = 1;; ++attempt) {
     choose_port();
@@ -477,7 +475,7 @@ void ManagedCluster::start_server(std::chrono::seconds timeout) {
     // moving the postmaster after the start would leave the startup process's reads and the
     // first backends outside, and race with them.
     std::vector<UniqueFd> cgroup_procs;
-    if (!options_.envelope.empty()) cgroup_procs = envelope_group().open_procs();
+    if (!options_.envelope.empty()) cgroup_procs = group.open_procs();
     for (const UniqueFd& fd : cgroup_procs) o.join_cgroups.push_back(fd.get());
     auto r = run_process(argv, o);
     if (r.ok()) {

@@ -100,7 +100,8 @@ class ManagedCluster : public ServerControl {
   void write_settings();
   void choose_port();
   void remove_stale_pid_file();
-  void start_server(std::chrono::seconds timeout);
+  // Starts the server in `group` (when the envelope is not empty).
+  void start_server(std::chrono::seconds timeout, const CgroupGroup& group);
   void load_state();
   void save_state() const;
   std::filesystem::path bin() const;
