@@ -266,6 +266,13 @@ void CgroupGroup::refuse(const std::string& why, const std::string& allow) const
 
 void CgroupGroup::create() const {
   for (const Hierarchy* h : needed()) {
+    // The group is root's and so must be the folder it is made in (v1 makes it in pgslow's own
+    // group, which a host may have delegated to another user): whoever may write that folder
+    // could swap the group for one of theirs between the checks below and the writes.
+    require_trusted_path(h->dir, "the cgroup folder",
+                         "run pgslow from a cgroup of root's (or of your own), or remove "
+                         "server.memory/cpus/cpuset (run --memory/--cpus/--cpuset) to run the "
+                         "server unlimited.");
     UniqueFd parent = open_folder(h->dir);
     if (::mkdirat(parent.get(), name_.c_str(), 0755) != 0 && errno != EEXIST) {
       int err = errno;

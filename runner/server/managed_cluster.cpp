@@ -36,6 +36,9 @@ namespace {
 
 // Unix socket paths are limited to 107 bytes (sun_path); ".s.PGSQL.65535" is 14 of them.
 constexpr std::size_t kMaxSocketPath = 107;
+// postmaster.pid and PG_VERSION hold a few lines; the server's user writes them, and a longer
+// one is refused rather than read whole (safe_fs.h read_all).
+constexpr std::size_t kMaxServerFile = 64 * 1024;
 
 // A libpq conninfo value: quoted when it holds anything but plain characters.
 std::string conninfo_value(const std::string& v) {
@@ -85,7 +88,7 @@ std::optional<PidFile> read_pid_file(const fs::path& data_dir) {
   std::optional<std::string> text;
   try {
     UniqueFd data = open_folder(data_dir);
-    text = read_file_in(data.get(), "postmaster.pid", data_dir / "postmaster.pid");
+    text = read_file_in(data.get(), "postmaster.pid", data_dir / "postmaster.pid", kMaxServerFile);
   } catch (const RuntimeError& e) {
     spdlog::debug("{}", e.what());
   }
@@ -570,12 +573,34 @@ std::string cluster_folder(std::optional<int> major, std::optional<int> default_
   return fmt::format("cluster-{}", *major);
 }
 
+namespace {
+
+// The first line of the default cluster's PG_VERSION; nullopt when there is none. The folders
+// below the workdir belong to the server's user: each step follows no link of theirs, and a
+// file longer than a version is refused (RuntimeError naming it), never read whole.
+std::optional<std::string> default_cluster_version_line(const fs::path& workdir) {
+  std::error_code ec;
+  if (!fs::is_directory(workdir, ec)) return std::nullopt;
+  UniqueFd dir = open_folder(workdir);
+  fs::path shown = workdir;
+  for (const char* step : {"cluster", "data"}) {
+    shown /= step;
+    dir = open_folder_in(dir.get(), step, shown);
+    if (!dir) return std::nullopt;
+  }
+  std::optional<std::string> text =
+      read_file_in(dir.get(), "PG_VERSION", shown / "PG_VERSION", kMaxServerFile);
+  if (!text || text->empty()) return std::nullopt;
+  return text->substr(0, text->find('\n'));
+}
+
+}  // namespace
+
 std::optional<int> default_cluster_major(const fs::path& workdir,
                                          const std::optional<fs::path>& pg_bin) {
+  const std::optional<std::string> line = default_cluster_version_line(workdir);
   try {
-    std::ifstream version_file(workdir / "cluster" / "data" / "PG_VERSION");
-    std::string line;
-    if (version_file && std::getline(version_file, line)) return parse_major_version(line);
+    if (line) return parse_major_version(*line);
     PgBinSearch search;
     search.explicit_dir = pg_bin;
     const std::string version = server_program_version(find_pg_bin(search));
