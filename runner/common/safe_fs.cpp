@@ -294,18 +294,26 @@ UniqueFd open_file_in(int dir, const std::string& name, int flags, const fs::pat
   return fd;
 }
 
-std::optional<std::string> read_file_in(int dir, const std::string& name,
-                                        const fs::path& shown_as) {
+std::optional<std::string> read_file_in(int dir, const std::string& name, const fs::path& shown_as,
+                                        std::size_t max_bytes) {
   UniqueFd fd = open_file_in(dir, name, O_RDONLY, shown_as);
   if (!fd) return std::nullopt;
-  return read_all(fd.get(), shown_as);
+  return read_all(fd.get(), shown_as, max_bytes);
 }
 
-std::string read_all(int fd, const fs::path& shown_as) {
+std::string read_all(int fd, const fs::path& shown_as, std::size_t max_bytes) {
   std::string out;
   char buf[65536];
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (out.size() > max_bytes) {
+      throw RuntimeError("pgslow refuses " + shown_as.string() + ": it is longer than " +
+                         std::to_string(max_bytes) +
+                         " bytes, far more than such a file holds, so it was not read. Remove "
+                         "it if it is not what it should be.");
+    }
+    // One byte past the limit at most: enough to tell a longer file.
+    const std::size_t room = max_bytes - out.size();
+    ssize_t n = ::read(fd, buf, room >= sizeof buf ? sizeof buf : room + 1);
     if (n < 0) {
       if (errno == EINTR) continue;
       fail("read", shown_as, errno);

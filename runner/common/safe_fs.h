@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -90,11 +91,16 @@ UniqueFd open_file_in(int dir, const std::string& name, int flags,
                       const std::filesystem::path& shown_as, mode_t mode = 0600);
 
 // The rest of an open file, from its current offset; throws RuntimeError naming `shown_as`.
-std::string read_all(int fd, const std::filesystem::path& shown_as);
+// A file longer than `max_bytes` is refused, never read whole: one the server's user writes
+// (postmaster.pid, PG_VERSION) could be made as large as the disk, or sparse and larger.
+std::string read_all(int fd, const std::filesystem::path& shown_as,
+                     std::size_t max_bytes = SIZE_MAX);
 
-// The contents of `name` in `dir` (open_file_in's checks), or nullopt when there is none.
+// The contents of `name` in `dir` (open_file_in's checks, read_all's `max_bytes`), or nullopt
+// when there is none.
 std::optional<std::string> read_file_in(int dir, const std::string& name,
-                                        const std::filesystem::path& shown_as);
+                                        const std::filesystem::path& shown_as,
+                                        std::size_t max_bytes = SIZE_MAX);
 
 // The owner and mode of the folder `dir`.
 FileOwnership folder_ownership(int dir);

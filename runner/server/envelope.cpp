@@ -54,6 +54,21 @@ std::string memory_text(std::uint64_t bytes) {
   return number_text(v) + kUnits[unit];
 }
 
+// A controller the envelope needs, with the scenario field that asks for it.
+struct Wanted {
+  const char* controller;
+  const char* field;
+};
+
+// The controllers `envelope` needs, in the order their refusals are checked.
+std::vector<Wanted> wanted_controllers(const Envelope& envelope) {
+  std::vector<Wanted> out;
+  if (envelope.memory_bytes) out.push_back({"memory", "server.memory"});
+  if (envelope.cpus > 0) out.push_back({"cpu", "server.cpus"});
+  if (!envelope.cpuset.empty()) out.push_back({"cpuset", "server.cpuset"});
+  return out;
+}
+
 }  // namespace
 
 std::string Envelope::describe() const {
@@ -153,11 +168,9 @@ CgroupGroup::CgroupGroup(std::string name, Envelope envelope, fs::path root)
     std::string line;
     std::getline(in, line);
     std::vector<std::string> offered = split(trim(line), ' ');
-    for (const auto* c : {"memory", "cpu", "cpuset"}) {
-      bool wanted = (c == std::string("memory") && envelope_.memory_bytes) ||
-                    (c == std::string("cpu") && envelope_.cpus > 0) ||
-                    (c == std::string("cpuset") && !envelope_.cpuset.empty());
-      if (wanted && std::find(offered.begin(), offered.end(), c) == offered.end()) {
+    for (const Wanted& w : wanted_controllers(envelope_)) {
+      const char* c = w.controller;
+      if (std::find(offered.begin(), offered.end(), c) == offered.end()) {
         refuse(fmt::format("the cgroup v2 hierarchy at {} offers no {} controller (it offers: "
                            "{})",
                            root_.string(), c, line.empty() ? "none" : trim(line)),
@@ -211,7 +224,7 @@ CgroupGroup::CgroupGroup(std::string name, Envelope envelope, fs::path root)
     refuse(fmt::format("no cgroup hierarchy is mounted at {}", root_.string()),
            "a host (or a privileged container) with cgroups mounted there would allow it");
   }
-  for (const Hierarchy* h : needed()) (void)h;  // needed() refuses a missing one
+  needed();  // refuses a missing one
 }
 
 std::vector<const CgroupGroup::Hierarchy*> CgroupGroup::needed() const {
@@ -231,9 +244,7 @@ std::vector<const CgroupGroup::Hierarchy*> CgroupGroup::needed() const {
     }
     out.push_back(h);
   };
-  if (envelope_.memory_bytes) need("memory", "server.memory");
-  if (envelope_.cpus > 0) need("cpu", "server.cpus");
-  if (!envelope_.cpuset.empty()) need("cpuset", "server.cpuset");
+  for (const Wanted& w : wanted_controllers(envelope_)) need(w.controller, w.field);
   return out;
 }
 
@@ -255,6 +266,13 @@ void CgroupGroup::refuse(const std::string& why, const std::string& allow) const
 
 void CgroupGroup::create() const {
   for (const Hierarchy* h : needed()) {
+    // The group is root's and so must be the folder it is made in (v1 makes it in pgslow's own
+    // group, which a host may have delegated to another user): whoever may write that folder
+    // could swap the group for one of theirs between the checks below and the writes.
+    require_trusted_path(h->dir, "the cgroup folder",
+                         "run pgslow from a cgroup of root's (or of your own), or remove "
+                         "server.memory/cpus/cpuset (run --memory/--cpus/--cpuset) to run the "
+                         "server unlimited.");
     UniqueFd parent = open_folder(h->dir);
     if (::mkdirat(parent.get(), name_.c_str(), 0755) != 0 && errno != EEXIST) {
       int err = errno;
@@ -279,18 +297,14 @@ void CgroupGroup::create() const {
     }
     if (v2_) {
       // The root's children get the controllers only when the root hands them down.
-      UniqueFd root = open_folder(h->dir);
       std::string subtree =
-          read_file_in(root.get(), "cgroup.subtree_control", h->dir / "cgroup.subtree_control")
+          read_file_in(parent.get(), "cgroup.subtree_control", h->dir / "cgroup.subtree_control")
               .value_or("");
       std::vector<std::string> enabled = split(trim(subtree), ' ');
-      std::vector<std::string> add;
-      if (envelope_.memory_bytes) add.push_back("memory");
-      if (envelope_.cpus > 0) add.push_back("cpu");
-      if (!envelope_.cpuset.empty()) add.push_back("cpuset");
-      for (const std::string& c : add) {
+      for (const Wanted& w : wanted_controllers(envelope_)) {
+        const std::string c = w.controller;
         if (std::find(enabled.begin(), enabled.end(), c) != enabled.end()) continue;
-        UniqueFd f = open_file_in(root.get(), "cgroup.subtree_control", O_WRONLY,
+        UniqueFd f = open_file_in(parent.get(), "cgroup.subtree_control", O_WRONLY,
                                   h->dir / "cgroup.subtree_control");
         std::string plus = "+" + c;
         if (!f || ::write(f.get(), plus.data(), plus.size()) < 0) {
@@ -302,18 +316,17 @@ void CgroupGroup::create() const {
       }
     } else if (h->controller == "cpuset") {
       // A v1 cpuset group takes no process until it has memory nodes: the parent's.
-      UniqueFd root = open_folder(h->dir);
       std::string mems =
-          read_file_in(root.get(), "cpuset.mems", h->dir / "cpuset.mems").value_or("0");
+          read_file_in(parent.get(), "cpuset.mems", h->dir / "cpuset.mems").value_or("0");
       write(*h, "cpuset.mems", trim(mems));
     }
   }
-  const_cast<CgroupGroup*>(this)->set_limits(envelope_);
+  set_limits();
   spdlog::info("the server's envelope: {} ({})", envelope_.describe(), mechanism());
 }
 
-void CgroupGroup::set_limits(const Envelope& envelope) {
-  envelope_ = envelope;
+void CgroupGroup::set_limits() const {
+  const Envelope& envelope = envelope_;
   for (const Hierarchy* h : needed()) {
     const std::string quota =
         envelope.cpus > 0 ? std::to_string(std::llround(envelope.cpus * kCpuPeriodUs)) : "";
@@ -379,7 +392,7 @@ std::vector<std::string> cgroups_of(int pid) {
 }
 
 bool CgroupGroup::holds(int pid) const {
-  std::set<std::string> in_ours;  // controllers whose group for `pid` is ours; "" for v2
+  std::set<std::string> in_ours;  // Hierarchy::controller of each of ours holding `pid`
   for (const std::string& entry : cgroups_of(pid)) {
     auto colon = entry.find(':');
     if (colon == std::string::npos) continue;
@@ -388,18 +401,11 @@ bool CgroupGroup::holds(int pid) const {
       const Hierarchy* h = v2_ ? &hierarchies_.front() : find(c);
       if (!h) continue;
       const std::string ours = (h->at == "/" ? std::string() : h->at) + "/" + name_;
-      if (path == ours) in_ours.insert(v2_ ? std::string() : c);
+      if (path == ours) in_ours.insert(h->controller);
     }
   }
-  in_ours.erase("cpuacct");
   std::set<std::string> wanted;
-  if (!envelope_.empty()) {
-    if (v2_) {
-      wanted.insert("");
-    } else {
-      for (const Hierarchy* h : needed()) wanted.insert(h->controller);
-    }
-  }
+  for (const Hierarchy* h : needed()) wanted.insert(h->controller);
   return in_ours == wanted;
 }
 
@@ -426,20 +432,21 @@ bool CgroupGroup::exists() const {
   return false;
 }
 
-std::optional<std::uint64_t> CgroupGroup::memory_usage() const {
+std::optional<std::uint64_t> CgroupGroup::memory_counter(const char* v2_file,
+                                                         const char* v1_file) const {
   const Hierarchy* h = v2_ ? &hierarchies_.front() : find("memory");
   if (!h) return std::nullopt;
-  auto text = read(*h, v2_ ? "memory.current" : "memory.usage_in_bytes");
+  auto text = read(*h, v2_ ? v2_file : v1_file);
   if (!text) return std::nullopt;
   return std::strtoull(text->c_str(), nullptr, 10);
 }
 
+std::optional<std::uint64_t> CgroupGroup::memory_usage() const {
+  return memory_counter("memory.current", "memory.usage_in_bytes");
+}
+
 std::optional<std::uint64_t> CgroupGroup::memory_peak() const {
-  const Hierarchy* h = v2_ ? &hierarchies_.front() : find("memory");
-  if (!h) return std::nullopt;
-  auto text = read(*h, v2_ ? "memory.peak" : "memory.max_usage_in_bytes");
-  if (!text) return std::nullopt;
-  return std::strtoull(text->c_str(), nullptr, 10);
+  return memory_counter("memory.peak", "memory.max_usage_in_bytes");
 }
 
 std::string CgroupGroup::mechanism() const {

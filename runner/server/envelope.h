@@ -50,9 +50,10 @@ class CgroupGroup {
   // Creates the group (or reuses the one an interrupted run left) and writes the limits;
   // throws the refusal when pgslow may not (not root, read-only hierarchy).
   void create() const;
-  // Writes the limits into the existing group (the server keeps running: cgroups apply a new
-  // limit to the processes already in them; a smaller memory limit reclaims page cache).
-  void set_limits(const Envelope& envelope);
+  // Writes the envelope's limits into the existing group (the server keeps running: cgroups
+  // apply a new limit to the processes already in them; a smaller memory limit reclaims page
+  // cache).
+  void set_limits() const;
   // The groups' cgroup.procs (v1: tasks too would do; procs moves whole processes) open for
   // writing, for ProcessOptions::join_cgroups.
   std::vector<UniqueFd> open_procs() const;
@@ -71,7 +72,6 @@ class CgroupGroup {
   // "cgroup v1" or "cgroup v2", and the group's name.
   std::string mechanism() const;
   const std::string& name() const { return name_; }
-  const Envelope& envelope() const { return envelope_; }
 
  private:
   struct Hierarchy {
@@ -83,6 +83,8 @@ class CgroupGroup {
   const Hierarchy* find(std::string_view controller) const;
   void write(const Hierarchy& h, const std::string& file, const std::string& value) const;
   std::optional<std::string> read(const Hierarchy& h, const std::string& file) const;
+  // A number the memory controller keeps, from the file of that name in v2 or in v1.
+  std::optional<std::uint64_t> memory_counter(const char* v2_file, const char* v1_file) const;
   [[noreturn]] void refuse(const std::string& why, const std::string& allow) const;
 
   std::string name_;

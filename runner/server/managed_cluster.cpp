@@ -36,6 +36,9 @@ namespace {
 
 // Unix socket paths are limited to 107 bytes (sun_path); ".s.PGSQL.65535" is 14 of them.
 constexpr std::size_t kMaxSocketPath = 107;
+// postmaster.pid and PG_VERSION hold a few lines; the server's user writes them, and a longer
+// one is refused rather than read whole (safe_fs.h read_all).
+constexpr std::size_t kMaxServerFile = 64 * 1024;
 
 // A libpq conninfo value: quoted when it holds anything but plain characters.
 std::string conninfo_value(const std::string& v) {
@@ -85,7 +88,7 @@ std::optional<PidFile> read_pid_file(const fs::path& data_dir) {
   std::optional<std::string> text;
   try {
     UniqueFd data = open_folder(data_dir);
-    text = read_file_in(data.get(), "postmaster.pid", data_dir / "postmaster.pid");
+    text = read_file_in(data.get(), "postmaster.pid", data_dir / "postmaster.pid", kMaxServerFile);
   } catch (const RuntimeError& e) {
     spdlog::debug("{}", e.what());
   }
@@ -423,9 +426,7 @@ void ManagedCluster::remove_stale_pid_file() {
 }
 
 CgroupGroup ManagedCluster::envelope_group() const {
-  std::error_code ec;
-  fs::path where = fs::absolute(cluster_dir_, ec);
-  return CgroupGroup(fmt::format("pgslow-{:016x}", std::hash<std::string>{}(where.string())),
+  return CgroupGroup(fmt::format("pgslow-{:016x}", std::hash<std::string>{}(cluster_dir_.string())),
                      options_.envelope);
 }
 
@@ -440,7 +441,7 @@ void ManagedCluster::start(std::chrono::seconds timeout) {
   if (auto pid = running_pid()) {
     if (group.holds(*pid)) {
       // Limits apply to the processes already in a group: no restart for a new size.
-      if (!options_.envelope.empty()) group.set_limits(options_.envelope);
+      if (!options_.envelope.empty()) group.set_limits();
       spdlog::info("the managed cluster is already running (pid {}, port {})", *pid, port_);
       return;
     }
@@ -455,10 +456,10 @@ void ManagedCluster::start(std::chrono::seconds timeout) {
   initdb();
   remove_stale_pid_file();
   if (!options_.envelope.empty()) group.create();
-  start_server(timeout);
+  start_server(timeout, group);
 }
 
-void ManagedCluster::start_server(std::chrono::seconds timeout) {
+void ManagedCluster::start_server(std::chrono::seconds timeout, const CgroupGroup& group) {
   const std::int64_t deadline = now_us() + std::chrono::microseconds(timeout).count();
   for (int attempt = 1;; ++attempt) {
     choose_port();
@@ -477,7 +478,7 @@ void ManagedCluster::start_server(std::chrono::seconds timeout) {
     // moving the postmaster after the start would leave the startup process's reads and the
     // first backends outside, and race with them.
     std::vector<UniqueFd> cgroup_procs;
-    if (!options_.envelope.empty()) cgroup_procs = envelope_group().open_procs();
+    if (!options_.envelope.empty()) cgroup_procs = group.open_procs();
     for (const UniqueFd& fd : cgroup_procs) o.join_cgroups.push_back(fd.get());
     auto r = run_process(argv, o);
     if (r.ok()) {
@@ -572,12 +573,34 @@ std::string cluster_folder(std::optional<int> major, std::optional<int> default_
   return fmt::format("cluster-{}", *major);
 }
 
+namespace {
+
+// The first line of the default cluster's PG_VERSION; nullopt when there is none. The folders
+// below the workdir belong to the server's user: each step follows no link of theirs, and a
+// file longer than a version is refused (RuntimeError naming it), never read whole.
+std::optional<std::string> default_cluster_version_line(const fs::path& workdir) {
+  std::error_code ec;
+  if (!fs::is_directory(workdir, ec)) return std::nullopt;
+  UniqueFd dir = open_folder(workdir);
+  fs::path shown = workdir;
+  for (const char* step : {"cluster", "data"}) {
+    shown /= step;
+    dir = open_folder_in(dir.get(), step, shown);
+    if (!dir) return std::nullopt;
+  }
+  std::optional<std::string> text =
+      read_file_in(dir.get(), "PG_VERSION", shown / "PG_VERSION", kMaxServerFile);
+  if (!text || text->empty()) return std::nullopt;
+  return text->substr(0, text->find('\n'));
+}
+
+}  // namespace
+
 std::optional<int> default_cluster_major(const fs::path& workdir,
                                          const std::optional<fs::path>& pg_bin) {
+  const std::optional<std::string> line = default_cluster_version_line(workdir);
   try {
-    std::ifstream version_file(workdir / "cluster" / "data" / "PG_VERSION");
-    std::string line;
-    if (version_file && std::getline(version_file, line)) return parse_major_version(line);
+    if (line) return parse_major_version(*line);
     PgBinSearch search;
     search.explicit_dir = pg_bin;
     const std::string version = server_program_version(find_pg_bin(search));

@@ -100,7 +100,8 @@ class ManagedCluster : public ServerControl {
   void write_settings();
   void choose_port();
   void remove_stale_pid_file();
-  void start_server(std::chrono::seconds timeout);
+  // Starts the server in `group` (when the envelope is not empty).
+  void start_server(std::chrono::seconds timeout, const CgroupGroup& group);
   void load_state();
   void save_state() const;
   std::filesystem::path bin() const;
@@ -123,7 +124,8 @@ class ManagedCluster : public ServerControl {
 std::string cluster_folder(std::optional<int> major, std::optional<int> default_major);
 // The major version of the workdir's default cluster: its data directory's PG_VERSION, else
 // that of the programs it would be created with (`pg_bin`, else found); nullopt when neither
-// can be read.
+// can be read. Throws RuntimeError (the refusal) when PG_VERSION, or a folder on the way, is a
+// link the server's user could have placed, or the file is far longer than a version.
 std::optional<int> default_cluster_major(const std::filesystem::path& workdir,
                                          const std::optional<std::filesystem::path>& pg_bin);
 // The clusters in the workdir, the default first, then cluster-<major> by major (the options to

@@ -6,6 +6,7 @@
 #include "server/envelope.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -145,6 +146,24 @@ TEST(Envelope, AHostWithoutTheMemoryControllerGetsTheRefusal) {
       << why;
   fs::remove_all(v1);
   fs::remove_all(v2);
+}
+
+// The group is root's, made in a folder only root may write: in one another user may write
+// (pgslow's own v1 group, delegated to them), they could swap the group for one of theirs
+// between pgslow's checks and its writes, so pgslow makes none there.
+TEST(Envelope, AHierarchyFolderOthersMayWriteGetsTheRefusal) {
+  server::Envelope envelope;
+  envelope.memory_bytes = 64 * kMiB;
+  fs::path v1 = fake_root("open");
+  fs::create_directories(v1 / "memory");
+  std::ofstream(v1 / "memory" / "memory.limit_in_bytes") << "9223372036854771712\n";
+  ::chmod((v1 / "memory").c_str(), 0777);
+  std::string why = refusal([&] { server::CgroupGroup("pgslow-x", envelope, v1).create(); });
+  EXPECT_NE(why.find("refuses the cgroup folder " + (v1 / "memory").string()), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("others may write it (mode 0777)"), std::string::npos) << why;
+  EXPECT_FALSE(fs::exists(v1 / "memory" / "pgslow-x")) << "a group was made there";
+  fs::remove_all(v1);
 }
 
 // pgslow runs as root; a user who may not create cgroups gets the refusal naming the folder

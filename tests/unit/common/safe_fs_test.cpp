@@ -92,6 +92,26 @@ TEST_F(SafeFs, OpenFileInRefusesALinkAndASecondName) {
   EXPECT_THROW(open_file_in(dir.get(), "../victim", O_RDONLY, dir_ / "x"), RuntimeError);
 }
 
+// A file the server's user writes (postmaster.pid) could be made sparse and larger than the
+// memory: it is refused at the limit, never read whole.
+TEST_F(SafeFs, ReadFileInRefusesAFileLongerThanItsLimit) {
+  UniqueFd dir = open_folder(dir_);
+  {
+    UniqueFd huge(::open((dir_ / "huge").c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600));
+    ASSERT_TRUE(huge);
+    ASSERT_EQ(::ftruncate(huge.get(), off_t{1} << 40), 0);  // 1 TiB, sparse
+  }
+  try {
+    read_file_in(dir.get(), "huge", dir_ / "huge", 4096);
+    ADD_FAILURE() << "a file longer than the limit was read";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("longer than 4096 bytes"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir_ / "exact") << std::string(4096, 'x');
+  EXPECT_EQ(read_file_in(dir.get(), "exact", dir_ / "exact", 4096)->size(), 4096u);
+  EXPECT_EQ(*read_file_in(dir.get(), "victim", victim_), "precious\n");  // no limit given
+}
+
 TEST_F(SafeFs, RemoveTreeRemovesLinksNeverWhatTheyLeadTo) {
   const fs::path outside = dir_ / "outside";
   fs::create_directories(outside);

@@ -139,6 +139,51 @@ TEST(ManagedClusterLayout, ADeepWorkdirMovesTheSocketToTmp) {
   EXPECT_LE((c.socket_dir() / ".s.PGSQL.65535").string().size(), 107u);
 }
 
+// The cluster folder and the data directory belong to the server's user, who could put a link
+// or a file as large as the disk where PG_VERSION or postmaster.pid should be: root follows no
+// such link and reads no such file whole.
+TEST_F(PgBinaries, TheServersFilesAreReadWithoutFollowingItsLinksNorWhole) {
+  const fs::path work = root_ / "work";
+  const fs::path data = work / "cluster" / "data";
+  fs::create_directories(data);
+  std::ofstream(data / "PG_VERSION") << "16\n";
+  EXPECT_EQ(default_cluster_major(work, std::nullopt), 16);
+
+  auto refusal = [&] {
+    try {
+      default_cluster_major(work, std::nullopt);
+    } catch (const RuntimeError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::ofstream(root_ / "elsewhere") << "17\n";
+  fs::remove(data / "PG_VERSION");
+  fs::create_symlink(root_ / "elsewhere", data / "PG_VERSION");
+  EXPECT_NE(refusal().find("symbolic link"), std::string::npos) << refusal();
+  fs::remove(data / "PG_VERSION");
+  {
+    std::ofstream(data / "PG_VERSION") << "";
+    ASSERT_EQ(::truncate((data / "PG_VERSION").c_str(), off_t{1} << 40), 0);  // sparse
+  }
+  EXPECT_NE(refusal().find("longer than"), std::string::npos) << refusal();
+  fs::remove(data / "PG_VERSION");
+  fs::rename(data, root_ / "data-elsewhere");
+  fs::create_symlink(root_ / "data-elsewhere", data);
+  EXPECT_NE(refusal().find("symbolic link"), std::string::npos) << refusal();
+  fs::remove(data);
+  fs::rename(root_ / "data-elsewhere", data);
+
+  // A postmaster.pid as large as the disk names no running server, and is not read whole.
+  {
+    std::ofstream(data / "postmaster.pid") << "";
+    ASSERT_EQ(::truncate((data / "postmaster.pid").c_str(), off_t{1} << 40), 0);
+  }
+  ManagedOptions o;
+  o.workdir = work;
+  EXPECT_FALSE(ManagedCluster(o).is_running());
+}
+
 TEST(Ports, PickedPortIsFreeAndNot5432) {
   int port = pick_free_port();
   EXPECT_GT(port, 0);
