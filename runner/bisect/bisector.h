@@ -22,7 +22,7 @@
 namespace pgslow::bisect {
 
 struct Options {
-  // What the Measurer's samples are (report/metric.h): higher is better whatever the metric,
+  // What the Measurer's samples are (results/metric.h): higher is better whatever the metric,
   // so only the words of the result depend on it.
   results::Metric metric = results::Metric::kTps;
   int level_repeats = 3;     // runs of good and bad: their levels and the noise

@@ -25,7 +25,7 @@ class Measurer {
   virtual std::vector<double> measure(const std::vector<Setting>& changes, int repeats) = 0;
 };
 
-// One run's sample by `metric` (report/metric.h: TPS, or a cost's reciprocal, in the search's
+// One run's sample by `metric` (results/metric.h: TPS, or a cost's reciprocal, in the search's
 // direction); `evidence`: the run's own (an evidence metric per transaction). RuntimeError
 // saying why when the run has no value for it (cpu_per_tx without the server's CPU time).
 double search_sample_of(const results::Metric& metric, const results::Measurement& run,

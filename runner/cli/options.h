@@ -16,7 +16,7 @@ namespace pgslow::cli {
 // --protocol/-M simple|extended|prepared, like pgbench -M (run and bench).
 void add_protocol_option(CLI::App* cmd, driver::Protocol& protocol);
 
-// A metric's name as the user gave it (report/metric.h's names; an evidence key must be one the
+// A metric's name as the user gave it (results/metric.h's names; an evidence key must be one the
 // evidence code reports): nullopt with `error` naming the valid ones and the nearest.
 std::optional<results::Metric> parse_metric_option(const std::string& name, std::string& error);
 

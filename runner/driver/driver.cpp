@@ -14,6 +14,7 @@
 #include "common/process.h"
 #include "common/strings.h"
 #include "driver/worker.h"
+#include "evidence/wait_sampler.h"
 
 // The run: builds the workers, connects, starts the clock, collects the per-second progress
 // and merges the workers' tallies into one Measurement after they stop.
@@ -112,6 +113,33 @@ results::Measurement run_workload(const workload::Workload& workload,
   for (int i = 0; i < o.clients; ++i)
     ws[i % workers]->add_client(workload.make_client(params, i), i);
 
+  // The workload's probe (TPC-C: sum(D_NEXT_O_ID)) on a connection of its own, read as the
+  // window starts and ends; a probe that fails leaves the cross-check out, not the run. It
+  // connects before the clients, as the other evidence connections do (clients taking every
+  // slot cannot starve it), and by its name the wait sampler leaves it out.
+  const std::string probe_sql = workload.window_probe_sql();
+  std::optional<pg::Connection> probe_conn;
+  std::optional<double> probe_start;
+  auto read_probe = [&]() -> std::optional<double> {
+    if (!probe_conn) return std::nullopt;
+    try {
+      const auto v = probe_conn->query_value(probe_sql);
+      return v ? std::optional<double>(std::stod(*v)) : std::nullopt;
+    } catch (const std::exception& e) {
+      spdlog::warn("the workload's window probe failed: {}", e.what());
+      probe_conn.reset();
+      return std::nullopt;
+    }
+  };
+  if (!probe_sql.empty()) {
+    try {
+      probe_conn = pg::Connection::open(conninfo);
+      evidence::name_evidence_connection(*probe_conn);
+    } catch (const std::exception& e) {
+      spdlog::warn("no connection for the workload's window probe: {}", e.what());
+    }
+  }
+
   progress.update(fmt::format("connecting {} {}", o.pool_size > 0 ? o.pool_size : o.clients,
                               o.pool_size > 0 ? "pool connections" : "clients"));
   WorkerThreads threads(shared);
@@ -152,30 +180,6 @@ results::Measurement run_workload(const workload::Workload& workload,
     std::vector<int> pids;
     for (auto& w : ws) pids.insert(pids.end(), w->backend_pids_.begin(), w->backend_pids_.end());
     o.on_connected(pids);
-  }
-
-  // The workload's probe (TPC-C: sum(D_NEXT_O_ID)) on a connection of its own, read as the
-  // window starts and ends; a probe that fails leaves the cross-check out, not the run.
-  const std::string probe_sql = workload.window_probe_sql();
-  std::optional<pg::Connection> probe_conn;
-  std::optional<double> probe_start;
-  auto read_probe = [&]() -> std::optional<double> {
-    if (!probe_conn) return std::nullopt;
-    try {
-      const auto v = probe_conn->query_value(probe_sql);
-      return v ? std::optional<double>(std::stod(*v)) : std::nullopt;
-    } catch (const std::exception& e) {
-      spdlog::warn("the workload's window probe failed: {}", e.what());
-      probe_conn.reset();
-      return std::nullopt;
-    }
-  };
-  if (!probe_sql.empty()) {
-    try {
-      probe_conn = pg::Connection::open(conninfo);
-    } catch (const std::exception& e) {
-      spdlog::warn("no connection for the workload's window probe: {}", e.what());
-    }
   }
 
   const std::int64_t t0 = now_us();

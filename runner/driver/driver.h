@@ -31,7 +31,7 @@ std::string_view protocol_name(Protocol p);
 // "simple" | "extended" | "prepared"; nullopt otherwise.
 std::optional<Protocol> parse_protocol(std::string_view text);
 
-// A switchback run's completions by block (report/switchback.h), and per configuration (even
+// A switchback run's completions by block (results/switchback.h), and per configuration (even
 // blocks run the reference, odd ones the stage) the latency and failures of those counted.
 struct BlockTallies {
   std::vector<std::uint64_t> finished;  // committed + rolled back, per block

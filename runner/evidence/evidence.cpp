@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/process.h"
+#include "evidence/wait_sampler.h"
 #include "knobs/evidence_keys.h"
 
 namespace pgslow::evidence {
@@ -561,9 +562,8 @@ LockWaitSampler::~LockWaitSampler() {
 
 void LockWaitSampler::open() {
   conn_ = pg::Connection::open(conninfo_);
-  conn_.prepare("pgslow_lock_waits",
-                "SELECT count(*) FROM pg_stat_activity "
-                "WHERE wait_event_type = 'Lock' AND datname = $1");
+  name_evidence_connection(conn_);
+  conn_.prepare("pgslow_lock_waits", kLockWaitsNowSql);
 }
 
 void LockWaitSampler::start() {

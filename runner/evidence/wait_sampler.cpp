@@ -8,6 +8,33 @@ void name_evidence_connection(pg::Connection& conn) {
   conn.exec(std::string("SET application_name = '") + kEvidenceApplicationName + "'");
 }
 
+const std::string kWaitsNowSql =
+    "SELECT coalesce(wait_event_type || ':' || wait_event, "
+    "CASE WHEN state = 'active' THEN 'CPU' ELSE 'Idle' END), count(*) "
+    "FROM pg_stat_activity WHERE backend_type = 'client backend' "
+    "AND pid <> pg_backend_pid() AND ($1 = '' OR datname = $1) "
+    "AND application_name IS DISTINCT FROM '" +
+    std::string(kEvidenceApplicationName) + "' GROUP BY 1";
+
+const std::string kLockWaitsNowSql =
+    "SELECT count(*) FROM pg_stat_activity "
+    "WHERE wait_event_type = 'Lock' AND ($1 = '' OR datname = $1)";
+
+namespace {
+
+std::map<std::string, std::uint64_t> waits_of(const pg::Result& r) {
+  std::map<std::string, std::uint64_t> seen;
+  for (int i = 0; i < r.rows(); ++i)
+    seen[std::string(r.get(i, 0))] = static_cast<std::uint64_t>(r.get_int64(i, 1));
+  return seen;
+}
+
+}  // namespace
+
+std::map<std::string, std::uint64_t> waits_now(pg::Connection& conn, const std::string& database) {
+  return waits_of(conn.exec_params(kWaitsNowSql, {database}));
+}
+
 WaitCounts wait_delta(const WaitCounts& before, const WaitCounts& after) {
   WaitCounts out;
   add_waits(out, before, after);
@@ -36,13 +63,7 @@ void WaitSampler::open() {
   conn_ = pg::Connection::open(conninfo_);
   name_evidence_connection(conn_);
   // One statement outside any transaction: each execution sees pg_stat_activity afresh.
-  conn_.prepare("pgslow_waits",
-                "SELECT coalesce(wait_event_type || ':' || wait_event, "
-                "CASE WHEN state = 'active' THEN 'CPU' ELSE 'Idle' END), count(*) "
-                "FROM pg_stat_activity WHERE backend_type = 'client backend' "
-                "AND pid <> pg_backend_pid() AND ($1 = '' OR datname = $1) "
-                "AND application_name IS DISTINCT FROM '" +
-                    std::string(kEvidenceApplicationName) + "' GROUP BY 1");
+  conn_.prepare("pgslow_waits", kWaitsNowSql);
 }
 
 void WaitSampler::start() {
@@ -75,9 +96,7 @@ void WaitSampler::loop() {
     std::map<std::string, std::uint64_t> seen;
     bool ok = false;
     try {
-      const pg::Result r = conn_.exec_prepared("pgslow_waits", {database_});
-      for (int i = 0; i < r.rows(); ++i)
-        seen[std::string(r.get(i, 0))] = static_cast<std::uint64_t>(r.get_int64(i, 1));
+      seen = waits_of(conn_.exec_prepared("pgslow_waits", {database_}));
       ok = true;
     } catch (const std::exception&) {
       // The server went away (a restart): the profile has fewer samples; the stage says why.

@@ -37,6 +37,14 @@ struct WaitCounts {
   bool operator==(const WaitCounts&) const = default;
 };
 
+// One reading of pg_stat_activity: how many client backends of `database` ("" every database)
+// are in each wait now, pgslow's own connections and `conn` left out. $1 is the database.
+extern const std::string kWaitsNowSql;
+// How many backends of `database` ("" every database) wait on a heavyweight lock now.
+extern const std::string kLockWaitsNowSql;
+// kWaitsNowSql's rows, read once (throws pg::Error): the dashboard's reading each second.
+std::map<std::string, std::uint64_t> waits_now(pg::Connection& conn, const std::string& database);
+
 // after - before (counts only grow); `total` += that, for several windows taken together.
 WaitCounts wait_delta(const WaitCounts& before, const WaitCounts& after);
 void add_waits(WaitCounts& total, const WaitCounts& before, const WaitCounts& after);

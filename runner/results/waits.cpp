@@ -45,6 +45,14 @@ std::string format_share(double share) {
   return fmt::format("{:.0f}%", share * 100);
 }
 
+std::string top_waits_text(const WaitProfile& profile, std::size_t top) {
+  const auto shares = wait_shares(profile);
+  std::string text;
+  for (std::size_t i = 0; i < shares.size() && i < top; ++i)
+    text += (i == 0 ? "" : ", ") + shares[i].wait + " " + format_share(shares[i].share);
+  return text;
+}
+
 std::string waits_text(const StageResult& stage, const WaitProfile* baseline, std::size_t top) {
   if (!stage.waits) return {};
   const auto shares = wait_shares(*stage.waits);

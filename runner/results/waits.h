@@ -24,6 +24,10 @@ double wait_share(const WaitProfile& profile, const std::string& wait);
 // "81%", "<1%", "0%".
 std::string format_share(double share);
 
+// "CPU 51%, IO:DataFileRead 20%": the profile's `top` largest waits with their shares (the
+// dashboard's running line); empty without backend-samples.
+std::string top_waits_text(const WaitProfile& profile, std::size_t top = 3);
+
 // The stage's top `top` waits with the baseline's share beside each, led by the knobs the stage
 // changed; without a baseline profile, the shares alone. Empty when the stage has no samples.
 std::string waits_text(const StageResult& stage, const WaitProfile* baseline, std::size_t top = 3);

@@ -40,7 +40,7 @@ struct PlannedStage {
   int attribution_units = 0;
   int attribution_runs = 0;
   int attribution_max_runs = 0;  // the budget: past it the stage is reported not attributed
-  // Switchback against the baseline in one run (report/switchback.h), or unset: separate runs.
+  // Switchback against the baseline in one run (results/switchback.h), or unset: separate runs.
   // `design_why` says why, in the plan and the report.
   std::optional<results::SwitchbackDesign> switchback;
   std::string design_why;

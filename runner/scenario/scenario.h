@@ -58,7 +58,7 @@ struct MeasureSpec {
   int pairs = 10;         // a switchback stage's blocks of each configuration (without precision)
   double precision = 0;   // measure until the interval is this narrow (0.05: +-5%); 0: fixed
   double budget_s = 120;  // with a precision: a switchback stage's time at most
-  // measure.metric: what attributions judge by (report/metric.h); run --metric overrides it.
+  // measure.metric: what attributions judge by (results/metric.h); run --metric overrides it.
   results::Metric metric = results::Metric::kTps;
 };
 

@@ -4,7 +4,7 @@
 // `base` (good's settings, or the reference stage's) with some candidate changes on top,
 // measured under one load through the session: apply with the journal, restart only when
 // needed, values read back, a fresh template clone per run, evidence of the measured window.
-// Its samples are of the metric and direction the search judges by (report/metric.h).
+// Its samples are of the metric and direction the search judges by (results/metric.h).
 //
 // The failure rule (docs/bisect.md "When a configuration fails"), one for every search:
 // - a configuration the SERVER REJECTS (it fails to start, a value differs after the apply)

@@ -116,7 +116,7 @@ class LabSession {
 
   // Measures `stage` against `reference` in one continuous run under `load` that switches
   // between the two (ALTER SYSTEM + reload, journaled) every design.block_s seconds, on one
-  // data reset (report/switchback.h). Reload-only configurations: one that needs a restart
+  // data reset (results/switchback.h). Reload-only configurations: one that needs a restart
   // fails the stage. The StageResult holds the stage's blocks taken together as its one
   // repeat, their evidence, and `switchback` with every block; `why` says why the stage got
   // this design. Errors as measure().

@@ -266,7 +266,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
         const bool alternating = alternate && run.stages.back().error.empty();
         int rounds = alternating ? m.repeats : 1;
         // --precision: more pairs of the stage and the baseline, within the budget, looking at
-        // the interval a few times at a confidence spread over the looks (report/switchback.h),
+        // the interval a few times at a confidence spread over the looks (results/switchback.h),
         // so that stopping when it is narrow enough keeps its 95%.
         std::vector<int> looks;
         if (alternating && s.measure.precision > 0) {
@@ -349,6 +349,7 @@ void add_repeats(results::StageResult& stage, const std::vector<results::StageRe
     if (median >= before) {
       stage.evidence = m.evidence;
       stage.evidence_seconds = m.evidence_seconds;
+      stage.waits = m.waits;
     }
   }
 }

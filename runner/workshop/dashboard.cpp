@@ -15,8 +15,9 @@
 #include "common/errors.h"
 #include "common/format.h"
 #include "common/strings.h"
+#include "evidence/wait_sampler.h"
 #include "pg/connection.h"
-#include "report/waits.h"
+#include "results/waits.h"
 
 namespace pgslow::workshop {
 
@@ -118,7 +119,7 @@ struct Dashboard::Impl {
   std::optional<double> last_sample;  // t of the previous reading (lock waits)
   // Backends of the watched database per wait event, summed over the readings since the run
   // began: the report's wait profile, live (sampled here once a second, there every 10 ms).
-  report::WaitProfile backend_waits;
+  results::WaitProfile backend_waits;
 
   DashboardLimits limits;
   bool loopback = true;  // bound to loopback: only loopback Host names are answered
@@ -177,12 +178,8 @@ struct Dashboard::Impl {
               : k == kLockWaits                    ? fmt::format("{:.1f} backend-s", c.total)
                                                    : fmt::format("{:.0f}", c.total);
     }
-    if (const auto shares = report::wait_shares(backend_waits); !shares.empty()) {
-      std::string text;
-      for (std::size_t i = 0; i < shares.size() && i < 3; ++i)
-        text += (i == 0 ? "" : ", ") + shares[i].wait + " " + report::format_share(shares[i].share);
+    if (std::string text = results::top_waits_text(backend_waits); !text.empty())
       ev["backend time"] = text;
-    }
     j["evidence"] = ev;
     j["evidence_stage"] = evidence_stage;
     j["evidence_since"] = evidence_since;
@@ -214,22 +211,15 @@ struct Dashboard::Impl {
     // Backends of that database waiting on a heavyweight lock now; over time, backend-seconds
     // of lock waiting, as the evidence key lock_waits (sampled there every 100 ms, here every
     // second: coarser, same meaning).
-    std::optional<double> waiting = value(
-        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-        "AND datname = current_database()");
+    const std::string current_db = conn.query_value("SELECT current_database()").value_or("");
+    const pg::Result lock_waiting = conn.exec_params(evidence::kLockWaitsNowSql, {current_db});
+    const double waiting = static_cast<double>(lock_waiting.get_int64(0, 0));
     // Where those backends are now: CPU (active, no wait event) or their wait event.
-    const pg::Result now_waiting = conn.exec(
-        "SELECT coalesce(wait_event_type || ':' || wait_event, "
-        "CASE WHEN state = 'active' THEN 'CPU' ELSE 'Idle' END), count(*) FROM pg_stat_activity "
-        "WHERE backend_type = 'client backend' AND datname = current_database() "
-        "AND pid <> pg_backend_pid() AND application_name IS DISTINCT FROM 'pgslow evidence' "
-        "GROUP BY 1");
+    const auto now_waiting = evidence::waits_now(conn, current_db);
     const double t = now_s();
     std::lock_guard lock(mu);
     ++backend_waits.samples;
-    for (int i = 0; i < now_waiting.rows(); ++i)
-      backend_waits.backends[std::string(now_waiting.get(i, 0))] +=
-          static_cast<std::uint64_t>(now_waiting.get_int64(i, 1));
+    for (const auto& [wait, n] : now_waiting) backend_waits.backends[wait] += n;
     Counter& h = counters["blocks hit"];
     Counter& r = counters["blocks read"];
     const double hit_before = h.total, read_before = r.total;
@@ -242,7 +232,7 @@ struct Dashboard::Impl {
     if (wal) counters["WAL bytes"].add(*wal);
     if (autovacuum) counters[kAutovacuumRuns].add(*autovacuum);
     Counter& waits = counters[kLockWaits];
-    if (waiting && last_sample) waits.total += *waiting * std::min(t - *last_sample, kMaxSampleGap);
+    if (last_sample) waits.total += waiting * std::min(t - *last_sample, kMaxSampleGap);
     last_sample = t;
     dirty = true;
   }
@@ -289,7 +279,8 @@ struct Dashboard::Impl {
             counters[kAutovacuumRuns].last = wanted.empty() ? std::nullopt : std::optional(0.0);
           }
           connected_to = wanted;
-          conn->exec("SET application_name = 'pgslow dashboard'");
+          // By this name the run's wait sampler leaves the dashboard's readings out.
+          evidence::name_evidence_connection(*conn);
           conn->exec("SET statement_timeout = '5s'");
         }
         sample(*conn);

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "evidence/evidence.h"
+#include "evidence/wait_sampler.h"
 #include "knobs/evidence_keys.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/evidence_wait.h"
@@ -148,27 +149,45 @@ TEST_F(EvidenceTest, StatsResetBetweenSnapshotsDropsTheDatabaseKeys) {
   EXPECT_EQ(d.count("checkpoints_requested"), 1u);  // pg_stat_bgwriter was not reset
 }
 
+// In the run's database, and in every database (bench --no-reset samples with none named).
 TEST_F(EvidenceTest, LockWaitSamplerCountsABlockedBackend) {
-  LockWaitSampler sampler(conninfo_, database_, std::chrono::milliseconds(20));
-  options_.lock_waits = &sampler;
-  sampler.start();
-  const Snapshot before = take_snapshot(conn_, options_);
-  auto holder = pg::Connection::open(conninfo_);
-  holder.exec("BEGIN");
-  holder.exec("LOCK TABLE items IN ACCESS EXCLUSIVE MODE");
-  auto waiter = pg::Connection::open(conninfo_);
-  waiter.send_query("SELECT count(*) FROM items");
-  // Wait (bounded) until the sampler has seen the waiter blocked several times.
-  for (int i = 0; i < 1000 && sampler.backend_seconds() < 0.1; ++i) {
-    conn_.exec("SELECT pg_sleep(0.01)");
+  for (const std::string& database : {database_, std::string()}) {
+    SCOPED_TRACE("database '" + database + "'");
+    LockWaitSampler sampler(conninfo_, database, std::chrono::milliseconds(20));
+    options_.lock_waits = &sampler;
+    sampler.start();
+    const Snapshot before = take_snapshot(conn_, options_);
+    auto holder = pg::Connection::open(conninfo_);
+    holder.exec("BEGIN");
+    holder.exec("LOCK TABLE items IN ACCESS EXCLUSIVE MODE");
+    auto waiter = pg::Connection::open(conninfo_);
+    waiter.send_query("SELECT count(*) FROM items");
+    // Wait (bounded) until the sampler has seen the waiter blocked several times.
+    for (int i = 0; i < 1000 && sampler.backend_seconds() < 0.1; ++i) {
+      conn_.exec("SELECT pg_sleep(0.01)");
+    }
+    holder.exec("COMMIT");
+    while (waiter.next_result()) {
+    }
+    sampler.stop();
+    const auto d = delta(before, take_snapshot(conn_, options_));
+    EXPECT_GE(d.at("lock_waits"), 0.1);
+    EXPECT_GT(sampler.samples(), 0u);
+    options_.lock_waits = nullptr;
   }
-  holder.exec("COMMIT");
-  while (waiter.next_result()) {
-  }
+}
+
+// The lock-wait sampler's own connection carries the evidence name, so the wait profile does
+// not count its readings as the workload's CPU.
+TEST_F(EvidenceTest, TheLockWaitSamplersConnectionIsNamedAsEvidence) {
+  const std::string count_named =
+      std::string("SELECT count(*) FROM pg_stat_activity WHERE application_name = '") +
+      kEvidenceApplicationName + "'";
+  const std::string before = conn_.query_value(count_named).value_or("");
+  LockWaitSampler sampler(conninfo_, database_);
+  sampler.open();
+  EXPECT_EQ(std::stoi(conn_.query_value(count_named).value_or("0")), std::stoi(before) + 1);
   sampler.stop();
-  const auto d = delta(before, take_snapshot(conn_, options_));
-  EXPECT_GE(d.at("lock_waits"), 0.1);
-  EXPECT_GT(sampler.samples(), 0u);
 }
 
 }  // namespace

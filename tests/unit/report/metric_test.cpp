@@ -1,4 +1,4 @@
-// The metrics a search judges by (report/metric.h): names, values of a run, and the words of a
+// The metrics a search judges by (results/metric.h): names, values of a run, and the words of a
 // change, always in the metric's own terms.
 
 #include "results/metric.h"
