@@ -449,6 +449,20 @@ std::optional<std::uint64_t> CgroupGroup::memory_peak() const {
   return memory_counter("memory.peak", "memory.max_usage_in_bytes");
 }
 
+std::optional<std::uint64_t> CgroupGroup::out_of_memory_kills() const {
+  const Hierarchy* h = v2_ ? &hierarchies_.front() : find("memory");
+  if (!h) return std::nullopt;
+  // "oom_kill 3" among other "name value" lines, in both versions.
+  auto text = read(*h, v2_ ? "memory.events" : "memory.oom_control");
+  if (!text) return std::nullopt;
+  for (const std::string& line : split(*text, '\n')) {
+    const std::vector<std::string> field = split(trim(line), ' ');
+    if (field.size() == 2 && field[0] == "oom_kill")
+      return std::strtoull(field[1].c_str(), nullptr, 10);
+  }
+  return std::nullopt;
+}
+
 std::string CgroupGroup::mechanism() const {
   return fmt::format("cgroup {} {}", v2_ ? "v2" : "v1", name_);
 }

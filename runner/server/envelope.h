@@ -69,6 +69,10 @@ class CgroupGroup {
   // (v1 memory.max_usage_in_bytes, v2 memory.peak); nullopt without a memory hierarchy.
   std::optional<std::uint64_t> memory_usage() const;
   std::optional<std::uint64_t> memory_peak() const;
+  // How many of the group's processes the kernel killed for going over the memory limit
+  // (oom_kill in v2 memory.events, v1 memory.oom_control); nullopt without a memory hierarchy
+  // or that counter.
+  std::optional<std::uint64_t> out_of_memory_kills() const;
   // "cgroup v1" or "cgroup v2", and the group's name.
   std::string mechanism() const;
   const std::string& name() const { return name_; }

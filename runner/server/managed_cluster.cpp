@@ -435,6 +435,11 @@ std::string ManagedCluster::envelope() const {
   return fmt::format("{} ({})", options_.envelope.describe(), envelope_group().mechanism());
 }
 
+std::optional<std::uint64_t> ManagedCluster::out_of_memory_kills() const {
+  if (options_.envelope.memory_bytes == 0) return std::nullopt;
+  return envelope_group().out_of_memory_kills();
+}
+
 void ManagedCluster::start(std::chrono::seconds timeout) {
   // Refuses an envelope the host cannot make before anything changes.
   CgroupGroup group = envelope_group();

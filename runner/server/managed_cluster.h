@@ -90,6 +90,7 @@ class ManagedCluster : public ServerControl {
   std::optional<std::filesystem::path> log_file() const override { return log_file_; }
   bool allows_changes() const override { return true; }
   std::string envelope() const override;
+  std::optional<std::uint64_t> out_of_memory_kills() const override;
   // The cgroup the server runs in (named after the cluster folder, so a run that was
   // interrupted leaves one that the next start reuses and the next stop removes).
   CgroupGroup envelope_group() const;

@@ -6,6 +6,7 @@
 //            the server is reached by conninfo only
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -53,6 +54,9 @@ class ServerControl {
   // The server's envelope as the run's header shows it ("memory 512MB, cpus 1.5 (cgroup v1
   // pgslow-...)"); "" when it runs unlimited.
   virtual std::string envelope() const { return ""; }
+  // How many server processes the envelope's memory limit has killed (out of memory) since
+  // the envelope was made; nullopt without a memory limit, or when the host does not count.
+  virtual std::optional<std::uint64_t> out_of_memory_kills() const { return std::nullopt; }
   // Hands `change` to that command, which makes the values effective (reload or restart as it
   // must); returns once the server accepts queries again. Throws RuntimeError naming the
   // command, its exit status and the last lines of its output.

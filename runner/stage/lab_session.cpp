@@ -80,13 +80,29 @@ std::optional<std::string> driver_bound_note(const std::vector<results::Measurem
 
 constexpr std::string_view kPostmasterStartSql = "SELECT pg_postmaster_start_time()::text";
 
+// " The server's memory envelope (...) killed 1 server process that ran out of memory: ..."
+// when the envelope's kill count has grown past `kills_before`; "" otherwise. A backend killed
+// so takes the server through crash recovery, the postmaster killed so stops it: either way the
+// run's error says that the envelope was the cause and what to change.
+std::string out_of_memory_cause(const server::ServerControl& server, std::uint64_t kills_before) {
+  const std::optional<std::uint64_t> kills = server.out_of_memory_kills();
+  if (!kills || *kills <= kills_before) return "";
+  const std::uint64_t n = *kills - kills_before;
+  return fmt::format(
+      " The server's memory envelope ({}) killed {} server process{} that ran out of memory: give "
+      "the server more memory (--memory, or server.memory in the scenario) or make it use less "
+      "(shared_buffers, work_mem, fewer clients).",
+      server.envelope(), n, n == 1 ? "" : "es");
+}
+
 // After a run: throws RuntimeError when the server stopped or restarted since `started_at`
 // (pg_postmaster_start_time() read through `probe` before the run). The clients reconnect after
 // a restart and count the lost transactions as failed: the figure then measures the outage and
 // a cold cache, not the configuration, so the stage fails. The probe's own session answers
 // even when the clients took every connection slot.
 void require_same_server(const server::ServerControl& server, std::optional<pg::Connection>& probe,
-                         const std::optional<std::string>& started_at) {
+                         const std::optional<std::string>& started_at,
+                         std::uint64_t out_of_memory_kills_before) {
   if (!probe || !started_at) return;  // nothing to compare with: the next measure() checks
   try {
     if (probe->query_value(kPostmasterStartSql) == started_at) return;
@@ -99,14 +115,16 @@ void require_same_server(const server::ServerControl& server, std::optional<pg::
     now = conn.query_value(kPostmasterStartSql);
   } catch (const pg::Error& e) {
     throw RuntimeError(
-        fmt::format("{} stopped during the measurement ({}); the stage's figure is not valid",
-                    server.describe(), e.server_message().empty() ? e.what() : e.server_message()));
+        fmt::format("{} stopped during the measurement ({}); the stage's figure is not valid.{}",
+                    server.describe(), e.server_message().empty() ? e.what() : e.server_message(),
+                    out_of_memory_cause(server, out_of_memory_kills_before)));
   }
   if (now == started_at) return;  // only the probe's session ended
   throw RuntimeError(fmt::format(
       "{} restarted during the measurement (up since {}, before since {}); the stage's figure "
-      "includes the restart and is not valid",
-      server.describe(), now.value_or("?"), *started_at));
+      "includes the restart and is not valid.{}",
+      server.describe(), now.value_or("?"), *started_at,
+      out_of_memory_cause(server, out_of_memory_kills_before)));
 }
 
 // Before a measurement: a server that stopped under an earlier one cannot be measured; the
@@ -115,8 +133,8 @@ void require_running(const server::ServerControl& server) {
   if (apply::server_accepts_connections(server)) return;
   throw RuntimeError(
       fmt::format("{} does not accept connections (it stopped during the run); "
-                  "nothing more can be measured",
-                  server.describe()));
+                  "nothing more can be measured.{}",
+                  server.describe(), out_of_memory_cause(server, 0)));
 }
 
 // How often the wait sampler reads pg_stat_activity (docs/evidence.md: its cost, measured).
@@ -360,7 +378,9 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   } catch (const pg::Error& e) {
     spdlog::warn("evidence connection failed: {}; the stage's evidence is left out", e.what());
   }
-  // When the server started, to tell after the run whether it restarted under the workload.
+  // When the server started, to tell after the run whether it restarted under the workload,
+  // and how many of its processes its memory envelope had killed, to tell whether it did.
+  const std::uint64_t out_of_memory_kills = server_.out_of_memory_kills().value_or(0);
   std::optional<std::string> started_at;
   if (probe) {
     try {
@@ -443,7 +463,7 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
     if (switchback->failure()) std::rethrow_exception(switchback->failure());
     switchback->finish(tallies);
   }
-  require_same_server(server_, probe, started_at);
+  require_same_server(server_, probe, started_at, out_of_memory_kills);
   if (idle_memory) {
     m.idle_connections_measured = idle_memory->backends;
     m.idle_connection_pss_bytes =

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <thread>
 
+#include "common/clock.h"
 #include "common/errors.h"
 #include "common/process.h"
 #include "pg/connection.h"
@@ -91,6 +93,42 @@ TEST(Envelope, HoldsTheServersPageCacheUnderItsLimitWhileReadingALargerTable) {
   conn = pg::Connection();
   c.get().stop();
   EXPECT_FALSE(group.exists());
+}
+
+bool host_has_swap() {
+  std::ifstream swaps("/proc/swaps");
+  std::string header, device;
+  std::getline(swaps, header);
+  return static_cast<bool>(swaps >> device);
+}
+
+// A server process that goes over the envelope's memory is killed by the kernel; the cluster
+// counts it, so a run that fails so can name the envelope as the cause and what to change.
+TEST(Envelope, CountsTheServerProcessesItsMemoryLimitKilled) {
+  if (!host_has_memory_cgroup()) GTEST_SKIP() << "this host mounts no memory cgroup";
+  if (host_has_swap()) GTEST_SKIP() << "with swap, a process over the limit swaps, not dies";
+  server::Envelope envelope;
+  envelope.memory_bytes = 64 * kMiB;
+  testing::TemporaryCluster c({{"shared_buffers", "16MB"}}, envelope);
+  EXPECT_EQ(c.get().out_of_memory_kills(), std::optional<std::uint64_t>(0));
+  auto conn = pg::Connection::open(c.get().conninfo());
+  // One 512MB string in one backend: eight times the limit, allocated and written at once.
+  EXPECT_THROW(conn.exec("SELECT length(repeat('x', 512 * 1024 * 1024))"), pg::Error);
+  // The server goes through crash recovery; stopped in its middle, PostgreSQL 15 takes pg_ctl's
+  // full timeout, so the teardown waits for it to accept connections again (at most 60 s).
+  const std::int64_t deadline = now_us() + 60'000'000;
+  for (;;) {
+    try {
+      pg::Connection::open(c.get().conninfo());
+      break;
+    } catch (const pg::Error&) {
+      ASSERT_LT(now_us(), deadline) << "the server did not come back from the kill";
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  const std::optional<std::uint64_t> kills = c.get().out_of_memory_kills();
+  ASSERT_TRUE(kills);
+  EXPECT_GE(*kills, 1u);
 }
 
 // The same server without an envelope runs outside any group of pgslow's, as before.
