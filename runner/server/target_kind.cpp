@@ -277,12 +277,16 @@ std::unique_ptr<ServerControl> open_target(const TargetSpec& spec) {
   if (!spec.envelope.empty() && spec.kind != TargetKind::kManaged) {
     // Only a server pgslow starts itself can start inside the cgroup; a pgctl target's server
     // runs already, a command target's is started by the user's commands.
+    // Named by where it is (--conninfo alone makes a command target: a bare "command target"
+    // would not say which server).
+    const std::string where = !spec.conninfo.empty() ? pg::conninfo_without_secrets(spec.conninfo)
+                                                     : spec.data_dir.string();
     throw RuntimeError(fmt::format(
-        "pgslow cannot give a {} target an envelope ({}): it makes one only for the managed "
-        "cluster, whose postmaster it starts inside a cgroup. Limit that server where it is "
-        "started (docker run --memory --cpus, systemd MemoryMax= CPUQuota=), or run on the "
-        "managed cluster (docs/envelope.md)",
-        to_string(spec.kind), spec.envelope.describe()));
+        "pgslow cannot give the server of a {} target ({}) an envelope ({}): it makes one only "
+        "for the managed cluster, whose postmaster it starts inside a cgroup. Limit that server "
+        "where it is started (docker run --memory --cpus, systemd MemoryMax= CPUQuota=), or run "
+        "on the managed cluster (docs/envelope.md)",
+        to_string(spec.kind), where, spec.envelope.describe()));
   }
   return ops.open(spec);
 }
