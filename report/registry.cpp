@@ -10,9 +10,12 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "common/errors.h"
+#include "common/strings.h"
 #include "report/bench.h"
 #include "report/bisect.h"
 #include "report/cliff.h"
+#include "report/plan.h"
 #include "report/text.h"
 #include "report/versions.h"
 #include "results/stats.h"
@@ -155,6 +158,14 @@ std::span<const Renderer<BenchResult>> renderers() {
 }
 
 template <>
+std::span<const Renderer<PlanResult>> renderers() {
+  static constexpr Renderer<PlanResult> table[] = {{"console", "txt", render_plan_console},
+                                                   {"md", "md", render_plan_markdown},
+                                                   {"json", "json", json_file<plan_to_json>}};
+  return table;
+}
+
+template <>
 std::span<const Renderer<CliffResult>> renderers() {
   static constexpr Renderer<CliffResult> table[] = {{"console", "txt", render_cliff_console},
                                                     {"md", "md", render_cliff_markdown},
@@ -198,8 +209,10 @@ void write_versions(const VersionRuns& runs, const std::filesystem::path& dir) {
 }
 
 void unknown_format(std::string_view format, const std::vector<std::string>& known) {
-  throw std::invalid_argument(
-      fmt::format("unknown format \"{}\" (this result has {})", format, fmt::join(known, ", ")));
+  const auto hint = closest_match(format, known);
+  throw InputError(fmt::format("--format {}: unknown format (one of: {}){}",
+                               printable(std::string(format)), join(known, ", "),
+                               hint ? "; did you mean " + *hint + "?" : ""));
 }
 
 }  // namespace pgslow::report

@@ -14,6 +14,7 @@
 #include "results/bench.h"
 #include "results/bisect.h"
 #include "results/cliff.h"
+#include "results/plan.h"
 #include "results/versions.h"
 
 namespace pgslow::report {
@@ -49,6 +50,8 @@ template <>
 std::span<const Renderer<BenchResult>> renderers();
 template <>
 std::span<const Renderer<CliffResult>> renderers();
+template <>
+std::span<const Renderer<PlanResult>> renderers();
 
 // "markdown" is taken for "md". nullptr: not a format of this result.
 template <typename Result>
@@ -67,8 +70,14 @@ std::vector<std::string> formats() {
   return out;
 }
 
-// An unknown format: the message names the formats this result has.
+// An unknown format: an InputError naming the formats this result has, the closest as a hint.
 [[noreturn]] void unknown_format(std::string_view format, const std::vector<std::string>& known);
+
+// --format: one of the result's formats, checked before a command reads or measures anything.
+template <typename Result>
+void check_format(std::string_view format) {
+  if (find_renderer<Result>(format) == nullptr) unknown_format(format, formats<Result>());
+}
 
 template <typename Result>
 void render(const Result& result, std::string_view format, std::ostream& out) {

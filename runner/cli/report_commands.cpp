@@ -43,17 +43,6 @@ void write_output(const std::string& out_path, const std::string& text) {
   std::cerr << "wrote " << out_path << "\n";
 }
 
-// --format: one of the result's formats in the renderer registry, checked before any file is
-// read; an InputError names them (with the closest as a hint).
-template <typename Result>
-void check_format(const std::string& format) {
-  if (report::find_renderer<Result>(format) != nullptr) return;
-  const std::vector<std::string> known = report::formats<Result>();
-  const auto hint = closest_match(format, known);
-  throw InputError(fmt::format("--format {}: unknown format (one of: {}){}", printable(format),
-                               join(known, ", "), hint ? "; did you mean " + *hint + "?" : ""));
-}
-
 }  // namespace
 
 void add_report_commands(CLI::App& app, Context& ctx) {
@@ -71,7 +60,7 @@ void add_report_commands(CLI::App& app, Context& ctx) {
   report_cmd->add_option("--out,-o", opts->out, "write to FILE instead of standard output");
   report_cmd->callback([opts, &ctx] {
     before_command(ctx, "report");
-    check_format<results::Run>(opts->format);
+    report::check_format<results::Run>(opts->format);
     const results::Run run = load_run(opts->run_json);
     write_output(opts->out, report::rendered(run, opts->format));
   });
@@ -92,7 +81,7 @@ void add_report_commands(CLI::App& app, Context& ctx) {
   compare_cmd->add_option("--out,-o", cmp->out, "write to FILE instead of standard output");
   compare_cmd->callback([cmp, &ctx] {
     before_command(ctx, "report");
-    check_format<report::RunComparison>(cmp->format);
+    report::check_format<report::RunComparison>(cmp->format);
     const results::Run a = load_run(cmp->a);
     const results::Run b = load_run(cmp->b);
     write_output(cmp->out,

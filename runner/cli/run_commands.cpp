@@ -159,10 +159,13 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_flag("--attribute", overrides->attribute,
                   "show the cost of naming each knob's part in every multi-knob stage");
     add_measure_overrides(cmd, *overrides);
-    cmd->callback([&ctx, scenario_arg, targs, overrides] {
+    auto format = std::make_shared<std::string>("console");
+    cmd->add_option("--format,-f", *format, "console | md | json (default: console)");
+    cmd->callback([&ctx, scenario_arg, targs, overrides, format] {
+      report::check_format<results::PlanResult>(*format);
       before_command(ctx, "plan");
       Prepared p = prepare(ctx, *scenario_arg, *targs, *overrides);
-      scenario::print_plan(p.plan, std::cout);
+      report::render(scenario::plan_result(p.plan), *format, std::cout);
     });
   }
   // pgslow run

@@ -445,55 +445,41 @@ std::vector<bisect::Candidate> attribution_candidates(const PlannedStage& stage)
   return out;
 }
 
-void print_plan(const Plan& plan, std::ostream& out) {
+results::PlanResult plan_result(const Plan& plan) {
   const Scenario& s = plan.scenario;
-  out << fmt::format("Scenario   {}  ({})\n", s.name, s.file.string());
-  if (!s.description.empty()) out << fmt::format("           {}\n", s.description);
-  out << fmt::format("Server     PostgreSQL {}\n", plan.server_version);
-  out << fmt::format("Workload   {}, scale {}, {} clients\n", s.workload.name, s.workload.scale,
-                     s.workload.clients);
-  out << fmt::format("Measure    warm-up {:g} s, {:g} s per run, {} repeat{}, mode {}\n",
-                     s.measure.warmup_s, s.measure.duration_s, s.measure.repeats,
-                     s.measure.repeats == 1 ? "" : "s", mode_name(s.mode));
-  out << "\n";
-  for (std::size_t i = 0; i < plan.stages.size(); ++i) {
-    const PlannedStage& st = plan.stages[i];
-    std::string load = fmt::format("{} clients", st.load.clients);
-    if (st.load.pool_size > 0) load += fmt::format(", pool of {}", st.load.pool_size);
-    if (st.load.connect_per_transaction) load += ", a new connection per transaction";
-    if (st.load.rate > 0) load += fmt::format(", {:g} tx/s fixed rate", st.load.rate);
-    if (st.load.rate_percent > 0)
-      load += fmt::format(", fixed rate {:g}% of the baseline's TPS", st.load.rate_percent);
-    if (st.load.workers > 0) load += fmt::format(", {} driver threads", st.load.workers);
-    out << fmt::format("{}. {}  [{}{}]\n", i, st.name, load, st.needs_restart ? ", restart" : "");
-    if (!st.description.empty() && !st.is_baseline) out << fmt::format("   {}\n", st.description);
-    std::size_t width = 0;
-    for (const auto& c : st.changes) width = std::max(width, c.name.size());
-    for (const auto& c : st.changes) {
-      out << fmt::format("   {:<{}}  {} -> {}  ({})\n", c.name, width, c.old_value, c.new_value,
-                         c.apply_by);
-    }
-    if (st.changes.empty() && !st.is_baseline) out << "   no configuration change\n";
-    for (const auto& k : st.skipped) {
-      out << fmt::format("   skipped {} = {}: {}\n", k.name, k.value, k.reason);
-    }
-    for (const auto& w : st.warnings) out << fmt::format("   warning: {}\n", w);
-    if (!st.is_baseline && !st.design_why.empty()) out << fmt::format("   {}\n", st.design_why);
-    if (st.attribute)
-      out << fmt::format(
-          "   attribute: {} knobs as {} units, about {} extra runs (at most {}) to name each "
-          "one's part\n",
-          st.changes.size(), st.attribution_units, st.attribution_runs, st.attribution_max_runs);
+  results::PlanResult r;
+  r.scenario = s.name;
+  r.file = s.file.string();
+  r.description = s.description;
+  r.server_version = plan.server_version;
+  r.workload = s.workload.name;
+  r.scale = s.workload.scale;
+  r.clients = s.workload.clients;
+  r.warmup_s = s.measure.warmup_s;
+  r.duration_s = s.measure.duration_s;
+  r.repeats = s.measure.repeats;
+  r.mode = std::string(mode_name(s.mode));
+  for (const PlannedStage& st : plan.stages) {
+    results::PlanStage p;
+    p.name = st.name;
+    p.description = st.description;
+    p.is_baseline = st.is_baseline;
+    p.load = st.load;
+    p.needs_restart = st.needs_restart;
+    p.changes = st.changes;
+    p.skipped = st.skipped;
+    p.warnings = st.warnings;
+    p.design_why = st.design_why;
+    p.attribute = st.attribute;
+    p.attribution_units = st.attribution_units;
+    p.attribution_runs = st.attribution_runs;
+    p.attribution_max_runs = st.attribution_max_runs;
+    r.stages.push_back(std::move(p));
   }
-  out << fmt::format(
-      "\nEstimated time: about {:.0f} s of measuring (the baseline again after each stage "
-      "included; plus loading the data once; attributions often need fewer runs)\n",
-      plan.estimated_seconds);
-  if (plan.attribution_runs > 0)
-    out << fmt::format("  of which attribution: about {} extra runs, {:.0f} s\n",
-                       plan.attribution_runs, plan.attribution_seconds);
-  out << "Nothing was changed: `pgslow run` applies this plan and always restores the "
-         "configuration.\n";
+  r.estimated_seconds = plan.estimated_seconds;
+  r.attribution_runs = plan.attribution_runs;
+  r.attribution_seconds = plan.attribution_seconds;
+  return r;
 }
 
 }  // namespace pgslow::scenario

@@ -5,7 +5,6 @@
 // change to the server; a scenario with any error never gets a Plan.
 
 #include <map>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "results/model.h"
+#include "results/plan.h"
 #include "results/switchback.h"
 #include "scenario/scenario.h"
 
@@ -95,8 +95,8 @@ void check_scenario_offline(const Scenario& scenario, const knobs::Catalog& cata
 // The server's current value of a parameter as a person writes it ("128MB", "on").
 std::string current_value(const knobs::ServerSettings& server, const std::string& name);
 
-// `pgslow plan`: per stage the knobs with old and new values, reload or restart, skipped knobs
-// with reasons, the load, and the estimated duration.
-void print_plan(const Plan& plan, std::ostream& out);
+// `pgslow plan`'s result (report/plan.h renders it): per stage the knobs with old and new
+// values, reload or restart, skipped knobs with reasons, the load, and the estimated duration.
+results::PlanResult plan_result(const Plan& plan);
 
 }  // namespace pgslow::scenario

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/errors.h"
 #include "report/registry.h"
 #include "tests/unit/report/sample_results.h"
 
@@ -50,6 +51,10 @@ TEST(Golden, Bisect) {
   check_every_format("bisect", testing::sample_bisect());
 }
 
+TEST(Golden, Plan) {
+  check_every_format("plan", testing::sample_plan());
+}
+
 TEST(Golden, Bench) {
   check_every_format("bench", testing::sample_bench());
 }
@@ -70,8 +75,9 @@ TEST(Registry, AnUnknownFormatNamesTheResultsFormats) {
   try {
     rendered(testing::sample_bench(), "md");
     FAIL() << "bench has no Markdown";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("(this result has console, json)"), std::string::npos)
+  } catch (const pgslow::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--format md: unknown format (one of: console, json)"),
+              std::string::npos)
         << e.what();
   }
 }

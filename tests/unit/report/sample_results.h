@@ -8,6 +8,7 @@
 #include "report/bench.h"
 #include "report/bisect.h"
 #include "report/cliff.h"
+#include "report/plan.h"
 #include "report/versions.h"
 #include "tests/unit/report/sample_run.h"
 
@@ -66,6 +67,55 @@ inline CliffResult sample_cliff() {
   r.first_harmful = 1;
   r.last_safe = 4;
   return r;
+}
+
+// A plan of three stages: the baseline, a reload stage with a skipped knob and a warning, and
+// a restart stage whose two knobs are attributed, under a pool of connections.
+inline PlanResult sample_plan() {
+  PlanResult p;
+  p.scenario = "wal-and-cache";
+  p.file = "scenarios/wal-and-cache.yaml";
+  p.description = "A small cache, then WAL abuse | with a pipe.";
+  p.server_version = "15.18";
+  p.workload = "tpcb-like";
+  p.scale = 5;
+  p.clients = 8;
+  p.warmup_s = 2;
+  p.duration_s = 10;
+  p.repeats = 2;
+  p.mode = "cumulative";
+  PlanStage base;
+  base.name = "baseline";
+  base.is_baseline = true;
+  base.load.clients = 8;
+  p.stages.push_back(base);
+  PlanStage planner;
+  planner.name = "planner";
+  planner.description = "Index scans priced out of the plan.";
+  planner.load.clients = 8;
+  planner.changes = {{"random_page_cost", "4", "1e300", "reload"}};
+  planner.skipped = {{"summarize_wal", "on", "needs PostgreSQL 17"}};
+  planner.warnings = {"random_page_cost 1e300 makes every index scan look unaffordable"};
+  planner.design_why = "switchback: every knob acts within a reload, 6 blocks of each";
+  p.stages.push_back(planner);
+  PlanStage wal;
+  wal.name = "wal-abuse";
+  wal.load.clients = 16;
+  wal.load.pool_size = 4;
+  wal.load.rate = 500;
+  wal.needs_restart = true;
+  wal.changes = {{"max_wal_size", "1GB", "32MB", "reload"},
+                 {"wal_buffers", "4MB", "64kB", "restart"}};
+  wal.design_why = "separate runs: wal_buffers needs a restart";
+  wal.attribute = true;
+  wal.attribution_units = 2;
+  wal.attribution_runs = 8;
+  wal.attribution_max_runs = 16;
+  p.stages.push_back(wal);
+  p.estimated_seconds = 262;
+  p.attribution_runs = 8;
+  p.attribution_seconds = 96;
+  return p;
 }
 
 // bisect of a tuning file against the defaults: shared_buffers found alone, a second round's

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bisect/attribution.h"
+#include "report/plan.h"
 
 namespace pgslow::scenario {
 namespace {
@@ -199,7 +200,7 @@ TEST(MakePlan, AttributionCostsExtraRunsOnlyWhereAStageHasSeveralKnobs) {
   EXPECT_EQ(plan.attribution_runs, wal.attribution_runs);
   EXPECT_GT(plan.attribution_seconds, 0);
   std::ostringstream out;
-  print_plan(plan, out);
+  report::render_plan_console(plan_result(plan), out);
   EXPECT_NE(out.str().find("of which attribution: about"), std::string::npos) << out.str();
   s.attribute = false;
   Plan without = make_plan(s, catalog(), server15());
@@ -214,7 +215,7 @@ TEST(MakePlan, AttributionCostsExtraRunsOnlyWhereAStageHasSeveralKnobs) {
 TEST(MakePlan, PrintsWhatARunWouldDo) {
   Plan plan = make_plan(three_stages(Mode::kCumulative), catalog(), server15());
   std::ostringstream out;
-  print_plan(plan, out);
+  report::render_plan_console(plan_result(plan), out);
   std::string text = out.str();
   EXPECT_NE(text.find("shared_buffers"), std::string::npos);
   EXPECT_NE(text.find("128MB -> 8MB"), std::string::npos) << text;
