@@ -10,9 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <thread>
 
+#include "apply/interrupt.h"
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/process.h"
@@ -286,8 +288,10 @@ class LimitWatch final : public Progress {
   void note(const std::string&) override {}
   void measuring(const std::string& stage, const std::string&) override {
     seen.emplace_back(stage, group_.memory_limit().value_or(0));
+    if (stage == interrupt_at) ::raise(SIGINT);  // Ctrl-C while the stage's limit is on
   }
   std::vector<std::pair<std::string, std::uint64_t>> seen;
+  std::string interrupt_at;
 
  private:
   const server::CgroupGroup& group_;
@@ -347,6 +351,18 @@ sweep:
   for (const auto& st : run.stages) EXPECT_TRUE(st.error.empty()) << st.name << ": " << st.error;
   EXPECT_NE(run.envelope.find("memory unlimited"), std::string::npos) << run.envelope;
   // After the run: the run's own envelope.
+  EXPECT_EQ(group.memory_limit(), unlimited);
+  EXPECT_EQ(c.get().current_envelope(), run_envelope);
+
+  // Ctrl-C during the 64MB point: the run ends with the run's envelope back.
+  LimitWatch interrupted(group);
+  interrupted.interrupt_at = "server.memory 64MB";
+  results::Run cut;
+  EXPECT_THROW(stage::run_plan(plan, c.get(), catalog, c.workdir(), options, interrupted, cut),
+               apply::Interrupted);
+  apply::InterruptGuard::reset_for_tests();
+  ASSERT_FALSE(interrupted.seen.empty());
+  EXPECT_EQ(interrupted.seen.back(), std::make_pair(std::string("server.memory 64MB"), 64 * kMiB));
   EXPECT_EQ(group.memory_limit(), unlimited);
   EXPECT_EQ(c.get().current_envelope(), run_envelope);
 
