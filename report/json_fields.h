@@ -219,6 +219,7 @@ struct Fields<StageResult> {
       custom<S>(write_attribution, read_attribution),
       field("switchback", &S::switchback),
       field("sweep_values", &S::sweep_values, [](const S& s) { return !s.sweep_values.empty(); }),
+      field("envelope", &S::envelope, [](const S& s) { return !s.envelope.empty(); }),
       field("precision", &S::precision, to_a_precision),
       field("looks", &S::looks, to_a_precision),
       field("stopped", &S::stopped, to_a_precision),

@@ -273,6 +273,9 @@ struct StageResult {
   // A sweep point's value per swept dimension, as written ("pool_size" -> "10",
   // "shared_buffers" -> "32MB"): the curve's x axis.
   std::map<std::string, std::string> sweep_values;
+  // The server's envelope the stage ran in ("memory 64MB, cpus 1"), when the run sweeps it
+  // (server.memory/cpus); "" otherwise: the run's envelope (Run::envelope) holds for all.
+  std::string envelope;
   std::optional<Attribution> attribution;  // `attribute: true`: each knob's part
   // Measured by switchback against the baseline: `repeats` then holds the stage's blocks taken
   // together, and the comparison rests on the blocks.

@@ -17,6 +17,7 @@ struct PlanStage {
   LoadSettings load;
   bool needs_restart = false;         // versus the stage measured before it
   std::vector<KnobChange> changes;    // versus the stage measured before it
+  std::string envelope;               // a sweep point's own ("memory 64MB"); "": the run's
   std::vector<SkippedKnob> skipped;   // asked for, but the server lacks or refuses them
   std::vector<std::string> warnings;  // pitfalls of the values used
   std::string design_why;             // switchback or separate runs, and why

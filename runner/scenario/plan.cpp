@@ -107,6 +107,7 @@ struct StageDraft {
   bool attribute = false;
   bool sweep_point = false;
   std::map<std::string, std::string> sweep_values{};
+  EnvelopeChange envelope{};
 };
 
 results::LoadSettings apply_load(results::LoadSettings load, const LoadKnobs& knobs) {
@@ -162,6 +163,8 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
   };
   if (!m.switchback) return isolated("the scenario asks for them (measure.design: isolated)");
   if (stage.reference != 0) return isolated("it is compared with the stage before (cumulative)");
+  if (!stage.envelope.empty())
+    return isolated("it runs in an envelope of its own (server.memory/cpus), set between runs");
   if (stage.changes.empty()) return isolated("it changes no configuration");
   if (!(stage.load == baseline.load))
     return isolated("its load differs from the baseline's, and a load cannot switch within a run");
@@ -258,7 +261,8 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
       drafts.push_back(StageDraft{scenario.stages[i].name, scenario.stages[i].description, false,
                                   acc, own_settings[i], load,
                                   scenario.stages[i].attribute.value_or(scenario.attribute),
-                                  scenario.stages[i].sweep_point, scenario.stages[i].sweep_values});
+                                  scenario.stages[i].sweep_point, scenario.stages[i].sweep_values,
+                                  scenario.stages[i].envelope});
     }
   }
   if (scenario.mode == Mode::kIsolated || scenario.mode == Mode::kBoth) {
@@ -271,10 +275,10 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
         if (i == 0) continue;
         name += " (alone)";
       }
-      drafts.push_back(StageDraft{name, scenario.stages[i].description, true, alone,
-                                  own_settings[i], load,
-                                  scenario.stages[i].attribute.value_or(scenario.attribute),
-                                  scenario.stages[i].sweep_point, scenario.stages[i].sweep_values});
+      drafts.push_back(StageDraft{
+          name, scenario.stages[i].description, true, alone, own_settings[i], load,
+          scenario.stages[i].attribute.value_or(scenario.attribute), scenario.stages[i].sweep_point,
+          scenario.stages[i].sweep_values, scenario.stages[i].envelope});
     }
   }
 
@@ -297,6 +301,7 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     stage.load = d.load;
     stage.sweep_point = d.sweep_point;
     stage.sweep_values = d.sweep_values;
+    stage.envelope = d.envelope;
     stage.verdicts = knobs::validate(d.requested, catalog, server);
     for (const auto& v : stage.verdicts) {
       for (const auto& p : v.problems) {
@@ -467,6 +472,7 @@ results::PlanResult plan_result(const Plan& plan) {
     p.load = st.load;
     p.needs_restart = st.needs_restart;
     p.changes = st.changes;
+    if (!st.envelope.empty()) p.envelope = st.envelope.over({}).describe();
     p.skipped = st.skipped;
     p.warnings = st.warnings;
     p.design_why = st.design_why;

@@ -31,7 +31,8 @@ struct PlannedStage {
   std::vector<std::string> warnings;            // pitfalls of the values used
   bool needs_restart = false;                   // versus the stage before
   results::LoadSettings load;
-  bool sweep_point = false;                         // a point of the scenario's sweep
+  EnvelopeChange envelope;   // the server's own envelope for this stage (a sweep point)
+  bool sweep_point = false;  // a point of the scenario's sweep
   std::map<std::string, std::string> sweep_values;  // its value per dimension ("32MB")
   std::size_t reference = 0;  // the stage `changes` compare with (baseline, or the one before)
   // Per-knob attribution (attribute: true and at least two knobs changed): the units the

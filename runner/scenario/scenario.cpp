@@ -461,4 +461,35 @@ workload::WorkloadParams workload_params(const Scenario& s) {
   return params;
 }
 
+const std::string* SweepSpec::envelope_dimension() const {
+  for (const auto& d : dimensions) {
+    if (d == "server.memory" || d == "server.cpus") return &d;
+  }
+  return nullptr;
+}
+
+server::Envelope run_envelope(const Scenario& scenario, const server::TargetSpec& target) {
+  server::Envelope e = target.envelope;
+  const std::string* swept = scenario.sweep.envelope_dimension();
+  if (swept == nullptr) return e;
+  if (target.kind != server::TargetKind::kManaged) {
+    const auto d = static_cast<std::size_t>(swept - scenario.sweep.dimensions.data());
+    const SourceLocation where = scenario.sweep.values[d].empty()
+                                     ? scenario.sweep.where
+                                     : scenario.sweep.values[d].front().where;
+    throw InputError({ConfigError{
+        where,
+        fmt::format("sweep: {} changes the server's envelope, and pgslow makes one only for the "
+                    "managed cluster; the target given is {}",
+                    *swept, server::to_string(target.kind)),
+        "run it on the managed cluster, or sweep something else (docs/envelope.md)"}});
+  }
+  for (const auto& d : scenario.sweep.dimensions) {
+    if (d == "server.memory" && e.memory_bytes == 0)
+      e.memory_bytes = server::Envelope::kUnlimitedMemory;
+    if (d == "server.cpus" && e.cpus == 0) e.cpus = server::Envelope::kUnlimitedCpus;
+  }
+  return e;
+}
+
 }  // namespace pgslow::scenario

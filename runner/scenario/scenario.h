@@ -35,6 +35,21 @@ struct LoadKnobs {
 
 // A `load:` map is read by read_load (sweep.h), through the load dimensions' rows.
 
+// A stage's own server envelope, from a sweep of server.memory or server.cpus: unset fields
+// keep the run's (the scenario's `server:`, or --memory/--cpus). docs/envelope.md.
+struct EnvelopeChange {
+  std::optional<std::uint64_t> memory_bytes;
+  std::optional<double> cpus;
+  bool empty() const { return !memory_bytes && !cpus; }
+  // `run`'s envelope with this stage's values over it.
+  server::Envelope over(server::Envelope run) const {
+    if (memory_bytes) run.memory_bytes = *memory_bytes;
+    if (cpus) run.cpus = *cpus;
+    return run;
+  }
+  bool operator==(const EnvelopeChange&) const = default;
+};
+
 struct WorkloadSpec {
   std::string name;
   int scale = 1;
@@ -73,6 +88,7 @@ struct StageSpec {
   std::vector<PresetRef> presets;
   std::vector<knobs::Setting> settings;  // override the presets
   LoadKnobs load;
+  EnvelopeChange envelope;        // a sweep point of server.memory/cpus
   std::optional<bool> attribute;  // unset: the scenario's `attribute`
   SourceLocation where;
   bool sweep_point = false;  // expanded from the sweep: section
@@ -94,6 +110,9 @@ struct SweepSpec {
   LoadKnobs load;                               // fixed for every point
   SourceLocation where;
   bool empty() const { return dimensions.empty(); }
+  // The first server.memory or server.cpus dimension (they change the server's envelope),
+  // or nullptr.
+  const std::string* envelope_dimension() const;
 };
 
 struct Expectation {
@@ -127,6 +146,12 @@ struct Scenario {
 
 // The workload's parameters as the scenario gives them (script files relative to the file).
 workload::WorkloadParams workload_params(const Scenario& scenario);
+
+// A sweep of server.memory/cpus changes the envelope of the managed cluster: the run's
+// envelope, given the scenario and the target the command uses (a target of another kind is
+// an InputError naming the sweep's file and line). A swept field the run gives no value of
+// its own is unlimited in the group (Envelope::kUnlimitedMemory), so every stage can set one.
+server::Envelope run_envelope(const Scenario& scenario, const server::TargetSpec& target);
 
 // Parses a scenario file; throws InputError carrying every problem, each with file:line:col.
 Scenario load_scenario(const std::filesystem::path& path);

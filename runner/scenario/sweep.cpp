@@ -10,6 +10,7 @@
 #include "common/strings.h"
 #include "knobs/catalog.h"
 #include "knobs/value.h"
+#include "server/envelope.h"
 
 namespace pgslow::scenario {
 
@@ -84,6 +85,39 @@ std::vector<SweepDimension>& rows() {
   return table;
 }
 
+// The server's envelope (server/envelope.h) as dimensions: each point runs in its own limit,
+// set on the live group before the stage's data reset (docs/envelope.md). Not in a stage's
+// `load:`: they are the server's, not the driver's.
+const std::vector<SweepDimension>& envelope_rows() {
+  static const std::vector<SweepDimension> table = {
+      {"server.memory",
+       [](std::string_view w) {
+         std::string why;
+         if (!server::parse_envelope_memory(w, &why))
+           return invalid("is refused: " + why,
+                          "the server's processes and their page cache stay within it, e.g. "
+                          "[256MB, 128MB, 64MB]");
+         return valid(trim(w));
+       },
+       [](const SweepValue& v, StageSpec& p) {
+         std::string why;
+         p.envelope.memory_bytes = server::parse_envelope_memory(v.text, &why);
+       }},
+      {"server.cpus",
+       [](std::string_view w) {
+         std::string why;
+         if (!server::parse_envelope_cpus(w, &why))
+           return invalid("is refused: " + why, "the server's CPU time, e.g. [2, 1, 0.5]");
+         return valid(trim(w));
+       },
+       [](const SweepValue& v, StageSpec& p) {
+         std::string why;
+         p.envelope.cpus = server::parse_envelope_cpus(v.text, &why);
+       }},
+  };
+  return table;
+}
+
 // A knob as a dimension: its value goes into the point's settings as written; make_plan
 // checks it against the live server (range, unit, version) like any stage's setting.
 SweepDimension knob_dimension(const std::string& name) {
@@ -111,8 +145,11 @@ std::vector<std::string> load_dimension_names() {
   return names;
 }
 
-std::string load_names() {
-  return join(load_dimension_names(), ", ");
+// Everything a sweep varies besides a knob, for the hints.
+std::string dimension_names() {
+  std::vector<std::string> names = load_dimension_names();
+  for (const auto& d : envelope_rows()) names.push_back(d.name);
+  return join(names, ", ");
 }
 
 // One end of a range: its number in the base unit of its kind (bytes, microseconds) or as
@@ -238,6 +275,9 @@ std::optional<SweepDimension> find_sweep_dimension(std::string_view name) {
   for (const auto& d : rows()) {
     if (d.name == name) return d;
   }
+  for (const auto& d : envelope_rows()) {
+    if (d.name == name) return d;
+  }
   if (const knobs::Knob* k = catalog().find(name)) return knob_dimension(k->name);
   return std::nullopt;
 }
@@ -283,12 +323,28 @@ void read_sweep(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     if (!dim) {
       std::vector<std::string> names = catalog().knob_names();
       for (const auto& name : load_dimension_names()) names.push_back(name);
+      for (const auto& d : envelope_rows()) names.push_back(d.name);
       const auto near = closest_match(key, names);
       r.error(f.key_node(key),
-              fmt::format("sweep: {} is neither a load dimension nor a knob of the catalog",
+              fmt::format("sweep: {} is neither a load dimension, the server's envelope nor a "
+                          "knob of the catalog",
                           yaml::printable(key)),
               (near ? fmt::format("did you mean '{}'? ", *near) : std::string()) +
-                  "a sweep varies " + load_names() + " or a knob (`pgslow knobs list`)");
+                  "a sweep varies " + dimension_names() + " or a knob (`pgslow knobs list`)");
+      continue;
+    }
+    const bool envelope = std::any_of(envelope_rows().begin(), envelope_rows().end(),
+                                      [&](const SweepDimension& d) { return d.name == key; });
+    if (envelope && s.target.kind != server::TargetKind::kManaged) {
+      // The same refusal as a `server:` envelope's (server/target_kind.cpp), at its line.
+      r.error(f.key_node(key),
+              fmt::format("sweep: {} changes the server's envelope, and pgslow makes one only for "
+                          "the managed cluster, whose postmaster it starts inside a cgroup; this "
+                          "scenario's target is {}",
+                          key, server::to_string(s.target.kind)),
+              "run it on the managed cluster (no target:), or limit that server where it is "
+              "started (docker run --memory --cpus, systemd MemoryMax= CPUQuota=) and sweep "
+              "something else (docs/envelope.md)");
       continue;
     }
     if (std::find(s.sweep.dimensions.begin(), s.sweep.dimensions.end(), dim->name) !=
@@ -303,7 +359,7 @@ void read_sweep(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   }
   if (!named) {
     r.error(node, "the sweep varies nothing",
-            "give it one or two of " + load_names() + " or a knob, each a list of values");
+            "give it one or two of " + dimension_names() + " or a knob, each a list of values");
   } else if (s.sweep.dimensions.size() > 2) {
     r.error(node,
             fmt::format("the sweep varies {} dimensions ({}); a curve has one, a family of "

@@ -73,8 +73,16 @@ std::vector<Wanted> wanted_controllers(const Envelope& envelope) {
 
 std::string Envelope::describe() const {
   std::vector<std::string> parts;
-  if (memory_bytes) parts.push_back("memory " + memory_text(memory_bytes));
-  if (cpus > 0) parts.push_back("cpus " + number_text(cpus));
+  if (memory_bytes == kUnlimitedMemory) {
+    parts.emplace_back("memory unlimited");
+  } else if (memory_bytes) {
+    parts.push_back("memory " + memory_text(memory_bytes));
+  }
+  if (cpus == kUnlimitedCpus) {
+    parts.emplace_back("cpus unlimited");
+  } else if (cpus > 0) {
+    parts.push_back("cpus " + number_text(cpus));
+  }
   if (!cpuset.empty()) parts.push_back("cpuset " + cpuset);
   return join(parts, ", ");
 }
@@ -327,19 +335,23 @@ void CgroupGroup::create() const {
 
 void CgroupGroup::set_limits() const {
   const Envelope& envelope = envelope_;
+  const bool memory_limited =
+      envelope.memory_bytes != 0 && envelope.memory_bytes != Envelope::kUnlimitedMemory;
+  const bool cpus_limited = envelope.cpus > 0 && envelope.cpus != Envelope::kUnlimitedCpus;
   for (const Hierarchy* h : needed()) {
     const std::string quota =
-        envelope.cpus > 0 ? std::to_string(std::llround(envelope.cpus * kCpuPeriodUs)) : "";
+        cpus_limited ? std::to_string(std::llround(envelope.cpus * kCpuPeriodUs)) : "";
     if (v2_) {
-      write(*h, "memory.max",
-            envelope.memory_bytes ? std::to_string(envelope.memory_bytes) : "max");
+      write(*h, "memory.max", memory_limited ? std::to_string(envelope.memory_bytes) : "max");
       write(*h, "cpu.max", fmt::format("{} {}", quota.empty() ? "max" : quota, kCpuPeriodUs));
       if (!envelope.cpuset.empty()) write(*h, "cpuset.cpus", envelope.cpuset);
     } else if (h->controller == "memory") {
-      write(*h, "memory.limit_in_bytes", std::to_string(envelope.memory_bytes));
+      // -1: no limit (v1).
+      write(*h, "memory.limit_in_bytes",
+            memory_limited ? std::to_string(envelope.memory_bytes) : "-1");
     } else if (h->controller == "cpu") {
       write(*h, "cpu.cfs_period_us", std::to_string(kCpuPeriodUs));
-      write(*h, "cpu.cfs_quota_us", quota);
+      write(*h, "cpu.cfs_quota_us", quota.empty() ? "-1" : quota);
     } else if (h->controller == "cpuset") {
       write(*h, "cpuset.cpus", envelope.cpuset);
     }
@@ -447,6 +459,17 @@ std::optional<std::uint64_t> CgroupGroup::memory_usage() const {
 
 std::optional<std::uint64_t> CgroupGroup::memory_peak() const {
   return memory_counter("memory.peak", "memory.max_usage_in_bytes");
+}
+
+std::optional<std::uint64_t> CgroupGroup::memory_limit() const {
+  const Hierarchy* h = v2_ ? &hierarchies_.front() : find("memory");
+  if (!h) return std::nullopt;
+  auto text = read(*h, v2_ ? "memory.max" : "memory.limit_in_bytes");
+  if (!text) return std::nullopt;
+  if (trim(*text) == "max") return Envelope::kUnlimitedMemory;
+  const std::uint64_t bytes = std::strtoull(text->c_str(), nullptr, 10);
+  // v1 shows "no limit" as the largest count of pages it can hold (9223372036854771712).
+  return bytes >= (1ull << 62) ? Envelope::kUnlimitedMemory : bytes;
 }
 
 std::optional<std::uint64_t> CgroupGroup::out_of_memory_kills() const {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,11 +19,17 @@
 namespace pgslow::server {
 
 struct Envelope {
-  std::uint64_t memory_bytes = 0;  // 0: no memory limit
+  // In the group, without that limit: a run that sweeps server.memory (or server.cpus) with no
+  // value of its own starts the server in the group so that each stage can set one, and its
+  // baseline runs unlimited there (docs/envelope.md).
+  static constexpr std::uint64_t kUnlimitedMemory = std::numeric_limits<std::uint64_t>::max();
+  static constexpr double kUnlimitedCpus = std::numeric_limits<double>::infinity();
+
+  std::uint64_t memory_bytes = 0;  // 0: no memory limit (no group); kUnlimitedMemory
   double cpus = 0;                 // 0: no CPU quota; 1.5: one and a half CPUs' time
   std::string cpuset;              // "": any CPU; "1", "0-1,3": only these
   bool empty() const { return memory_bytes == 0 && cpus == 0 && cpuset.empty(); }
-  // "memory 512MB, cpus 1.5, cpuset 1"; "" when empty.
+  // "memory 512MB, cpus 1.5, cpuset 1" ("memory unlimited" in the group); "" when empty.
   std::string describe() const;
   bool operator==(const Envelope&) const = default;
 };
@@ -69,6 +76,9 @@ class CgroupGroup {
   // (v1 memory.max_usage_in_bytes, v2 memory.peak); nullopt without a memory hierarchy.
   std::optional<std::uint64_t> memory_usage() const;
   std::optional<std::uint64_t> memory_peak() const;
+  // The memory limit the group has now (v2 memory.max, v1 memory.limit_in_bytes),
+  // Envelope::kUnlimitedMemory for none; nullopt without a memory hierarchy or group.
+  std::optional<std::uint64_t> memory_limit() const;
   // How many of the group's processes the kernel killed for going over the memory limit
   // (oom_kill in v2 memory.events, v1 memory.oom_control); nullopt without a memory hierarchy
   // or that counter.

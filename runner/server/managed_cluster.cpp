@@ -425,9 +425,28 @@ void ManagedCluster::remove_stale_pid_file() {
   }
 }
 
+std::string ManagedCluster::group_name() const {
+  return fmt::format("pgslow-{:016x}", std::hash<std::string>{}(cluster_dir_.string()));
+}
+
 CgroupGroup ManagedCluster::envelope_group() const {
-  return CgroupGroup(fmt::format("pgslow-{:016x}", std::hash<std::string>{}(cluster_dir_.string())),
-                     options_.envelope);
+  return CgroupGroup(group_name(), options_.envelope);
+}
+
+void ManagedCluster::set_envelope(const Envelope& envelope) {
+  if (envelope == options_.envelope) return;
+  const CgroupGroup group(group_name(), envelope);  // refuses what the host cannot make
+  const auto pid = running_pid();
+  if (!pid || !group.holds(*pid)) {
+    throw RuntimeError(fmt::format(
+        "the managed cluster cannot take the envelope {} in place: it {} (envelope {}); a "
+        "restart into it would be needed",
+        envelope.describe(), pid ? "runs in a group of other controllers" : "is not running",
+        options_.envelope.empty() ? std::string("none") : options_.envelope.describe()));
+  }
+  group.set_limits();
+  spdlog::info("the server's envelope is now {} ({})", envelope.describe(), group.mechanism());
+  options_.envelope = envelope;
 }
 
 std::string ManagedCluster::envelope() const {

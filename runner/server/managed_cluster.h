@@ -91,11 +91,17 @@ class ManagedCluster : public ServerControl {
   bool allows_changes() const override { return true; }
   std::string envelope() const override;
   std::optional<std::uint64_t> out_of_memory_kills() const override;
+  Envelope current_envelope() const override { return options_.envelope; }
+  // Writes `envelope`'s limits into the group the server runs in; it must need the same
+  // controllers as the server's (RuntimeError naming the restart it would need otherwise).
+  // A later start() writes the options' envelope again, whatever a killed run left.
+  void set_envelope(const Envelope& envelope) override;
   // The cgroup the server runs in (named after the cluster folder, so a run that was
   // interrupted leaves one that the next start reuses and the next stop removes).
   CgroupGroup envelope_group() const;
 
  private:
+  std::string group_name() const;
   void prepare_workdir();
   void initdb();
   void write_settings();

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "server/envelope.h"
+
 namespace pgslow::server {
 
 enum class TargetKind { kManaged, kPgctl, kCommand };
@@ -54,6 +56,14 @@ class ServerControl {
   // The server's envelope as the run's header shows it ("memory 512MB, cpus 1.5 (cgroup v1
   // pgslow-...)"); "" when it runs unlimited.
   virtual std::string envelope() const { return ""; }
+  // The envelope the server runs in now (empty: unlimited, or not one pgslow made).
+  virtual Envelope current_envelope() const { return {}; }
+  // Gives the running server another envelope in place, with the same controllers as the one
+  // it runs in (a stage of a sweep of server.memory or server.cpus): cgroups apply a new limit
+  // to the processes already in them, and a smaller memory limit reclaims page cache at once.
+  // Only the managed cluster has one; throws RuntimeError otherwise, or when the host refuses
+  // the limit (a v1 memory limit below what the server cannot give back).
+  virtual void set_envelope(const Envelope& envelope);
   // How many server processes the envelope's memory limit has killed (out of memory) since
   // the envelope was made; nullopt without a memory limit, or when the host does not count.
   virtual std::optional<std::uint64_t> out_of_memory_kills() const { return std::nullopt; }

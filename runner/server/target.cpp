@@ -193,6 +193,13 @@ void PgctlServer::restart(std::chrono::seconds timeout) {
   wait_until_accepting(conninfo(), timeout);
 }
 
+void ServerControl::set_envelope(const Envelope& envelope) {
+  throw RuntimeError(fmt::format(
+      "pgslow cannot change the envelope of {} to {}: it makes one only for the managed cluster "
+      "(docs/envelope.md)",
+      describe(), envelope.describe()));
+}
+
 void ServerControl::set_parameters(const ParameterChange&, std::chrono::seconds) {
   throw RuntimeError(describe() + " sets parameters with ALTER SYSTEM, not with a command");
 }

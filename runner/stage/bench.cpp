@@ -39,7 +39,7 @@ results::BenchResult run_bench(server::ServerControl& server, const workload::Wo
   results::BenchResult result;
   result.workload = workload.name();
   result.scale = params.scale;
-  results::StageResult r = lab.measure({"bench", {}, {}}, load, 1);
+  results::StageResult r = lab.measure({"bench", {}, {}, std::nullopt}, load, 1);
   result.interrupted = apply::InterruptGuard::interrupted();
   if (r.repeats.empty() || (!r.error.empty() && !result.interrupted)) throw RuntimeError(r.error);
   result.measurement = r.repeats.front();

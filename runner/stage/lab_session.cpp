@@ -272,7 +272,8 @@ LabSession::LabSession(server::ServerControl& server, const knobs::Catalog& cata
       params_(std::move(params)),
       options_(std::move(options)),
       progress_(progress),
-      dataset_(server.conninfo(), workload, params_) {
+      dataset_(server.conninfo(), workload, params_),
+      original_envelope_(server.current_envelope()) {
   if (options_.changes_configuration) {
     apply::require_permission(server_);
     applier_ =
@@ -304,8 +305,29 @@ std::uint64_t LabSession::data_bytes() {
   return data_bytes_;
 }
 
+bool LabSession::envelope_grows(const server::Envelope& to) const {
+  const server::Envelope now = server_.current_envelope();
+  // No limit (0) or an unlimited one is the largest.
+  auto memory = [](std::uint64_t b) { return b == 0 ? server::Envelope::kUnlimitedMemory : b; };
+  return memory(to.memory_bytes) >= memory(now.memory_bytes);
+}
+
+void LabSession::restore_envelope() {
+  if (server_.current_envelope() == original_envelope_) return;
+  server_.set_envelope(original_envelope_);
+  progress_.note("the server's envelope is back to " + (original_envelope_.empty()
+                                                            ? std::string("none")
+                                                            : original_envelope_.describe()));
+}
+
 void LabSession::finish() {
-  if (applier_ == nullptr || !applier_->has_changes() || kept_) return;
+  // A larger limit first, so that a restart back to more shared_buffers starts inside it.
+  const bool envelope_first = envelope_grows(original_envelope_);
+  if (envelope_first) restore_envelope();
+  if (applier_ == nullptr || !applier_->has_changes() || kept_) {
+    restore_envelope();
+    return;
+  }
   try {
     applier_->restore();
   } catch (const apply::Interrupted&) {
@@ -317,20 +339,41 @@ void LabSession::finish() {
         server_.describe(), e.what()));
   }
   progress_.note("configuration restored");
+  if (!envelope_first) restore_envelope();
   // A signal that arrived while restoring still ends the command with 130/143, never 0.
   apply::InterruptGuard::throw_if_interrupted();
 }
 
 bool LabSession::restore_after_error() noexcept {
-  if (applier_ == nullptr || !applier_->has_changes() || kept_) return true;
+  // The envelope is pgslow's own, not the server's configuration: put back even after a
+  // failed restore, and never a reason for `pgslow recover` (the next start writes the
+  // options' limits again, docs/envelope.md).
+  auto envelope = [&] {
+    try {
+      restore_envelope();
+    } catch (const std::exception& e) {
+      spdlog::error("putting the server's envelope back failed: {}", e.what());
+    }
+  };
+  bool envelope_first = true;
   try {
-    applier_->restore();
-    progress_.note("configuration restored");
-    return true;
-  } catch (const std::exception& e) {
-    spdlog::error("restoring the configuration failed: {}; `pgslow recover` repairs it", e.what());
-    return false;
+    envelope_first = envelope_grows(original_envelope_);
+  } catch (const std::exception&) {
   }
+  if (envelope_first) envelope();
+  bool ok = true;
+  if (applier_ != nullptr && applier_->has_changes() && !kept_) {
+    try {
+      applier_->restore();
+      progress_.note("configuration restored");
+    } catch (const std::exception& e) {
+      spdlog::error("restoring the configuration failed: {}; `pgslow recover` repairs it",
+                    e.what());
+      ok = false;
+    }
+  }
+  if (!envelope_first) envelope();
+  return ok;
 }
 
 results::Measurement LabSession::measure_once(const results::LoadSettings& load,
@@ -526,6 +569,22 @@ bool rejected(const results::StageResult& stage) {
   return stage.error.starts_with(kRejectedError);
 }
 
+bool LabSession::set_envelope_for_run(const Configuration& configuration,
+                                      results::StageResult& stage, bool before_settings) {
+  if (!configuration.envelope) return true;
+  stage.envelope = configuration.envelope->describe();
+  if (envelope_grows(*configuration.envelope) != before_settings) return true;
+  try {
+    server_.set_envelope(*configuration.envelope);
+    return true;
+  } catch (const RuntimeError& e) {
+    // The host refused the limit (v1 cannot reclaim below what the server holds): the stage
+    // is not measured in an envelope it did not get.
+    stage.error = std::string(kRejectedError) + e.what();
+    return false;
+  }
+}
+
 bool LabSession::apply_for_run(const Configuration& configuration, results::StageResult& stage,
                                std::uintmax_t log_offset) {
   if (applier_ == nullptr) {
@@ -560,7 +619,9 @@ results::StageResult LabSession::measure(const Configuration& configuration,
                                          std::optional<int> repeats) {
   results::StageResult stage = begin_stage(configuration.name, load);
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
+  if (!set_envelope_for_run(configuration, stage, true)) return stage;
   if (!apply_for_run(configuration, stage, log_offset)) return stage;
+  if (!set_envelope_for_run(configuration, stage, false)) return stage;
 
   const int n = repeats.value_or(options_.measure.repeats);
   std::vector<RunEvidence> per_repeat;
@@ -603,8 +664,11 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
   results::StageResult stage = begin_stage(stage_configuration.name, load);
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
   // The stage's configuration first: a value the server rejects fails the stage before the
-  // run, and the stage's changes are those the table reports.
+  // run, and the stage's changes are those the table reports. Its envelope is the reference's
+  // (a stage of its own envelope gets separate runs, scenario/plan.cpp).
+  if (!set_envelope_for_run(stage_configuration, stage, true)) return stage;
   if (!apply_for_run(stage_configuration, stage, log_offset)) return stage;
+  if (!set_envelope_for_run(stage_configuration, stage, false)) return stage;
   results::StageResult scratch;
   if (!apply_for_run(reference, scratch, log_offset)) {
     stage.error = scratch.error;

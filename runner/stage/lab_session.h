@@ -80,6 +80,9 @@ struct Configuration {
   std::string name;  // the stage name, "good + 3 changes", ...
   std::vector<knobs::Setting> settings;
   std::vector<std::string> presets;  // where the settings came from, for the journal
+  // The server's envelope for it (a sweep of server.memory/cpus), set on the live group
+  // before the data reset so the page cache is bounded while it is measured; unset: as it is.
+  std::optional<server::Envelope> envelope;
 };
 
 // The start of a StageResult's error when the server rejected the configuration itself (it
@@ -170,6 +173,16 @@ class LabSession {
   // then says why).
   bool apply_for_run(const Configuration& configuration, results::StageResult& stage,
                      std::uintmax_t log_offset);
+  // The configuration's envelope, in the pass that suits it: a larger memory limit before the
+  // settings (a restart with more shared_buffers then starts inside it), a smaller one after
+  // (a restart with less shared_buffers gives back the memory first). false when the host
+  // refused it (`stage.error` says why).
+  bool set_envelope_for_run(const Configuration& configuration, results::StageResult& stage,
+                            bool before_settings);
+  // Puts the run's own envelope back (finish, restore_after_error): a run that ends, or is
+  // interrupted, never leaves a stage's smaller limit on the server.
+  void restore_envelope();
+  bool envelope_grows(const server::Envelope& to) const;
 
   server::ServerControl& server_;
   const knobs::Catalog& catalog_;
@@ -181,6 +194,7 @@ class LabSession {
   workload::Dataset dataset_;
   std::unique_ptr<apply::Applier> applier_;
   bool kept_ = false;  // keep() left a degradation on purpose: no restore on the way out
+  server::Envelope original_envelope_;  // the server's when the session began
   int restarts_ = 0;
   int applies_ = 0;
   std::uint64_t data_bytes_ = 0;

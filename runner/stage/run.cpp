@@ -121,6 +121,16 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       break;
     }
 
+  // A sweep of server.memory/cpus: every configuration carries its envelope (the baseline and
+  // its interleaved runs the run's own), set on the live group before its data reset.
+  const bool envelope_sweep = s.sweep.envelope_dimension() != nullptr;
+  const server::Envelope run_envelope = server.current_envelope();
+  auto configuration = [&](const PlannedStage& st) {
+    Configuration c{st.name, st.settings, {}, std::nullopt};
+    if (envelope_sweep) c.envelope = st.envelope.over(run_envelope);
+    return c;
+  };
+
   const LabOptions lab_options = make_lab_options(s, options, workdir);
   const MeasureOptions& m = lab_options.measure;
   LabSession lab(server, catalog, wl, params, lab_options, progress);
@@ -200,12 +210,11 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       const bool alternate =
           i > 0 && st.reference == 0 && !st.attribute && m.repeats >= 2 && !st.switchback;
       const PlannedStage& base = plan.stages.front();
-      results::StageResult r =
-          st.switchback
-              ? lab.measure_switchback({base.name, base.settings, {}}, {st.name, st.settings, {}},
-                                       load, *st.switchback, st.design_why)
-              : lab.measure({st.name, st.settings, {}}, load,
-                            alternate ? std::optional<int>(1) : std::nullopt);
+      results::StageResult r = st.switchback
+                                   ? lab.measure_switchback(configuration(base), configuration(st),
+                                                            load, *st.switchback, st.design_why)
+                                   : lab.measure(configuration(st), load,
+                                                 alternate ? std::optional<int>(1) : std::nullopt);
       if (r.switchback) progress.note("  " + results::describe_switchback(*r.switchback));
       r.description = st.description;
       r.sweep_point = st.sweep_point;
@@ -288,8 +297,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
           int repeats = alternating ? 1 : m.repeats;
           if (last_separate == i && round == rounds)
             repeats = std::max(repeats, kMinBaselineRuns - static_cast<int>(baseline_runs.size()));
-          results::StageResult ref =
-              lab.measure({base.name, base.settings, {}}, base.load, repeats);
+          results::StageResult ref = lab.measure(configuration(base), base.load, repeats);
           for (const auto& rm : ref.repeats) add_reference(rm, i);
           if (!ref.error.empty()) {
             results::ReferenceRun rr;
@@ -312,7 +320,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
           }
           if (round == rounds) break;
           progress.note(fmt::format("  {} again ({} of {})", st.name, round + 1, rounds));
-          results::StageResult again = lab.measure({st.name, st.settings, {}}, load, 1);
+          results::StageResult again = lab.measure(configuration(st), load, 1);
           results::StageResult& stage = run.stages.back();
           if (!again.error.empty())
             stage.warnings.push_back(

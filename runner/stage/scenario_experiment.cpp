@@ -58,6 +58,8 @@ PreparedScenario prepare_scenario(const fs::path& file, const ScenarioOverrides&
   apply_overrides(overrides, p.scenario);
   p.catalog = knobs::Catalog::load_default();
   p.target = choose_target(p.scenario.target);
+  // A sweep of server.memory/cpus starts the server in its group (docs/envelope.md).
+  p.target.envelope = scenario::run_envelope(p.scenario, p.target);
   p.server = server::open_target(p.target);
   pg::Connection conn = pg::Connection::open(p.server->conninfo());
   knobs::ServerSettings settings = knobs::ServerSettings::read(conn);

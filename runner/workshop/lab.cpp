@@ -45,11 +45,11 @@ results::StageResult Lab::measure(const scenario::PlannedStage& stage) {
     for (const auto& c : stage.changes) marker.changes.push_back(results::describe_change(c));
   }
   state_->progress.stage_started(marker);
-  return state_->session.measure({stage.name, stage.settings, {}}, stage.load);
+  return state_->session.measure({stage.name, stage.settings, {}, std::nullopt}, stage.load);
 }
 
 void Lab::keep(const std::vector<knobs::Setting>& settings, const std::string& label) {
-  state_->session.keep({label, settings, {}});
+  state_->session.keep({label, settings, {}, std::nullopt});
 }
 
 void Lab::restore() {

@@ -10,15 +10,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <thread>
 
+#include "apply/interrupt.h"
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/process.h"
+#include "knobs/catalog.h"
 #include "pg/connection.h"
 #include "pg/error.h"
+#include "scenario/plan.h"
 #include "server/target.h"
+#include "stage/run.h"
 #include "tests/support/cluster_fixture.h"
 
 namespace pgslow {
@@ -275,6 +280,110 @@ TEST(Envelope, RunRefusesAnEnvelopeTheHostCannotMake) {
   EXPECT_FALSE(fs::exists(workdir / "cluster" / "data" / "PG_VERSION")) << "a server was made";
   fs::remove_all(v1);
   fs::remove_all(workdir);
+}
+
+// Reads the group's memory limit when each measured run starts (after its data reset and
+// warm-up began: the limit it is measured in).
+class LimitWatch final : public Progress {
+ public:
+  explicit LimitWatch(const server::CgroupGroup& group) : group_(group) {}
+  void update(const std::string&) override {}
+  void note(const std::string&) override {}
+  void measuring(const std::string& stage, const std::string&) override {
+    seen.emplace_back(stage, group_.memory_limit().value_or(0));
+    if (stage == interrupt_at) ::raise(SIGINT);  // Ctrl-C while the stage's limit is on
+  }
+  std::vector<std::pair<std::string, std::uint64_t>> seen;
+  std::string interrupt_at;
+
+ private:
+  const server::CgroupGroup& group_;
+};
+
+// A sweep of server.memory: the server starts in its group unlimited (the scenario gives no
+// memory of its own), each point is measured in its limit set on the live group, the baseline
+// runs between them unlimited again, each stage carries its envelope, and the run ends with
+// the run's envelope back. A run killed with a point's limit in place leaves it to the next
+// start, which writes the options' limit again.
+TEST(Envelope, ASweepOfTheServersMemorySetsEachStagesLimitOnTheLiveGroup) {
+  if (!host_has_memory_cgroup()) GTEST_SKIP() << "this host mounts no memory cgroup";
+  std::vector<ConfigError> problems;
+  scenario::Scenario s = scenario::parse_scenario(R"(workload:
+  name: select-only
+  scale: 1
+  clients: 2
+mode: isolated
+sweep:
+  server.memory: [192MB, 64MB]
+)",
+                                                  "sweep.yaml", problems);
+  ASSERT_TRUE(problems.empty());
+  const server::Envelope run_envelope = scenario::run_envelope(s, s.target);
+  ASSERT_EQ(run_envelope.memory_bytes, server::Envelope::kUnlimitedMemory);
+  testing::TemporaryCluster c({{"shared_buffers", "16MB"}}, run_envelope);
+  const server::CgroupGroup group = c.get().envelope_group();
+  ASSERT_TRUE(group.holds(*c.get().status().pid)) << "the server did not start in its group";
+  EXPECT_EQ(group.memory_limit(), server::Envelope::kUnlimitedMemory);
+
+  const knobs::Catalog catalog = knobs::Catalog::load_default();
+  auto conn = pg::Connection::open(c.get().conninfo());
+  const scenario::Plan plan = scenario::make_plan(s, catalog, knobs::ServerSettings::read(conn));
+  conn = pg::Connection();
+  stage::RunOptions options;
+  options.warmup_s = 0.5;
+  options.duration_s = 1;
+  options.no_wait_sampling = true;
+  LimitWatch watch(group);
+  results::Run run;
+  stage::run_plan(plan, c.get(), catalog, c.workdir(), options, watch, run);
+
+  // baseline, 192MB, baseline again, 64MB, baseline again.
+  const std::uint64_t unlimited = server::Envelope::kUnlimitedMemory;
+  const std::vector<std::pair<std::string, std::uint64_t>> expected = {
+      {"baseline", unlimited},
+      {"server.memory 192MB", 192 * kMiB},
+      {"baseline", unlimited},
+      {"server.memory 64MB", 64 * kMiB},
+      {"baseline", unlimited}};
+  EXPECT_EQ(watch.seen, expected);
+  ASSERT_EQ(run.stages.size(), 3u);
+  EXPECT_EQ(run.stages[0].envelope, "memory unlimited");
+  EXPECT_EQ(run.stages[1].envelope, "memory 192MB");
+  EXPECT_EQ(run.stages[2].envelope, "memory 64MB");
+  EXPECT_EQ(run.stages[2].sweep_values.at("server.memory"), "64MB");
+  for (const auto& st : run.stages) EXPECT_TRUE(st.error.empty()) << st.name << ": " << st.error;
+  EXPECT_NE(run.envelope.find("memory unlimited"), std::string::npos) << run.envelope;
+  // After the run: the run's own envelope.
+  EXPECT_EQ(group.memory_limit(), unlimited);
+  EXPECT_EQ(c.get().current_envelope(), run_envelope);
+
+  // Ctrl-C during the 64MB point: the run ends with the run's envelope back.
+  LimitWatch interrupted(group);
+  interrupted.interrupt_at = "server.memory 64MB";
+  results::Run cut;
+  EXPECT_THROW(stage::run_plan(plan, c.get(), catalog, c.workdir(), options, interrupted, cut),
+               apply::Interrupted);
+  apply::InterruptGuard::reset_for_tests();
+  ASSERT_FALSE(interrupted.seen.empty());
+  EXPECT_EQ(interrupted.seen.back(), std::make_pair(std::string("server.memory 64MB"), 64 * kMiB));
+  EXPECT_EQ(group.memory_limit(), unlimited);
+  EXPECT_EQ(c.get().current_envelope(), run_envelope);
+
+  // A run killed at the 64MB point leaves that limit on the live group; the next run's start
+  // (another process: a cluster object of the run's options) writes its own again, no restart.
+  server::Envelope shrunk = run_envelope;
+  shrunk.memory_bytes = 64 * kMiB;
+  c.get().set_envelope(shrunk);
+  EXPECT_EQ(group.memory_limit(), 64 * kMiB);
+  const int postmaster = *c.get().status().pid;
+  server::ManagedOptions next;
+  next.workdir = c.workdir();
+  next.pg_version = c.get().pg_version();
+  next.envelope = run_envelope;
+  server::ManagedCluster again(next);
+  again.start();
+  EXPECT_EQ(group.memory_limit(), unlimited);
+  EXPECT_EQ(again.status().pid, postmaster) << "the server was restarted";
 }
 
 }  // namespace

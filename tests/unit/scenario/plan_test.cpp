@@ -276,5 +276,29 @@ TEST(Overlay, LaterWinsAndOrderIsKept) {
   EXPECT_EQ(out[2].name, "c");
 }
 
+// A point of its own envelope is measured in runs of its own (the limit is set between runs),
+// and the plan says which envelope each point gets.
+TEST(MakePlan, AnEnvelopePointGetsSeparateRunsAndThePlanShowsItsEnvelope) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse_scenario(R"(workload: select-only
+mode: isolated
+sweep:
+  work_mem: [1MB]
+  server.memory: [256MB, 64MB]
+)",
+                              "t.yaml", problems);
+  ASSERT_TRUE(problems.empty());
+  Plan plan = make_plan(s, catalog(), server15());
+  ASSERT_EQ(plan.stages.size(), 3u);
+  EXPECT_TRUE(plan.stages[0].envelope.empty());  // the baseline: the run's envelope
+  EXPECT_EQ(plan.stages[2].envelope.memory_bytes, 64ull * 1024 * 1024);
+  EXPECT_FALSE(plan.stages[2].switchback);
+  EXPECT_NE(plan.stages[2].design_why.find("envelope of its own"), std::string::npos)
+      << plan.stages[2].design_why;
+  std::ostringstream out;
+  report::render_plan_console(plan_result(plan), out);
+  EXPECT_NE(out.str().find("the server's envelope: memory 64MB"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace pgslow::scenario

@@ -155,7 +155,9 @@ TEST(Sweep, AnUnknownKnobOrABadRangeNamesFileLineAndAFix) {
                  problems);
   std::string text = all(problems);
   EXPECT_NE(text.find("s.yaml:3"), std::string::npos) << text;
-  EXPECT_NE(text.find("'shared_bufers' is neither a load dimension nor a knob"), std::string::npos)
+  EXPECT_NE(
+      text.find("'shared_bufers' is neither a load dimension, the server's envelope nor a knob"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("did you mean 'shared_buffers'?"), std::string::npos) << text;
   EXPECT_EQ(text.find("varies nothing"), std::string::npos) << text;
@@ -240,6 +242,141 @@ sweep:
   EXPECT_EQ(report::describe_knee(curves[0]).rfind("peak 1,300 TPS at pooled clients 400/50", 0),
             0u)
       << report::describe_knee(curves[0]);
+}
+
+constexpr std::uint64_t kMiB = 1024ull * 1024;
+
+// server.memory as a dimension: each point is a stage of its own envelope, the values read as
+// the `server:` envelope reads them; with a knob it makes a family of curves like any pair.
+TEST(Sweep, TheServersMemoryIsADimensionAndPairsWithAKnob) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse_scenario(R"(
+workload: select-only
+sweep:
+  shared_buffers: [128MB, 8MB]
+  server.memory: [256MB, 64MB]
+)",
+                              "s.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << all(problems);
+  ASSERT_EQ(s.sweep.dimensions, (std::vector<std::string>{"shared_buffers", "server.memory"}));
+  ASSERT_NE(s.sweep.envelope_dimension(), nullptr);
+  ASSERT_EQ(s.stages.size(), 4u);
+  EXPECT_EQ(s.stages[0].name, "shared_buffers 128MB, server.memory 256MB");
+  EXPECT_EQ(s.stages[3].name, "shared_buffers 8MB, server.memory 64MB");
+  EXPECT_EQ(s.stages[3].envelope.memory_bytes, 64 * kMiB);
+  EXPECT_FALSE(s.stages[3].envelope.cpus);
+  EXPECT_EQ(s.stages[3].sweep_values.at("server.memory"), "64MB");
+  ASSERT_EQ(s.stages[3].settings.size(), 1u);
+  EXPECT_EQ(s.stages[3].settings[0].value, "8MB");
+  // The stage's envelope over the run's: the run's CPUs stay.
+  server::Envelope run;
+  run.memory_bytes = 512 * kMiB;
+  run.cpus = 1;
+  const server::Envelope stage = s.stages[3].envelope.over(run);
+  EXPECT_EQ(stage.memory_bytes, 64 * kMiB);
+  EXPECT_EQ(stage.cpus, 1);
+  EXPECT_EQ(stage.describe(), "memory 64MB, cpus 1");
+}
+
+TEST(Sweep, TheServersCpusAndAMemoryRangeAreDimensions) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse_scenario(R"(
+workload: select-only
+sweep:
+  server.memory: {from: 256MB, to: 64MB, steps: 3, scale: log}
+  server.cpus: [1, 0.5]
+)",
+                              "s.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << all(problems);
+  ASSERT_EQ(s.stages.size(), 6u);
+  EXPECT_EQ(s.stages[1].name, "server.memory 128MB, server.cpus 1");
+  EXPECT_EQ(s.stages[1].envelope.memory_bytes, 128 * kMiB);
+  EXPECT_EQ(s.stages[4].envelope.cpus, 0.5);
+  EXPECT_TRUE(s.stages[4].load.empty());
+  EXPECT_TRUE(s.stages[4].settings.empty());
+}
+
+// The same refusals as the `server:` envelope's, at the value's line; not a load setting.
+TEST(Sweep, AnEnvelopeValueTheServerCannotHaveIsRefusedAtItsLine) {
+  std::vector<ConfigError> problems;
+  parse_scenario(
+      "workload: select-only\nsweep:\n  server.memory: [256MB, 16MB]\n  server.cpus: [fast]\n",
+      "s.yaml", problems);
+  const std::string text = all(problems);
+  EXPECT_NE(text.find("s.yaml:3"), std::string::npos) << text;
+  EXPECT_NE(text.find("sweep.server.memory = '16MB' is refused: 16MB is too little for a server"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("s.yaml:4"), std::string::npos) << text;
+  EXPECT_NE(text.find("is not a number of CPUs"), std::string::npos) << text;
+
+  problems.clear();
+  parse_scenario("workload: select-only\nstages:\n  - name: a\n    load: {server.memory: 64MB}\n",
+                 "s.yaml", problems);
+  EXPECT_NE(all(problems).find("s.yaml:4"), std::string::npos) << all(problems);
+
+  problems.clear();
+  parse_scenario("workload: select-only\nsweep:\n  server.memroy: [64MB]\n", "s.yaml", problems);
+  EXPECT_NE(all(problems).find("did you mean 'server.memory'?"), std::string::npos)
+      << all(problems);
+}
+
+// Only the managed cluster has an envelope pgslow makes: the refusal names the sweep's line,
+// in the file (a target of its own) and when the command line picks another target.
+TEST(Sweep, AnEnvelopeSweepNeedsTheManagedCluster) {
+  std::vector<ConfigError> problems;
+  parse_scenario(R"(workload: select-only
+target:
+  kind: command
+  conninfo: "host=db"
+  allow_changes: true
+sweep:
+  server.memory: [256MB, 64MB]
+)",
+                 "s.yaml", problems);
+  const std::string text = all(problems);
+  EXPECT_NE(text.find("s.yaml:7"), std::string::npos) << text;
+  EXPECT_NE(text.find("only for the managed cluster"), std::string::npos) << text;
+  EXPECT_NE(text.find("command"), std::string::npos) << text;
+
+  problems.clear();
+  Scenario s = parse_scenario("workload: select-only\nsweep:\n  server.memory: [256MB, 64MB]\n",
+                              "s.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << all(problems);
+  server::TargetSpec pgctl;
+  pgctl.kind = server::TargetKind::kPgctl;
+  try {
+    run_envelope(s, pgctl);
+    FAIL() << "a pgctl target got an envelope sweep";
+  } catch (const InputError& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("s.yaml:3"), std::string::npos) << why;
+    EXPECT_NE(why.find("pgctl"), std::string::npos) << why;
+  }
+}
+
+// The run's envelope: the scenario's own values stay; a swept field it gives none of is
+// unlimited in the group, so the server starts in it and each stage can set its limit.
+TEST(Sweep, TheRunsEnvelopeHoldsTheSweptFieldsUnlimitedWhenTheScenarioGivesNone) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse_scenario(
+      "workload: select-only\nserver: {cpus: 1}\nsweep:\n  server.memory: [256MB, 64MB]\n",
+      "s.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << all(problems);
+  server::Envelope e = run_envelope(s, s.target);
+  EXPECT_EQ(e.memory_bytes, server::Envelope::kUnlimitedMemory);
+  EXPECT_EQ(e.cpus, 1);
+  EXPECT_EQ(e.describe(), "memory unlimited, cpus 1");
+  EXPECT_FALSE(e.empty());
+
+  s = parse_scenario(
+      "workload: select-only\nserver: {memory: 512MB}\nsweep:\n  server.memory: [256MB]\n",
+      "s.yaml", problems);
+  EXPECT_EQ(run_envelope(s, s.target).memory_bytes, 512 * kMiB);
+
+  // Without an envelope sweep the target's envelope is the run's, empty or not.
+  s = parse_scenario("workload: select-only\nsweep:\n  clients: [1, 2]\n", "s.yaml", problems);
+  EXPECT_TRUE(run_envelope(s, s.target).empty());
 }
 
 }  // namespace
