@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "common/errors.h"
 #include "common/strings.h"
@@ -426,8 +428,17 @@ void CgroupGroup::remove() const {
     std::error_code ec;
     if (!fs::is_directory(h.dir / name_, ec)) continue;
     UniqueFd parent = open_folder(h.dir);
-    // A cgroup is removed with rmdir even though its control files are listed in it.
-    if (::unlinkat(parent.get(), name_.c_str(), AT_REMOVEDIR) == 0) {
+    // A cgroup is removed with rmdir even though its control files are listed in it. The
+    // server's last processes may still be exiting when pg_ctl returns (init reaps the
+    // postmaster), and a group with a task left refuses with EBUSY: retried until they are
+    // gone, for a few seconds at most; a group a live process holds stays (the warning).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    int rc = 0;
+    while ((rc = ::unlinkat(parent.get(), name_.c_str(), AT_REMOVEDIR)) != 0 && errno == EBUSY &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (rc == 0) {
       spdlog::debug("removed the cgroup {}", (h.dir / name_).string());
     } else if (errno != ENOENT) {
       spdlog::warn("cannot remove the cgroup {}: {}", (h.dir / name_).string(),
