@@ -50,8 +50,8 @@ std::string attribution_share_text(const PlanResult& p) {
                      p.attribution_seconds);
 }
 
-std::string envelope_text(const PlanStage& st) {
-  return fmt::format("the server's envelope: {} (set in place before the stage)", st.envelope);
+std::string envelope_line(const PlanStage& st) {
+  return fmt::format("the server's envelope: {} (set in place before the stage)", st.envelope_text);
 }
 
 constexpr const char* kNothingChanged =
@@ -77,8 +77,8 @@ void render_plan_console(const PlanResult& p, std::ostream& out) {
       out << fmt::format("   {:<{}}  {} -> {}  ({})\n", c.name, width, c.old_value, c.new_value,
                          c.apply_by);
     }
-    if (!st.envelope.empty()) out << "   " << envelope_text(st) << "\n";
-    if (st.changes.empty() && st.envelope.empty() && !st.is_baseline)
+    if (!st.envelope_text.empty()) out << "   " << envelope_line(st) << "\n";
+    if (st.changes.empty() && st.envelope_text.empty() && !st.is_baseline)
       out << "   no configuration change\n";
     for (const auto& k : st.skipped) {
       out << fmt::format("   skipped {} = {}: {}\n", k.name, k.value, k.reason);
@@ -116,11 +116,11 @@ void render_plan_markdown(const PlanResult& p, std::ostream& out) {
       for (const auto& c : st.changes)
         t.rows.push_back({c.name, c.old_value, c.new_value, c.apply_by});
       out << markdown_table(t) << "\n";
-    } else if (st.envelope.empty() && !st.is_baseline) {
+    } else if (st.envelope_text.empty() && !st.is_baseline) {
       out << "No configuration change.\n\n";
     }
     std::vector<std::string> notes;
-    if (!st.envelope.empty()) notes.push_back(envelope_text(st));
+    if (!st.envelope_text.empty()) notes.push_back(envelope_line(st));
     for (const auto& k : st.skipped)
       notes.push_back(fmt::format("skipped {} = {}: {}", k.name, k.value, k.reason));
     for (const auto& w : st.warnings) notes.push_back("warning: " + w);
@@ -160,7 +160,7 @@ nlohmann::ordered_json plan_to_json(const PlanResult& p) {
                  {"rate_percent", st.load.rate_percent},
                  {"workers", st.load.workers}};
     s["needs_restart"] = st.needs_restart;
-    if (!st.envelope.empty()) s["envelope"] = st.envelope;
+    if (!st.envelope_text.empty()) s["envelope"] = st.envelope_text;
     ordered_json changes = ordered_json::array();
     for (const auto& c : st.changes)
       changes.push_back(

@@ -10,6 +10,8 @@
 
 namespace pgslow::results {
 
+// A stage as the plan shows it. scenario::PlannedStage is one of these plus what the applier
+// and the measuring need, so the plan's view is its stages, not a copy kept in step by hand.
 struct PlanStage {
   std::string name;
   std::string description;
@@ -17,14 +19,16 @@ struct PlanStage {
   LoadSettings load;
   bool needs_restart = false;         // versus the stage measured before it
   std::vector<KnobChange> changes;    // versus the stage measured before it
-  std::string envelope;               // a sweep point's own ("memory 64MB"); "": the run's
+  std::string envelope_text;          // a sweep point's own ("memory 64MB"); "": the run's
   std::vector<SkippedKnob> skipped;   // asked for, but the server lacks or refuses them
   std::vector<std::string> warnings;  // pitfalls of the values used
   std::string design_why;             // switchback or separate runs, and why
-  bool attribute = false;             // each knob's part will be named
+  // Per-knob attribution (attribute: true and at least two knobs changed): the units the
+  // search works on (catalog pairs merged) and the extra runs it is expected to cost.
+  bool attribute = false;
   int attribution_units = 0;
   int attribution_runs = 0;
-  int attribution_max_runs = 0;
+  int attribution_max_runs = 0;  // the budget: past it the stage is reported not attributed
 };
 
 struct PlanResult {

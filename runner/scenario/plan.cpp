@@ -465,22 +465,8 @@ results::PlanResult plan_result(const Plan& plan) {
   r.repeats = s.measure.repeats;
   r.mode = std::string(mode_name(s.mode));
   for (const PlannedStage& st : plan.stages) {
-    results::PlanStage p;
-    p.name = st.name;
-    p.description = st.description;
-    p.is_baseline = st.is_baseline;
-    p.load = st.load;
-    p.needs_restart = st.needs_restart;
-    p.changes = st.changes;
-    if (!st.envelope.empty()) p.envelope = st.envelope.over({}).describe();
-    p.skipped = st.skipped;
-    p.warnings = st.warnings;
-    p.design_why = st.design_why;
-    p.attribute = st.attribute;
-    p.attribution_units = st.attribution_units;
-    p.attribution_runs = st.attribution_runs;
-    p.attribution_max_runs = st.attribution_max_runs;
-    r.stages.push_back(std::move(p));
+    results::PlanStage& shown = r.stages.emplace_back(st);  // the part the plan shows
+    if (!st.envelope.empty()) shown.envelope_text = st.envelope.over({}).describe();
   }
   r.estimated_seconds = plan.estimated_seconds;
   r.attribution_runs = plan.attribution_runs;

@@ -18,33 +18,20 @@
 
 namespace pgslow::scenario {
 
-struct PlannedStage {
-  std::string name;
-  std::string description;
-  bool is_baseline = false;
+// What the plan shows of a stage (results::PlanStage: name, load, changes, skipped knobs,
+// warnings, design, attribution), and what the applier and the measuring need besides.
+struct PlannedStage : results::PlanStage {
   // The stage's whole configuration on top of the server's original one (skipped knobs
   // left out): what the applier writes for this stage.
   std::vector<knobs::Setting> settings;
   std::vector<knobs::SettingVerdict> verdicts;  // of `settings`
-  std::vector<results::KnobChange> changes;     // versus the stage measured before it
-  std::vector<results::SkippedKnob> skipped;    // knobs this stage asked for that the server lacks
-  std::vector<std::string> warnings;            // pitfalls of the values used
-  bool needs_restart = false;                   // versus the stage before
-  results::LoadSettings load;
   EnvelopeChange envelope;   // the server's own envelope for this stage (a sweep point)
   bool sweep_point = false;  // a point of the scenario's sweep
   std::map<std::string, std::string> sweep_values;  // its value per dimension ("32MB")
   std::size_t reference = 0;  // the stage `changes` compare with (baseline, or the one before)
-  // Per-knob attribution (attribute: true and at least two knobs changed): the units the
-  // search works on (catalog pairs merged) and the extra runs it is expected to cost.
-  bool attribute = false;
-  int attribution_units = 0;
-  int attribution_runs = 0;
-  int attribution_max_runs = 0;  // the budget: past it the stage is reported not attributed
-  // Switchback against the baseline in one run (results/switchback.h), or unset: separate runs.
+  // Switchback against the baseline in one run (results/switchback.h), or unset: separate runs;
   // `design_why` says why, in the plan and the report.
   std::optional<results::SwitchbackDesign> switchback;
-  std::string design_why;
 };
 
 // The longest carryover (knobs/*.yaml) a switchback stage may have: its blocks are three times

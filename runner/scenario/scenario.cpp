@@ -463,7 +463,7 @@ workload::WorkloadParams workload_params(const Scenario& s) {
 
 const std::string* SweepSpec::envelope_dimension() const {
   for (const auto& d : dimensions) {
-    if (d == "server.memory" || d == "server.cpus") return &d;
+    if (is_envelope_dimension(d)) return &d;
   }
   return nullptr;
 }
@@ -477,12 +477,7 @@ server::Envelope run_envelope(const Scenario& scenario, const server::TargetSpec
     const SourceLocation where = scenario.sweep.values[d].empty()
                                      ? scenario.sweep.where
                                      : scenario.sweep.values[d].front().where;
-    throw InputError({ConfigError{
-        where,
-        fmt::format("sweep: {} changes the server's envelope, and pgslow makes one only for the "
-                    "managed cluster; the target given is {}",
-                    *swept, server::to_string(target.kind)),
-        "run it on the managed cluster, or sweep something else (docs/envelope.md)"}});
+    throw InputError({envelope_sweep_refusal(*swept, target.kind, where)});
   }
   for (const auto& d : scenario.sweep.dimensions) {
     if (d == "server.memory" && e.memory_bytes == 0)

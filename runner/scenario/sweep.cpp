@@ -11,6 +11,7 @@
 #include "knobs/catalog.h"
 #include "knobs/value.h"
 #include "server/envelope.h"
+#include "server/target_kind.h"
 
 namespace pgslow::scenario {
 
@@ -271,6 +272,24 @@ void add_load_dimension(SweepDimension row) {
   }
 }
 
+bool is_envelope_dimension(std::string_view name) {
+  return std::any_of(envelope_rows().begin(), envelope_rows().end(),
+                     [&](const SweepDimension& d) { return d.name == name; });
+}
+
+ConfigError envelope_sweep_refusal(std::string_view dimension, server::TargetKind kind,
+                                   SourceLocation where) {
+  // As a `server:` envelope's refusal (server/target_kind.cpp), at the sweep's line.
+  return ConfigError{
+      std::move(where),
+      fmt::format("sweep: {} changes the server's envelope, and pgslow makes one only for the "
+                  "managed cluster, whose postmaster it starts inside a cgroup; the target is {}",
+                  dimension, server::to_string(kind)),
+      "run it on the managed cluster (no target:), or limit that server where it is started "
+      "(docker run --memory --cpus, systemd MemoryMax= CPUQuota=) and sweep something else "
+      "(docs/envelope.md)"};
+}
+
 std::optional<SweepDimension> find_sweep_dimension(std::string_view name) {
   for (const auto& d : rows()) {
     if (d.name == name) return d;
@@ -333,18 +352,9 @@ void read_sweep(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
                   "a sweep varies " + dimension_names() + " or a knob (`pgslow knobs list`)");
       continue;
     }
-    const bool envelope = std::any_of(envelope_rows().begin(), envelope_rows().end(),
-                                      [&](const SweepDimension& d) { return d.name == key; });
-    if (envelope && s.target.kind != server::TargetKind::kManaged) {
-      // The same refusal as a `server:` envelope's (server/target_kind.cpp), at its line.
-      r.error(f.key_node(key),
-              fmt::format("sweep: {} changes the server's envelope, and pgslow makes one only for "
-                          "the managed cluster, whose postmaster it starts inside a cgroup; this "
-                          "scenario's target is {}",
-                          key, server::to_string(s.target.kind)),
-              "run it on the managed cluster (no target:), or limit that server where it is "
-              "started (docker run --memory --cpus, systemd MemoryMax= CPUQuota=) and sweep "
-              "something else (docs/envelope.md)");
+    if (is_envelope_dimension(key) && s.target.kind != server::TargetKind::kManaged) {
+      const ConfigError refusal = envelope_sweep_refusal(key, s.target.kind, {});
+      r.error(f.key_node(key), refusal.message, refusal.hint);
       continue;
     }
     if (std::find(s.sweep.dimensions.begin(), s.sweep.dimensions.end(), dim->name) !=

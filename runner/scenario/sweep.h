@@ -53,6 +53,14 @@ void add_load_dimension(SweepDimension row);
 // spelling; nullopt when neither.
 std::optional<SweepDimension> find_sweep_dimension(std::string_view name);
 
+// Whether `name` is a dimension of the server's envelope (server.memory, server.cpus).
+bool is_envelope_dimension(std::string_view name);
+// The refusal of a sweep of `dimension` (the server's envelope) on a target of `kind`, at
+// `where`: one wording for the scenario's own target (read_sweep) and the command line's
+// (run_envelope).
+ConfigError envelope_sweep_refusal(std::string_view dimension, server::TargetKind kind,
+                                   SourceLocation where);
+
 // Reads `node` into s.sweep; problems go to the reader.
 void read_sweep(yaml::Reader& r, const YAML::Node& node, Scenario& s);
 // Reads one value of `dimension` (a YAML scalar); nullopt after an error naming `what`

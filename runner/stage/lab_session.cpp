@@ -320,59 +320,66 @@ void LabSession::restore_envelope() {
                                                             : original_envelope_.describe()));
 }
 
-void LabSession::finish() {
-  // A larger limit first, so that a restart back to more shared_buffers starts inside it.
+bool LabSession::settings_to_restore() const {
+  return applier_ != nullptr && applier_->has_changes() && !kept_;
+}
+
+void LabSession::in_restore_order(const std::function<void()>& envelope,
+                                  const std::function<void()>& settings) {
   const bool envelope_first = envelope_grows(original_envelope_);
-  if (envelope_first) restore_envelope();
-  if (applier_ == nullptr || !applier_->has_changes() || kept_) {
-    restore_envelope();
-    return;
-  }
-  try {
-    applier_->restore();
-  } catch (const apply::Interrupted&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw RuntimeError(fmt::format(
-        "restoring the original configuration of {} failed: {}; run `pgslow recover` to repair "
-        "it (the journal keeps what to put back)",
-        server_.describe(), e.what()));
-  }
-  progress_.note("configuration restored");
-  if (!envelope_first) restore_envelope();
+  if (envelope_first) envelope();
+  if (settings_to_restore()) settings();
+  if (!envelope_first) envelope();
+}
+
+void LabSession::finish() {
+  const bool restoring = settings_to_restore();
+  in_restore_order([this] { restore_envelope(); },
+                   [this] {
+                     try {
+                       applier_->restore();
+                     } catch (const apply::Interrupted&) {
+                       throw;
+                     } catch (const std::exception& e) {
+                       throw RuntimeError(fmt::format(
+                           "restoring the original configuration of {} failed: {}; run `pgslow "
+                           "recover` to repair it (the journal keeps what to put back)",
+                           server_.describe(), e.what()));
+                     }
+                     progress_.note("configuration restored");
+                   });
   // A signal that arrived while restoring still ends the command with 130/143, never 0.
-  apply::InterruptGuard::throw_if_interrupted();
+  if (restoring) apply::InterruptGuard::throw_if_interrupted();
 }
 
 bool LabSession::restore_after_error() noexcept {
-  // The envelope is pgslow's own, not the server's configuration: put back even after a
-  // failed restore, and never a reason for `pgslow recover` (the next start writes the
-  // options' limits again, docs/envelope.md).
-  auto envelope = [&] {
-    try {
-      restore_envelope();
-    } catch (const std::exception& e) {
-      spdlog::error("putting the server's envelope back failed: {}", e.what());
-    }
-  };
-  bool envelope_first = true;
-  try {
-    envelope_first = envelope_grows(original_envelope_);
-  } catch (const std::exception&) {
-  }
-  if (envelope_first) envelope();
   bool ok = true;
-  if (applier_ != nullptr && applier_->has_changes() && !kept_) {
-    try {
-      applier_->restore();
-      progress_.note("configuration restored");
-    } catch (const std::exception& e) {
-      spdlog::error("restoring the configuration failed: {}; `pgslow recover` repairs it",
-                    e.what());
-      ok = false;
-    }
+  try {
+    in_restore_order(
+        [this] {
+          // The envelope is pgslow's own, not the server's configuration: put back even after a
+          // failed restore, and never a reason for `pgslow recover` (the next start writes the
+          // options' limits again, docs/envelope.md).
+          try {
+            restore_envelope();
+          } catch (const std::exception& e) {
+            spdlog::error("putting the server's envelope back failed: {}", e.what());
+          }
+        },
+        [&] {
+          try {
+            applier_->restore();
+            progress_.note("configuration restored");
+          } catch (const std::exception& e) {
+            spdlog::error("restoring the configuration failed: {}; `pgslow recover` repairs it",
+                          e.what());
+            ok = false;
+          }
+        });
+  } catch (const std::exception& e) {
+    spdlog::error("putting the configuration back failed: {}", e.what());
+    return false;
   }
-  if (!envelope_first) envelope();
   return ok;
 }
 

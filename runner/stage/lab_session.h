@@ -19,6 +19,7 @@
 // fails (server restarted under it, clients refused), gives a StageResult with `error` set.
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -183,6 +184,14 @@ class LabSession {
   // interrupted, never leaves a stage's smaller limit on the server.
   void restore_envelope();
   bool envelope_grows(const server::Envelope& to) const;
+  // Whether the session has settings of its own to put back.
+  bool settings_to_restore() const;
+  // Calls `envelope` (the session's envelope back) and, when there are any, `settings` (the
+  // settings back) in the order that keeps a restart inside its limit: a larger envelope first,
+  // so a restart back to more shared_buffers starts inside it; a smaller one after. finish()
+  // and restore_after_error() differ only in what a failure of either does.
+  void in_restore_order(const std::function<void()>& envelope,
+                        const std::function<void()>& settings);
 
   server::ServerControl& server_;
   const knobs::Catalog& catalog_;

@@ -188,7 +188,8 @@ struct Dashboard::Impl {
   }
 
   // One reading of the server's counters (cluster-wide, every database).
-  void sample(pg::Connection& conn) {
+  // `connected_db`: the database `conn` is connected to (read once per connection).
+  void sample(pg::Connection& conn, const std::string& connected_db) {
     auto value = [&](std::string_view sql) -> std::optional<double> {
       auto v = conn.query_value(sql);
       if (!v) return std::nullopt;
@@ -211,11 +212,10 @@ struct Dashboard::Impl {
     // Backends of that database waiting on a heavyweight lock now; over time, backend-seconds
     // of lock waiting, as the evidence key lock_waits (sampled there every 100 ms, here every
     // second: coarser, same meaning).
-    const std::string current_db = conn.query_value("SELECT current_database()").value_or("");
-    const pg::Result lock_waiting = conn.exec_params(evidence::kLockWaitsNowSql, {current_db});
+    const pg::Result lock_waiting = conn.exec_params(evidence::kLockWaitsNowSql, {connected_db});
     const double waiting = static_cast<double>(lock_waiting.get_int64(0, 0));
     // Where those backends are now: CPU (active, no wait event) or their wait event.
-    const auto now_waiting = evidence::waits_now(conn, current_db);
+    const auto now_waiting = evidence::waits_now(conn, connected_db);
     const double t = now_s();
     std::lock_guard lock(mu);
     ++backend_waits.samples;
@@ -249,7 +249,8 @@ struct Dashboard::Impl {
 
   void watch() {
     std::optional<pg::Connection> conn;
-    std::string connected_to;  // the database `conn` is connected to
+    std::string connected_to;  // the database `conn` was asked for ("": the server's default)
+    std::string database_now;  // the database `conn` is connected to, as the server names it
     std::string watched;       // the server `conn` is connected to
     std::mutex wait_mu;
     while (!stopping) {
@@ -282,8 +283,9 @@ struct Dashboard::Impl {
           // By this name the run's wait sampler leaves the dashboard's readings out.
           evidence::name_evidence_connection(*conn);
           conn->exec("SET statement_timeout = '5s'");
+          database_now = conn->query_value("SELECT current_database()").value_or("");
         }
-        sample(*conn);
+        sample(*conn, database_now);
       } catch (const std::exception& e) {
         spdlog::debug("dashboard: cannot read the server's counters now: {}", e.what());
         conn.reset();  // the server restarts between stages: reconnect next time

@@ -106,7 +106,7 @@ inline PlanResult sample_plan() {
   wal.needs_restart = true;
   wal.changes = {{"max_wal_size", "1GB", "32MB", "reload"},
                  {"wal_buffers", "4MB", "64kB", "restart"}};
-  wal.envelope = "memory 136MB";
+  wal.envelope_text = "memory 136MB";
   wal.design_why = "separate runs: wal_buffers needs a restart";
   wal.attribute = true;
   wal.attribution_units = 2;
