@@ -208,6 +208,10 @@ results::Measurement run_workload(const workload::Workload& workload,
       measure_started = true;
       probe_start = read_probe();
       if (o.on_measure_start) o.on_measure_start();
+      // The hooks' queries can take a second on a saturated server, while the clients go on:
+      // the next tick divides what they published by the time that really passed (a stale
+      // clock made one second read twice the TPS and the next zero).
+      now = now_us();
     }
     bool end_now = false;
     if (measure_started && shared.max_blocks > 0 && !stop_now) {

@@ -462,10 +462,13 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   std::optional<evidence::CpuTimes> cpu_before;
   std::optional<evidence::CpuTimes> cpu_after;
   d.on_measure_start = [&] {
+    // The CPU times first: reading /proc takes no server time, while the snapshot's queries
+    // wait their turn on a saturated server (over a second with 200 backends on one CPU), and
+    // CPU per transaction would then miss that part of the window.
+    if (server_pid) cpu_before = evidence::read_cpu_times(server_pid);
     lock_waits.start();
     if (mo.wait_sampling) wait_sampler.start();
     snapshot(before);
-    if (server_pid) cpu_before = evidence::read_cpu_times(server_pid);
   };
   d.on_measure_end = [&] {
     if (server_pid) cpu_after = evidence::read_cpu_times(server_pid);

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <thread>
 
 #include "driver/driver.h"
 #include "evidence/evidence.h"
@@ -140,6 +142,22 @@ TEST(Driver, FixedRateLatencyIncludesScheduleLag) {
   // Latency runs from the scheduled start, so it is never below the lag.
   EXPECT_GE(m.latency.mean_us, m.schedule_lag.mean_us);
   EXPECT_GE(m.latency.max_us, m.schedule_lag.max_us);
+}
+
+// The hooks at the window's start (the evidence snapshot) can take over a second on a saturated
+// server while the clients go on. The per-second series must not read that as one second of
+// twice the TPS and one of none: it feeds the within-run noise of every interval.
+TEST(Driver, ASlowStartOfTheWindowLeavesNoEmptySecond) {
+  std::string db = fresh(testing::conninfo(), "select-only");
+  SilentProgress quiet;
+  DriverOptions o = brief(2);
+  o.warmup_s = 1;
+  o.duration_s = 4;
+  // Stands in for a snapshot query queued behind 200 backends on one CPU.
+  o.on_measure_start = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1300)); };
+  results::Measurement m = run_workload(workload::find_workload("select-only"), {}, db, o, quiet);
+  ASSERT_GE(m.tps_per_second.size(), 2u);
+  for (double tps : m.tps_per_second) EXPECT_GT(tps, 0) << "a second with no transaction";
 }
 
 TEST(Driver, PoolReportsAcquireWait) {
