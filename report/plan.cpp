@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "report/json_fields.h"
 #include "report/text.h"
 
 namespace pgslow::report {
@@ -153,23 +154,13 @@ nlohmann::ordered_json plan_to_json(const PlanResult& p) {
     s["name"] = st.name;
     s["description"] = st.description;
     s["baseline"] = st.is_baseline;
-    s["load"] = {{"clients", st.load.clients},
-                 {"pool_size", st.load.pool_size},
-                 {"connect_per_transaction", st.load.connect_per_transaction},
-                 {"rate", st.load.rate},
-                 {"rate_percent", st.load.rate_percent},
-                 {"workers", st.load.workers}};
+    // The load, knob changes and skipped knobs under report.json's keys (json_fields.h), so
+    // a plan and the run's report name them alike.
+    s["load"] = json_schema::write_value(st.load);
     s["needs_restart"] = st.needs_restart;
     if (!st.envelope_text.empty()) s["envelope"] = st.envelope_text;
-    ordered_json changes = ordered_json::array();
-    for (const auto& c : st.changes)
-      changes.push_back(
-          {{"name", c.name}, {"from", c.old_value}, {"to", c.new_value}, {"apply_by", c.apply_by}});
-    s["changes"] = changes;
-    ordered_json skipped = ordered_json::array();
-    for (const auto& k : st.skipped)
-      skipped.push_back({{"name", k.name}, {"value", k.value}, {"reason", k.reason}});
-    s["skipped"] = skipped;
+    s["changes"] = json_schema::write_value(st.changes);
+    s["skipped"] = json_schema::write_value(st.skipped);
     s["warnings"] = st.warnings;
     s["design"] = st.design_why;
     if (st.attribute)

@@ -14,7 +14,9 @@
 #include "common/strings.h"
 #include "report/bench.h"
 #include "report/bisect.h"
+#include "report/check_data.h"
 #include "report/cliff.h"
+#include "report/knob_list.h"
 #include "report/plan.h"
 #include "report/text.h"
 #include "report/versions.h"
@@ -162,6 +164,23 @@ std::span<const Renderer<PlanResult>> renderers() {
   static constexpr Renderer<PlanResult> table[] = {{"console", "txt", render_plan_console},
                                                    {"md", "md", render_plan_markdown},
                                                    {"json", "json", json_file<plan_to_json>}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<CheckDataResult>> renderers() {
+  static constexpr Renderer<CheckDataResult> table[] = {
+      {"console", "txt", render_check_data_console},
+      {"md", "md", render_check_data_markdown},
+      {"json", "json", json_file<check_data_to_json>}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<KnobList>> renderers() {
+  static constexpr Renderer<KnobList> table[] = {{"console", "txt", render_knob_list_console},
+                                                 {"md", "md", render_knob_list_markdown},
+                                                 {"json", "json", json_file<knob_list_to_json>}};
   return table;
 }
 

@@ -13,7 +13,9 @@
 #include "report/views.h"
 #include "results/bench.h"
 #include "results/bisect.h"
+#include "results/check_data.h"
 #include "results/cliff.h"
+#include "results/knob_list.h"
 #include "results/plan.h"
 #include "results/versions.h"
 
@@ -52,6 +54,10 @@ template <>
 std::span<const Renderer<CliffResult>> renderers();
 template <>
 std::span<const Renderer<PlanResult>> renderers();
+template <>
+std::span<const Renderer<CheckDataResult>> renderers();
+template <>
+std::span<const Renderer<KnobList>> renderers();
 
 // "markdown" is taken for "md". nullptr: not a format of this result.
 template <typename Result>

@@ -18,6 +18,7 @@
 #include "knobs/validate.h"
 #include "knobs/value.h"
 #include "pg/connection.h"
+#include "report/registry.h"
 #include "report/text.h"
 #include "scenario/library.h"
 #include "scenario/plan.h"
@@ -135,8 +136,8 @@ std::string count_summary(const std::vector<ConfigError>& problems) {
 
 // ---- knobs --------------------------------------------------------------------------------
 
-void knobs_list(Context& ctx, const std::string& category, bool with_server,
-                const ServerOptions& opts) {
+results::KnobList knobs_list(Context& ctx, const std::string& category, bool with_server,
+                             const ServerOptions& opts) {
   const Catalog catalog = Catalog::load_default();
   if (!category.empty()) {
     const auto cats = catalog.categories();
@@ -147,34 +148,24 @@ void knobs_list(Context& ctx, const std::string& category, bool with_server,
           near ? fmt::format("did you mean '{}'?", *near) : "categories: " + join(cats, ", ")));
     }
   }
+  results::KnobList list;
+  list.category = category;
   std::optional<ServerSettings> server;
-  std::string described;
-  if (with_server) server = read_server(ctx, opts, &described);
-
-  std::vector<std::string> header = {"KNOB", "CATEGORY", "SINCE", "HEALTHY", "SLOW"};
-  if (server) {
-    for (const char* h : {"LIVE", "AVAILABLE", "APPLIES BY"}) header.push_back(h);
+  if (with_server) {
+    server = read_server(ctx, opts, &list.server);
+    list.server_major = server->major;
   }
-  report::TextTable t{header, {}, {}};
-  std::size_t shown = 0;
   for (const auto& k : catalog.knobs()) {
     if (!category.empty() && k.category != category) continue;
-    std::vector<std::string> row = {k.name, k.category, std::to_string(k.since), k.healthy,
-                                    join(k.slow, ", ")};
+    results::KnobListRow row{k.name, k.category, k.since, k.healthy, k.slow, std::nullopt};
     if (server) {
       const ServerSetting* s = server->find(k.name);
-      row.push_back(s ? live_value(*s) : "-");
-      row.push_back(s ? "yes" : availability(k, server->major));
-      row.push_back(s ? applies_by(*s) : "-");
+      row.live = s ? results::LiveKnob{live_value(*s), "yes", applies_by(*s)}
+                   : results::LiveKnob{"-", availability(k, server->major), "-"};
     }
-    t.rows.push_back(std::move(row));
-    ++shown;
+    list.knobs.push_back(std::move(row));
   }
-  print(t);
-  std::printf("\n%zu knob%s", shown, shown == 1 ? "" : "s");
-  if (server)
-    std::printf("; live values from PostgreSQL %d (%s)", server->major, described.c_str());
-  std::printf("\n");
+  return list;
 }
 
 void knobs_show(Context& ctx, const std::string& name, bool offline, const ServerOptions& opts) {
@@ -447,10 +438,13 @@ void add_knob_commands(CLI::App& app, Context& ctx) {
   list->add_option("--category", *category, "only this category (cache, wal, ...)");
   list->add_flag("--server", *with_server,
                  "add the live server's value, availability and reload/restart");
+  auto list_format = std::make_shared<std::string>("console");
+  list->add_option("--format,-f", *list_format, "console | md | json (default: console)");
   add_conninfo(list);
-  list->callback([&ctx, category, with_server, opts] {
+  list->callback([&ctx, category, with_server, opts, list_format] {
+    report::check_format<results::KnobList>(*list_format);
     before_command(ctx, "knobs list");
-    knobs_list(ctx, *category, *with_server, *opts);
+    report::render(knobs_list(ctx, *category, *with_server, *opts), *list_format, std::cout);
   });
 
   auto name = std::make_shared<std::string>();

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
 #include "apply/interrupt.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -205,7 +207,10 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
   CLI::App* check = app.add_subcommand(
       "check-data", "run a workload's consistency checks on its current clone (exit 1 on failure)");
   add_workload_args(check, *check_args);
-  check->callback([&ctx, check_args] {
+  auto check_format = std::make_shared<std::string>("console");
+  check->add_option("--format", *check_format, "console | md | json (default: console)");
+  check->callback([&ctx, check_args, check_format] {
+    report::check_format<results::CheckDataResult>(*check_format);
     before_command(ctx, "check-data");
     workload::WorkloadParams params;
     std::vector<ConfigError> problems;
@@ -240,19 +245,12 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     }
     workload::Dataset ds(t.conninfo, w, params);
     pg::Connection conn = pg::Connection::open(ds.clone_conninfo());
-    auto results = w.check(conn, params);
-    report::TextTable table;
-    table.header = {"clause", "check", "result"};
-    bool ok = true;
-    for (const auto& c : results) {
-      table.rows.push_back({c.clause, c.description, c.passed ? "ok" : "FAILED"});
-      ok = ok && c.passed;
-    }
-    std::string out = table.render();
-    for (const auto& c : results)
-      if (!c.passed) out += fmt::format("{}: {}\n", c.clause, c.detail);
-    std::fputs(out.c_str(), stdout);
-    if (!ok) throw RuntimeError(fmt::format("consistency checks failed on {}", ds.clone_name()));
+    const results::CheckDataResult result{std::string(w.name()), ds.clone_name(),
+                                          w.check(conn, params)};
+    report::render(result, *check_format, std::cout);
+    std::cout << std::flush;
+    if (!result.passed())
+      throw RuntimeError(fmt::format("consistency checks failed on {}", ds.clone_name()));
   });
 }
 

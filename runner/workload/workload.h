@@ -17,6 +17,7 @@
 #include "common/progress.h"
 #include "common/task.h"
 #include "pg/connection.h"
+#include "results/check_data.h"
 #include "results/model.h"
 
 namespace pgslow::workload {
@@ -48,13 +49,8 @@ enum class TxStatus {
   kRolledBack,  // by design (TPC-C New-Order's 1% unused item): not a failure
 };
 
-// One consistency condition checked after a run (TPC-C clause 3.3.2.x, ...).
-struct CheckResult {
-  std::string clause;       // "3.3.2.1"
-  std::string description;  // "W_YTD = sum(D_YTD)"
-  bool passed = false;
-  std::string detail;  // on failure: the offending keys and values
-};
+// One consistency condition checked after a run: the result's own (results/check_data.h).
+using results::CheckResult;
 
 // What a run counted, for Workload::headline(): the measured window only.
 struct RunCounts {

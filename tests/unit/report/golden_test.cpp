@@ -59,6 +59,14 @@ TEST(Golden, Bench) {
   check_every_format("bench", testing::sample_bench());
 }
 
+TEST(Golden, KnobList) {
+  check_every_format("knob_list", testing::sample_knob_list());
+}
+
+TEST(Golden, CheckData) {
+  check_every_format("check_data", testing::sample_check_data());
+}
+
 TEST(Console, FitsOneHundredColumns) {
   std::istringstream in(rendered(testing::sample_run(), "console"));
   std::string line;

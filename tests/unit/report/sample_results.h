@@ -7,7 +7,9 @@
 
 #include "report/bench.h"
 #include "report/bisect.h"
+#include "report/check_data.h"
 #include "report/cliff.h"
+#include "report/knob_list.h"
 #include "report/plan.h"
 #include "report/versions.h"
 #include "tests/unit/report/sample_run.h"
@@ -231,6 +233,35 @@ inline Run sample_run_on_17() {
   other.server_major = 17;
   other.stages[1].repeats = {measurement(2104, 60, 15)};
   return other;
+}
+
+// TPC-C-lite's checks on a clone where one failed, its detail naming the offending rows.
+inline CheckDataResult sample_check_data() {
+  CheckDataResult r;
+  r.workload = "tpcc-lite";
+  r.database = "pgslow_tpcc_lite_3";
+  r.checks = {{"3.3.2.1", "W_YTD = sum(D_YTD)", true, ""},
+              {"3.3.2.2", "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)", false,
+               "district (1, 4): D_NEXT_O_ID - 1 = 3001, max(O_ID) = 3002"},
+              {"3.3.2.3", "max(NO_O_ID) - min(NO_O_ID) + 1 = count(*) per district", true, ""}};
+  return r;
+}
+
+// Two knobs of the cache category against a PostgreSQL 15 server, one the server lacks.
+inline KnobList sample_knob_list() {
+  KnobList l;
+  l.category = "cache";
+  l.server = "managed cluster in /tmp/pgslow/cluster (port 5432)";
+  l.server_major = 15;
+  l.knobs = {
+      {"shared_buffers",
+       "cache",
+       8,
+       "128MB",
+       {"8MB", "2MB", "128kB"},
+       LiveKnob{"128MB", "yes", "restart"}},
+      {"io_combine_limit", "cache", 17, "128kB", {"8kB"}, LiveKnob{"-", "no (needs 17)", "-"}}};
+  return l;
 }
 
 }  // namespace pgslow::report::testing
