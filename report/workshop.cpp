@@ -9,6 +9,7 @@
 #include "results/evidence_info.h"
 #include "results/stats.h"
 #include "results/summary.h"
+#include "results/waits.h"
 
 namespace pgslow::report {
 
@@ -30,6 +31,21 @@ Effect measure_effect(const StageResult& stage, const StageResult& reference) {
   e.ratio = c.ratio;
   e.interval = c.interval;
   e.verdict = verdict_of(c.interval);
+  return e;
+}
+
+Effect effect_in_run(const Run& run, const StageResult& stage, const StageResult& reference) {
+  Effect e = measure_effect(stage, reference);
+  if (!e.known || e.ratio <= 0 || run.stages.empty() || &reference != &run.stages.front()) return e;
+  const auto summaries = summarize(run);
+  for (std::size_t i = 1; i < run.stages.size(); ++i) {
+    if (&run.stages[i] != &stage || !summaries[i].vs_baseline) continue;
+    const Change& c = *summaries[i].vs_baseline;
+    e.ratio = c.ratio;
+    e.interval = c.interval;
+    e.verdict = verdict_of(c.interval);
+    e.reference_transactions = c.reference_transactions;
+  }
   return e;
 }
 
@@ -91,6 +107,19 @@ std::vector<EvidenceRow> evidence_rows(const StageResult& stage, const StageResu
     if (!a || !b) continue;
     rows.push_back(
         {evidence_label(key), format_evidence_value(key, *b), format_evidence_value(key, *a)});
+  }
+  return rows;
+}
+
+std::vector<EvidenceRow> wait_rows(const StageResult& stage, const StageResult& reference,
+                                   std::size_t top) {
+  std::vector<EvidenceRow> rows;
+  if (!stage.waits || !reference.waits) return rows;
+  const auto shares = results::wait_shares(*stage.waits);
+  for (std::size_t i = 0; i < shares.size() && i < top; ++i) {
+    rows.push_back({"backend time in " + shares[i].wait,
+                    results::format_share(results::wait_share(*reference.waits, shares[i].wait)),
+                    results::format_share(shares[i].share)});
   }
   return rows;
 }

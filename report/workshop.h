@@ -26,6 +26,10 @@ struct Effect {
 };
 
 Effect measure_effect(const StageResult& stage, const StageResult& reference);
+// The effect of `stage` (one of run.stages) as the run's report states it: against the run's
+// baseline, the report's "vs baseline" (the baseline runs measured around the stage, the run's
+// noise, a switchback stage's blocks); against another stage, measure_effect.
+Effect effect_in_run(const Run& run, const StageResult& stage, const StageResult& reference);
 // "6.7x slower (95%: 6.1x-7.4x slower; 1,234 vs 45,678 transactions)",
 // "within noise (±3.1%; 4,321 vs 4,400 transactions)".
 std::string describe_effect(const Effect& effect);
@@ -75,5 +79,10 @@ void render_reveal(const Reveal& reveal, std::ostream& out);
 // empty), in catalog order; keys either stage lacks are left out.
 std::vector<EvidenceRow> evidence_rows(const StageResult& stage, const StageResult& reference,
                                        const std::vector<std::string>& keys);
+// Where the backends spent their time: the stage's `top` largest waits as shares of backend
+// time, each beside the reference's share ("IO:DataFileRead", "14%", "33%"); empty unless
+// both were sampled.
+std::vector<EvidenceRow> wait_rows(const StageResult& stage, const StageResult& reference,
+                                   std::size_t top = 3);
 
 }  // namespace pgslow::report

@@ -511,7 +511,8 @@ std::vector<StageSummary> summarize(const Run& run) {
       } else if (reference != nullptr && i > 0) {
         s.movers = top_movers(evidence_moves(stage, *reference), 2);
       }
-      s.waits_text = waits_text(stage, baseline_waits(stage, baseline));
+      s.waits_text = waits_text(stage, baseline_waits(stage, baseline),
+                                baseline != nullptr ? baseline->envelope : std::string());
       previous = &stage;
     }
     out.push_back(std::move(s));

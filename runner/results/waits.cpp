@@ -53,13 +53,17 @@ std::string top_waits_text(const WaitProfile& profile, std::size_t top) {
   return text;
 }
 
-std::string waits_text(const StageResult& stage, const WaitProfile* baseline, std::size_t top) {
+std::string waits_text(const StageResult& stage, const WaitProfile* baseline,
+                       const std::string& baseline_envelope, std::size_t top) {
   if (!stage.waits) return {};
   const auto shares = wait_shares(*stage.waits);
   if (shares.empty()) return {};
-  std::string knobs;
-  for (const auto& c : stage.changes) knobs += (knobs.empty() ? "" : ", ") + c.name;
-  std::string text = knobs.empty() ? "" : knobs + " → ";
+  std::string changed;
+  for (const auto& c : stage.changes) changed += (changed.empty() ? "" : ", ") + c.name;
+  // A swept envelope moves with the knobs and shares their effect: name it beside them.
+  if (!stage.envelope.empty() && stage.envelope != baseline_envelope)
+    changed += (changed.empty() ? "" : ", ") + ("envelope " + stage.envelope);
+  std::string text = changed.empty() ? "" : changed + " → ";
   for (std::size_t i = 0; i < shares.size() && i < top; ++i) {
     if (i > 0) text += "; ";
     text += shares[i].wait + " " + format_share(shares[i].share);

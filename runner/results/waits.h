@@ -28,9 +28,12 @@ std::string format_share(double share);
 // dashboard's running line); empty without backend-samples.
 std::string top_waits_text(const WaitProfile& profile, std::size_t top = 3);
 
-// The stage's top `top` waits with the baseline's share beside each, led by the knobs the stage
-// changed; without a baseline profile, the shares alone. Empty when the stage has no samples.
-std::string waits_text(const StageResult& stage, const WaitProfile* baseline, std::size_t top = 3);
+// The stage's top `top` waits with the baseline's share beside each, led by what the stage
+// changed: its knobs, and its envelope when it ran in another than `baseline_envelope` (a sweep
+// of server.memory/cpus). Without a baseline profile, the shares alone. Empty when the stage has
+// no samples.
+std::string waits_text(const StageResult& stage, const WaitProfile* baseline,
+                       const std::string& baseline_envelope = {}, std::size_t top = 3);
 
 // The profile the stage is compared with: a switchback stage's reference blocks, else the
 // baseline stage's (nullptr when neither was sampled).

@@ -156,7 +156,7 @@ results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
   reveal.lesson = l.name;
   reveal.stage = stage->name;
   reveal.reference_stage = ref->name;
-  reveal.effect = report::measure_effect(*stage, *ref);
+  reveal.effect = report::effect_in_run(run, *stage, *ref);
   if (l.show_latency) {
     for (const auto& st : run.stages) {
       if (!st.repeats.empty()) reveal.latency.push_back({st.name, report::latency_check(st)});
@@ -177,6 +177,8 @@ results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
     }
   }
   reveal.evidence = report::evidence_rows(*stage, *ref, l.reveal_evidence);
+  for (report::EvidenceRow& w : report::wait_rows(*stage, *ref))
+    reveal.evidence.push_back(std::move(w));
   reveal.gap = l.gap;
   heading(io.out, "REVEAL", "");
   std::ostringstream text;

@@ -97,6 +97,20 @@ TEST(WaitsText, NamesTheKnobsTheDominantWaitAndTheBaselinesShare) {
   EXPECT_EQ(summaries[0].waits_text, waits_text(run.stages[0], nullptr));
 }
 
+// A sweep of server.memory moves the envelope with the knobs: the line names both, and leaves
+// out an envelope that is the baseline's.
+TEST(WaitsText, ASweptEnvelopeIsNamedBesideTheKnobs) {
+  results::Run run = commit_delay_run();
+  run.stages[0].envelope = "memory 224MB";
+  run.stages[1].envelope = "memory 136MB";
+  const std::string text = waits_text(run.stages[1], &*run.stages[0].waits, "memory 224MB");
+  EXPECT_TRUE(text.starts_with("commit_delay, commit_siblings, envelope memory 136MB → ")) << text;
+  EXPECT_EQ(summarize(run)[1].waits_text, text);
+  run.stages[1].envelope = "memory 224MB";
+  EXPECT_TRUE(waits_text(run.stages[1], &*run.stages[0].waits, "memory 224MB")
+                  .starts_with("commit_delay, commit_siblings → "));
+}
+
 TEST(WaitsText, ASwitchbackStageIsComparedWithItsReferenceBlocks) {
   results::Run run = commit_delay_run();
   Switchback sb;

@@ -61,6 +61,58 @@ TEST(Effect, AgreesWithTheReportsComparison) {
   EXPECT_EQ(e.verdict, verdict_of(c.interval));
 }
 
+// A run with interleaved baselines: the reveal states the report's "vs baseline" (the baseline
+// runs around the stage), not the stage against the first baseline run alone.
+TEST(Effect, AgainstTheBaselineIsTheReportsVsBaseline) {
+  report::Run run;
+  run.mode = "isolated";
+  run.stages = {stage(1000, 30, 30, 11), stage(500, 20, 30, 12), stage(600, 20, 30, 13)};
+  for (std::size_t after : {1u, 2u}) {
+    ReferenceRun ref;
+    ref.after_stage = after;
+    ref.tps = 800;  // the baseline drifted down after the first run
+    ref.transactions = 24000;
+    ref.duration_s = 30;
+    for (int i = 0; i < 30; ++i) ref.tps_per_second.push_back(800 + (i % 2 == 0 ? 20 : -20));
+    run.references.push_back(ref);
+  }
+  const auto summaries = summarize(run);
+  ASSERT_TRUE(summaries[2].vs_baseline);
+  const Effect e = effect_in_run(run, run.stages[2], run.stages[0]);
+  ASSERT_TRUE(e.known);
+  EXPECT_DOUBLE_EQ(e.ratio, summaries[2].vs_baseline->ratio);
+  EXPECT_DOUBLE_EQ(e.interval.low, summaries[2].vs_baseline->interval.low);
+  EXPECT_DOUBLE_EQ(e.interval.high, summaries[2].vs_baseline->interval.high);
+  EXPECT_EQ(e.reference_transactions, summaries[2].vs_baseline->reference_transactions);
+  EXPECT_NEAR(e.ratio, 0.75, 0.01);  // against the 800 TPS around it, not the first 1000
+  EXPECT_NEAR(measure_effect(run.stages[2], run.stages[0]).ratio, 0.6, 0.01);
+  // Against another stage there is no report comparison: the two stages' own runs.
+  const Effect between = effect_in_run(run, run.stages[2], run.stages[1]);
+  EXPECT_DOUBLE_EQ(between.ratio, measure_effect(run.stages[2], run.stages[1]).ratio);
+}
+
+// Where the time went, in the reveal's evidence table: the stage's largest waits beside the
+// reference's share of the same wait.
+TEST(Reveal, WaitRowsPutTheStagesLargestWaitsBesideTheReferences) {
+  StageResult a = stage(500, 20, 30, 14);
+  StageResult b = stage(1000, 20, 30, 15);
+  EXPECT_TRUE(wait_rows(a, b).empty());  // not sampled
+  a.waits = WaitProfile{};
+  a.waits->samples = 100;
+  a.waits->backends = {{"IO:DataFileRead", 330}, {"Client:ClientRead", 600}, {"CPU", 70}};
+  b.waits = WaitProfile{};
+  b.waits->samples = 100;
+  b.waits->backends = {{"IO:DataFileRead", 140}, {"Client:ClientRead", 860}};
+  const auto rows = wait_rows(a, b, 2);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].label, "backend time in Client:ClientRead");
+  EXPECT_EQ(rows[0].reference, "86%");
+  EXPECT_EQ(rows[0].stage, "60%");
+  EXPECT_EQ(rows[1].label, "backend time in IO:DataFileRead");
+  EXPECT_EQ(rows[1].reference, "14%");
+  EXPECT_EQ(rows[1].stage, "33%");
+}
+
 TEST(Effect, AStageThatDidNotRunIsNotMeasured) {
   EXPECT_FALSE(measure_effect(StageResult{}, stage(1000, 10, 10, 1)).known);
 }
