@@ -4,9 +4,38 @@
 
 #include <ostream>
 
+#include "report/json_schema.h"
 #include "report/text.h"
 
 namespace pgslow::report {
+
+// check-data's JSON as data (json_schema.h), as report.json's: a key is one line here.
+namespace json_schema {
+
+template <>
+struct Fields<results::CheckResult> {
+  using S = results::CheckResult;
+  static constexpr auto failed = [](const S& c) { return !c.passed; };
+  static constexpr auto list =
+      std::tuple{field("clause", &S::clause), field("check", &S::description),
+                 field("passed", &S::passed), field("detail", &S::detail, failed)};
+};
+
+// "passed" is derived from the checks: written for readers, never read.
+static void write_all_passed(const results::CheckDataResult& r, Json& out) {
+  out["passed"] = r.passed();
+}
+static void read_nothing(results::CheckDataResult&, const Json&, const Place&) {}
+
+template <>
+struct Fields<results::CheckDataResult> {
+  using S = results::CheckDataResult;
+  static constexpr auto list =
+      std::tuple{field("workload", &S::workload), field("database", &S::database),
+                 custom<S>(write_all_passed, read_nothing), field("checks", &S::checks)};
+};
+
+}  // namespace json_schema
 
 namespace {
 
@@ -42,20 +71,7 @@ void render_check_data_markdown(const results::CheckDataResult& result, std::ost
 }
 
 nlohmann::ordered_json check_data_to_json(const results::CheckDataResult& result) {
-  nlohmann::ordered_json j;
-  j["workload"] = result.workload;
-  j["database"] = result.database;
-  j["passed"] = result.passed();
-  j["checks"] = nlohmann::ordered_json::array();
-  for (const auto& c : result.checks) {
-    nlohmann::ordered_json e;
-    e["clause"] = c.clause;
-    e["check"] = c.description;
-    e["passed"] = c.passed;
-    if (!c.passed) e["detail"] = c.detail;
-    j["checks"].push_back(std::move(e));
-  }
-  return j;
+  return json_schema::write_value(result);
 }
 
 }  // namespace pgslow::report

@@ -6,9 +6,44 @@
 #include <ostream>
 
 #include "common/strings.h"
+#include "report/json_schema.h"
 #include "report/text.h"
 
 namespace pgslow::report {
+
+// The knob list's JSON as data (json_schema.h), as report.json's: a key is one line here. The
+// live columns and the server appear only when a server was asked.
+namespace json_schema {
+
+template <>
+struct Fields<results::LiveKnob> {
+  using S = results::LiveKnob;
+  static constexpr auto list =
+      std::tuple{field("value", &S::value), field("available", &S::available),
+                 field("applies_by", &S::applies_by)};
+};
+
+template <>
+struct Fields<results::KnobListRow> {
+  using S = results::KnobListRow;
+  static constexpr auto live = [](const S& k) { return k.live.has_value(); };
+  static constexpr auto list =
+      std::tuple{field("name", &S::name),   field("category", &S::category),
+                 field("since", &S::since), field("healthy", &S::healthy),
+                 field("slow", &S::slow),   field("live", &S::live, live)};
+};
+
+template <>
+struct Fields<results::KnobList> {
+  using S = results::KnobList;
+  static constexpr auto filtered = [](const S& l) { return !l.category.empty(); };
+  static constexpr auto with_server = [](const S& l) { return !l.server.empty(); };
+  static constexpr auto list = std::tuple{
+      field("category", &S::category, filtered), field("server", &S::server, with_server),
+      field("server_major", &S::server_major, with_server), field("knobs", &S::knobs)};
+};
+
+}  // namespace json_schema
 
 namespace {
 
@@ -58,28 +93,7 @@ void render_knob_list_markdown(const results::KnobList& list, std::ostream& out)
 }
 
 nlohmann::ordered_json knob_list_to_json(const results::KnobList& list) {
-  nlohmann::ordered_json j;
-  if (!list.category.empty()) j["category"] = list.category;
-  if (!list.server.empty()) {
-    j["server"] = list.server;
-    j["server_major"] = list.server_major;
-  }
-  j["knobs"] = nlohmann::ordered_json::array();
-  for (const auto& k : list.knobs) {
-    nlohmann::ordered_json e;
-    e["name"] = k.name;
-    e["category"] = k.category;
-    e["since"] = k.since;
-    e["healthy"] = k.healthy;
-    e["slow"] = k.slow;
-    if (k.live) {
-      e["live"] = k.live->value;
-      e["available"] = k.live->available;
-      e["applies_by"] = k.live->applies_by;
-    }
-    j["knobs"].push_back(std::move(e));
-  }
-  return j;
+  return json_schema::write_value(list);
 }
 
 }  // namespace pgslow::report
