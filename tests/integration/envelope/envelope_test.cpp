@@ -87,12 +87,17 @@ TEST(Envelope, HoldsTheServersPageCacheUnderItsLimitWhileReadingALargerTable) {
   // disk again: two scans more than the table.
   EXPECT_GT(read, table) << "two scans read only " << read << " bytes of a " << table
                          << "-byte table from storage: the page cache held it";
+  // The kernel may force a charge past the limit (an allocation that cannot fail or wait) and
+  // reclaim after it, so the peak it records can pass the limit by a few pages: seen once as 4kB
+  // over 96MB on a busy machine. The tolerance is one charge batch (64 pages); more than that
+  // is the envelope failing.
+  const std::uint64_t charge_batch = 64 * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   auto peak = group.memory_peak();
   ASSERT_TRUE(peak);
-  EXPECT_LE(*peak, envelope.memory_bytes);
+  EXPECT_LE(*peak, envelope.memory_bytes + charge_batch);
   auto usage = group.memory_usage();
   ASSERT_TRUE(usage);
-  EXPECT_LE(*usage, envelope.memory_bytes);
+  EXPECT_LE(*usage, envelope.memory_bytes + charge_batch);
   EXPECT_GT(*usage, 16 * kMiB) << "the server's memory is not charged to the group";
 
   // Stopping removes the group.
