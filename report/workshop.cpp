@@ -37,15 +37,13 @@ Effect measure_effect(const StageResult& stage, const StageResult& reference) {
 Effect effect_in_run(const Run& run, const StageResult& stage, const StageResult& reference) {
   Effect e = measure_effect(stage, reference);
   if (!e.known || e.ratio <= 0 || run.stages.empty() || &reference != &run.stages.front()) return e;
-  const auto summaries = summarize(run);
-  for (std::size_t i = 1; i < run.stages.size(); ++i) {
-    if (&run.stages[i] != &stage || !summaries[i].vs_baseline) continue;
-    const Change& c = *summaries[i].vs_baseline;
-    e.ratio = c.ratio;
-    e.interval = c.interval;
-    e.verdict = verdict_of(c.interval);
-    e.reference_transactions = c.reference_transactions;
-  }
+  const auto i = static_cast<std::size_t>(&stage - run.stages.data());  // stage is run's
+  const std::optional<Change> c = summarize(run).at(i).vs_baseline;
+  if (!c) return e;
+  e.ratio = c->ratio;
+  e.interval = c->interval;
+  e.verdict = verdict_of(c->interval);
+  e.reference_transactions = c->reference_transactions;
   return e;
 }
 
@@ -112,12 +110,12 @@ std::vector<EvidenceRow> evidence_rows(const StageResult& stage, const StageResu
 }
 
 std::vector<EvidenceRow> wait_rows(const StageResult& stage, const StageResult& reference,
-                                   std::size_t top) {
+                                   std::size_t top, const std::string& label_prefix) {
   std::vector<EvidenceRow> rows;
   if (!stage.waits || !reference.waits) return rows;
   const auto shares = results::wait_shares(*stage.waits);
   for (std::size_t i = 0; i < shares.size() && i < top; ++i) {
-    rows.push_back({"backend time in " + shares[i].wait,
+    rows.push_back({label_prefix + shares[i].wait,
                     results::format_share(results::wait_share(*reference.waits, shares[i].wait)),
                     results::format_share(shares[i].share)});
   }

@@ -80,9 +80,11 @@ void render_reveal(const Reveal& reveal, std::ostream& out);
 std::vector<EvidenceRow> evidence_rows(const StageResult& stage, const StageResult& reference,
                                        const std::vector<std::string>& keys);
 // Where the backends spent their time: the stage's `top` largest waits as shares of backend
-// time, each beside the reference's share ("IO:DataFileRead", "14%", "33%"); empty unless
-// both were sampled.
+// time, each beside the reference's share ("backend time in IO:DataFileRead", "14%", "33%";
+// the label is `label_prefix` and the wait); empty unless both were sampled. The lesson's
+// reveal and the mystery's clues.
 std::vector<EvidenceRow> wait_rows(const StageResult& stage, const StageResult& reference,
-                                   std::size_t top = 3);
+                                   std::size_t top = 3,
+                                   const std::string& label_prefix = "backend time in ");
 
 }  // namespace pgslow::report

@@ -14,7 +14,6 @@
 #include "common/strings.h"
 #include "report/json.h"
 #include "report/text.h"
-#include "report/waits.h"
 #include "report/workshop.h"
 #include "results/stats.h"
 
@@ -313,11 +312,8 @@ void render_clues(const MysteryState& s, const knobs::Catalog& catalog, std::ost
     report::TextTable w;
     w.header = {"wait (pg_stat_activity, sampled)", "before", "now"};
     w.right = {false, true, true};
-    const auto shares = report::wait_shares(*now.waits);
-    for (std::size_t i = 0; i < shares.size() && i < 3; ++i)
-      w.rows.push_back({shares[i].wait,
-                        report::format_share(report::wait_share(*before.waits, shares[i].wait)),
-                        report::format_share(shares[i].share)});
+    for (const report::EvidenceRow& r : report::wait_rows(now, before, 3, ""))
+      w.rows.push_back({r.label, r.reference, r.stage});
     if (!w.rows.empty()) text += "Where the backends' time went:\n" + w.render("  ") + "\n";
   }
   std::vector<std::string> lines;
