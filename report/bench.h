@@ -3,7 +3,7 @@
 
 #include <cstdint>
 #include <iosfwd>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "report/views.h"

@@ -2,7 +2,7 @@
 // `pgslow check-data`'s result (results/check_data.h) as console text, Markdown and JSON.
 
 #include <iosfwd>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "results/check_data.h"
 

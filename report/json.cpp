@@ -65,8 +65,6 @@ void write_wait_shares(const WaitProfile& w, Json& out) {
   out["shares"] = shares;
 }
 
-void read_wait_shares(WaitProfile&, const Json&, const Place&) {}
-
 void write_schema_name(const Run&, Json& out) {
   out["schema"] = "pgslow-report";
 }

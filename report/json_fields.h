@@ -156,7 +156,6 @@ struct Fields<Attribution> {
 };
 
 void write_wait_shares(const WaitProfile& w, Json& out);
-void read_wait_shares(WaitProfile& w, const Json& in, const Place& place);
 
 // A wait profile: its samples, and per wait the backend-samples; "shares" is written for
 // readers and derived from the counts when read.
@@ -165,7 +164,7 @@ struct Fields<WaitProfile> {
   using S = WaitProfile;
   static constexpr auto list =
       std::tuple{field("samples", &S::samples), field("interval_ms", &S::interval_ms),
-                 field("backends", &S::backends), custom<S>(write_wait_shares, read_wait_shares)};
+                 field("backends", &S::backends), custom<S>(write_wait_shares, written_only<S>)};
 };
 
 template <>

@@ -77,6 +77,11 @@ constexpr Custom<S> custom(void (*write)(const S&, Json&),
   return {write, read};
 }
 
+// The read side of a key written for readers only (derived from other keys, or a result pgslow
+// never reads back): custom<S>(write_it, written_only<S>).
+template <typename S>
+void written_only(S&, const Json&, const Place&) {}
+
 template <typename T>
 concept HasFields = requires {
   Fields<T>::list;

@@ -2,7 +2,7 @@
 // `pgslow knobs list`'s result (results/knob_list.h) as console text, Markdown and JSON.
 
 #include <iosfwd>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "results/knob_list.h"
 

@@ -2,7 +2,7 @@
 // `pgslow plan`'s result (results/plan.h) as console text, Markdown and JSON.
 
 #include <iosfwd>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "report/views.h"
 #include "results/plan.h"

@@ -14,6 +14,7 @@
 #include "common/strings.h"
 #include "report/bench.h"
 #include "report/bisect.h"
+#include "report/catalog.h"
 #include "report/check_data.h"
 #include "report/cliff.h"
 #include "report/knob_list.h"
@@ -185,6 +186,67 @@ std::span<const Renderer<KnobList>> renderers() {
 }
 
 template <>
+std::span<const Renderer<KnobDetail>> renderers() {
+  static constexpr Renderer<KnobDetail> table[] = {
+      {"console", "txt", render_knob_detail_console},
+      {"md", "md", render_knob_detail_markdown},
+      {"json", "json", json_file<knob_detail_to_json>}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<PresetList>> renderers() {
+  static constexpr Renderer<PresetList> table[] = {
+      {"console", "txt", render_preset_list_console},
+      {"md", "md", render_preset_list_markdown},
+      {"json", "json", json_file<preset_list_to_json>}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<PresetDetail>> renderers() {
+  static constexpr Renderer<PresetDetail> table[] = {
+      {"console", "txt", render_preset_detail_console},
+      {"md", "md", render_preset_detail_markdown},
+      {"json", "json", json_file<preset_detail_to_json>}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<Reveal>> renderers() {
+  static constexpr Renderer<Reveal> table[] = {{"console", "txt", render_reveal},
+                                               {"md", "md", render_reveal_markdown},
+                                               {"json", "json", json_file<reveal_to_json>}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<LessonList>> renderers() {
+  static constexpr Renderer<LessonList> table[] = {
+      {"console", "txt", render_lesson_list_console},
+      {"md", "md", render_lesson_list_markdown},
+      {"json", "json", json_file<lesson_list_to_json>}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<MysteryClues>> renderers() {
+  static constexpr Renderer<MysteryClues> table[] = {{"console", "txt", render_clues_console},
+                                                     {"md", "md", render_clues_markdown},
+                                                     {"json", "json", json_file<clues_to_json>}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<MysteryReveal>> renderers() {
+  static constexpr Renderer<MysteryReveal> table[] = {
+      {"console", "txt", render_mystery_reveal_console},
+      {"md", "md", render_mystery_reveal_markdown},
+      {"json", "json", json_file<mystery_reveal_to_json>}};
+  return table;
+}
+
+template <>
 std::span<const Renderer<CliffResult>> renderers() {
   static constexpr Renderer<CliffResult> table[] = {{"console", "txt", render_cliff_console},
                                                     {"md", "md", render_cliff_markdown},
@@ -225,6 +287,10 @@ void write_results(const Run& run, const std::filesystem::path& dir) {
 
 void write_versions(const VersionRuns& runs, const std::filesystem::path& dir) {
   write_every_file(runs, dir, "versions");
+}
+
+void write_reveal(const Reveal& reveal, const std::filesystem::path& dir) {
+  write_every_file(reveal, dir, "reveal");
 }
 
 void unknown_format(std::string_view format, const std::vector<std::string>& known) {

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "report/views.h"
+#include "report/workshop.h"
 #include "results/bench.h"
 #include "results/bisect.h"
+#include "results/catalog.h"
 #include "results/check_data.h"
 #include "results/cliff.h"
 #include "results/knob_list.h"
@@ -58,6 +60,20 @@ template <>
 std::span<const Renderer<CheckDataResult>> renderers();
 template <>
 std::span<const Renderer<KnobList>> renderers();
+template <>
+std::span<const Renderer<KnobDetail>> renderers();
+template <>
+std::span<const Renderer<PresetList>> renderers();
+template <>
+std::span<const Renderer<PresetDetail>> renderers();
+template <>
+std::span<const Renderer<Reveal>> renderers();
+template <>
+std::span<const Renderer<LessonList>> renderers();
+template <>
+std::span<const Renderer<MysteryClues>> renderers();
+template <>
+std::span<const Renderer<MysteryReveal>> renderers();
 
 // "markdown" is taken for "md". nullptr: not a format of this result.
 template <typename Result>
@@ -103,6 +119,7 @@ std::string rendered(const Result& result, std::string_view format) {
 // goes to the terminal). A run's folder also gets one server log excerpt per stage in logs/.
 void write_results(const Run& run, const std::filesystem::path& dir);            // report.md, ...
 void write_versions(const VersionRuns& runs, const std::filesystem::path& dir);  // versions.md
+void write_reveal(const Reveal& reveal, const std::filesystem::path& dir);       // reveal.md
 
 // One run: aligned plain text for a terminal (fits 100 columns); Markdown; every number of the
 // run (docs/report-schema.md, read back by read_json); one CSV row per stage (RFC 4180); one

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/json_schema.h"
 #include "report/text.h"
 #include "results/evidence_info.h"
 #include "results/stats.h"
@@ -12,6 +13,133 @@
 #include "results/waits.h"
 
 namespace pgslow::report {
+
+// The JSON of the workshop's results as data (json_schema.h), as report.json's. Written for
+// readers (the instructor's record, a room's tooling); pgslow never reads them back.
+namespace json_schema {
+
+static const char* verdict_word(Verdict v) {
+  switch (v) {
+    case Verdict::kSlower:
+      return "slower";
+    case Verdict::kFaster:
+      return "faster";
+    case Verdict::kWithinNoise:
+      return "within noise";
+    case Verdict::kUnknown:
+      break;
+  }
+  return "no interval";
+}
+
+// The interval's bounds and the verdict beside the ratio, and the sentence a reader sees.
+static void write_effect_words(const Effect& e, Json& out) {
+  if (e.interval.known) {
+    out["low"] = number(e.interval.low);
+    out["high"] = number(e.interval.high);
+  }
+  out["verdict"] = verdict_word(e.verdict);
+  out["text"] = describe_effect(e);
+}
+
+template <>
+struct Fields<Effect> {
+  using S = Effect;
+  static constexpr auto list = std::tuple{
+      field("known", &S::known), field("ratio", &S::ratio),
+      custom<S>(write_effect_words, written_only<S>), field("transactions", &S::transactions),
+      field("reference_transactions", &S::reference_transactions)};
+};
+
+template <>
+struct Fields<LatencyCheck> {
+  using S = LatencyCheck;
+  static constexpr auto list =
+      std::tuple{field("clients", &S::clients), field("tps", &S::tps),
+                 field("mean_us", &S::mean_us), field("p50_us", &S::p50_us),
+                 field("p99_us", &S::p99_us),   field("littles_law_us", &S::littles_law_us)};
+};
+
+template <>
+struct Fields<PredictionRow> {
+  using S = PredictionRow;
+  static constexpr auto list =
+      std::tuple{field("participant", &S::participant), field("question", &S::question),
+                 field("answer", &S::answer), field("verdict", &S::verdict)};
+};
+
+template <>
+struct Fields<EvidenceRow> {
+  using S = EvidenceRow;
+  static constexpr auto list = std::tuple{
+      field("label", &S::label), field("reference", &S::reference), field("stage", &S::stage)};
+};
+
+// Latency per stage shown: an array of objects, each with its stage's name.
+static void write_latency(const Reveal& r, Json& out) {
+  Json rows = Json::array();
+  for (const auto& [stage, check] : r.latency) {
+    Json row = Json::object();
+    row["stage"] = stage;
+    row.update(write_value(check));
+    rows.push_back(std::move(row));
+  }
+  out["latency"] = std::move(rows);
+}
+
+template <>
+struct Fields<Reveal> {
+  using S = Reveal;
+  static constexpr auto list = std::tuple{field("lesson", &S::lesson),
+                                          field("stage", &S::stage),
+                                          field("reference_stage", &S::reference_stage),
+                                          field("effect", &S::effect),
+                                          custom<S>(write_latency, written_only<S>),
+                                          field("predictions", &S::predictions),
+                                          field("evidence", &S::evidence),
+                                          field("gap", &S::gap)};
+};
+
+template <>
+struct Fields<LessonSummary> {
+  using S = LessonSummary;
+  static constexpr auto list =
+      std::tuple{field("name", &S::name), field("minutes", &S::minutes), field("title", &S::title)};
+};
+
+template <>
+struct Fields<LessonList> {
+  using S = LessonList;
+  static constexpr auto list = std::tuple{field("lessons", &S::lessons)};
+};
+
+template <>
+struct Fields<MysteryClues> {
+  using S = MysteryClues;
+  static constexpr auto list =
+      std::tuple{field("difficulty", &S::difficulty), field("effect", &S::effect),
+                 field("before", &S::before),         field("now", &S::now),
+                 field("evidence", &S::evidence),     field("waits", &S::waits),
+                 field("log_lines", &S::log_lines),   field("log_lines_total", &S::log_lines_total),
+                 field("decoys", &S::decoys)};
+};
+
+template <>
+struct Fields<MysterySetting> {
+  using S = MysterySetting;
+  static constexpr auto list =
+      std::tuple{field("knob", &S::knob), field("value", &S::value), field("key", &S::key)};
+};
+
+template <>
+struct Fields<MysteryReveal> {
+  using S = MysteryReveal;
+  static constexpr auto list = std::tuple{
+      field("answer", &S::answer), field("culprits", &S::culprits), field("decoys", &S::decoys),
+      field("effect", &S::effect), field("guesses", &S::guesses),   field("solved", &S::solved)};
+};
+
+}  // namespace json_schema
 
 Effect measure_effect(const StageResult& stage, const StageResult& reference) {
   Effect e;
@@ -122,38 +250,214 @@ std::vector<EvidenceRow> wait_rows(const StageResult& stage, const StageResult& 
   return rows;
 }
 
+namespace {
+
+TextTable latency_table(const Reveal& r) {
+  TextTable t;
+  t.header = {"stage", "clients", "tps", "mean latency", "p50", "p99", "clients / tps"};
+  t.right = {false, true, true, true, true, true, true};
+  for (const auto& [name, c] : r.latency) {
+    t.rows.push_back({name, std::to_string(c.clients), format_number(c.tps),
+                      format_latency_us(c.mean_us), format_latency_us(c.p50_us),
+                      format_latency_us(c.p99_us),
+                      c.littles_law_us > 0 ? format_latency_us(c.littles_law_us) : "(fixed rate)"});
+  }
+  return t;
+}
+
+TextTable predictions_table(const std::vector<PredictionRow>& predictions) {
+  TextTable t;
+  t.header = {"who", "question", "prediction", "against the measurement"};
+  t.right = {false, false, false, false};
+  for (const PredictionRow& p : predictions)
+    t.rows.push_back({p.participant, p.question, p.answer, p.verdict});
+  return t;
+}
+
+TextTable evidence_table(const std::vector<EvidenceRow>& rows, const std::string& label,
+                         const std::string& reference, const std::string& stage) {
+  TextTable t;
+  t.header = {label, reference, stage};
+  t.right = {false, true, true};
+  for (const EvidenceRow& e : rows) t.rows.push_back({e.label, e.reference, e.stage});
+  return t;
+}
+
+}  // namespace
+
 void render_reveal(const Reveal& r, std::ostream& out) {
   out << fmt::format("  {} against {}: {}\n\n", r.stage, r.reference_stage,
                      describe_effect(r.effect));
   if (!r.latency.empty()) {
-    TextTable t;
-    t.header = {"stage", "clients", "tps", "mean latency", "p50", "p99", "clients / tps"};
-    t.right = {false, true, true, true, true, true, true};
-    for (const auto& [name, c] : r.latency) {
-      t.rows.push_back(
-          {name, std::to_string(c.clients), format_number(c.tps), format_latency_us(c.mean_us),
-           format_latency_us(c.p50_us), format_latency_us(c.p99_us),
-           c.littles_law_us > 0 ? format_latency_us(c.littles_law_us) : "(fixed rate)"});
-    }
-    out << t.render("  ");
-    out << "  Little's law: in a closed loop, mean latency = clients / tps.\n\n";
+    out << latency_table(r).render("  ")
+        << "  Little's law: in a closed loop, mean latency = clients / tps.\n\n";
   }
-  if (!r.predictions.empty()) {
-    TextTable t;
-    t.header = {"who", "question", "prediction", "against the measurement"};
-    t.right = {false, false, false, false};
-    for (const PredictionRow& p : r.predictions)
-      t.rows.push_back({p.participant, p.question, p.answer, p.verdict});
-    out << t.render("  ") << "\n";
-  }
+  if (!r.predictions.empty()) out << predictions_table(r.predictions).render("  ") << "\n";
   if (!r.evidence.empty()) {
-    TextTable t;
-    t.header = {"evidence", r.reference_stage, r.stage};
-    t.right = {false, true, true};
-    for (const EvidenceRow& e : r.evidence) t.rows.push_back({e.label, e.reference, e.stage});
-    out << "  The evidence:\n" << t.render("  ") << "\n";
+    out << "  The evidence:\n"
+        << evidence_table(r.evidence, "evidence", r.reference_stage, r.stage).render("  ") << "\n";
   }
   if (!r.gap.empty()) out << fmt::format("  Why: {}\n\n", r.gap);
+}
+
+void render_reveal_markdown(const Reveal& r, std::ostream& out) {
+  out << "# The reveal: " << markdown_text(r.lesson) << "\n\n"
+      << markdown_text(fmt::format("{} against {}: {}.", r.stage, r.reference_stage,
+                                   describe_effect(r.effect)))
+      << "\n\n";
+  if (!r.latency.empty()) {
+    out << "## Latency\n\n"
+        << markdown_table(latency_table(r))
+        << "\nLittle's law: in a closed loop, mean latency = clients / tps.\n\n";
+  }
+  if (!r.predictions.empty())
+    out << "## Predictions\n\n" << markdown_table(predictions_table(r.predictions)) << "\n";
+  if (!r.evidence.empty()) {
+    out << "## The evidence\n\n"
+        << markdown_table(evidence_table(r.evidence, "evidence", r.reference_stage, r.stage))
+        << "\n";
+  }
+  if (!r.gap.empty()) out << "## Why\n\n" << markdown_text(r.gap) << "\n";
+}
+
+nlohmann::ordered_json reveal_to_json(const Reveal& reveal) {
+  return json_schema::write_value(reveal);
+}
+
+namespace {
+
+TextTable lesson_table(const LessonList& list) {
+  TextTable t;
+  t.header = {"lesson", "minutes", "title"};
+  t.right = {false, true, false};
+  for (const LessonSummary& l : list.lessons)
+    t.rows.push_back({l.name, l.minutes > 0 ? std::to_string(l.minutes) : "-", l.title});
+  return t;
+}
+
+constexpr const char* kLessonHint =
+    "`pgslow lesson NAME` walks one; docs/workshop.md plans a session.";
+
+}  // namespace
+
+void render_lesson_list_console(const LessonList& list, std::ostream& out) {
+  out << lesson_table(list).render() << "\n" << kLessonHint << "\n";
+}
+
+void render_lesson_list_markdown(const LessonList& list, std::ostream& out) {
+  out << "# The lessons\n\n"
+      << markdown_table(lesson_table(list)) << "\n"
+      << markdown_text(kLessonHint) << "\n";
+}
+
+nlohmann::ordered_json lesson_list_to_json(const LessonList& list) {
+  return json_schema::write_value(list);
+}
+
+namespace {
+
+std::string latency_line(const MysteryClues& c) {
+  return fmt::format("mean {} → {}, p99 {} → {}", format_latency_us(c.before.mean_us),
+                     format_latency_us(c.now.mean_us), format_latency_us(c.before.p99_us),
+                     format_latency_us(c.now.p99_us));
+}
+
+std::string log_heading(const MysteryClues& c) {
+  return fmt::format("Server log while it ran ({} lines{})", c.log_lines.size(),
+                     c.log_lines_total > c.log_lines.size()
+                         ? fmt::format(", the last of {}", c.log_lines_total)
+                         : "");
+}
+
+constexpr const char* kDecoyNote =
+    "Some settings were changed on purpose that do no harm: \"whatever differs from the "
+    "default\" is not the answer.";
+constexpr const char* kCluesHint =
+    "Look further in pg_stat_* and pg_settings yourself; guess with `pgslow mystery guess "
+    "KNOB...`.";
+
+}  // namespace
+
+void render_clues_console(const MysteryClues& c, std::ostream& out) {
+  out << fmt::format("CLUES (difficulty {}): what a DBA looks at first\n\n", c.difficulty)
+      << "Symptom: the same workload before and after the change\n"
+      << "  throughput: " << describe_effect(c.effect) << "\n"
+      << "  latency: " << latency_line(c) << "\n\n"
+      << "What moved most over the measured window:\n"
+      << evidence_table(c.evidence, "evidence (pg_stat_* views, /proc)", "before", "now")
+             .render("  ")
+      << "\n";
+  if (!c.waits.empty()) {
+    out << "Where the backends' time went:\n"
+        << evidence_table(c.waits, "wait (pg_stat_activity, sampled)", "before", "now").render("  ")
+        << "\n";
+  }
+  out << log_heading(c) << ":\n";
+  if (c.log_lines.empty()) out << "  (nothing: the log was quiet)\n";
+  for (const std::string& l : c.log_lines) out << "  " << l << "\n";
+  out << "\n";
+  if (c.decoys) out << kDecoyNote << "\n";
+  out << kCluesHint << "\n";
+}
+
+void render_clues_markdown(const MysteryClues& c, std::ostream& out) {
+  out << fmt::format("# Clues (difficulty {})\n\n", c.difficulty) << "## Symptom\n\n"
+      << "- Throughput: " << markdown_text(describe_effect(c.effect)) << "\n"
+      << "- Latency: " << markdown_text(latency_line(c)) << "\n\n"
+      << "## What moved most\n\n"
+      << markdown_table(
+             evidence_table(c.evidence, "evidence (pg_stat_* views, /proc)", "before", "now"))
+      << "\n";
+  if (!c.waits.empty()) {
+    out << "## Where the backends' time went\n\n"
+        << markdown_table(
+               evidence_table(c.waits, "wait (pg_stat_activity, sampled)", "before", "now"))
+        << "\n";
+  }
+  out << "## " << markdown_text(log_heading(c)) << "\n\n";
+  if (c.log_lines.empty()) out << "Nothing: the log was quiet.\n";
+  if (!c.log_lines.empty()) {
+    out << "```\n";
+    for (const std::string& l : c.log_lines) out << printable_lines(l) << "\n";
+    out << "```\n";
+  }
+  out << "\n";
+  if (c.decoys) out << markdown_text(kDecoyNote) << "\n\n";
+  out << markdown_text(kCluesHint) << "\n";
+}
+
+nlohmann::ordered_json clues_to_json(const MysteryClues& clues) {
+  return json_schema::write_value(clues);
+}
+
+void render_mystery_reveal_console(const MysteryReveal& r, std::ostream& out) {
+  out << fmt::format("THE ANSWER: {}\n", r.answer);
+  for (const auto& c : r.culprits)
+    out << fmt::format("  {} = {}{}\n", c.knob, c.value, c.key ? "   (the key)" : "");
+  if (!r.decoys.empty()) {
+    out << "Decoys (changed, harmless):\n";
+    for (const auto& d : r.decoys) out << fmt::format("  {} = {}\n", d.knob, d.value);
+  }
+  if (r.effect.known) out << "Measured: " << describe_effect(r.effect) << "\n";
+  out << fmt::format("{} guess{}{}\n", r.guesses, r.guesses == 1 ? "" : "es",
+                     r.solved ? ", solved" : ", not solved");
+}
+
+void render_mystery_reveal_markdown(const MysteryReveal& r, std::ostream& out) {
+  out << "# The answer: " << markdown_text(r.answer) << "\n\n";
+  TextTable t;
+  t.header = {"knob", "value", "role"};
+  for (const auto& c : r.culprits)
+    t.rows.push_back({c.knob, c.value, c.key ? "the cause (the key)" : "part of the cause"});
+  for (const auto& d : r.decoys) t.rows.push_back({d.knob, d.value, "decoy (harmless)"});
+  out << markdown_table(t) << "\n";
+  if (r.effect.known) out << "Measured: " << markdown_text(describe_effect(r.effect)) << ".\n\n";
+  out << fmt::format("{} guess{}{}.\n", r.guesses, r.guesses == 1 ? "" : "es",
+                     r.solved ? ", solved" : ", not solved");
+}
+
+nlohmann::ordered_json mystery_reveal_to_json(const MysteryReveal& reveal) {
+  return json_schema::write_value(reveal);
 }
 
 }  // namespace pgslow::report

@@ -4,6 +4,7 @@
 // the evidence that explains the gap) and a mystery's clues. Plain structs in, text out.
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -73,7 +74,60 @@ struct Reveal {
   std::vector<EvidenceRow> evidence;
   std::string gap;  // the lesson's explanation of the gap between guess and measurement
 };
+// The reveal as console text (the lesson prints it), Markdown and JSON (reveal.md and
+// reveal.json in the lesson's results folder).
 void render_reveal(const Reveal& reveal, std::ostream& out);
+void render_reveal_markdown(const Reveal& reveal, std::ostream& out);
+nlohmann::ordered_json reveal_to_json(const Reveal& reveal);
+
+// `pgslow lesson` without a name: the lessons there are.
+struct LessonSummary {
+  std::string name;
+  int minutes = 0;  // 0: the lesson does not say
+  std::string title;
+};
+struct LessonList {
+  std::vector<LessonSummary> lessons;
+};
+void render_lesson_list_console(const LessonList& list, std::ostream& out);
+void render_lesson_list_markdown(const LessonList& list, std::ostream& out);
+nlohmann::ordered_json lesson_list_to_json(const LessonList& list);
+
+// A mystery's clues (`pgslow mystery clues`): the symptom with its interval, the evidence that
+// moved, where the backends' time went (difficulty 1-2), the server log lines a DBA would
+// read. The mystery redacts the rendered text (workshop/mystery.h), in every format.
+struct MysteryClues {
+  int difficulty = 1;
+  Effect effect;  // the mystery stage against the server as found
+  LatencyCheck before;
+  LatencyCheck now;
+  std::vector<EvidenceRow> evidence;
+  std::vector<EvidenceRow> waits;      // empty at difficulty 3: the player samples alone
+  std::vector<std::string> log_lines;  // the last lines of the measured window's log
+  std::size_t log_lines_total = 0;     // how many there were before the last were kept
+  bool decoys = false;                 // some harmless settings were changed too
+};
+void render_clues_console(const MysteryClues& clues, std::ostream& out);
+void render_clues_markdown(const MysteryClues& clues, std::ostream& out);
+nlohmann::ordered_json clues_to_json(const MysteryClues& clues);
+
+// `pgslow mystery reveal`: the answer, the decoys, the measured effect, the guesses.
+struct MysterySetting {
+  std::string knob;
+  std::string value;
+  bool key = false;  // a guess must name it
+};
+struct MysteryReveal {
+  std::string answer;  // "the tiny-cache preset"
+  std::vector<MysterySetting> culprits;
+  std::vector<MysterySetting> decoys;
+  Effect effect;
+  int guesses = 0;
+  bool solved = false;
+};
+void render_mystery_reveal_console(const MysteryReveal& reveal, std::ostream& out);
+void render_mystery_reveal_markdown(const MysteryReveal& reveal, std::ostream& out);
+nlohmann::ordered_json mystery_reveal_to_json(const MysteryReveal& reveal);
 
 // Evidence rows of `stage` against `reference` for the given keys (all moved keys when
 // empty), in catalog order; keys either stage lacks are left out.

@@ -18,8 +18,8 @@
 #include "knobs/validate.h"
 #include "knobs/value.h"
 #include "pg/connection.h"
+#include "report/catalog.h"
 #include "report/registry.h"
-#include "report/text.h"
 #include "scenario/library.h"
 #include "scenario/plan.h"
 #include "scenario/scenario.h"
@@ -37,11 +37,6 @@ using knobs::ServerSetting;
 using knobs::ServerSettings;
 using knobs::SettingVerdict;
 using knobs::Verdict;
-
-// Prints a table of report/'s one kind (a header of empty cells: a key/value table).
-void print(const report::TextTable& t) {
-  std::fputs(t.render().c_str(), stdout);
-}
 
 // Where the server is: the one the target options name, else `fallback` (a scenario's
 // target), else the managed cluster (started when it is down).
@@ -115,13 +110,13 @@ std::string verdict_note(const SettingVerdict& v) {
   return note;
 }
 
-void print_verdicts(const std::vector<SettingVerdict>& verdicts) {
-  report::TextTable t{{"KNOB", "VALUE", "VERDICT", "NOTE"}, {}, {}};
+std::vector<results::SettingCheck> setting_checks(const std::vector<SettingVerdict>& verdicts) {
+  std::vector<results::SettingCheck> checks;
   for (const auto& v : verdicts) {
-    t.rows.push_back({v.setting.name, cell_value(v.setting.value),
+    checks.push_back({v.setting.name, cell_value(v.setting.value),
                       std::string(verdict_name(v.verdict)), verdict_note(v)});
   }
-  print(t);
+  return checks;
 }
 
 std::string count_summary(const std::vector<ConfigError>& problems) {
@@ -168,7 +163,8 @@ results::KnobList knobs_list(Context& ctx, const std::string& category, bool wit
   return list;
 }
 
-void knobs_show(Context& ctx, const std::string& name, bool offline, const ServerOptions& opts) {
+results::KnobDetail knobs_show(Context& ctx, const std::string& name, bool offline,
+                               const ServerOptions& opts) {
   const Catalog catalog = Catalog::load_default();
   const knobs::Knob* k = catalog.find(to_lower(name));
   if (!k) {
@@ -177,47 +173,41 @@ void knobs_show(Context& ctx, const std::string& name, bool offline, const Serve
         fmt::format("'{}' is not in the knob catalog ({})", name,
                     near ? fmt::format("did you mean '{}'?", *near) : "see `pgslow knobs list`"));
   }
-  std::printf("%s  (%s; PostgreSQL %s)\n\n", k->name.c_str(), k->category.c_str(),
-              k->until ? fmt::format("{} to {}", k->since, *k->until - 1).c_str()
-                       : fmt::format("{} and later", k->since).c_str());
-  std::printf("%s\n\n", k->why.c_str());
-  report::TextTable t{{"", ""}, {}, {}};
-  t.rows.push_back({"healthy", k->healthy});
-  t.rows.push_back({"slow", join(k->slow, ", ") + "  (worst last)"});
-  t.rows.push_back({"watch", join(k->watch, ", ")});
-  std::vector<std::string> mins;
-  for (const auto& [v, m] : k->min_by_version) mins.push_back(fmt::format("{}: {}", v, m));
-  if (!mins.empty()) t.rows.push_back({"minimum", join(mins, ", ")});
-  t.rows.push_back({"docs", k->refs});
-  print(t);
-  if (!k->pitfalls.empty()) {
-    std::printf("\npitfalls:\n");
-    for (const auto& p : k->pitfalls) std::printf("  - %s\n", p.c_str());
-  }
-  if (offline) return;
-  std::string described;
-  const ServerSettings server = read_server(ctx, opts, &described);
-  std::printf("\nlive (PostgreSQL %d, %s):\n", server.major, described.c_str());
+  results::KnobDetail d;
+  d.name = k->name;
+  d.category = k->category;
+  d.versions = k->until ? fmt::format("{} to {}", k->since, *k->until - 1)
+                        : fmt::format("{} and later", k->since);
+  d.why = k->why;
+  d.healthy = k->healthy;
+  d.slow = k->slow;
+  d.watch = k->watch;
+  for (const auto& [v, m] : k->min_by_version) d.minimum.push_back({v, m});
+  d.docs = k->refs;
+  d.pitfalls = k->pitfalls;
+  if (offline) return d;
+  const ServerSettings server = read_server(ctx, opts, &d.server);
+  d.server_major = server.major;
   const ServerSetting* s = server.find(k->name);
   if (!s) {
-    std::printf("  not available on this server: %s\n", availability(*k, server.major).c_str());
-    return;
+    d.unavailable = availability(*k, server.major);
+    return d;
   }
-  report::TextTable live{{"", ""}, {}, {}};
-  live.rows.push_back(
-      {"current",
-       live_value(*s) +
-           (s->unit.empty() ? "" : fmt::format("  (setting {} x {})", s->setting, s->unit))});
-  if (!s->unit.empty()) live.rows.push_back({"unit", s->unit});
-  if (!s->min_val.empty()) live.rows.push_back({"min", bound(*s, s->min_val)});
-  if (!s->max_val.empty()) live.rows.push_back({"max", bound(*s, s->max_val)});
-  if (!s->enumvals.empty()) live.rows.push_back({"accepted", join(s->enumvals, ", ")});
-  live.rows.push_back({"type", s->vartype});
-  live.rows.push_back({"context", s->context + " (" + applies_by(*s) + ")"});
-  live.rows.push_back({"source", s->source});
-  live.rows.push_back({"default", s->boot_val});
-  live.rows.push_back({"pending_restart", s->pending_restart ? "yes" : "no"});
-  print(live);
+  results::LiveSetting live;
+  live.current = live_value(*s);
+  live.setting = s->setting;
+  live.unit = s->unit;
+  if (!s->min_val.empty()) live.min = bound(*s, s->min_val);
+  if (!s->max_val.empty()) live.max = bound(*s, s->max_val);
+  live.accepted = s->enumvals;
+  live.type = s->vartype;
+  live.context = s->context;
+  live.applies_by = applies_by(*s);
+  live.source = s->source;
+  live.default_value = s->boot_val;
+  live.pending_restart = s->pending_restart;
+  d.live = std::move(live);
+  return d;
 }
 
 void knobs_docs(Context& ctx, const std::string& output) {
@@ -233,20 +223,17 @@ void knobs_docs(Context& ctx, const std::string& output) {
 
 // ---- presets -------------------------------------------------------------------------------
 
-void presets_list(Context& ctx) {
-  (void)ctx;
+results::PresetList presets_list() {
   const Catalog catalog = Catalog::load_default();
-  report::TextTable t{{"PRESET", "KNOBS", "DESCRIPTION"}, {}, {}};
+  results::PresetList list;
   for (const auto& p : catalog.presets()) {
-    std::string desc = p.description;
-    // The first sentence: the table stays one line per preset; `presets show` has the rest.
-    if (auto end = desc.find(". "); end != std::string::npos) desc = desc.substr(0, end + 1);
-    t.rows.push_back({p.name, std::to_string(catalog.expand(p).size()), desc});
+    list.presets.push_back({p.name, static_cast<int>(catalog.expand(p).size()), p.description});
   }
-  print(t);
+  return list;
 }
 
-void presets_show(Context& ctx, const std::string& name, bool offline, const ServerOptions& opts) {
+results::PresetDetail presets_show(Context& ctx, const std::string& name, bool offline,
+                                   const ServerOptions& opts) {
   const Catalog catalog = Catalog::load_default();
   const knobs::Preset* p = catalog.find_preset(name);
   if (!p) {
@@ -257,28 +244,24 @@ void presets_show(Context& ctx, const std::string& name, bool offline, const Ser
         "unknown preset '{}' ({})", name,
         near ? fmt::format("did you mean '{}'?", *near) : "presets: " + join(names, ", ")));
   }
-  std::printf("%s: %s\n", p->name.c_str(), p->description.c_str());
-  if (!p->includes.empty()) std::printf("includes: %s\n", join(p->includes, ", ").c_str());
+  results::PresetDetail d;
+  d.name = p->name;
+  d.description = p->description;
+  d.includes = p->includes;
   const auto settings = catalog.expand(*p);
-  std::printf("\n");
-  if (offline) {
-    report::TextTable t{{"KNOB", "VALUE", "CATEGORY", "SINCE"}, {}, {}};
-    for (const auto& s : settings) {
-      const knobs::Knob* k = catalog.find(s.name);
-      t.rows.push_back({s.name, s.value, k ? k->category : "", k ? std::to_string(k->since) : ""});
-    }
-    print(t);
-    return;
+  for (const auto& s : settings) {
+    const knobs::Knob* k = catalog.find(s.name);
+    d.settings.push_back({s.name, s.value, k ? k->category : "", k ? k->since : 0});
   }
-  std::string described;
-  const ServerSettings server = read_server(ctx, opts, &described);
+  if (offline) return d;
+  const ServerSettings server = read_server(ctx, opts, &d.server);
+  d.server_major = server.major;
   const auto verdicts = knobs::validate(settings, catalog, server);
-  print_verdicts(verdicts);
+  d.checks = setting_checks(verdicts);
   const auto problems = knobs::all_problems(verdicts);
-  std::printf("\nagainst PostgreSQL %d (%s): %s\n", server.major, described.c_str(),
-              count_summary(problems).c_str());
-  // Here the problems are the answer, not diagnostics.
-  print_problems(problems, stdout);
+  d.problem_count = count_summary(problems);
+  for (const auto& problem : problems) d.problems.push_back(problem.str());
+  return d;
 }
 
 // ---- check ---------------------------------------------------------------------------------
@@ -404,7 +387,8 @@ void check_file(Context& ctx, const fs::path& path, bool offline, const ServerOp
       const auto verdicts = knobs::validate(groups[i], catalog, server);
       if (kind != FileKind::kCatalog) {
         if (groups.size() > 1) std::printf("%s:\n", group_names[i].c_str());
-        print_verdicts(verdicts);
+        report::render_setting_checks_console(setting_checks(verdicts), std::cout);
+        std::cout.flush();
         if (groups.size() > 1) std::printf("\n");
       }
       auto found = knobs::all_problems(verdicts);
@@ -453,10 +437,13 @@ void add_knob_commands(CLI::App& app, Context& ctx) {
       knobs_cmd->add_subcommand("show", "explain one knob and show its live pg_settings row");
   show->add_option("NAME", *name, "the parameter, e.g. shared_buffers")->required();
   show->add_flag("--offline", *offline, "only the catalog entry; do not start or reach a server");
+  auto show_format = std::make_shared<std::string>("console");
+  show->add_option("--format,-f", *show_format, "console | md | json (default: console)");
   add_conninfo(show);
-  show->callback([&ctx, name, offline, opts] {
+  show->callback([&ctx, name, offline, opts, show_format] {
+    report::check_format<results::KnobDetail>(*show_format);
     before_command(ctx, "knobs show");
-    knobs_show(ctx, *name, *offline, *opts);
+    report::render(knobs_show(ctx, *name, *offline, *opts), *show_format, std::cout);
   });
 
   auto output = std::make_shared<std::string>();
@@ -469,9 +456,13 @@ void add_knob_commands(CLI::App& app, Context& ctx) {
 
   auto* presets_cmd = app.add_subcommand("presets", "named bundles of knobs: list, show");
   presets_cmd->require_subcommand(1);
-  presets_cmd->add_subcommand("list", "the presets in the catalog")->callback([&ctx] {
+  auto* plist = presets_cmd->add_subcommand("list", "the presets in the catalog");
+  auto plist_format = std::make_shared<std::string>("console");
+  plist->add_option("--format,-f", *plist_format, "console | md | json (default: console)");
+  plist->callback([&ctx, plist_format] {
+    report::check_format<results::PresetList>(*plist_format);
     before_command(ctx, "presets list");
-    presets_list(ctx);
+    report::render(presets_list(), *plist_format, std::cout);
   });
   auto preset_name = std::make_shared<std::string>();
   auto preset_offline = std::make_shared<bool>(false);
@@ -479,10 +470,14 @@ void add_knob_commands(CLI::App& app, Context& ctx) {
       "show", "the knobs of a preset and each one's verdict against the live server");
   pshow->add_option("NAME", *preset_name, "the preset, e.g. the-42000x")->required();
   pshow->add_flag("--offline", *preset_offline, "only the catalog; do not start or reach a server");
+  auto pshow_format = std::make_shared<std::string>("console");
+  pshow->add_option("--format,-f", *pshow_format, "console | md | json (default: console)");
   add_conninfo(pshow);
-  pshow->callback([&ctx, preset_name, preset_offline, opts] {
+  pshow->callback([&ctx, preset_name, preset_offline, opts, pshow_format] {
+    report::check_format<results::PresetDetail>(*pshow_format);
     before_command(ctx, "presets show");
-    presets_show(ctx, *preset_name, *preset_offline, *opts);
+    report::render(presets_show(ctx, *preset_name, *preset_offline, *opts), *pshow_format,
+                   std::cout);
   });
 
   auto file = std::make_shared<std::string>();

@@ -7,10 +7,10 @@
 #include "apply/interrupt.h"
 #include "cli/commands.h"
 #include "cli/scenario_support.h"
+#include "common/errors.h"
 #include "common/progress.h"
 #include "pg/connection.h"
 #include "report/registry.h"
-#include "report/text.h"
 #include "workshop/lesson.h"
 #include "workshop/lesson_run.h"
 
@@ -20,16 +20,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void list_lessons() {
-  report::TextTable t;
-  t.header = {"lesson", "minutes", "title"};
-  t.right = {false, true, false};
+report::LessonList list_lessons() {
+  report::LessonList list;
   for (const std::string& name : workshop::lesson_names()) {
     workshop::Lesson l = workshop::load_lesson(workshop::resolve_lesson(name));
-    t.rows.push_back({name, l.minutes > 0 ? std::to_string(l.minutes) : "-", l.title});
+    list.lessons.push_back({name, l.minutes, l.title});
   }
-  std::cout << t.render()
-            << "\n`pgslow lesson NAME` walks one; docs/workshop.md plans a session.\n";
+  return list;
 }
 
 }  // namespace
@@ -45,6 +42,7 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     double wait_timeout = 600;
     std::optional<double> duration, warmup;
     std::optional<int> repeats;
+    std::string format = "console";
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("lesson", a->lesson, "lesson file or name (without it: the list)");
@@ -60,11 +58,18 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
   cmd->add_option("--warmup", a->warmup, "warm-up seconds (overrides the lesson's scenario)");
   cmd->add_option("--repeats", a->repeats,
                   "measured runs per stage (overrides the lesson's scenario)");
+  cmd->add_option("--format,-f", a->format,
+                  "without a lesson: the list as console | md | json (default: console)");
   auto dashboard = add_dashboard_options(cmd);
   cmd->callback([&ctx, a, cmd, dashboard] {
     if (a->lesson.empty()) {
-      list_lessons();
+      report::render(list_lessons(), a->format, std::cout);
       return;
+    }
+    if (a->format != "console") {
+      throw InputError(
+          "--format applies to the list of lessons; a lesson prints its reveal and writes "
+          "reveal.md and reveal.json in its results folder (--out)");
     }
     before_command(ctx, "lesson");
     const workshop::Lesson lesson = workshop::load_lesson(workshop::resolve_lesson(a->lesson));
@@ -104,7 +109,9 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     const fs::path out_dir =
         a->out.empty() ? stage::default_out_dir("lesson-" + lesson.name) : fs::path(a->out);
     report::write_results(run, out_dir);
-    std::cout << fmt::format("Results: {}/report.md (.json .csv .html)\n", out_dir.string());
+    report::write_reveal(reveal, out_dir);
+    std::cout << fmt::format("Results: {}/report.md (.json .csv .html), reveal.md (.json)\n",
+                             out_dir.string());
     linger(board.get(), *dashboard);
   });
 }

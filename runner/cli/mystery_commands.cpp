@@ -16,6 +16,7 @@
 #include "common/strings.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
+#include "report/registry.h"
 #include "report/workshop.h"
 #include "server/target.h"
 #include "workshop/lab.h"
@@ -108,23 +109,27 @@ void start(Context& ctx, const StartArgs& a, CLI::App* cmd, const DashboardArgs&
   linger(board.get(), dashboard);
 }
 
-void reveal(Context& ctx) {
+void reveal(Context& ctx, const std::string& format) {
+  report::check_format<report::MysteryReveal>(format);
   before_command(ctx, "mystery reveal");
+  // The answer goes to stdout in its format; what the restore did is a note beside it, on
+  // stderr unless the answer is the console's text (a JSON answer stays one document).
+  std::ostream& note = format == "console" ? std::cout : std::cerr;
   std::optional<workshop::MysteryState> s = workshop::load_mystery(ctx.workdir);
   if (s) {
-    workshop::render_mystery_reveal(*s, std::cout);
+    report::render(workshop::mystery_reveal(*s), format, std::cout);
   } else {
-    std::cout
-        << "no mystery file: the answer is lost (the start was interrupted); restoring anyway\n";
+    note << "no mystery file: the answer is lost (the start was interrupted); restoring anyway\n";
   }
+  std::cout.flush();
   apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir);
   if (wj.journal) {
     apply::InterruptGuard guard;
     apply::restore_from_journal(ctx.workdir, *wj.journal, managed_target(ctx));
-    std::cout << fmt::format("restored {}: original configuration back and verified\n",
-                             wj.journal->server.description);
+    note << fmt::format("restored {}: original configuration back and verified\n",
+                        wj.journal->server.description);
   } else {
-    std::cout << "nothing to restore: no journal (the configuration is already the original)\n";
+    note << "nothing to restore: no journal (the configuration is already the original)\n";
   }
   workshop::remove_mystery(ctx.workdir);
   apply::InterruptGuard::throw_if_interrupted();
@@ -147,11 +152,18 @@ void add_mystery_commands(CLI::App& app, Context& ctx) {
     auto dashboard = add_dashboard_options(cmd);
     cmd->callback([&ctx, a, cmd, dashboard] { start(ctx, *a, cmd, *dashboard); });
   }
-  group->add_subcommand("clues", "what a DBA looks at first (names no setting of the answer)")
-      ->callback([&ctx] {
-        before_command(ctx, "mystery clues");
-        workshop::render_clues(require_mystery(ctx), knobs::Catalog::load_default(), std::cout);
-      });
+  {
+    auto* cmd = group->add_subcommand("clues",
+                                      "what a DBA looks at first (names no setting of the answer)");
+    auto format = std::make_shared<std::string>("console");
+    cmd->add_option("--format,-f", *format, "console | md | json (default: console)");
+    cmd->callback([&ctx, format] {
+      report::check_format<report::MysteryClues>(*format);
+      before_command(ctx, "mystery clues");
+      std::cout << workshop::clues_text(require_mystery(ctx), knobs::Catalog::load_default(),
+                                        *format);
+    });
+  }
   {
     auto* cmd = group->add_subcommand("guess", "score a guess: the knobs you think cause it");
     auto knobs_arg = std::make_shared<std::vector<std::string>>();
@@ -176,8 +188,13 @@ void add_mystery_commands(CLI::App& app, Context& ctx) {
         std::cout << "`pgslow mystery reveal` shows the whole answer and restores the server.\n";
     });
   }
-  group->add_subcommand("reveal", "name the answer and restore the configuration")
-      ->callback([&ctx] { reveal(ctx); });
+  {
+    auto* cmd = group->add_subcommand("reveal", "name the answer and restore the configuration");
+    auto format = std::make_shared<std::string>("console");
+    cmd->add_option("--format,-f", *format,
+                    "console | md | json: the answer's format (default: console)");
+    cmd->callback([&ctx, format] { reveal(ctx, *format); });
+  }
 }
 
 }  // namespace pgslow::cli

@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/strings.h"
+#include "report/registry.h"
 #include "report/text.h"
 #include "report/workshop.h"
 #include "workshop/lab.h"
@@ -182,7 +183,7 @@ results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
   reveal.gap = l.gap;
   heading(io.out, "REVEAL", "");
   std::ostringstream text;
-  report::render_reveal(reveal, text);
+  report::render(reveal, "console", text);
   // The room's names and answers as the reports show them: control characters (DEL, C1,
   // bidirectional overrides) escaped, never sent raw to the instructor's terminal.
   io.out << report::printable_lines(text.str());

@@ -13,7 +13,7 @@
 #include "common/paths.h"
 #include "common/strings.h"
 #include "report/json.h"
-#include "report/text.h"
+#include "report/registry.h"
 #include "report/workshop.h"
 #include "results/stats.h"
 
@@ -287,35 +287,19 @@ std::string redact(const std::string& text, const knobs::Catalog& catalog,
   return out;
 }
 
-void render_clues(const MysteryState& s, const knobs::Catalog& catalog, std::ostream& out) {
-  std::string text;
+report::MysteryClues mystery_clues(const MysteryState& s) {
   const auto& stages = s.measured.stages;
   if (stages.size() < 2) throw RuntimeError("the mystery has no measurement to give clues from");
   const results::StageResult& before = stages.front();
   const results::StageResult& now = stages.back();
-  text += fmt::format("CLUES (difficulty {}): what a DBA looks at first\n\n", s.difficulty);
-  text += "Symptom: the same workload before and after the change\n";
-  text += fmt::format("  throughput: {}\n",
-                      report::describe_effect(report::measure_effect(now, before)));
-  const report::LatencyCheck a = report::latency_check(before), b = report::latency_check(now);
-  text += fmt::format("  latency: mean {} → {}, p99 {} → {}\n\n", format_latency_us(a.mean_us),
-                      format_latency_us(b.mean_us), format_latency_us(a.p99_us),
-                      format_latency_us(b.p99_us));
-  report::TextTable t;
-  t.header = {"evidence (pg_stat_* views, /proc)", "before", "now"};
-  t.right = {false, true, true};
-  for (const report::EvidenceRow& r : report::evidence_rows(now, before, {}))
-    t.rows.push_back({r.label, r.reference, r.stage});
-  text += "What moved most over the measured window:\n" + t.render("  ") + "\n";
+  report::MysteryClues c;
+  c.difficulty = s.difficulty;
+  c.effect = report::measure_effect(now, before);
+  c.before = report::latency_check(before);
+  c.now = report::latency_check(now);
+  c.evidence = report::evidence_rows(now, before, {});
   // Where the backends' time went: at difficulty 3 the player samples pg_stat_activity alone.
-  if (s.difficulty <= 2 && now.waits && before.waits) {
-    report::TextTable w;
-    w.header = {"wait (pg_stat_activity, sampled)", "before", "now"};
-    w.right = {false, true, true};
-    for (const report::EvidenceRow& r : report::wait_rows(now, before, 3, ""))
-      w.rows.push_back({r.label, r.reference, r.stage});
-    if (!w.rows.empty()) text += "Where the backends' time went:\n" + w.render("  ") + "\n";
-  }
+  if (s.difficulty <= 2) c.waits = report::wait_rows(now, before, 3, "");
   std::vector<std::string> lines;
   bool after_reset_checkpoint = false;
   for (const std::string& l : split(now.log_excerpt, '\n')) {
@@ -331,22 +315,16 @@ void render_clues(const MysteryState& s, const knobs::Catalog& catalog, std::ost
     }
     if (clue_line(l)) lines.push_back(l);
   }
+  c.log_lines_total = lines.size();
   const std::size_t first = lines.size() > 12 ? lines.size() - 12 : 0;
-  text += fmt::format("Server log while it ran ({} lines{}):\n", lines.size() - first,
-                      first > 0 ? fmt::format(", the last of {}", lines.size()) : "");
-  if (lines.empty()) text += "  (nothing: the log was quiet)\n";
-  for (std::size_t i = first; i < lines.size(); ++i) text += "  " + lines[i] + "\n";
-  text += "\n";
-  if (!s.answer.decoys.empty()) {
-    text +=
-        "Some settings were changed on purpose that do no harm: \"whatever differs from the "
-        "default\" "
-        "is not the answer.\n";
-  }
-  text +=
-      "Look further in pg_stat_* and pg_settings yourself; guess with `pgslow mystery guess "
-      "KNOB...`.\n";
-  out << redact(text, catalog, s.answer);
+  c.log_lines.assign(lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end());
+  c.decoys = !s.answer.decoys.empty();
+  return c;
+}
+
+std::string clues_text(const MysteryState& state, const knobs::Catalog& catalog,
+                       std::string_view format) {
+  return redact(report::rendered(mystery_clues(state), format), catalog, state.answer);
 }
 
 namespace {
@@ -395,23 +373,20 @@ GuessScore score_guess(const MysteryAnswer& answer, const std::vector<std::strin
   return g;
 }
 
-void render_mystery_reveal(const MysteryState& s, std::ostream& out) {
-  out << fmt::format("THE ANSWER: {}\n", s.answer.label);
+report::MysteryReveal mystery_reveal(const MysteryState& s) {
+  report::MysteryReveal r;
+  r.answer = s.answer.label;
   for (const auto& c : s.answer.culprits) {
     const bool key = std::any_of(s.answer.key.begin(), s.answer.key.end(),
                                  [&](const std::string& k) { return iequals(k, c.name); });
-    out << fmt::format("  {} = {}{}\n", c.name, c.value, key ? "   (the key)" : "");
+    r.culprits.push_back({c.name, c.value, key});
   }
-  if (!s.answer.decoys.empty()) {
-    out << "Decoys (changed, harmless):\n";
-    for (const auto& d : s.answer.decoys) out << fmt::format("  {} = {}\n", d.name, d.value);
-  }
-  if (s.measured.stages.size() >= 2) {
-    out << fmt::format("Measured: {}\n", report::describe_effect(report::measure_effect(
-                                             s.measured.stages.back(), s.measured.stages.front())));
-  }
-  out << fmt::format("{} guess{}{}\n", s.guesses, s.guesses == 1 ? "" : "es",
-                     s.solved ? ", solved" : ", not solved");
+  for (const auto& d : s.answer.decoys) r.decoys.push_back({d.name, d.value, false});
+  if (s.measured.stages.size() >= 2)
+    r.effect = report::measure_effect(s.measured.stages.back(), s.measured.stages.front());
+  r.guesses = s.guesses;
+  r.solved = s.solved;
+  return r;
 }
 
 scenario::Scenario mystery_scenario(const MysteryAnswer& answer) {

@@ -12,9 +12,11 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "knobs/catalog.h"
+#include "report/workshop.h"
 #include "results/model.h"
 #include "stage/run.h"
 
@@ -53,8 +55,12 @@ std::string redact(const std::string& text, const knobs::Catalog& catalog,
                    const MysteryAnswer& answer);
 
 // The clues: the symptom with its interval, the evidence that moved, the server log lines of
-// the measured window (only lines a DBA would read; settings changes left out). Redacted.
-void render_clues(const MysteryState& state, const knobs::Catalog& catalog, std::ostream& out);
+// the measured window (only lines a DBA would read; settings changes left out), not redacted.
+report::MysteryClues mystery_clues(const MysteryState& state);
+// The clues in a format of the registry ("console", "md", "json"), redacted: what a
+// participant sees.
+std::string clues_text(const MysteryState& state, const knobs::Catalog& catalog,
+                       std::string_view format);
 
 // Scores a guess by precision and recall, so that naming every knob (a shotgun) loses:
 // recall is the share of the key knobs named, precision the share of the names that are part
@@ -73,7 +79,7 @@ struct GuessScore {
 GuessScore score_guess(const MysteryAnswer& answer, const std::vector<std::string>& guess);
 
 // The reveal: the answer, the decoys, the effect with its interval.
-void render_mystery_reveal(const MysteryState& state, std::ostream& out);
+report::MysteryReveal mystery_reveal(const MysteryState& state);
 
 // The scenario a mystery is measured with: a small write-heavy workload whose symptoms show
 // within seconds on 2 cores; one stage, "mystery", after the baseline.

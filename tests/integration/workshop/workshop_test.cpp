@@ -159,6 +159,14 @@ TEST(Lesson, AnswersFileEndToEndRevealsPredictionsNextToTheMeasuredEffect) {
   EXPECT_NE(reveal.find("mean latency"), std::string::npos) << reveal;  // Little's law check
   EXPECT_NE(reveal.find("rows seq-read"), std::string::npos) << reveal;
   EXPECT_TRUE(fs::exists(dir / "out" / "report.json"));
+  // The reveal is in the results folder too, with the same figure the terminal showed.
+  const auto reveal_doc = nlohmann::json::parse(read_file(dir / "out" / "reveal.json"));
+  EXPECT_EQ(reveal_doc.at("stage"), "no-index");
+  EXPECT_NE(reveal.find(reveal_doc.at("effect").at("text").get<std::string>()), std::string::npos)
+      << reveal_doc.dump(2) << "\n"
+      << reveal;
+  EXPECT_EQ(reveal_doc.at("predictions").size(), 5u) << reveal_doc.dump(2);
+  EXPECT_TRUE(fs::exists(dir / "out" / "reveal.md"));
   EXPECT_EQ(snapshot(), before);
 }
 
@@ -206,6 +214,18 @@ TEST(Mystery, StartCluesGuessRevealNeverShowsTheAnswerAndRestoresByteForByte) {
   EXPECT_NE(clues.output.find("do no harm"), std::string::npos)
       << clues.output;  // decoys from difficulty 2
   expect_no_secret("clues", clues.output);
+  // Every format of the clues passes through the same redaction; the JSON stays JSON.
+  const Finished clues_md = run_pgslow(args({"mystery", "clues", "--format", "md"}));
+  ASSERT_EQ(clues_md.exit_code, 0) << clues_md.output;
+  EXPECT_NE(clues_md.output.find("## What moved most"), std::string::npos) << clues_md.output;
+  expect_no_secret("clues as Markdown", clues_md.output);
+  const Finished clues_json = run_pgslow(args({"mystery", "clues", "--format", "json"}));
+  ASSERT_EQ(clues_json.exit_code, 0) << clues_json.output;
+  expect_no_secret("clues as JSON", clues_json.output);
+  const auto clue_doc = nlohmann::json::parse(clues_json.output);
+  EXPECT_EQ(clue_doc.at("difficulty"), 2);
+  EXPECT_TRUE(clue_doc.at("decoys").get<bool>());
+  EXPECT_TRUE(clue_doc.at("effect").at("known").get<bool>());
 
   std::string wrong = "work_mem";
   for (const std::string candidate : {"work_mem", "jit", "bgwriter_delay"}) {

@@ -67,6 +67,34 @@ TEST(Golden, CheckData) {
   check_every_format("check_data", testing::sample_check_data());
 }
 
+TEST(Golden, KnobDetail) {
+  check_every_format("knob_detail", testing::sample_knob_detail());
+}
+
+TEST(Golden, PresetList) {
+  check_every_format("preset_list", testing::sample_preset_list());
+}
+
+TEST(Golden, PresetDetail) {
+  check_every_format("preset_detail", testing::sample_preset_detail());
+}
+
+TEST(Golden, LessonReveal) {
+  check_every_format("reveal", testing::sample_reveal());
+}
+
+TEST(Golden, LessonList) {
+  check_every_format("lesson_list", testing::sample_lesson_list());
+}
+
+TEST(Golden, MysteryClues) {
+  check_every_format("clues", testing::sample_clues());
+}
+
+TEST(Golden, MysteryReveal) {
+  check_every_format("mystery_reveal", testing::sample_mystery_reveal());
+}
+
 TEST(Console, FitsOneHundredColumns) {
   std::istringstream in(rendered(testing::sample_run(), "console"));
   std::string line;

@@ -11,6 +11,7 @@
 #include "report/cliff.h"
 #include "report/knob_list.h"
 #include "report/plan.h"
+#include "report/registry.h"
 #include "report/versions.h"
 #include "tests/unit/report/sample_run.h"
 
@@ -262,6 +263,135 @@ inline KnobList sample_knob_list() {
        LiveKnob{"128MB", "yes", "restart"}},
       {"io_combine_limit", "cache", 17, "128kB", {"8kB"}, LiveKnob{"-", "no (needs 17)", "-"}}};
   return l;
+}
+
+// `knobs show shared_buffers` against a PostgreSQL 15 server.
+inline KnobDetail sample_knob_detail() {
+  KnobDetail k;
+  k.name = "shared_buffers";
+  k.category = "cache";
+  k.versions = "8 and later";
+  k.why = "The server's own page cache. Too small and reads go to the OS page cache or disk.";
+  k.healthy = "25% of RAM";
+  k.slow = {"8MB", "2MB", "128kB"};
+  k.watch = {"hit_ratio", "read_syscalls"};
+  k.minimum = {{15, "128kB"}};
+  k.docs = "https://www.postgresql.org/docs/current/runtime-config-resource.html";
+  k.pitfalls = {"needs a restart", "huge values slow down DROP TABLE"};
+  k.server = "managed cluster in /tmp/pgslow/cluster (port 5432)";
+  k.server_major = 15;
+  LiveSetting live;
+  live.current = "128MB";
+  live.setting = "16384";
+  live.unit = "8kB";
+  live.min = "128kB  (16 x 8kB)";
+  live.max = "8TB  (1073741823 x 8kB)";
+  live.type = "integer";
+  live.context = "postmaster";
+  live.applies_by = "restart";
+  live.source = "configuration file";
+  live.default_value = "16384";
+  k.live = live;
+  return k;
+}
+
+inline PresetList sample_preset_list() {
+  PresetList l;
+  l.presets = {{"default", 0, "Changes nothing: the server as found."},
+               {"tiny-cache", 1, "A 2MB buffer cache (256 pages). Misses go to the page cache."}};
+  return l;
+}
+
+// `presets show tiny-cache` against a PostgreSQL 15 server, with one warning.
+inline PresetDetail sample_preset_detail() {
+  PresetDetail p;
+  p.name = "tiny-cache";
+  p.description = "A 2MB buffer cache (256 pages).";
+  p.includes = {"default"};
+  p.settings = {{"shared_buffers", "2MB", "cache", 8}};
+  p.server = "managed cluster in /tmp/pgslow/cluster (port 5432)";
+  p.server_major = 15;
+  p.checks = {{"shared_buffers", "2MB", "ok", "restart; warning: below 16MB"}};
+  p.problem_count = "0 errors, 1 warning";
+  p.problems = {"presets.yaml:12: warning: shared_buffers: below 16MB"};
+  return p;
+}
+
+// An effect measured as -40% with its interval.
+inline Effect sample_effect() {
+  Effect e;
+  e.known = true;
+  e.ratio = 0.6;
+  e.interval.ratio = 0.6;
+  e.interval.low = 0.51;
+  e.interval.high = 0.71;
+  e.interval.df = 8;
+  e.interval.known = true;
+  e.verdict = Verdict::kSlower;
+  e.transactions = 344273;
+  e.reference_transactions = 1150186;
+  return e;
+}
+
+inline Reveal sample_reveal() {
+  Reveal r;
+  r.lesson = "cache-machine";
+  r.reference_stage = "baseline";
+  r.stage = "cache-8mb-136mb";
+  r.effect = sample_effect();
+  LatencyCheck a;
+  a.mean_us = 132.8;
+  a.p50_us = 120;
+  a.p99_us = 410;
+  a.tps = 30119;
+  a.clients = 4;
+  a.littles_law_us = 132.8;
+  LatencyCheck b = a;
+  b.mean_us = 250.8;
+  b.p99_us = 1900;
+  b.tps = 15950;
+  b.littles_law_us = 250.8;
+  r.latency = {{"baseline", a}, {"cache-8mb-136mb", b}};
+  r.predictions = {{"ana", "slower", "-50%", "right direction, within 2x"},
+                   {"bo | the \"room\"", "slower", "10x slower", "right direction, 6.7x off"}};
+  r.evidence = {{"hit ratio", "95.7%", "55.4%"}, {"backend time in IO:DataFileRead", "13%", "30%"}};
+  r.gap = "The data no longer fits the machine: misses go to the disk.";
+  return r;
+}
+
+inline LessonList sample_lesson_list() {
+  LessonList l;
+  l.lessons = {{"cache-machine", 6, "A small cache in a small machine"},
+               {"little", 0, "Little's law"}};
+  return l;
+}
+
+inline MysteryClues sample_clues() {
+  MysteryClues c;
+  c.difficulty = 2;
+  c.effect = sample_effect();
+  c.before.mean_us = 1200;
+  c.before.p99_us = 4100;
+  c.now.mean_us = 2000;
+  c.now.p99_us = 9800;
+  c.evidence = {{"WAL bytes per transaction", "1.2 kB", "9.8 kB"}};
+  c.waits = {{"LWLock:WALWrite", "2%", "41%"}, {"CPU", "70%", "40%"}};
+  c.log_lines = {"LOG:  checkpoint starting: wal",
+                 "LOG:  checkpoints are occurring too frequently"};
+  c.log_lines_total = 14;
+  c.decoys = true;
+  return c;
+}
+
+inline MysteryReveal sample_mystery_reveal() {
+  MysteryReveal r;
+  r.answer = "the wal-hell preset";
+  r.culprits = {{"commit_delay", "10000", true}, {"wal_sync_method", "open_dsync", false}};
+  r.decoys = {{"work_mem", "8MB", false}};
+  r.effect = sample_effect();
+  r.guesses = 3;
+  r.solved = true;
+  return r;
 }
 
 }  // namespace pgslow::report::testing
