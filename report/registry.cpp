@@ -247,6 +247,23 @@ std::span<const Renderer<MysteryReveal>> renderers() {
 }
 
 template <>
+std::span<const Renderer<FixResult>> renderers() {
+  static constexpr Renderer<FixResult> table[] = {{"console", "txt", render_fix_console},
+                                                  {"md", "md", render_fix_markdown},
+                                                  {"json", "json", json_file<fix_to_json>}};
+  return table;
+}
+
+template <>
+std::span<const Renderer<FixScoreboard>> renderers() {
+  static constexpr Renderer<FixScoreboard> table[] = {
+      {"console", "txt", render_scoreboard_console},
+      {"md", "md", render_scoreboard_markdown},
+      {"json", "json", json_file<scoreboard_to_json>}};
+  return table;
+}
+
+template <>
 std::span<const Renderer<CliffResult>> renderers() {
   static constexpr Renderer<CliffResult> table[] = {{"console", "txt", render_cliff_console},
                                                     {"md", "md", render_cliff_markdown},

@@ -74,6 +74,10 @@ template <>
 std::span<const Renderer<MysteryClues>> renderers();
 template <>
 std::span<const Renderer<MysteryReveal>> renderers();
+template <>
+std::span<const Renderer<FixResult>> renderers();
+template <>
+std::span<const Renderer<FixScoreboard>> renderers();
 
 // "markdown" is taken for "md". nullptr: not a format of this result.
 template <typename Result>

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/strings.h"
 #include "report/json_schema.h"
 #include "report/text.h"
 #include "results/evidence_info.h"
@@ -32,14 +33,26 @@ static const char* verdict_word(Verdict v) {
   return "no interval";
 }
 
-// The interval's bounds and the verdict beside the ratio, and the sentence a reader sees.
+// The interval's bounds and the verdict beside the ratio, and the sentence a reader sees; read
+// back (a mystery's scoreboard keeps its fixes), the interval and the verdict return.
 static void write_effect_words(const Effect& e, Json& out) {
   if (e.interval.known) {
     out["low"] = number(e.interval.low);
     out["high"] = number(e.interval.high);
+    out["df"] = number(e.interval.df);
   }
   out["verdict"] = verdict_word(e.verdict);
   out["text"] = describe_effect(e);
+}
+static void read_effect_words(Effect& e, const Json& in, const Place& place) {
+  e.interval.known = read_field(e.interval.low, in, "low", place) &&
+                     read_field(e.interval.high, in, "high", place);
+  read_field(e.interval.df, in, "df", place);
+  e.interval.ratio = e.ratio;
+  std::string verdict;
+  read_field(verdict, in, "verdict", place);
+  for (Verdict v : {Verdict::kSlower, Verdict::kFaster, Verdict::kWithinNoise})
+    if (verdict == verdict_word(v)) e.verdict = v;
 }
 
 template <>
@@ -47,7 +60,7 @@ struct Fields<Effect> {
   using S = Effect;
   static constexpr auto list = std::tuple{
       field("known", &S::known), field("ratio", &S::ratio),
-      custom<S>(write_effect_words, written_only<S>), field("transactions", &S::transactions),
+      custom<S>(write_effect_words, read_effect_words), field("transactions", &S::transactions),
       field("reference_transactions", &S::reference_transactions)};
 };
 
@@ -137,6 +150,41 @@ struct Fields<MysteryReveal> {
   static constexpr auto list = std::tuple{
       field("answer", &S::answer), field("culprits", &S::culprits), field("decoys", &S::decoys),
       field("effect", &S::effect), field("guesses", &S::guesses),   field("solved", &S::solved)};
+};
+
+template <>
+struct Fields<Recovered> {
+  using S = Recovered;
+  static constexpr auto list = std::tuple{field("known", &S::known), field("share", &S::share),
+                                          field("low", &S::low), field("high", &S::high)};
+};
+
+template <>
+struct Fields<FixChange> {
+  using S = FixChange;
+  static constexpr auto list =
+      std::tuple{field("knob", &S::knob), field("value", &S::value), field("without", &S::without),
+                 field("share", &S::share), field("did_nothing", &S::did_nothing)};
+};
+
+template <>
+struct Fields<FixResult> {
+  using S = FixResult;
+  static constexpr auto list = std::tuple{field("who", &S::who),
+                                          field("ran", &S::ran),
+                                          field("changes", &S::changes),
+                                          field("refused", &S::refused),
+                                          field("fault", &S::fault),
+                                          field("vs_broken", &S::vs_broken),
+                                          field("vs_healthy", &S::vs_healthy),
+                                          field("recovered", &S::recovered),
+                                          field("did_nothing", &S::did_nothing)};
+};
+
+template <>
+struct Fields<FixScoreboard> {
+  using S = FixScoreboard;
+  static constexpr auto list = std::tuple{field("fixes", &S::fixes)};
 };
 
 }  // namespace json_schema
@@ -458,6 +506,177 @@ void render_mystery_reveal_markdown(const MysteryReveal& r, std::ostream& out) {
 
 nlohmann::ordered_json mystery_reveal_to_json(const MysteryReveal& reveal) {
   return json_schema::write_value(reveal);
+}
+
+Recovered recovered_share(const Effect& fix_vs_broken, const Effect& healthy_vs_broken) {
+  Recovered r;
+  const Effect& fix = fix_vs_broken;
+  const Effect& fault = healthy_vs_broken;
+  if (!fix.known || !fault.known || fix.ratio <= 0 || fault.ratio <= 0) return r;
+  if (!fault.interval.known || !fix.interval.known || fault.interval.low <= 1) return r;
+  const double d = std::log(fault.ratio);
+  const double d1 = std::log(fault.interval.low);
+  const double d2 = std::log(fault.interval.high);
+  const double n = std::log(fix.ratio);
+  const double n1 = std::log(fix.interval.low);
+  const double n2 = std::log(fix.interval.high);
+  r.known = true;
+  r.share = n / d;
+  r.low = std::min(n1 / d1, n1 / d2);
+  r.high = std::max(n2 / d1, n2 / d2);
+  return r;
+}
+
+std::string describe_recovered(const Recovered& r) {
+  if (!r.known) return "unknown (the fault was within noise)";
+  return fmt::format("{:.0f}% [{:.0f}%, {:.0f}%]", r.share * 100, r.low * 100, r.high * 100);
+}
+
+FixScoreboard rank_fixes(std::vector<FixResult> fixes) {
+  std::vector<FixResult> ranked;
+  std::vector<FixResult> unranked;
+  for (FixResult& f : fixes) (f.ran && f.recovered.known ? ranked : unranked).push_back(f);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const FixResult& a, const FixResult& b) {
+    return a.recovered.share > b.recovered.share;
+  });
+  // Tiers: a fix whose interval reaches the tier's best one's is as good as it, as far as the
+  // measurement can tell; within a tier fewer knobs rank first.
+  FixScoreboard board;
+  for (std::size_t i = 0; i < ranked.size();) {
+    std::size_t j = i + 1;
+    while (j < ranked.size() && ranked[j].recovered.high >= ranked[i].recovered.low) ++j;
+    std::stable_sort(
+        ranked.begin() + static_cast<std::ptrdiff_t>(i),
+        ranked.begin() + static_cast<std::ptrdiff_t>(j),
+        [](const FixResult& a, const FixResult& b) { return a.changes.size() < b.changes.size(); });
+    i = j;
+  }
+  board.fixes = std::move(ranked);
+  for (FixResult& f : unranked) board.fixes.push_back(std::move(f));
+  return board;
+}
+
+namespace {
+
+std::string settings_text(const std::vector<FixChange>& changes) {
+  std::vector<std::string> parts;
+  for (const FixChange& c : changes) parts.push_back(c.knob + "=" + c.value);
+  return join(parts, " ");
+}
+
+std::string fix_summary(const FixResult& f) {
+  if (!f.ran) return "not run: every change was refused";
+  std::string text = "recovered " + describe_recovered(f.recovered);
+  const std::size_t n = f.changes.size();
+  if (n > 1) {
+    text += f.did_nothing == 0
+                ? fmt::format("; each of its {} changes counted", n)
+                : fmt::format("; {} of its {} changes did nothing", f.did_nothing, n);
+  }
+  return text;
+}
+
+// An effect in a table cell: the ratio and its interval, without the transaction counts.
+std::string effect_cell(const Effect& e) {
+  if (!e.known || e.ratio <= 0) return "-";
+  if (e.verdict == Verdict::kWithinNoise) return format_verdict(e.interval);
+  return describe_ratio(e.ratio) + " (" + format_interval(e.interval) + ")";
+}
+
+// The three comparisons a fix is judged by, with their transaction counts.
+TextTable comparisons_table(const FixResult& f) {
+  TextTable t;
+  t.header = {"throughput", "change, 95% interval", "transactions"};
+  t.right = {false, false, true};
+  auto row = [&](const char* what, const Effect& e) {
+    t.rows.push_back({what, effect_cell(e),
+                      fmt::format("{} vs {}", format_count(e.transactions),
+                                  format_count(e.reference_transactions))});
+  };
+  row("healthy vs broken (the fault)", f.fault);
+  row("the fix vs broken", f.vs_broken);
+  row("the fix vs healthy", f.vs_healthy);
+  return t;
+}
+
+TextTable changes_table(const FixResult& f) {
+  TextTable t;
+  t.header = {"change", "the fix against the fix without it", "its part of the recovery", ""};
+  t.right = {false, false, true, false};
+  for (const FixChange& c : f.changes) {
+    t.rows.push_back({c.knob + "=" + c.value, effect_cell(c.without),
+                      c.share.known ? fmt::format("{:.0f}%", c.share.share * 100) : "-",
+                      c.did_nothing ? "did nothing" : ""});
+  }
+  return t;
+}
+
+TextTable scoreboard_table(const FixScoreboard& b) {
+  TextTable t;
+  t.header = {"rank", "who", "recovered", "95% interval", "knobs", "did nothing", "fix"};
+  t.right = {true, false, true, false, true, true, false};
+  std::size_t rank = 0;
+  for (const FixResult& f : b.fixes) {
+    const bool ranked = f.ran && f.recovered.known;
+    t.rows.push_back(
+        {ranked ? std::to_string(++rank) : "-", f.who.empty() ? "-" : f.who,
+         ranked ? fmt::format("{:.0f}%", f.recovered.share * 100) : "-",
+         ranked ? fmt::format("[{:.0f}%, {:.0f}%]", f.recovered.low * 100, f.recovered.high * 100)
+                : (f.ran ? "fault within noise" : "not run"),
+         std::to_string(f.changes.size()), std::to_string(f.did_nothing),
+         settings_text(f.changes)});
+  }
+  return t;
+}
+
+constexpr const char* kRankingRule =
+    "Ranked by recovered performance (fixes within each other's intervals count as equal), then "
+    "by how few knobs they touch.";
+
+}  // namespace
+
+void render_fix_console(const FixResult& f, std::ostream& out) {
+  out << "FIX" << (f.who.empty() ? "" : " by " + f.who) << ": " << settings_text(f.changes) << "\n";
+  if (f.ran) {
+    out << comparisons_table(f).render("  ");
+    if (f.changes.size() > 1) out << "\n" << changes_table(f).render("  ");
+  }
+  for (const std::string& r : f.refused) out << "  refused, not run: " << r << "\n";
+  out << "Your fix " << fix_summary(f) << ".\n";
+}
+
+void render_fix_markdown(const FixResult& f, std::ostream& out) {
+  out << "# Fix" << (f.who.empty() ? "" : " by " + markdown_text(f.who)) << ": `"
+      << markdown_text(settings_text(f.changes)) << "`\n\n";
+  if (f.ran) {
+    out << markdown_table(comparisons_table(f)) << "\n";
+    if (f.changes.size() > 1) out << markdown_table(changes_table(f)) << "\n";
+  }
+  for (const std::string& r : f.refused) out << "- Refused, not run: " << markdown_text(r) << "\n";
+  if (!f.refused.empty()) out << "\n";
+  out << "The fix " << markdown_text(fix_summary(f)) << ".\n";
+}
+
+nlohmann::ordered_json fix_to_json(const FixResult& fix) {
+  return json_schema::write_value(fix);
+}
+
+FixResult fix_from_json(const nlohmann::ordered_json& json, const std::string& source) {
+  FixResult fix;
+  json_schema::read(fix, json, json_schema::Place{source, ""});
+  return fix;
+}
+
+void render_scoreboard_console(const FixScoreboard& b, std::ostream& out) {
+  out << "SCOREBOARD\n" << scoreboard_table(b).render("  ") << kRankingRule << "\n";
+}
+
+void render_scoreboard_markdown(const FixScoreboard& b, std::ostream& out) {
+  out << "# The fixes\n\n" << markdown_table(scoreboard_table(b)) << "\n" << kRankingRule << "\n";
+}
+
+nlohmann::ordered_json scoreboard_to_json(const FixScoreboard& board) {
+  return json_schema::write_value(board);
 }
 
 }  // namespace pgslow::report

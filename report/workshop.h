@@ -129,6 +129,61 @@ void render_mystery_reveal_console(const MysteryReveal& reveal, std::ostream& ou
 void render_mystery_reveal_markdown(const MysteryReveal& reveal, std::ostream& out);
 nlohmann::ordered_json mystery_reveal_to_json(const MysteryReveal& reveal);
 
+// How much of the lost performance a fix recovers, on the log scale of throughput:
+// log(fix / broken) / log(healthy / broken). 1 is all of it, 0 nothing, above 1 more than the
+// healthy server had. Its bounds come from both effects' 95% intervals taken together
+// (conservative: each bound pairs the extremes of the two).
+struct Recovered {
+  bool known = false;  // false: the fault itself was within noise in this measurement
+  double share = 0;
+  double low = 0;
+  double high = 0;
+};
+// The share of `fix_vs_broken` in the fault `healthy_vs_broken`.
+Recovered recovered_share(const Effect& fix_vs_broken, const Effect& healthy_vs_broken);
+// "94% [81%, 107%]"; "unknown (the fault was within noise)".
+std::string describe_recovered(const Recovered& r);
+
+// One change of a fix with more than one: the fix against the fix without it (leave one out),
+// so a change that only helps together with another is not called useless.
+struct FixChange {
+  std::string knob;
+  std::string value;
+  Effect without;            // the whole fix against the fix without this change
+  Recovered share;           // this change's part of the recovery
+  bool did_nothing = false;  // removing it changed nothing measurable
+};
+
+// `pgslow mystery fix KNOB=VALUE...`: a fix measured against the broken configuration and the
+// healthy one, in the same session, through the same seam.
+struct FixResult {
+  std::string who;                   // --name; "" for the terminal's own
+  std::vector<FixChange> changes;    // every change run; `without` only for fixes of 2 or more
+  std::vector<std::string> refused;  // "shared_buffers=1TB: needs a restart ..." (not run)
+  Effect fault;                      // healthy against broken: what there was to recover
+  Effect vs_broken;
+  Effect vs_healthy;
+  Recovered recovered;
+  std::size_t did_nothing = 0;  // changes that did nothing
+  bool ran = false;             // false: every change was refused
+};
+void render_fix_console(const FixResult& fix, std::ostream& out);
+void render_fix_markdown(const FixResult& fix, std::ostream& out);
+nlohmann::ordered_json fix_to_json(const FixResult& fix);
+// Reads what fix_to_json wrote; `source` names it in errors (ReadError).
+FixResult fix_from_json(const nlohmann::ordered_json& json, const std::string& source);
+
+// The fixes of one mystery, ranked: by recovered performance, fixes whose recoveries are
+// within each other's intervals counted as equal, then by how few knobs they touch.
+struct FixScoreboard {
+  std::vector<FixResult> fixes;  // ranked, best first
+};
+// Ranks `fixes` (see FixScoreboard); fixes that did not run go last, in their order.
+FixScoreboard rank_fixes(std::vector<FixResult> fixes);
+void render_scoreboard_console(const FixScoreboard& board, std::ostream& out);
+void render_scoreboard_markdown(const FixScoreboard& board, std::ostream& out);
+nlohmann::ordered_json scoreboard_to_json(const FixScoreboard& board);
+
 // Evidence rows of `stage` against `reference` for the given keys (all moved keys when
 // empty), in catalog order; keys either stage lacks are left out.
 std::vector<EvidenceRow> evidence_rows(const StageResult& stage, const StageResult& reference,

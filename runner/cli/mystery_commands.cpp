@@ -109,6 +109,145 @@ void start(Context& ctx, const StartArgs& a, CLI::App* cmd, const DashboardArgs&
   linger(board.get(), dashboard);
 }
 
+struct FixArgs {
+  std::vector<std::string> changes;  // KNOB=VALUE
+  std::string name;
+  bool allow_restart = false;
+  std::optional<double> duration, warmup;
+  std::string format = "console";
+};
+
+// KNOB=VALUE arguments as settings. Only names and values: nothing here reads a file.
+std::vector<knobs::Setting> parse_fix(const std::vector<std::string>& args,
+                                      const knobs::Catalog& catalog) {
+  std::vector<knobs::Setting> out;
+  for (const std::string& arg : args) {
+    const auto eq = arg.find('=');
+    const std::string name = to_lower(trim(arg.substr(0, eq)));
+    if (eq == std::string::npos || name.empty() || trim(arg.substr(eq + 1)).empty()) {
+      throw InputError(
+          fmt::format("{}: a change is KNOB=VALUE, e.g. shared_buffers=128MB", printable(arg)));
+    }
+    if (catalog.find(name) == nullptr) {
+      auto m = closest_match(name, catalog.knob_names());
+      throw InputError(fmt::format("{}: \"{}\" is not a knob pgslow knows{}", printable(arg),
+                                   printable(name),
+                                   m ? fmt::format(" (did you mean {}?)", *m) : ""));
+    }
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const knobs::Setting& s) { return s.name == name; }))
+      throw InputError(fmt::format("{}: {} is changed twice in one fix", printable(arg), name));
+    out.push_back({name, trim(arg.substr(eq + 1)), {}});
+  }
+  return out;
+}
+
+void fix(Context& ctx, const FixArgs& a) {
+  report::check_format<report::FixResult>(a.format);
+  before_command(ctx, "mystery fix");
+  workshop::MysteryState state = require_mystery(ctx);
+  const knobs::Catalog catalog = knobs::Catalog::load_default();
+  const std::vector<knobs::Setting> proposed = parse_fix(a.changes, catalog);
+
+  scenario::Scenario sc = workshop::mystery_scenario(state.answer);
+  sc.target = managed_target(ctx);
+  std::unique_ptr<server::ServerControl> server = server::open_target(sc.target);
+  auto read_live = [&] {
+    pg::Connection conn = pg::Connection::open(server->conninfo());
+    return knobs::ServerSettings::read(conn);
+  };
+  // The names, values and verdicts do not depend on the mystery being applied right now.
+  const knobs::ServerSettings live = read_live();
+  const scenario::Plan plan = scenario::make_plan(sc, catalog, live);
+  const std::vector<knobs::Setting> broken = plan.stages.back().settings;
+
+  // What the server refuses, or a restart the room did not plan for, is reported, not run. A
+  // mystery that needed a restart itself has planned for them.
+  bool restarts_planned = a.allow_restart;
+  for (const auto& v : knobs::validate(broken, catalog, live))
+    restarts_planned = restarts_planned || v.verdict == knobs::Verdict::kRestart;
+  report::FixResult result;
+  std::vector<knobs::Setting> accepted;
+  const auto verdicts = knobs::validate(workshop::overlay(broken, proposed), catalog, live);
+  for (const knobs::Setting& p : proposed) {
+    auto v = std::find_if(verdicts.begin(), verdicts.end(), [&](const knobs::SettingVerdict& x) {
+      return iequals(x.setting.name, p.name);
+    });
+    const std::string change = p.name + "=" + p.value;
+    if (v == verdicts.end() || v->verdict == knobs::Verdict::kError ||
+        v->verdict == knobs::Verdict::kSkipped) {
+      result.refused.push_back(
+          fmt::format("{}: the server refuses it ({})", change,
+                      v == verdicts.end() ? "not validated" : printable(v->reason)));
+    } else if (v->verdict == knobs::Verdict::kRestart && !restarts_planned) {
+      result.refused.push_back(fmt::format(
+          "{}: needs a server restart the room did not plan for (--allow-restart runs it)",
+          change));
+    } else {
+      accepted.push_back(p);
+    }
+  }
+
+  if (accepted.empty()) {
+    for (const knobs::Setting& p : proposed)
+      result.changes.push_back({p.name, p.value, {}, {}, false});
+  } else {
+    // The lab measures every configuration on top of the original: the kept mystery comes off
+    // first and goes back on at the end (a kill in between leaves the original, as `recover`
+    // would).
+    if (apply::WorkdirJournal wj = apply::inspect_journal(ctx.workdir); wj.journal) {
+      apply::InterruptGuard guard;
+      apply::restore_from_journal(ctx.workdir, *wj.journal, sc.target);
+    }
+    stage::RunOptions options;
+    options.target = sc.target;
+    options.duration_s = a.duration;
+    options.warmup_s = a.warmup;
+    ConsoleProgress progress;
+    progress.note(fmt::format(
+        "pgslow mystery fix: measuring the healthy and the broken server, then the fix{}",
+        accepted.size() > 1 ? " and the fix without each of its changes" : ""));
+    workshop::Lab lab(*server, catalog, ctx.workdir, sc, options, progress, /*hidden=*/true);
+    auto measure = [&](const std::string& name, std::vector<knobs::Setting> settings) {
+      scenario::PlannedStage st = plan.stages.back();
+      st.name = name;
+      st.changes.clear();
+      st.settings = std::move(settings);
+      results::StageResult r = lab.measure(st);
+      apply::InterruptGuard::throw_if_interrupted();
+      if (!r.error.empty()) {
+        lab.keep(broken, "mystery");
+        throw RuntimeError(
+            fmt::format("the {} stage could not be measured ({}); the mystery is applied again",
+                        name, printable(r.error)));
+      }
+      return r;
+    };
+    const results::StageResult healthy = measure("healthy", {});
+    const results::StageResult broken_run = measure("broken", broken);
+    const results::StageResult fixed = measure("fix", workshop::overlay(broken, accepted));
+    std::vector<results::StageResult> without;
+    for (std::size_t i = 0; accepted.size() > 1 && i < accepted.size(); ++i) {
+      std::vector<knobs::Setting> rest = accepted;
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+      without.push_back(
+          measure(fmt::format("without change {}", i + 1), workshop::overlay(broken, rest)));
+    }
+    lab.keep(broken, "mystery");
+    std::vector<std::string> refused = std::move(result.refused);
+    result = workshop::score_fix(accepted, healthy, broken_run, fixed, without);
+    result.refused = std::move(refused);
+  }
+  result.who = a.name;
+  state.fixes.push_back(result);
+  workshop::save_mystery(ctx.workdir, state);
+  report::render(result, a.format, std::cout);
+  if (a.format == "console") {
+    std::cout << "\n";
+    report::render(report::rank_fixes(state.fixes), "console", std::cout);
+  }
+}
+
 void reveal(Context& ctx, const std::string& format) {
   report::check_format<report::MysteryReveal>(format);
   before_command(ctx, "mystery reveal");
@@ -186,6 +325,31 @@ void add_mystery_commands(CLI::App& app, Context& ctx) {
       std::cout << g.text << "\n";
       if (g.solved)
         std::cout << "`pgslow mystery reveal` shows the whole answer and restores the server.\n";
+    });
+  }
+  {
+    auto* cmd = group->add_subcommand(
+        "fix",
+        "measure a proposed fix against the broken and the healthy server, and score it by the "
+        "share of the lost performance it recovers");
+    auto a = std::make_shared<FixArgs>();
+    cmd->add_option("change", a->changes, "KNOB=VALUE, one or more")->required();
+    cmd->add_option("--name", a->name, "who proposes it (the scoreboard's column)");
+    cmd->add_flag("--allow-restart", a->allow_restart,
+                  "run a fix that needs a server restart when the mystery itself needed none");
+    cmd->add_option("--duration", a->duration, "seconds per measured run (default 15)");
+    cmd->add_option("--warmup", a->warmup, "warm-up seconds (default 3)");
+    cmd->add_option("--format,-f", a->format, "console | md | json (default: console)");
+    cmd->callback([&ctx, a] { fix(ctx, *a); });
+  }
+  {
+    auto* cmd = group->add_subcommand("scoreboard", "the fixes proposed so far, ranked");
+    auto format = std::make_shared<std::string>("console");
+    cmd->add_option("--format,-f", *format, "console | md | json (default: console)");
+    cmd->callback([&ctx, format] {
+      report::check_format<report::FixScoreboard>(*format);
+      before_command(ctx, "mystery scoreboard");
+      report::render(report::rank_fixes(require_mystery(ctx).fixes), *format, std::cout);
     });
   }
   {

@@ -232,6 +232,10 @@ void save_mystery(const fs::path& workdir, const MysteryState& s) {
                   {"key", s.answer.key},
                   {"decoys", settings_json(s.answer.decoys)}}},
                 {"measured", report::to_json(s.measured)}};
+  json fixes = json::array();
+  for (const report::FixResult& f : s.fixes)
+    fixes.push_back(json::parse(report::fix_to_json(f).dump()));
+  inner["fixes"] = std::move(fixes);
   json out = {{"format", "pgslow-mystery"},
               {"note", "the answer is sealed: `pgslow mystery reveal` names it"},
               {"sealed", apply::seal(inner.dump())}};
@@ -257,6 +261,12 @@ std::optional<MysteryState> load_mystery(const fs::path& workdir) {
     s.answer.key = a.at("key").get<std::vector<std::string>>();
     s.answer.decoys = settings_from(a.at("decoys"));
     s.measured = report::read_json(in.at("measured").get<std::string>(), path.string());
+    if (auto f = in.find("fixes"); f != in.end()) {  // a mystery started before fixes had none
+      for (const json& fix : *f) {
+        s.fixes.push_back(
+            report::fix_from_json(nlohmann::ordered_json::parse(fix.dump()), path.string()));
+      }
+    }
     return s;
   } catch (const std::exception& e) {
     throw RuntimeError(
@@ -387,6 +397,61 @@ report::MysteryReveal mystery_reveal(const MysteryState& s) {
   r.guesses = s.guesses;
   r.solved = s.solved;
   return r;
+}
+
+namespace {
+
+// A change did nothing when the fix is not measurably faster with it, or when its whole
+// interval recovers less than a tenth of the loss: single runs of a few seconds drift by more
+// than their own intervals say, and a tenth is what a room can tell apart.
+constexpr double kNegligibleShare = 0.10;
+bool negligible(const report::Effect& with_it, const report::Recovered& share) {
+  return with_it.verdict != results::Verdict::kFaster ||
+         (share.known && share.high < kNegligibleShare);
+}
+
+}  // namespace
+
+report::FixResult score_fix(const std::vector<knobs::Setting>& changes,
+                            const results::StageResult& healthy, const results::StageResult& broken,
+                            const results::StageResult& fix,
+                            const std::vector<results::StageResult>& without) {
+  report::FixResult r;
+  r.ran = true;
+  r.fault = report::measure_effect(healthy, broken);
+  r.vs_broken = report::measure_effect(fix, broken);
+  r.vs_healthy = report::measure_effect(fix, healthy);
+  r.recovered = report::recovered_share(r.vs_broken, r.fault);
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    report::FixChange c;
+    c.knob = changes[i].name;
+    c.value = changes[i].value;
+    if (changes.size() > 1 && i < without.size()) {
+      c.without = report::measure_effect(fix, without[i]);
+      c.share = report::recovered_share(c.without, r.fault);
+      c.did_nothing = negligible(c.without, c.share);
+    } else {
+      c.share = r.recovered;
+      c.did_nothing = negligible(r.vs_broken, c.share);
+    }
+    r.did_nothing += c.did_nothing ? 1 : 0;
+    r.changes.push_back(std::move(c));
+  }
+  return r;
+}
+
+std::vector<knobs::Setting> overlay(std::vector<knobs::Setting> base,
+                                    const std::vector<knobs::Setting>& changes) {
+  for (const knobs::Setting& c : changes) {
+    auto it = std::find_if(base.begin(), base.end(),
+                           [&](const knobs::Setting& s) { return iequals(s.name, c.name); });
+    if (it != base.end()) {
+      it->value = c.value;
+    } else {
+      base.push_back(c);
+    }
+  }
+  return base;
 }
 
 scenario::Scenario mystery_scenario(const MysteryAnswer& answer) {

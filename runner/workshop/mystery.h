@@ -40,7 +40,8 @@ struct MysteryState {
   MysteryAnswer answer;
   int guesses = 0;
   bool solved = false;
-  results::Run measured;  // stages "baseline" (the server as found) and "mystery"
+  results::Run measured;                 // stages "baseline" (the server as found) and "mystery"
+  std::vector<report::FixResult> fixes;  // `pgslow mystery fix`, in the order proposed
 };
 
 std::filesystem::path mystery_path(const std::filesystem::path& workdir);
@@ -80,6 +81,22 @@ GuessScore score_guess(const MysteryAnswer& answer, const std::vector<std::strin
 
 // The reveal: the answer, the decoys, the effect with its interval.
 report::MysteryReveal mystery_reveal(const MysteryState& state);
+
+// `pgslow mystery fix`: the fix's figures from its measured stages, all of one session: the
+// healthy configuration (the server as found), the broken one (the mystery), the broken one
+// with the fix, and for a fix of two or more changes the fix without each change, in the order
+// of `changes`. A change did nothing when the fix is not measurably faster with it than
+// without it (for a one-change fix: than the broken server), or when its whole interval
+// recovers less than a tenth of the loss.
+report::FixResult score_fix(const std::vector<knobs::Setting>& changes,
+                            const results::StageResult& healthy, const results::StageResult& broken,
+                            const results::StageResult& fix,
+                            const std::vector<results::StageResult>& without);
+
+// The configuration `base` with `changes` laid over it: a change replaces the setting of the
+// same name, or comes after the others.
+std::vector<knobs::Setting> overlay(std::vector<knobs::Setting> base,
+                                    const std::vector<knobs::Setting>& changes);
 
 // The scenario a mystery is measured with: a small write-heavy workload whose symptoms show
 // within seconds on 2 cores; one stage, "mystery", after the baseline.

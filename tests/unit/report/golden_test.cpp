@@ -95,6 +95,14 @@ TEST(Golden, MysteryReveal) {
   check_every_format("mystery_reveal", testing::sample_mystery_reveal());
 }
 
+TEST(Golden, MysteryFix) {
+  check_every_format("fix", testing::sample_fix());
+}
+
+TEST(Golden, MysteryScoreboard) {
+  check_every_format("scoreboard", testing::sample_scoreboard());
+}
+
 TEST(Console, FitsOneHundredColumns) {
   std::istringstream in(rendered(testing::sample_run(), "console"));
   std::string line;

@@ -394,4 +394,44 @@ inline MysteryReveal sample_mystery_reveal() {
   return r;
 }
 
+// A fix of three changes, one of which did nothing, with one change refused.
+inline FixResult sample_fix() {
+  FixResult f;
+  f.who = "ana";
+  f.ran = true;
+  f.fault = sample_effect();
+  f.fault.ratio = 4.0;
+  f.fault.interval = {4.0, 3.5, 4.6, 8, 0.95, true};
+  f.fault.verdict = Verdict::kFaster;
+  f.vs_broken = f.fault;
+  f.vs_broken.ratio = 3.8;
+  f.vs_broken.interval = {3.8, 3.3, 4.4, 8, 0.95, true};
+  f.vs_healthy = sample_effect();
+  f.vs_healthy.ratio = 0.97;
+  f.vs_healthy.interval = {0.97, 0.9, 1.05, 8, 0.95, true};
+  f.vs_healthy.verdict = Verdict::kWithinNoise;
+  f.recovered = {true, 0.96, 0.78, 1.18};
+  FixChange a{"enable_indexscan", "on", f.vs_broken, {true, 0.96, 0.78, 1.18}, false};
+  FixChange b{"work_mem", "64MB", f.vs_healthy, {true, 0.02, -0.05, 0.08}, true};
+  f.changes = {a, b};
+  f.did_nothing = 1;
+  f.refused = {
+      "shared_buffers=1TB: needs a server restart the room did not plan for "
+      "(--allow-restart runs it)"};
+  return f;
+}
+
+inline FixScoreboard sample_scoreboard() {
+  FixResult partial = sample_fix();
+  partial.who = "bo";
+  partial.changes.resize(1);
+  partial.did_nothing = 0;
+  partial.recovered = {true, 0.42, 0.3, 0.55};
+  FixResult refused;
+  refused.who = "cy";
+  refused.changes = {{"shared_buffers", "1TB", {}, {}, false}};
+  refused.refused = {"shared_buffers=1TB: the server refuses it"};
+  return rank_fixes({partial, refused, sample_fix()});
+}
+
 }  // namespace pgslow::report::testing

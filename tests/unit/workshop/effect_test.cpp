@@ -3,27 +3,14 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "report/workshop.h"
 #include "results/summary.h"
+#include "tests/unit/workshop/simulated_stage.h"
 
 namespace pgslow::report {
 namespace {
 
-StageResult stage(double tps, double noise, int seconds, std::uint64_t seed, int clients = 8) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> n(0, noise);
-  Measurement m;
-  for (int i = 0; i < seconds; ++i) m.tps_per_second.push_back(tps + n(rng));
-  m.tps = tps;
-  m.committed = static_cast<std::uint64_t>(tps * seconds);
-  m.latency.mean_us = clients / tps * 1e6;
-  StageResult s;
-  s.load.clients = clients;
-  s.repeats.push_back(m);
-  return s;
-}
+using testing::stage;
 
 TEST(Effect, ASlowdownHasAnIntervalAroundItsRatio) {
   const Effect e = measure_effect(stage(1000, 30, 30, 1), stage(4000, 100, 30, 2));
