@@ -264,6 +264,14 @@ std::span<const Renderer<FixScoreboard>> renderers() {
 }
 
 template <>
+std::span<const Renderer<SessionRecord>> renderers() {
+  static constexpr Renderer<SessionRecord> table[] = {{"console", "txt", render_record_console},
+                                                      {"md", "md", render_record_markdown},
+                                                      {"json", "json", json_file<record_to_json>}};
+  return table;
+}
+
+template <>
 std::span<const Renderer<CliffResult>> renderers() {
   static constexpr Renderer<CliffResult> table[] = {{"console", "txt", render_cliff_console},
                                                     {"md", "md", render_cliff_markdown},
@@ -308,6 +316,10 @@ void write_versions(const VersionRuns& runs, const std::filesystem::path& dir) {
 
 void write_reveal(const Reveal& reveal, const std::filesystem::path& dir) {
   write_every_file(reveal, dir, "reveal");
+}
+
+void write_record(const SessionRecord& record, const std::filesystem::path& dir) {
+  write_every_file(record, dir, "record");
 }
 
 void unknown_format(std::string_view format, const std::vector<std::string>& known) {

@@ -78,6 +78,8 @@ template <>
 std::span<const Renderer<FixResult>> renderers();
 template <>
 std::span<const Renderer<FixScoreboard>> renderers();
+template <>
+std::span<const Renderer<SessionRecord>> renderers();
 
 // "markdown" is taken for "md". nullptr: not a format of this result.
 template <typename Result>
@@ -121,9 +123,10 @@ std::string rendered(const Result& result, std::string_view format) {
 
 // A results folder: every file format the registry has for the result (the console's text
 // goes to the terminal). A run's folder also gets one server log excerpt per stage in logs/.
-void write_results(const Run& run, const std::filesystem::path& dir);            // report.md, ...
-void write_versions(const VersionRuns& runs, const std::filesystem::path& dir);  // versions.md
-void write_reveal(const Reveal& reveal, const std::filesystem::path& dir);       // reveal.md
+void write_results(const Run& run, const std::filesystem::path& dir);              // report.md, ...
+void write_versions(const VersionRuns& runs, const std::filesystem::path& dir);    // versions.md
+void write_reveal(const Reveal& reveal, const std::filesystem::path& dir);         // reveal.md
+void write_record(const SessionRecord& record, const std::filesystem::path& dir);  // record.md
 
 // One run: aligned plain text for a terminal (fits 100 columns); Markdown; every number of the
 // run (docs/report-schema.md, read back by read_json); one CSV row per stage (RFC 4180); one

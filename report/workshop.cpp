@@ -76,9 +76,11 @@ struct Fields<LatencyCheck> {
 template <>
 struct Fields<PredictionRow> {
   using S = PredictionRow;
+  static constexpr auto quantified = [](const S& p) { return p.predicted_ratio > 0; };
   static constexpr auto list =
       std::tuple{field("participant", &S::participant), field("question", &S::question),
-                 field("answer", &S::answer), field("verdict", &S::verdict)};
+                 field("answer", &S::answer), field("verdict", &S::verdict),
+                 field("predicted_ratio", &S::predicted_ratio, quantified)};
 };
 
 template <>
@@ -185,6 +187,36 @@ template <>
 struct Fields<FixScoreboard> {
   using S = FixScoreboard;
   static constexpr auto list = std::tuple{field("fixes", &S::fixes)};
+};
+
+template <>
+struct Fields<RecordedLesson> {
+  using S = RecordedLesson;
+  static constexpr auto list = std::tuple{field("lesson", &S::lesson),
+                                          field("title", &S::title),
+                                          field("recorded_at", &S::recorded_at),
+                                          field("stage", &S::stage),
+                                          field("reference_stage", &S::reference_stage),
+                                          field("effect", &S::effect),
+                                          field("predictions", &S::predictions),
+                                          field("evidence", &S::evidence),
+                                          field("calibration", &S::calibration),
+                                          field("calibrated", &S::calibrated)};
+};
+
+template <>
+struct Fields<RecordedMystery> {
+  using S = RecordedMystery;
+  static constexpr auto list =
+      std::tuple{field("recorded_at", &S::recorded_at), field("difficulty", &S::difficulty),
+                 field("answer", &S::answer), field("fixes", &S::fixes)};
+};
+
+template <>
+struct Fields<SessionRecord> {
+  using S = SessionRecord;
+  static constexpr auto list =
+      std::tuple{field("lessons", &S::lessons), field("mysteries", &S::mysteries)};
 };
 
 }  // namespace json_schema
@@ -491,8 +523,10 @@ void render_mystery_reveal_console(const MysteryReveal& r, std::ostream& out) {
                      r.solved ? ", solved" : ", not solved");
 }
 
-void render_mystery_reveal_markdown(const MysteryReveal& r, std::ostream& out) {
-  out << "# The answer: " << markdown_text(r.answer) << "\n\n";
+namespace {
+
+// The answer's table, the measured effect and the guesses, under a heading of the caller's.
+void mystery_answer_markdown(const MysteryReveal& r, std::ostream& out) {
   TextTable t;
   t.header = {"knob", "value", "role"};
   for (const auto& c : r.culprits)
@@ -502,6 +536,13 @@ void render_mystery_reveal_markdown(const MysteryReveal& r, std::ostream& out) {
   if (r.effect.known) out << "Measured: " << markdown_text(describe_effect(r.effect)) << ".\n\n";
   out << fmt::format("{} guess{}{}.\n", r.guesses, r.guesses == 1 ? "" : "es",
                      r.solved ? ", solved" : ", not solved");
+}
+
+}  // namespace
+
+void render_mystery_reveal_markdown(const MysteryReveal& r, std::ostream& out) {
+  out << "# The answer: " << markdown_text(r.answer) << "\n\n";
+  mystery_answer_markdown(r, out);
 }
 
 nlohmann::ordered_json mystery_reveal_to_json(const MysteryReveal& reveal) {
@@ -580,7 +621,9 @@ std::string fix_summary(const FixResult& f) {
 std::string effect_cell(const Effect& e) {
   if (!e.known || e.ratio <= 0) return "-";
   if (e.verdict == Verdict::kWithinNoise) return format_verdict(e.interval);
-  return describe_ratio(e.ratio) + " (" + format_interval(e.interval) + ")";
+  const std::string interval = format_interval(e.interval);  // "[-49%, -29%]" or "3.3–4.4x ..."
+  return describe_ratio(e.ratio) +
+         (interval.starts_with("[") ? " " + interval : " (" + interval + ")");
 }
 
 // The three comparisons a fix is judged by, with their transaction counts.
@@ -677,6 +720,108 @@ void render_scoreboard_markdown(const FixScoreboard& b, std::ostream& out) {
 
 nlohmann::ordered_json scoreboard_to_json(const FixScoreboard& board) {
   return json_schema::write_value(board);
+}
+
+RecordedLesson record_lesson(const Reveal& reveal, const std::string& title,
+                             const std::string& recorded_at) {
+  RecordedLesson r;
+  r.lesson = reveal.lesson;
+  r.title = title;
+  r.recorded_at = recorded_at;
+  r.stage = reveal.stage;
+  r.reference_stage = reveal.reference_stage;
+  r.effect = reveal.effect;
+  r.predictions = reveal.predictions;
+  r.evidence = reveal.evidence;
+  std::vector<double> off;
+  if (reveal.effect.known && reveal.effect.ratio > 0) {
+    for (const PredictionRow& p : reveal.predictions) {
+      if (p.predicted_ratio > 0)
+        off.push_back(std::exp(std::abs(std::log(p.predicted_ratio / reveal.effect.ratio))));
+    }
+  }
+  r.calibrated = off.size();
+  if (!off.empty()) r.calibration = median(off);
+  return r;
+}
+
+namespace {
+
+std::string calibration_text(const RecordedLesson& l) {
+  if (l.calibrated == 0) return "no effect prediction to judge";
+  return fmt::format("{}x off (median of {} prediction{})", format_number(l.calibration, 2),
+                     l.calibrated, l.calibrated == 1 ? "" : "s");
+}
+
+TextTable record_lessons_table(const SessionRecord& r) {
+  TextTable t;
+  t.header = {"lesson", "measured", "the room's predictions"};
+  for (const RecordedLesson& l : r.lessons)
+    t.rows.push_back({l.lesson, effect_cell(l.effect), calibration_text(l)});
+  return t;
+}
+
+std::string mystery_line(const RecordedMystery& m) {
+  std::string best = "no fix proposed";
+  if (!m.fixes.fixes.empty() && m.fixes.fixes.front().recovered.known) {
+    const FixResult& f = m.fixes.fixes.front();
+    best = fmt::format("best fix{}: {} recovered {}", f.who.empty() ? "" : " by " + f.who,
+                       settings_text(f.changes), describe_recovered(f.recovered));
+  }
+  return fmt::format("difficulty {}: {}; {} guess{}{}; {}", m.difficulty, m.answer.answer,
+                     m.answer.guesses, m.answer.guesses == 1 ? "" : "es",
+                     m.answer.solved ? ", solved" : ", not solved", best);
+}
+
+}  // namespace
+
+void render_record_console(const SessionRecord& r, std::ostream& out) {
+  out << "THE SESSION'S RECORD\n";
+  if (!r.lessons.empty()) out << record_lessons_table(r).render("  ");
+  for (const RecordedMystery& m : r.mysteries) out << "  mystery, " << mystery_line(m) << "\n";
+}
+
+void render_record_markdown(const SessionRecord& r, std::ostream& out) {
+  out << "# The session's record\n\n";
+  if (!r.lessons.empty()) {
+    out << "## Lessons\n\n"
+        << markdown_table(record_lessons_table(r)) << "\n"
+        << "How far the room was off: the median factor between each effect prediction and the "
+           "measurement (1x is spot on).\n\n";
+  }
+  for (const RecordedLesson& l : r.lessons) {
+    out << "### " << markdown_text(l.lesson)
+        << (l.title.empty() ? "" : ": " + markdown_text(l.title)) << "\n\n"
+        << markdown_text(fmt::format("Recorded {}. {} against {}: {}.", l.recorded_at, l.stage,
+                                     l.reference_stage, describe_effect(l.effect)))
+        << "\n\n";
+    if (!l.predictions.empty()) out << markdown_table(predictions_table(l.predictions)) << "\n";
+    if (!l.evidence.empty()) {
+      out << markdown_table(evidence_table(l.evidence, "evidence", l.reference_stage, l.stage))
+          << "\n";
+    }
+  }
+  if (!r.mysteries.empty()) out << "## Mysteries\n\n";
+  for (const RecordedMystery& m : r.mysteries) {
+    out << "### " << markdown_text(m.answer.answer) << "\n\n"
+        << markdown_text(fmt::format("Recorded {}, difficulty {}.", m.recorded_at, m.difficulty))
+        << "\n\n";
+    mystery_answer_markdown(m.answer, out);
+    if (!m.fixes.fixes.empty()) {
+      out << "\n" << markdown_table(scoreboard_table(m.fixes)) << "\n" << kRankingRule << "\n";
+    }
+    out << "\n";
+  }
+}
+
+nlohmann::ordered_json record_to_json(const SessionRecord& record) {
+  return json_schema::write_value(record);
+}
+
+SessionRecord record_from_json(const nlohmann::ordered_json& json, const std::string& source) {
+  SessionRecord record;
+  json_schema::read(record, json, json_schema::Place{source, ""});
+  return record;
 }
 
 }  // namespace pgslow::report

@@ -55,6 +55,9 @@ struct PredictionRow {
   std::string question;
   std::string answer;
   std::string verdict;  // "right direction, within 2x", "wrong direction", "correct" ...
+  // An effect prediction as a throughput ratio ("3x slower": 1/3, "no change": 1); 0 when the
+  // answer is not one (a choice, or no factor: "slower").
+  double predicted_ratio = 0;
 };
 
 struct EvidenceRow {
@@ -195,5 +198,43 @@ std::vector<EvidenceRow> evidence_rows(const StageResult& stage, const StageResu
 std::vector<EvidenceRow> wait_rows(const StageResult& stage, const StageResult& reference,
                                    std::size_t top = 3,
                                    const std::string& label_prefix = "backend time in ");
+
+// The instructor's record (`--record DIR`): each lesson's predictions next to the measured
+// effect, the room's calibration, and each mystery's answer with its fixes, kept in
+// DIR/record.json and DIR/record.md across the session's commands.
+struct RecordedLesson {
+  std::string lesson;
+  std::string title;
+  std::string recorded_at;  // UTC, ISO 8601
+  std::string stage;
+  std::string reference_stage;
+  Effect effect;
+  std::vector<PredictionRow> predictions;
+  std::vector<EvidenceRow> evidence;
+  // How far the room's effect predictions were off, as a factor on the log scale: the median
+  // of exp(|ln(predicted / measured)|) (1: spot on; 2: off by 2x either way). 0: none to judge.
+  double calibration = 0;
+  std::size_t calibrated = 0;  // the predictions it is the median of
+};
+// A lesson's record from its reveal.
+RecordedLesson record_lesson(const Reveal& reveal, const std::string& title,
+                             const std::string& recorded_at);
+
+struct RecordedMystery {
+  std::string recorded_at;
+  int difficulty = 0;
+  MysteryReveal answer;
+  FixScoreboard fixes;
+};
+
+struct SessionRecord {
+  std::vector<RecordedLesson> lessons;
+  std::vector<RecordedMystery> mysteries;
+};
+void render_record_console(const SessionRecord& record, std::ostream& out);
+void render_record_markdown(const SessionRecord& record, std::ostream& out);
+nlohmann::ordered_json record_to_json(const SessionRecord& record);
+// Reads what record_to_json wrote; `source` names it in errors (ReadError).
+SessionRecord record_from_json(const nlohmann::ordered_json& json, const std::string& source);
 
 }  // namespace pgslow::report

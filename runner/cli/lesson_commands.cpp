@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "apply/interrupt.h"
+#include "apply/journal.h"
 #include "cli/commands.h"
 #include "cli/scenario_support.h"
 #include "common/errors.h"
@@ -13,6 +14,7 @@
 #include "report/registry.h"
 #include "workshop/lesson.h"
 #include "workshop/lesson_run.h"
+#include "workshop/record.h"
 
 namespace pgslow::cli {
 
@@ -43,6 +45,7 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     std::optional<double> duration, warmup;
     std::optional<int> repeats;
     std::string format = "console";
+    std::string record;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("lesson", a->lesson, "lesson file or name (without it: the list)");
@@ -58,6 +61,8 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
   cmd->add_option("--warmup", a->warmup, "warm-up seconds (overrides the lesson's scenario)");
   cmd->add_option("--repeats", a->repeats,
                   "measured runs per stage (overrides the lesson's scenario)");
+  cmd->add_option("--record", a->record,
+                  "the instructor's record: add this lesson to DIR/record.json and record.md");
   cmd->add_option("--format,-f", a->format,
                   "without a lesson: the list as console | md | json (default: console)");
   auto dashboard = add_dashboard_options(cmd);
@@ -112,6 +117,17 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     report::write_reveal(reveal, out_dir);
     std::cout << fmt::format("Results: {}/report.md (.json .csv .html), reveal.md (.json)\n",
                              out_dir.string());
+    if (!a->record.empty()) {
+      const report::SessionRecord record =
+          workshop::add_to_record(a->record, [&](report::SessionRecord& r) {
+            r.lessons.push_back(
+                report::record_lesson(reveal, lesson.title, apply::utc_now_iso8601()));
+          });
+      std::cout << fmt::format("Recorded in {}/record.md (.json): {} lesson{}, {} myster{}\n",
+                               a->record, record.lessons.size(),
+                               record.lessons.size() == 1 ? "" : "s", record.mysteries.size(),
+                               record.mysteries.size() == 1 ? "y" : "ies");
+    }
     linger(board.get(), *dashboard);
   });
 }

@@ -21,6 +21,7 @@
 #include "server/target.h"
 #include "workshop/lab.h"
 #include "workshop/mystery.h"
+#include "workshop/record.h"
 
 namespace pgslow::cli {
 
@@ -248,7 +249,7 @@ void fix(Context& ctx, const FixArgs& a) {
   }
 }
 
-void reveal(Context& ctx, const std::string& format) {
+void reveal(Context& ctx, const std::string& format, const std::string& record_dir) {
   report::check_format<report::MysteryReveal>(format);
   before_command(ctx, "mystery reveal");
   // The answer goes to stdout in its format; what the restore did is a note beside it, on
@@ -257,6 +258,13 @@ void reveal(Context& ctx, const std::string& format) {
   std::optional<workshop::MysteryState> s = workshop::load_mystery(ctx.workdir);
   if (s) {
     report::render(workshop::mystery_reveal(*s), format, std::cout);
+    if (!record_dir.empty()) {
+      workshop::add_to_record(record_dir, [&](report::SessionRecord& r) {
+        r.mysteries.push_back({apply::utc_now_iso8601(), s->difficulty,
+                               workshop::mystery_reveal(*s), report::rank_fixes(s->fixes)});
+      });
+      note << fmt::format("Recorded in {}/record.md (.json)\n", record_dir);
+    }
   } else {
     note << "no mystery file: the answer is lost (the start was interrupted); restoring anyway\n";
   }
@@ -357,7 +365,11 @@ void add_mystery_commands(CLI::App& app, Context& ctx) {
     auto format = std::make_shared<std::string>("console");
     cmd->add_option("--format,-f", *format,
                     "console | md | json: the answer's format (default: console)");
-    cmd->callback([&ctx, format] { reveal(ctx, *format); });
+    auto record = std::make_shared<std::string>();
+    cmd->add_option("--record", *record,
+                    "the instructor's record: add the answer and the fixes to DIR/record.json "
+                    "and record.md");
+    cmd->callback([&ctx, format, record] { reveal(ctx, *format, *record); });
   }
 }
 

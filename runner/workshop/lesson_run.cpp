@@ -131,6 +131,11 @@ std::string score(const PredictQuestion& q, const std::string& answer,
   return *c == *q.answer ? "right" : fmt::format("the evidence says \"{}\"", q.choices[*q.answer]);
 }
 
+// An effect prediction as a ratio for the instructor's record; 0 for choices.
+double quantified(const PredictQuestion& q, const std::string& answer) {
+  return q.is_effect() ? predicted_ratio(parse_effect_prediction(answer)) : 0;
+}
+
 }  // namespace
 
 results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
@@ -167,14 +172,16 @@ results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
     for (const PredictQuestion& q : l.predict) {
       auto a = p.answers.find(q.id);
       if (a == p.answers.end()) continue;
-      reveal.predictions.push_back({p.name, q.id, a->second, score(q, a->second, reveal.effect)});
+      reveal.predictions.push_back(
+          {p.name, q.id, a->second, score(q, a->second, reveal.effect), quantified(q, a->second)});
     }
   }
   if (io.dashboard != nullptr) {
     const PredictQuestion& first = l.predict.front();
     for (const RoomPrediction& p : io.dashboard->predictions()) {
-      reveal.predictions.push_back(
-          {p.name + " (page)", first.id, p.answer, score(first, p.answer, reveal.effect)});
+      reveal.predictions.push_back({p.name + " (page)", first.id, p.answer,
+                                    score(first, p.answer, reveal.effect),
+                                    quantified(first, p.answer)});
     }
   }
   reveal.evidence = report::evidence_rows(*stage, *ref, l.reveal_evidence);

@@ -51,6 +51,14 @@ EffectPrediction parse_effect_prediction(const std::string& text) {
   return p;
 }
 
+double predicted_ratio(const EffectPrediction& p) {
+  if (p.direction == Direction::kSame) return 1;
+  if (!p.factor || *p.factor <= 0) return 0;
+  if (p.direction == Direction::kSlower) return 1 / *p.factor;
+  if (p.direction == Direction::kFaster) return *p.factor;
+  return 0;
+}
+
 std::string score_effect_prediction(const EffectPrediction& p, const report::Effect& e) {
   if (!e.known) return "not measured";
   if (p.direction == Direction::kUnknown)

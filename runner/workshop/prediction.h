@@ -19,6 +19,10 @@ struct EffectPrediction {
 // "same", "no change", "flat" -> same. Unreadable text gives kUnknown.
 EffectPrediction parse_effect_prediction(const std::string& text);
 
+// The prediction as a throughput ratio (slower 3x: 1/3, faster 2x: 2, same: 1); 0 when it
+// names no factor ("slower") or no direction.
+double predicted_ratio(const EffectPrediction& p);
+
 // "right: slower, and 3x is within 2x of the measured 4.1x", "wrong direction: ...".
 std::string score_effect_prediction(const EffectPrediction& p, const report::Effect& measured);
 

@@ -130,9 +130,9 @@ std::string section(const std::string& text, const std::string& from, const std:
 TEST(Lesson, AnswersFileEndToEndRevealsPredictionsNextToTheMeasuredEffect) {
   const Snapshot before = snapshot();
   const fs::path dir = write_lesson_files();
-  const Finished r =
-      run_pgslow(args({"lesson", (dir / "lesson.yaml").string(), "--answers",
-                       (dir / "answers.yaml").string(), "--out", (dir / "out").string()}));
+  const Finished r = run_pgslow(
+      args({"lesson", (dir / "lesson.yaml").string(), "--answers", (dir / "answers.yaml").string(),
+            "--out", (dir / "out").string(), "--record", (dir / "record").string()}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* step : {"== EXPLAIN", "== PREDICT", "== RUN", "== REVEAL", "== DIAGNOSE"})
     EXPECT_NE(r.output.find(step), std::string::npos) << step << "\n" << r.output;
@@ -167,6 +167,13 @@ TEST(Lesson, AnswersFileEndToEndRevealsPredictionsNextToTheMeasuredEffect) {
       << reveal;
   EXPECT_EQ(reveal_doc.at("predictions").size(), 5u) << reveal_doc.dump(2);
   EXPECT_TRUE(fs::exists(dir / "out" / "reveal.md"));
+  // The instructor's record: the lesson with the room's calibration over the two predictions
+  // that name a factor ("slower, about 3x" and "no change"; "faster" names none).
+  const auto record = nlohmann::json::parse(read_file(dir / "record" / "record.json"));
+  ASSERT_EQ(record.at("lessons").size(), 1u) << record.dump(2);
+  EXPECT_EQ(record.at("lessons")[0].at("calibrated"), 2) << record.dump(2);
+  EXPECT_GE(record.at("lessons")[0].at("calibration").get<double>(), 1.0) << record.dump(2);
+  EXPECT_TRUE(fs::exists(dir / "record" / "record.md"));
   EXPECT_EQ(snapshot(), before);
 }
 
@@ -334,9 +341,17 @@ TEST(Mystery, FixesAreScoredInTheOrderADbaWouldRankThem) {
 
   // The mystery is still applied between fixes, and the reveal puts the original back.
   EXPECT_TRUE(fs::exists(apply::journal_path(workdir())));
-  const Finished reveal = run_pgslow(args({"mystery", "reveal"}));
+  const fs::path record_dir = fs::path(::testing::TempDir()) / "pgslow-fix-record";
+  fs::remove_all(record_dir);
+  const Finished reveal = run_pgslow(args({"mystery", "reveal", "--record", record_dir.string()}));
   ASSERT_EQ(reveal.exit_code, 0) << reveal.output;
   EXPECT_EQ(snapshot(), before);
+  // The instructor's record keeps the answer and the ranked fixes.
+  const json record = json::parse(read_file(record_dir / "record.json"));
+  ASSERT_EQ(record.at("mysteries").size(), 1u) << record.dump(2);
+  EXPECT_EQ(record.at("mysteries")[0].at("fixes").at("fixes")[0].at("who"), "right")
+      << record.dump(2);
+  fs::remove_all(record_dir);
 }
 
 TEST(Mystery, KilledDuringStartIsRecoveredFromTheSealedJournal) {

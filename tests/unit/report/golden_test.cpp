@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -101,6 +102,27 @@ TEST(Golden, MysteryFix) {
 
 TEST(Golden, MysteryScoreboard) {
   check_every_format("scoreboard", testing::sample_scoreboard());
+}
+
+TEST(Golden, SessionRecord) {
+  check_every_format("record", testing::sample_record());
+}
+
+// The room's calibration: the median factor between prediction and measurement, on the log
+// scale, over the predictions that name a factor (here 1.2x and 6x off: 3.6x).
+TEST(Record, CalibrationIsTheMedianFactorOffOverQuantifiedPredictions) {
+  const SessionRecord r = testing::sample_record();
+  ASSERT_EQ(r.lessons.size(), 1u);
+  EXPECT_EQ(r.lessons[0].calibrated, 2u);
+  EXPECT_NEAR(r.lessons[0].calibration, (0.6 / 0.5 + 0.6 / 0.1) / 2, 1e-9);
+}
+
+// A session's record grows over several commands: what was written reads back the same.
+TEST(Record, ReadBackSaysTheSame) {
+  const SessionRecord r = testing::sample_record();
+  const SessionRecord back = record_from_json(record_to_json(r), "record.json");
+  EXPECT_EQ(rendered(back, "json"), rendered(r, "json"));
+  EXPECT_EQ(rendered(back, "md"), rendered(r, "md"));
 }
 
 TEST(Console, FitsOneHundredColumns) {

@@ -434,4 +434,17 @@ inline FixScoreboard sample_scoreboard() {
   return rank_fixes({partial, refused, sample_fix()});
 }
 
+// A session of one lesson (two quantified predictions, one choice) and one mystery with fixes.
+inline SessionRecord sample_record() {
+  Reveal reveal = sample_reveal();
+  reveal.predictions[0].predicted_ratio = 0.5;  // "-50%" against a measured 0.6: 1.2x off
+  reveal.predictions[1].predicted_ratio = 0.1;  // "10x slower": 6x off
+  reveal.predictions.push_back({"cy", "cause", "b", "right", 0});
+  SessionRecord r;
+  r.lessons.push_back(
+      record_lesson(reveal, "A small cache in a small machine", "2026-12-02T10:00:00Z"));
+  r.mysteries.push_back({"2026-12-02T10:30:00Z", 3, sample_mystery_reveal(), sample_scoreboard()});
+  return r;
+}
+
 }  // namespace pgslow::report::testing

@@ -3,12 +3,17 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/errors.h"
+#include "common/paths.h"
 #include "report/registry.h"
 #include "report/workshop.h"
 #include "tests/unit/workshop/simulated_stage.h"
 #include "workshop/mystery.h"
+#include "workshop/record.h"
 
 namespace pgslow::workshop {
 namespace {
@@ -139,6 +144,33 @@ TEST(Fix, ReadBackFromJsonSaysTheSame) {
   const report::FixResult back = report::fix_from_json(report::fix_to_json(f), "mystery.json");
   EXPECT_EQ(report::rendered(back, "console"), report::rendered(f, "console"));
   EXPECT_EQ(report::rendered(back, "json"), report::rendered(f, "json"));
+}
+
+}  // namespace
+}  // namespace pgslow::workshop
+
+namespace pgslow::workshop {
+namespace {
+
+// The instructor's record grows across commands; one pgslow cannot read is refused, untouched.
+TEST(Record, AnUnreadableRecordIsRefusedAndKept) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "pgslow-record";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  add_to_record(dir, [](report::SessionRecord& r) { r.mysteries.push_back({}); });
+  const report::SessionRecord twice =
+      add_to_record(dir, [](report::SessionRecord& r) { r.mysteries.push_back({}); });
+  EXPECT_EQ(twice.mysteries.size(), 2u);
+  EXPECT_TRUE(std::filesystem::exists(dir / "record.md"));
+  { std::ofstream(dir / "record.json") << "{\"lessons\": 3}"; }
+  try {
+    add_to_record(dir, [](report::SessionRecord&) {});
+    FAIL() << "an unreadable record was written over";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("record.json"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_file(dir / "record.json"), "{\"lessons\": 3}");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
