@@ -15,6 +15,7 @@
 #include "workshop/lesson.h"
 #include "workshop/lesson_run.h"
 #include "workshop/record.h"
+#include "workshop/room.h"
 
 namespace pgslow::cli {
 
@@ -46,6 +47,8 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     std::optional<int> repeats;
     std::string format = "console";
     std::string record;
+    std::string room;
+    std::string name;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("lesson", a->lesson, "lesson file or name (without it: the list)");
@@ -61,6 +64,9 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
   cmd->add_option("--warmup", a->warmup, "warm-up seconds (overrides the lesson's scenario)");
   cmd->add_option("--repeats", a->repeats,
                   "measured runs per stage (overrides the lesson's scenario)");
+  cmd->add_option("--room", a->room,
+                  "send this laptop's result to the instructor's dashboard (http://HOST:PORT)");
+  cmd->add_option("--name", a->name, "your name on the room's page (with --room)");
   cmd->add_option("--record", a->record,
                   "the instructor's record: add this lesson to DIR/record.json and record.md");
   cmd->add_option("--format,-f", a->format,
@@ -76,6 +82,9 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
           "--format applies to the list of lessons; a lesson prints its reveal and writes "
           "reveal.md and reveal.json in its results folder (--out)");
     }
+    if (!a->room.empty() && a->name.empty())
+      throw InputError("--room needs --name: the name the room's page shows for this laptop");
+    if (!a->room.empty()) workshop::check_room(a->room);  // before anything is measured
     before_command(ctx, "lesson");
     const workshop::Lesson lesson = workshop::load_lesson(workshop::resolve_lesson(a->lesson));
     std::optional<std::vector<workshop::Participant>> answers;
@@ -117,6 +126,18 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     report::write_reveal(reveal, out_dir);
     std::cout << fmt::format("Results: {}/report.md (.json .csv .html), reveal.md (.json)\n",
                              out_dir.string());
+    if (!a->room.empty()) {
+      try {
+        workshop::send_to_room(a->room, workshop::room_result(a->name, reveal, run));
+      } catch (const RuntimeError& e) {
+        throw RuntimeError(
+            fmt::format("{} (the lesson's results are in {})", e.what(), out_dir.string()));
+      }
+      std::cout << fmt::format(
+          "Sent to the room at {}: the effect, this machine's summary and "
+          "its envelope\n",
+          a->room);
+    }
     if (!a->record.empty()) {
       const report::SessionRecord record =
           workshop::add_to_record(a->record, [&](report::SessionRecord& r) {

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -17,6 +19,7 @@
 #include "common/strings.h"
 #include "evidence/wait_sampler.h"
 #include "pg/connection.h"
+#include "results/stats.h"
 #include "results/waits.h"
 
 namespace pgslow::workshop {
@@ -108,7 +111,9 @@ struct Dashboard::Impl {
   bool predictions_open = false;
   std::vector<RoomPrediction> room;
   std::vector<std::string> owners;  // owners[i]: the browser token that owns room[i]
-  std::set<std::string> tokens;     // issued by /join
+  std::vector<RoomResult> laptops;  // posted to /result
+  std::vector<std::string> laptop_owners;
+  std::set<std::string> tokens;  // issued by /join
   std::string reveal;
   std::map<std::string, Counter> counters;
   double hit_ratio = -1;
@@ -184,6 +189,27 @@ struct Dashboard::Impl {
     j["evidence_stage"] = evidence_stage;
     j["evidence_since"] = evidence_since;
     j["reveal"] = reveal;
+    json laptops_json = json::array();
+    std::set<std::string> lessons;
+    for (const RoomResult& r : laptops) {
+      lessons.insert(r.lesson);
+      laptops_json.push_back(
+          {{"name", r.name},
+           {"lesson", r.lesson},
+           {"stage", r.stage},
+           {"reference", r.reference},
+           {"ratio", r.ratio},
+           {"interval", r.low > 0 ? fmt::format("{} to {}", results::format_change(r.low),
+                                                results::format_change(r.high))
+                                  : "none"},
+           {"text", r.text},
+           {"machine", r.machine},
+           {"envelope", r.envelope.empty() ? "none" : r.envelope}});
+    }
+    j["room_results"] = laptops_json;
+    json agree = json::object();
+    for (const std::string& l : lessons) agree[l] = room_intervals_overlap(laptops, l);
+    j["room_agree"] = agree;
     return j;
   }
 
@@ -369,6 +395,39 @@ struct Dashboard::Impl {
     }
   }
 
+  // A laptop's result (`lesson --room`): the sender must have joined, like a browser, and
+  // send nothing but a result.
+  void result(const httplib::Request& req, httplib::Response& res) {
+    std::string why;
+    const std::optional<RoomResult> r = read_room_result(req.body, limits.max_field, &why);
+    if (!r) {
+      refuse(res, 400, why);
+      return;
+    }
+    const std::string token = req.get_header_value(kTokenHeader);
+    std::lock_guard lock(mu);
+    if (tokens.count(token) == 0) {
+      refuse(res, 401, "this laptop has not joined: POST /join first");
+      return;
+    }
+    for (std::size_t i = 0; i < laptops.size(); ++i) {
+      if (laptop_owners[i] == token) {
+        laptops[i] = *r;
+        dirty = true;
+        res.set_content("updated", "text/plain");
+        return;
+      }
+    }
+    if (laptops.size() >= limits.room_size) {
+      refuse(res, 409, fmt::format("the room is full ({} results)", limits.room_size));
+      return;
+    }
+    laptops.push_back(*r);
+    laptop_owners.push_back(token);
+    dirty = true;
+    res.set_content("thanks", "text/plain");
+  }
+
   // A joined browser's prediction (the caller holds mu): its own entry is replaced, another
   // browser's name is refused, a full room refuses newcomers.
   void place(const std::string& token, const std::string& name, const std::string& answer,
@@ -407,6 +466,8 @@ struct Dashboard::Impl {
     server.Post("/join", [this](const httplib::Request&, httplib::Response& res) { join(res); });
     server.Post("/predict",
                 [this](const httplib::Request& req, httplib::Response& res) { predict(req, res); });
+    server.Post("/result",
+                [this](const httplib::Request& req, httplib::Response& res) { result(req, res); });
     // Bounded: a fixed pool; a connection serves one request (an idle keep-alive connection
     // would hold a worker); slow clients are cut off.
     const std::size_t threads = std::max<std::size_t>(limits.threads, 1);
@@ -515,6 +576,72 @@ void Dashboard::close_predictions() {
   std::lock_guard lock(impl_->mu);
   impl_->predictions_open = false;
   impl_->dirty = true;
+}
+
+std::vector<RoomResult> Dashboard::room_results() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->laptops;
+}
+
+std::string room_result_body(const RoomResult& r) {
+  return json{{"name", r.name},           {"lesson", r.lesson},    {"stage", r.stage},
+              {"reference", r.reference}, {"ratio", r.ratio},      {"low", r.low},
+              {"high", r.high},           {"text", r.text},        {"transactions", r.transactions},
+              {"machine", r.machine},     {"envelope", r.envelope}}
+      .dump();
+}
+
+std::optional<RoomResult> read_room_result(const std::string& body, std::size_t max_field,
+                                           std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<RoomResult> {
+    if (why != nullptr) *why = std::move(reason);
+    return std::nullopt;
+  };
+  const json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return fail("a result is a JSON object");
+  RoomResult r;
+  const std::map<std::string, std::string*> texts = {
+      {"name", &r.name},           {"lesson", &r.lesson}, {"stage", &r.stage},
+      {"reference", &r.reference}, {"text", &r.text},     {"machine", &r.machine},
+      {"envelope", &r.envelope}};
+  const std::map<std::string, double*> numbers = {
+      {"ratio", &r.ratio}, {"low", &r.low}, {"high", &r.high}};
+  for (const auto& [key, value] : j.items()) {
+    if (auto t = texts.find(key); t != texts.end()) {
+      if (!value.is_string()) return fail(fmt::format("\"{}\" must be text", key));
+      std::optional<std::string> clean = room_text(value.get<std::string>(), max_field);
+      if (!clean) return fail(fmt::format("\"{}\" must be UTF-8 text", key));
+      *t->second = *clean;
+    } else if (auto n = numbers.find(key); n != numbers.end()) {
+      if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0)
+        return fail(fmt::format("\"{}\" must be a number of at least 0", key));
+      *n->second = value.get<double>();
+    } else if (key == "transactions") {
+      if (!value.is_number_unsigned()) return fail("\"transactions\" must be a count");
+      r.transactions = value.get<std::uint64_t>();
+    } else {
+      return fail(
+          fmt::format("\"{}\" is not part of a result (a laptop sends its effect, "
+                      "its machine and its envelope only)",
+                      room_text(key, 40).value_or("?")));
+    }
+  }
+  if (r.name.empty() || r.lesson.empty()) return fail("a result needs a name and a lesson");
+  if (!(r.ratio > 0)) return fail("\"ratio\" must be above 0");
+  if (r.low > 0 && !(r.low <= r.ratio && r.ratio <= r.high))
+    return fail("the interval must hold the ratio (low <= ratio <= high)");
+  return r;
+}
+
+bool room_intervals_overlap(const std::vector<RoomResult>& results, const std::string& lesson) {
+  double highest_low = 0;
+  double lowest_high = std::numeric_limits<double>::infinity();
+  for (const RoomResult& r : results) {
+    if (r.lesson != lesson || !(r.low > 0)) continue;
+    highest_low = std::max(highest_low, r.low);
+    lowest_high = std::min(lowest_high, r.high);
+  }
+  return highest_low <= lowest_high;
 }
 
 std::vector<RoomPrediction> Dashboard::predictions() const {

@@ -10,8 +10,10 @@
 //   board.watch_server(server.conninfo());                // evidence counters once a second
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +27,34 @@ struct RoomPrediction {
   std::string name;    // as the participant typed it
   std::string answer;  // the first question's answer
 };
+
+// A laptop's measured result for the room (`pgslow lesson NAME --room URL`): the effect of the
+// lesson's stage with its interval, and what kind of machine measured it. Nothing else travels:
+// no conninfo, no paths, no settings beyond the stage's knobs.
+struct RoomResult {
+  std::string name;       // the participant, as the laptop sent it
+  std::string lesson;     // "cache"
+  std::string stage;      // the compared stage ...
+  std::string reference;  // ... against this one
+  double ratio = 0;       // stage TPS / reference TPS
+  double low = 0;         // its 95% interval; 0 when unknown
+  double high = 0;
+  std::string text;  // "6.7x slower (95% interval ...; 1,234 vs 45,678 transactions)"
+  std::uint64_t transactions = 0;
+  std::string machine;   // "2 cores, 7.8 GB memory, Linux 6.1.0"
+  std::string envelope;  // "memory 136MB, cpus 1"; "" without one
+};
+
+// The body a laptop posts to /result, and the dashboard's reading of it: nullopt with the
+// reason when it is not one (unknown keys, a field of the wrong type, a ratio that is not a
+// positive number, text that is not UTF-8), fields clipped to `max_field` bytes.
+std::string room_result_body(const RoomResult& result);
+std::optional<RoomResult> read_room_result(const std::string& body, std::size_t max_field,
+                                           std::string* why);
+
+// Whether every result of `lesson` in `results` lies within every other's interval: the
+// laptops agree on the effect, as far as their intervals can tell.
+bool room_intervals_overlap(const std::vector<RoomResult>& results, const std::string& lesson);
 
 class Dashboard final : public Progress {
  public:
@@ -56,6 +86,9 @@ class Dashboard final : public Progress {
   std::vector<RoomPrediction> predictions() const;
   // The reveal as text, shown under the charts.
   void set_reveal(const std::string& text);
+  // The laptops' results posted to /result (each by a joined token; a token's later post
+  // replaces its own), in the order they came.
+  std::vector<RoomResult> room_results() const;
   // Reads evidence counters from the server once a second (its own connection; reconnects
   // after a restart). Stops with the dashboard. Called again with another server, it watches
   // that one from then on (each version of `run --versions` in turn).

@@ -39,6 +39,7 @@ pre{white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:8px}
  <button type="submit">Send</button> <span id="sent" class="muted"></span></form>
 </div>
 <div class="card" style="margin-top:12px"><b>The room's predictions</b><table id="room"></table></div>
+<div class="card" style="margin-top:12px"><b>The room's laptops</b> (<code>pgslow lesson NAME --room URL</code>)<table id="laptops"></table><div id="laptops_agree"></div></div>
 <pre id="reveal" style="display:none"></pre>
 <script>
 "use strict";
@@ -102,6 +103,9 @@ function render(s) {
     ol.appendChild(li);
   }
   rows("room", s.predictions.map(p => [p.name, p.answer]));
+  rows("laptops", s.room_results.map(r => [r.name, r.lesson, r.text, r.machine, "envelope: " + r.envelope]));
+  text("laptops_agree", Object.entries(s.room_agree).map(([l, ok]) => l + ": " +
+       (ok ? "every laptop's interval overlaps the others'" : "the laptops disagree: some intervals do not overlap")).join("; "));
   document.getElementById("predictbox").style.display = s.predictions_open ? "" : "none";
   text("question", s.question);
   const rv = document.getElementById("reveal");
@@ -111,6 +115,7 @@ function render(s) {
   b.setAttribute("data-points", s.points.length);
   b.setAttribute("data-stages", s.stages.length);
   b.setAttribute("data-predictions", s.predictions.length);
+  b.setAttribute("data-laptops", s.room_results.length);
   b.setAttribute("data-step", s.step);
   b.setAttribute("data-rendered", "true");
   // ?name=..&answer=..: a link the instructor hands out (and the tests use) fills the form.

@@ -1,7 +1,6 @@
-// Workshop mode on a real server, through the built pgslow binary: a lesson scripted with an
-// answers file, a mystery from start to reveal (the configuration back byte for byte, the
-// answer never on a participant's screen), a mystery killed -9 and recovered, and the live
-// dashboard driven by headless Chromium during a real run, and flooded during one.
+// Workshop mode on a real server where speed is measured: mystery fixes ranked by the share of
+// the loss they recover, and the live dashboard driven by headless Chromium during a real run,
+// and flooded during one. These run under the measured_speed lock.
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -30,6 +29,7 @@
 #include "knobs/catalog.h"
 #include "pg/connection.h"
 #include "report/json.h"
+#include "tests/integration/workshop/workshop_support.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
 #include "workshop/dashboard.h"
@@ -38,233 +38,8 @@
 namespace pgslow::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using json = nlohmann::json;
-
-fs::path workdir() {
-  return cluster().cluster_dir().parent_path();
-}
-
-std::vector<std::string> args(std::vector<std::string> rest) {
-  std::vector<std::string> out = {"--workdir", workdir().string()};
-  out.insert(out.end(), rest.begin(), rest.end());
-  return out;
-}
-
-// postgresql.auto.conf's sha256 and every pg_settings value: "restored byte for byte".
-struct Snapshot {
-  std::string sha256;
-  std::map<std::string, std::string> settings;
-  bool operator==(const Snapshot&) const = default;
-};
-
-Snapshot snapshot() {
-  Snapshot s;
-  s.sha256 = apply::sha256_hex(read_file(*cluster().data_dir() / "postgresql.auto.conf"));
-  pg::Connection conn = pg::Connection::open(conninfo());
-  pg::Result r = conn.exec("SELECT name, setting FROM pg_settings");
-  for (int i = 0; i < r.rows(); ++i)
-    s.settings[std::string(r.get(i, 0))] = std::string(r.get(i, 1));
-  return s;
-}
-
-// Whole-word occurrence (knob names are words of [A-Za-z0-9_], preset names also take '-').
-bool mentions(const std::string& text, const std::string& word) {
-  const std::regex re("(^|[^A-Za-z0-9_-])" + std::regex_replace(word, std::regex("[-]"), "\\-") +
-                          "($|[^A-Za-z0-9_-])",
-                      std::regex::icase);
-  return std::regex_search(text, re);
-}
-
-// A small lesson around a reload-only degradation with a big effect (index access priced out).
-fs::path write_lesson_files() {
-  const fs::path dir = workdir() / "workshop-test";
-  fs::create_directories(dir);
-  std::ofstream(dir / "scenario.yaml") << "name: workshop-test\n"
-                                          "workload: {name: select-only, scale: 1, clients: 2}\n"
-                                          "measure: {warmup: 1s, duration: 3s}\n"
-                                          "stages:\n"
-                                          "  - name: no-index\n"
-                                          "    presets: [planner-sabotage]\n";
-  std::ofstream(dir / "lesson.yaml") << "lesson: test\n"
-                                        "title: Test lesson\n"
-                                        "minutes: 10\n"
-                                        "scenario: scenario.yaml\n"
-                                        "compare: {stage: no-index}\n"
-                                        "explain:\n"
-                                        "  knobs: [random_page_cost]\n"
-                                        "  text: The planner prices index access.\n"
-                                        "predict:\n"
-                                        "  - id: tps\n"
-                                        "    ask: How does throughput change?\n"
-                                        "  - id: cause\n"
-                                        "    ask: Which counter moves?\n"
-                                        "    choices: [sequential scans, checkpoints]\n"
-                                        "    answer: sequential scans\n"
-                                        "reveal:\n"
-                                        "  evidence: [seq_scans, seq_tup_read]\n"
-                                        "  gap: Each lookup reads the whole table.\n"
-                                        "diagnose:\n"
-                                        "  - ask: How many rows per transaction?\n"
-                                        "    evidence: [seq_tup_read]\n"
-                                        "    answer: The whole table.\n";
-  std::ofstream(dir / "answers.yaml") << "participants:\n"
-                                         "  - name: Ann\n"
-                                         "    answers: {tps: \"slower, about 3x\", cause: a}\n"
-                                         "  - name: Bob\n"
-                                         "    answers: {tps: \"no change\", cause: checkpoints}\n"
-                                         // DEL, U+009B (CSI) and U+202E (right-to-left override)
-                                         "  - name: \"Eve\\x7f\\u009b31m\\u202eevil\"\n"
-                                         "    answers: {tps: faster}\n";
-  return dir;
-}
-
-std::string section(const std::string& text, const std::string& from, const std::string& to) {
-  const auto a = text.find(from);
-  if (a == std::string::npos) return "";
-  const auto b = text.find(to, a);
-  return text.substr(a, b == std::string::npos ? std::string::npos : b - a);
-}
-
-TEST(Lesson, AnswersFileEndToEndRevealsPredictionsNextToTheMeasuredEffect) {
-  const Snapshot before = snapshot();
-  const fs::path dir = write_lesson_files();
-  const Finished r = run_pgslow(
-      args({"lesson", (dir / "lesson.yaml").string(), "--answers", (dir / "answers.yaml").string(),
-            "--out", (dir / "out").string(), "--record", (dir / "record").string()}));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* step : {"== EXPLAIN", "== PREDICT", "== RUN", "== REVEAL", "== DIAGNOSE"})
-    EXPECT_NE(r.output.find(step), std::string::npos) << step << "\n" << r.output;
-  // Explain shows the knob's catalog text with the live server's value.
-  EXPECT_TRUE(std::regex_search(r.output, std::regex("random_page_cost: now 4 on this server")))
-      << r.output;
-  const std::string reveal = section(r.output, "== REVEAL", "== DIAGNOSE");
-  // The measured effect with its interval and transaction counts, then each prediction.
-  EXPECT_TRUE(std::regex_search(
-      reveal,
-      std::regex("no-index against baseline: [0-9.,]+x slower \\(95% interval .* to .*; [0-9,]+ vs "
-                 "[0-9,]+ transactions\\)")))
-      << reveal;
-  EXPECT_TRUE(std::regex_search(reveal, std::regex("Ann +tps +slower, about 3x +right"))) << reveal;
-  EXPECT_TRUE(std::regex_search(reveal, std::regex("Bob +tps +no change +wrong direction")))
-      << reveal;
-  EXPECT_TRUE(std::regex_search(
-      reveal, std::regex("Bob +cause +checkpoints +the evidence says \"sequential scans\"")))
-      << reveal;
-  // A participant's control characters reach the terminal escaped, as in the reports.
-  EXPECT_NE(reveal.find("Eve\\x7f\\x9b31m\\u202eevil"), std::string::npos) << reveal;
-  for (const char* raw : {"\x7f", "\xc2\x9b", "\xe2\x80\xae"})
-    EXPECT_EQ(r.output.find(raw), std::string::npos) << "raw control character in the output";
-  EXPECT_NE(reveal.find("mean latency"), std::string::npos) << reveal;  // Little's law check
-  EXPECT_NE(reveal.find("rows seq-read"), std::string::npos) << reveal;
-  EXPECT_TRUE(fs::exists(dir / "out" / "report.json"));
-  // The reveal is in the results folder too, with the same figure the terminal showed.
-  const auto reveal_doc = nlohmann::json::parse(read_file(dir / "out" / "reveal.json"));
-  EXPECT_EQ(reveal_doc.at("stage"), "no-index");
-  EXPECT_NE(reveal.find(reveal_doc.at("effect").at("text").get<std::string>()), std::string::npos)
-      << reveal_doc.dump(2) << "\n"
-      << reveal;
-  EXPECT_EQ(reveal_doc.at("predictions").size(), 5u) << reveal_doc.dump(2);
-  EXPECT_TRUE(fs::exists(dir / "out" / "reveal.md"));
-  // The instructor's record: the lesson with the room's calibration over the two predictions
-  // that name a factor ("slower, about 3x" and "no change"; "faster" names none).
-  const auto record = nlohmann::json::parse(read_file(dir / "record" / "record.json"));
-  ASSERT_EQ(record.at("lessons").size(), 1u) << record.dump(2);
-  EXPECT_EQ(record.at("lessons")[0].at("calibrated"), 2) << record.dump(2);
-  EXPECT_GE(record.at("lessons")[0].at("calibration").get<double>(), 1.0) << record.dump(2);
-  EXPECT_TRUE(fs::exists(dir / "record" / "record.md"));
-  EXPECT_EQ(snapshot(), before);
-}
-
-TEST(Mystery, StartCluesGuessRevealNeverShowsTheAnswerAndRestoresByteForByte) {
-  const Snapshot before = snapshot();
-  constexpr std::uint64_t kSeed = 11;
-  const knobs::Catalog catalog = knobs::Catalog::load_default();
-  const workshop::MysteryAnswer answer = workshop::choose_mystery(2, kSeed, catalog);
-  ASSERT_EQ(answer.decoys.size(), 2u);
-  std::vector<std::string> secret;
-  for (const auto& s : answer.culprits) secret.push_back(s.name);
-  for (const auto& s : answer.decoys) secret.push_back(s.name);
-  for (const auto& p : catalog.presets()) {
-    if (p.name != "default") secret.push_back(p.name);
-  }
-  auto expect_no_secret = [&](const std::string& what, const std::string& text) {
-    for (const std::string& s : secret)
-      EXPECT_FALSE(mentions(text, s)) << what << " names " << s << ":\n" << text;
-  };
-
-  const Finished start =
-      run_pgslow(args({"mystery", "start", "--difficulty", "2", "--seed", std::to_string(kSeed),
-                       "--duration", "3", "--warmup", "1"}));
-  ASSERT_EQ(start.exit_code, 0) << start.output;
-  expect_no_secret("start", start.output);
-  expect_no_secret("journal.json", read_file(apply::journal_path(workdir())));
-  expect_no_secret("mystery.json", read_file(workshop::mystery_path(workdir())));
-  const Finished status = run_pgslow(args({"status"}));
-  EXPECT_EQ(status.exit_code, 0) << status.output;
-  expect_no_secret("status", status.output);
-  // The seed would hide the same answer again for anyone who reruns it: neither status nor the
-  // warning before another command shows it.
-  const Finished warned = run_pgslow(args({"knobs", "list"}));
-  EXPECT_NE(warned.output.find("degraded on purpose"), std::string::npos) << warned.output;
-  for (const Finished* f : {&start, &status, &warned}) {
-    EXPECT_FALSE(std::regex_search(f->output, std::regex("--seed[ =]+" + std::to_string(kSeed))))
-        << f->output;
-  }
-  EXPECT_NE(status.output.find("--seed '[hidden]'"), std::string::npos) << status.output;
-
-  const Finished clues = run_pgslow(args({"mystery", "clues"}));
-  ASSERT_EQ(clues.exit_code, 0) << clues.output;
-  EXPECT_NE(clues.output.find("throughput:"), std::string::npos) << clues.output;
-  EXPECT_NE(clues.output.find("What moved most"), std::string::npos) << clues.output;
-  EXPECT_NE(clues.output.find("do no harm"), std::string::npos)
-      << clues.output;  // decoys from difficulty 2
-  expect_no_secret("clues", clues.output);
-  // Every format of the clues passes through the same redaction; the JSON stays JSON.
-  const Finished clues_md = run_pgslow(args({"mystery", "clues", "--format", "md"}));
-  ASSERT_EQ(clues_md.exit_code, 0) << clues_md.output;
-  EXPECT_NE(clues_md.output.find("## What moved most"), std::string::npos) << clues_md.output;
-  expect_no_secret("clues as Markdown", clues_md.output);
-  const Finished clues_json = run_pgslow(args({"mystery", "clues", "--format", "json"}));
-  ASSERT_EQ(clues_json.exit_code, 0) << clues_json.output;
-  expect_no_secret("clues as JSON", clues_json.output);
-  const auto clue_doc = nlohmann::json::parse(clues_json.output);
-  EXPECT_EQ(clue_doc.at("difficulty"), 2);
-  EXPECT_TRUE(clue_doc.at("decoys").get<bool>());
-  EXPECT_TRUE(clue_doc.at("effect").at("known").get<bool>());
-
-  std::string wrong = "work_mem";
-  for (const std::string candidate : {"work_mem", "jit", "bgwriter_delay"}) {
-    if (std::find(secret.begin(), secret.end(), candidate) == secret.end()) {
-      wrong = candidate;
-      break;
-    }
-  }
-  const Finished miss = run_pgslow(args({"mystery", "guess", wrong}));
-  EXPECT_EQ(miss.exit_code, 0) << miss.output;
-  EXPECT_NE(miss.output.find("NOT IT"), std::string::npos) << miss.output;
-  // Every knob pgslow knows names the cause too, among dozens of wrong ones: not solved.
-  std::vector<std::string> shotgun = {"mystery", "guess"};
-  for (const std::string& k : catalog.knob_names()) shotgun.push_back(k);
-  const Finished broad = run_pgslow(args(shotgun));
-  EXPECT_EQ(broad.exit_code, 0) << broad.output;
-  EXPECT_NE(broad.output.find("TOO BROAD"), std::string::npos) << broad.output;
-  EXPECT_EQ(broad.output.find("SOLVED"), std::string::npos) << broad.output;
-  std::vector<std::string> right = {"mystery", "guess"};
-  right.insert(right.end(), answer.key.begin(), answer.key.end());
-  const Finished hit = run_pgslow(args(right));
-  EXPECT_NE(hit.output.find("SOLVED"), std::string::npos) << hit.output;
-
-  const Finished reveal = run_pgslow(args({"mystery", "reveal"}));
-  ASSERT_EQ(reveal.exit_code, 0) << reveal.output;
-  EXPECT_NE(reveal.output.find("THE ANSWER: " + answer.label), std::string::npos) << reveal.output;
-  for (const auto& s : answer.decoys) EXPECT_TRUE(mentions(reveal.output, s.name)) << reveal.output;
-  EXPECT_NE(reveal.output.find("3 guesses, solved"), std::string::npos) << reveal.output;
-  EXPECT_FALSE(fs::exists(apply::journal_path(workdir())));
-  EXPECT_FALSE(fs::exists(workshop::mystery_path(workdir())));
-  EXPECT_EQ(snapshot(), before);
-}
 
 // Two planted causes (index scans off and a 10 ms commit delay). Three fixes, scored by the share
 // of the lost performance each recovers, in a DBA's order: the right one, the same with
@@ -352,37 +127,6 @@ TEST(Mystery, FixesAreScoredInTheOrderADbaWouldRankThem) {
   EXPECT_EQ(record.at("mysteries")[0].at("fixes").at("fixes")[0].at("who"), "right")
       << record.dump(2);
   fs::remove_all(record_dir);
-}
-
-TEST(Mystery, KilledDuringStartIsRecoveredFromTheSealedJournal) {
-  const Snapshot before = snapshot();
-  PgslowProcess p(args({"mystery", "start", "--difficulty", "3", "--seed", "5", "--duration", "20",
-                        "--warmup", "1"}));
-  // The kill lands once the journal records the hidden settings (the mystery stage is being
-  // applied or measured), not during the baseline.
-  const auto deadline = std::chrono::steady_clock::now() + 120s;
-  auto degraded = [] {
-    try {
-      std::optional<apply::Journal> j = apply::load_journal(workdir());
-      return j && !j->settings.empty();
-    } catch (const std::exception&) {
-      return false;  // caught while being replaced
-    }
-  };
-  while (!degraded() && !p.exited()) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << p.output();
-    std::this_thread::sleep_for(20ms);
-  }
-  ASSERT_FALSE(p.exited()) << p.output();
-  p.signal(SIGKILL);
-  p.wait();
-  ASSERT_TRUE(fs::exists(apply::journal_path(workdir())));
-  EXPECT_TRUE(apply::load_journal(workdir())->hidden);
-  const Finished r = run_pgslow(args({"recover"}));
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("recovered"), std::string::npos) << r.output;
-  EXPECT_FALSE(fs::exists(apply::journal_path(workdir())));
-  EXPECT_EQ(snapshot(), before);
 }
 
 // ---- the dashboard in headless Chromium ------------------------------------------------

@@ -134,6 +134,86 @@ DashboardLimits generous() {
   return l;
 }
 
+// ---- a room of laptops: results posted to /result ----
+
+RoomResult laptop(const std::string& name, double ratio, double low, double high) {
+  RoomResult r;
+  r.name = name;
+  r.lesson = "cache";
+  r.stage = "tiny";
+  r.reference = "baseline";
+  r.ratio = ratio;
+  r.low = low;
+  r.high = high;
+  r.text = "some effect";
+  r.transactions = 1234;
+  r.machine = "2 CPUs";
+  return r;
+}
+
+TEST(RoomResult, OnlyAResultIsRead) {
+  std::string why;
+  const RoomResult sent = laptop("Ann", 0.5, 0.4, 0.6);
+  const std::optional<RoomResult> back = read_room_result(room_result_body(sent), 200, &why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_EQ(room_result_body(*back), room_result_body(sent));
+  // Anything but a result: a conninfo or a path has no field to travel in.
+  json extra = json::parse(room_result_body(sent));
+  extra["conninfo"] = "host=/tmp password=secret";
+  EXPECT_FALSE(read_room_result(extra.dump(), 200, &why));
+  EXPECT_NE(why.find("\"conninfo\" is not part of a result"), std::string::npos) << why;
+  json bad = json::parse(room_result_body(sent));
+  bad["ratio"] = "fast";
+  EXPECT_FALSE(read_room_result(bad.dump(), 200, &why));
+  bad["ratio"] = -1;
+  EXPECT_FALSE(read_room_result(bad.dump(), 200, &why));
+  bad["ratio"] = 0.9;  // outside its own interval
+  EXPECT_FALSE(read_room_result(bad.dump(), 200, &why));
+  json nameless = json::parse(room_result_body(sent));
+  nameless.erase("name");
+  EXPECT_FALSE(read_room_result(nameless.dump(), 200, &why));
+  EXPECT_FALSE(read_room_result("not json", 200, &why));
+  EXPECT_FALSE(read_room_result("{\"name\": \"Ann\xff\"}", 200, &why));
+}
+
+TEST(RoomResult, IntervalsOverlapOrNot) {
+  EXPECT_TRUE(
+      room_intervals_overlap({laptop("a", 0.5, 0.4, 0.6), laptop("b", 0.55, 0.45, 0.7)}, "cache"));
+  EXPECT_FALSE(
+      room_intervals_overlap({laptop("a", 0.5, 0.4, 0.6), laptop("b", 0.8, 0.7, 0.9)}, "cache"));
+  // Another lesson's result is not compared.
+  RoomResult other = laptop("c", 0.1, 0.05, 0.2);
+  other.lesson = "wal";
+  EXPECT_TRUE(room_intervals_overlap({laptop("a", 0.5, 0.4, 0.6), other}, "cache"));
+}
+
+TEST(Dashboard, AForgedResultWithoutATokenIsRefused) {
+  Room room(generous());
+  const std::string body = room_result_body(laptop("Mallory", 0.5, 0.4, 0.6));
+  auto post = [&](const std::string& token, const std::string& b) {
+    httplib::Headers headers;
+    if (!token.empty()) headers.emplace("X-Pgslow-Token", token);
+    auto res = room.client().Post("/result", headers, b, "application/json");
+    return res ? res->status : -1;
+  };
+  EXPECT_EQ(post("", body), 401);
+  EXPECT_EQ(post("00000000000000000000000000000000", body), 401);
+  EXPECT_TRUE(room.board.room_results().empty());
+  const std::string token = room.join();
+  ASSERT_FALSE(token.empty());
+  json extra = json::parse(body);
+  extra["path"] = "/etc/passwd";
+  EXPECT_EQ(post(token, extra.dump()), 400);
+  EXPECT_EQ(post(token, body), 200);
+  // The same laptop again replaces its own result.
+  EXPECT_EQ(post(token, room_result_body(laptop("Ann", 0.6, 0.5, 0.7))), 200);
+  ASSERT_EQ(room.board.room_results().size(), 1u);
+  EXPECT_EQ(room.board.room_results()[0].name, "Ann");
+  const json state = json::parse(room.board.state_json());
+  EXPECT_EQ(state.at("room_results").size(), 1u);
+  EXPECT_TRUE(state.at("room_agree").at("cache").get<bool>());
+}
+
 TEST(Dashboard, InvalidUtf8IsRefusedAtTheDoorAndStateKeepsServing) {
   Room room(generous());
   const std::string token = room.join();
