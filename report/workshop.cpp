@@ -568,9 +568,20 @@ Recovered recovered_share(const Effect& fix_vs_broken, const Effect& healthy_vs_
   return r;
 }
 
+namespace {
+
+// A share as a whole percentage; a share that rounds to zero from below reads "0%", not "-0%".
+std::string share_percent(double share) {
+  const double rounded = std::round(share * 100);
+  return fmt::format("{:.0f}%", rounded == 0 ? 0.0 : rounded);
+}
+
+}  // namespace
+
 std::string describe_recovered(const Recovered& r) {
   if (!r.known) return "unknown (the fault was within noise)";
-  return fmt::format("{:.0f}% [{:.0f}%, {:.0f}%]", r.share * 100, r.low * 100, r.high * 100);
+  return fmt::format("{} [{}, {}]", share_percent(r.share), share_percent(r.low),
+                     share_percent(r.high));
 }
 
 FixScoreboard rank_fixes(std::vector<FixResult> fixes) {
@@ -648,7 +659,7 @@ TextTable changes_table(const FixResult& f) {
   t.right = {false, false, true, false};
   for (const FixChange& c : f.changes) {
     t.rows.push_back({c.knob + "=" + c.value, effect_cell(c.without),
-                      c.share.known ? fmt::format("{:.0f}%", c.share.share * 100) : "-",
+                      c.share.known ? share_percent(c.share.share) : "-",
                       c.did_nothing ? "did nothing" : ""});
   }
   return t;
@@ -661,13 +672,13 @@ TextTable scoreboard_table(const FixScoreboard& b) {
   std::size_t rank = 0;
   for (const FixResult& f : b.fixes) {
     const bool ranked = f.ran && f.recovered.known;
-    t.rows.push_back(
-        {ranked ? std::to_string(++rank) : "-", f.who.empty() ? "-" : f.who,
-         ranked ? fmt::format("{:.0f}%", f.recovered.share * 100) : "-",
-         ranked ? fmt::format("[{:.0f}%, {:.0f}%]", f.recovered.low * 100, f.recovered.high * 100)
-                : (f.ran ? "fault within noise" : "not run"),
-         std::to_string(f.changes.size()), std::to_string(f.did_nothing),
-         settings_text(f.changes)});
+    t.rows.push_back({ranked ? std::to_string(++rank) : "-", f.who.empty() ? "-" : f.who,
+                      ranked ? share_percent(f.recovered.share) : "-",
+                      ranked ? fmt::format("[{}, {}]", share_percent(f.recovered.low),
+                                           share_percent(f.recovered.high))
+                             : (f.ran ? "fault within noise" : "not run"),
+                      std::to_string(f.changes.size()), std::to_string(f.did_nothing),
+                      settings_text(f.changes)});
   }
   return t;
 }

@@ -59,6 +59,11 @@ TEST(Fix, HalfTheWayBackOnTheLogScaleIsHalf) {
       << report::rendered(f, "console");
 }
 
+// A bound just below zero reads "0%", never "-0%".
+TEST(Fix, AShareThatRoundsToZeroReadsZero) {
+  EXPECT_EQ(report::describe_recovered({true, 0.03, -0.004, 0.06}), "3% [0%, 6%]");
+}
+
 TEST(Fix, AFaultWithinNoiseHasNoShareToRecover) {
   const report::FixResult f = score_fix(changes({"work_mem"}), stage(1000, 60, 30, 5),
                                         stage(990, 60, 30, 6), stage(1000, 60, 30, 7), {});
