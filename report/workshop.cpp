@@ -169,6 +169,11 @@ struct Fields<FixChange> {
                  field("share", &S::share), field("did_nothing", &S::did_nothing)};
 };
 
+// Derived from the changes: written for readers, counted again when read.
+static void write_did_nothing(const FixResult& f, Json& out) {
+  out["did_nothing"] = f.did_nothing();
+}
+
 template <>
 struct Fields<FixResult> {
   using S = FixResult;
@@ -180,7 +185,7 @@ struct Fields<FixResult> {
                                           field("vs_broken", &S::vs_broken),
                                           field("vs_healthy", &S::vs_healthy),
                                           field("recovered", &S::recovered),
-                                          field("did_nothing", &S::did_nothing)};
+                                          custom<S>(write_did_nothing, written_only<S>)};
 };
 
 template <>
@@ -188,6 +193,13 @@ struct Fields<FixScoreboard> {
   using S = FixScoreboard;
   static constexpr auto list = std::tuple{field("fixes", &S::fixes)};
 };
+
+// Derived from the predictions and the effect: written for readers, computed again when read.
+static void write_calibration(const RecordedLesson& l, Json& out) {
+  const Calibration c = calibration(l);
+  out["calibration"] = number(c.factor);
+  out["calibrated"] = c.predictions;
+}
 
 template <>
 struct Fields<RecordedLesson> {
@@ -200,8 +212,7 @@ struct Fields<RecordedLesson> {
                                           field("effect", &S::effect),
                                           field("predictions", &S::predictions),
                                           field("evidence", &S::evidence),
-                                          field("calibration", &S::calibration),
-                                          field("calibrated", &S::calibrated)};
+                                          custom<S>(write_calibration, written_only<S>)};
 };
 
 template <>
@@ -584,6 +595,11 @@ std::string describe_recovered(const Recovered& r) {
                      share_percent(r.high));
 }
 
+std::size_t FixResult::did_nothing() const {
+  return static_cast<std::size_t>(std::count_if(changes.begin(), changes.end(),
+                                                [](const FixChange& c) { return c.did_nothing; }));
+}
+
 FixScoreboard rank_fixes(std::vector<FixResult> fixes) {
   std::vector<FixResult> ranked;
   std::vector<FixResult> unranked;
@@ -621,9 +637,9 @@ std::string fix_summary(const FixResult& f) {
   std::string text = "recovered " + describe_recovered(f.recovered);
   const std::size_t n = f.changes.size();
   if (n > 1) {
-    text += f.did_nothing == 0
-                ? fmt::format("; each of its {} changes counted", n)
-                : fmt::format("; {} of its {} changes did nothing", f.did_nothing, n);
+    const std::size_t idle = f.did_nothing();
+    text += idle == 0 ? fmt::format("; each of its {} changes counted", n)
+                      : fmt::format("; {} of its {} changes did nothing", idle, n);
   }
   return text;
 }
@@ -677,7 +693,7 @@ TextTable scoreboard_table(const FixScoreboard& b) {
                       ranked ? fmt::format("[{}, {}]", share_percent(f.recovered.low),
                                            share_percent(f.recovered.high))
                              : (f.ran ? "fault within noise" : "not run"),
-                      std::to_string(f.changes.size()), std::to_string(f.did_nothing),
+                      std::to_string(f.changes.size()), std::to_string(f.did_nothing()),
                       settings_text(f.changes)});
   }
   return t;
@@ -735,33 +751,28 @@ nlohmann::ordered_json scoreboard_to_json(const FixScoreboard& board) {
 
 RecordedLesson record_lesson(const Reveal& reveal, const std::string& title,
                              const std::string& recorded_at) {
-  RecordedLesson r;
-  r.lesson = reveal.lesson;
-  r.title = title;
-  r.recorded_at = recorded_at;
-  r.stage = reveal.stage;
-  r.reference_stage = reveal.reference_stage;
-  r.effect = reveal.effect;
-  r.predictions = reveal.predictions;
-  r.evidence = reveal.evidence;
+  return {reveal.lesson,          title,         recorded_at,        reveal.stage,
+          reveal.reference_stage, reveal.effect, reveal.predictions, reveal.evidence};
+}
+
+Calibration calibration(const RecordedLesson& lesson) {
   std::vector<double> off;
-  if (reveal.effect.known && reveal.effect.ratio > 0) {
-    for (const PredictionRow& p : reveal.predictions) {
+  if (lesson.effect.known && lesson.effect.ratio > 0) {
+    for (const PredictionRow& p : lesson.predictions) {
       if (p.predicted_ratio > 0)
-        off.push_back(std::exp(std::abs(std::log(p.predicted_ratio / reveal.effect.ratio))));
+        off.push_back(std::exp(std::abs(std::log(p.predicted_ratio / lesson.effect.ratio))));
     }
   }
-  r.calibrated = off.size();
-  if (!off.empty()) r.calibration = median(off);
-  return r;
+  return {off.empty() ? 0 : median(off), off.size()};
 }
 
 namespace {
 
 std::string calibration_text(const RecordedLesson& l) {
-  if (l.calibrated == 0) return "no effect prediction to judge";
-  return fmt::format("{}x off (median of {} prediction{})", format_number(l.calibration, 2),
-                     l.calibrated, l.calibrated == 1 ? "" : "s");
+  const Calibration c = calibration(l);
+  if (c.predictions == 0) return "no effect prediction to judge";
+  return fmt::format("{}x off (median of {} prediction{})", format_number(c.factor, 2),
+                     c.predictions, c.predictions == 1 ? "" : "s");
 }
 
 TextTable record_lessons_table(const SessionRecord& r) {

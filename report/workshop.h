@@ -167,8 +167,9 @@ struct FixResult {
   Effect vs_broken;
   Effect vs_healthy;
   Recovered recovered;
-  std::size_t did_nothing = 0;  // changes that did nothing
-  bool ran = false;             // false: every change was refused
+  bool ran = false;  // false: every change was refused
+  // The changes that did nothing (FixChange::did_nothing).
+  std::size_t did_nothing() const;
 };
 void render_fix_console(const FixResult& fix, std::ostream& out);
 void render_fix_markdown(const FixResult& fix, std::ostream& out);
@@ -211,11 +212,15 @@ struct RecordedLesson {
   Effect effect;
   std::vector<PredictionRow> predictions;
   std::vector<EvidenceRow> evidence;
-  // How far the room's effect predictions were off, as a factor on the log scale: the median
-  // of exp(|ln(predicted / measured)|) (1: spot on; 2: off by 2x either way). 0: none to judge.
-  double calibration = 0;
-  std::size_t calibrated = 0;  // the predictions it is the median of
 };
+// How far the room's effect predictions were off, as a factor on the log scale: the median of
+// exp(|ln(predicted / measured)|) over the predictions that name a ratio (1: spot on; 2: off by
+// 2x either way). factor 0: none to judge.
+struct Calibration {
+  double factor = 0;
+  std::size_t predictions = 0;  // the predictions it is the median of
+};
+Calibration calibration(const RecordedLesson& lesson);
 // A lesson's record from its reveal.
 RecordedLesson record_lesson(const Reveal& reveal, const std::string& title,
                              const std::string& recorded_at);

@@ -162,32 +162,18 @@ void fix(Context& ctx, const FixArgs& a) {
   const scenario::Plan plan = scenario::make_plan(sc, catalog, live);
   const std::vector<knobs::Setting> broken = plan.stages.back().settings;
 
-  // What the server refuses, or a restart the room did not plan for, is reported, not run. A
-  // mystery that needed a restart itself has planned for them.
-  bool restarts_planned = a.allow_restart;
-  for (const auto& v : knobs::validate(broken, catalog, live))
-    restarts_planned = restarts_planned || v.verdict == knobs::Verdict::kRestart;
+  // A mystery that needed a restart itself has planned for them. Its stage's verdicts say so by
+  // each knob's context (not needs_restart: against the server as it is now, with the mystery
+  // applied, nothing differs).
+  const auto& mystery_verdicts = plan.stages.back().verdicts;
+  const bool mystery_restarts = std::any_of(
+      mystery_verdicts.begin(), mystery_verdicts.end(),
+      [](const knobs::SettingVerdict& v) { return v.verdict == knobs::Verdict::kRestart; });
+  workshop::ScreenedFix screened =
+      workshop::screen_fix(proposed, broken, catalog, live, a.allow_restart || mystery_restarts);
+  const std::vector<knobs::Setting>& accepted = screened.accepted;
   report::FixResult result;
-  std::vector<knobs::Setting> accepted;
-  const auto verdicts = knobs::validate(workshop::overlay(broken, proposed), catalog, live);
-  for (const knobs::Setting& p : proposed) {
-    auto v = std::find_if(verdicts.begin(), verdicts.end(), [&](const knobs::SettingVerdict& x) {
-      return iequals(x.setting.name, p.name);
-    });
-    const std::string change = p.name + "=" + p.value;
-    if (v == verdicts.end() || v->verdict == knobs::Verdict::kError ||
-        v->verdict == knobs::Verdict::kSkipped) {
-      result.refused.push_back(
-          fmt::format("{}: the server refuses it ({})", change,
-                      v == verdicts.end() ? "not validated" : printable(v->reason)));
-    } else if (v->verdict == knobs::Verdict::kRestart && !restarts_planned) {
-      result.refused.push_back(fmt::format(
-          "{}: needs a server restart the room did not plan for (--allow-restart runs it)",
-          change));
-    } else {
-      accepted.push_back(p);
-    }
-  }
+  result.refused = std::move(screened.refused);
 
   if (accepted.empty()) {
     for (const knobs::Setting& p : proposed)
@@ -226,13 +212,13 @@ void fix(Context& ctx, const FixArgs& a) {
     };
     const results::StageResult healthy = measure("healthy", {});
     const results::StageResult broken_run = measure("broken", broken);
-    const results::StageResult fixed = measure("fix", workshop::overlay(broken, accepted));
+    const results::StageResult fixed = measure("fix", knobs::overlay(broken, accepted));
     std::vector<results::StageResult> without;
     for (std::size_t i = 0; accepted.size() > 1 && i < accepted.size(); ++i) {
       std::vector<knobs::Setting> rest = accepted;
       rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
       without.push_back(
-          measure(fmt::format("without change {}", i + 1), workshop::overlay(broken, rest)));
+          measure(fmt::format("without change {}", i + 1), knobs::overlay(broken, rest)));
     }
     lab.keep(broken, "mystery");
     std::vector<std::string> refused = std::move(result.refused);
@@ -257,11 +243,12 @@ void reveal(Context& ctx, const std::string& format, const std::string& record_d
   std::ostream& note = format == "console" ? std::cout : std::cerr;
   std::optional<workshop::MysteryState> s = workshop::load_mystery(ctx.workdir);
   if (s) {
-    report::render(workshop::mystery_reveal(*s), format, std::cout);
+    const report::MysteryReveal answer = workshop::mystery_reveal(*s);
+    report::render(answer, format, std::cout);
     if (!record_dir.empty()) {
       workshop::add_to_record(record_dir, [&](report::SessionRecord& r) {
-        r.mysteries.push_back({apply::utc_now_iso8601(), s->difficulty,
-                               workshop::mystery_reveal(*s), report::rank_fixes(s->fixes)});
+        r.mysteries.push_back(
+            {apply::utc_now_iso8601(), s->difficulty, answer, report::rank_fixes(s->fixes)});
       });
       note << fmt::format("Recorded in {}/record.md (.json)\n", record_dir);
     }

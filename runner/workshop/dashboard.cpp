@@ -410,49 +410,40 @@ struct Dashboard::Impl {
       refuse(res, 401, "this laptop has not joined: POST /join first");
       return;
     }
-    for (std::size_t i = 0; i < laptops.size(); ++i) {
-      if (laptop_owners[i] == token) {
-        laptops[i] = *r;
-        dirty = true;
-        res.set_content("updated", "text/plain");
-        return;
-      }
-    }
-    if (laptops.size() >= limits.room_size) {
-      refuse(res, 409, fmt::format("the room is full ({} results)", limits.room_size));
+    place_owned(laptops, laptop_owners, token, *r, "results", res);
+  }
+
+  // `item` as `token`'s entry of `items` (the caller holds mu): its own entry is replaced, else
+  // it is added while the room has space (`what` names the entries in the refusal).
+  template <typename T>
+  void place_owned(std::vector<T>& items, std::vector<std::string>& item_owners,
+                   const std::string& token, T item, const char* what, httplib::Response& res) {
+    const auto own = std::find(item_owners.begin(), item_owners.end(), token);
+    if (own != item_owners.end()) {
+      items[static_cast<std::size_t>(own - item_owners.begin())] = std::move(item);
+      res.set_content("updated", "text/plain");
+    } else if (items.size() >= limits.room_size) {
+      refuse(res, 409, fmt::format("the room is full ({} {})", limits.room_size, what));
       return;
+    } else {
+      items.push_back(std::move(item));
+      item_owners.push_back(token);
+      res.set_content("thanks", "text/plain");
     }
-    laptops.push_back(*r);
-    laptop_owners.push_back(token);
     dirty = true;
-    res.set_content("thanks", "text/plain");
   }
 
   // A joined browser's prediction (the caller holds mu): its own entry is replaced, another
   // browser's name is refused, a full room refuses newcomers.
   void place(const std::string& token, const std::string& name, const std::string& answer,
              httplib::Response& res) {
-    std::optional<std::size_t> own;
     for (std::size_t i = 0; i < room.size(); ++i) {
-      if (owners[i] == token) {
-        own = i;
-      } else if (iequals(room[i].name, name)) {
+      if (owners[i] != token && iequals(room[i].name, name)) {
         refuse(res, 409, fmt::format("the name \"{}\" is taken by another browser", name));
         return;
       }
     }
-    if (own) {
-      room[*own] = {name, answer};
-      res.set_content("updated", "text/plain");
-    } else if (room.size() >= limits.room_size) {
-      refuse(res, 409, fmt::format("the room is full ({} predictions)", limits.room_size));
-      return;
-    } else {
-      room.push_back({name, answer});
-      owners.push_back(token);
-      res.set_content("thanks", "text/plain");
-    }
-    dirty = true;
+    place_owned(room, owners, token, RoomPrediction{name, answer}, "predictions", res);
   }
 
   void route() {

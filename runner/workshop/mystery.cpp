@@ -434,24 +434,35 @@ report::FixResult score_fix(const std::vector<knobs::Setting>& changes,
       c.share = r.recovered;
       c.did_nothing = negligible(r.vs_broken, c.share);
     }
-    r.did_nothing += c.did_nothing ? 1 : 0;
     r.changes.push_back(std::move(c));
   }
   return r;
 }
 
-std::vector<knobs::Setting> overlay(std::vector<knobs::Setting> base,
-                                    const std::vector<knobs::Setting>& changes) {
-  for (const knobs::Setting& c : changes) {
-    auto it = std::find_if(base.begin(), base.end(),
-                           [&](const knobs::Setting& s) { return iequals(s.name, c.name); });
-    if (it != base.end()) {
-      it->value = c.value;
+ScreenedFix screen_fix(const std::vector<knobs::Setting>& proposed,
+                       const std::vector<knobs::Setting>& broken, const knobs::Catalog& catalog,
+                       const knobs::ServerSettings& live, bool restarts_planned) {
+  ScreenedFix out;
+  const auto verdicts = knobs::validate(knobs::overlay(broken, proposed), catalog, live);
+  for (const knobs::Setting& p : proposed) {
+    auto v = std::find_if(verdicts.begin(), verdicts.end(), [&](const knobs::SettingVerdict& x) {
+      return iequals(x.setting.name, p.name);
+    });
+    const std::string change = p.name + "=" + p.value;
+    if (v == verdicts.end() || v->verdict == knobs::Verdict::kError ||
+        v->verdict == knobs::Verdict::kSkipped) {
+      out.refused.push_back(
+          fmt::format("{}: the server refuses it ({})", change,
+                      v == verdicts.end() ? "not validated" : printable(v->reason)));
+    } else if (v->verdict == knobs::Verdict::kRestart && !restarts_planned) {
+      out.refused.push_back(fmt::format(
+          "{}: needs a server restart the room did not plan for (--allow-restart runs it)",
+          change));
     } else {
-      base.push_back(c);
+      out.accepted.push_back(p);
     }
   }
-  return base;
+  return out;
 }
 
 scenario::Scenario mystery_scenario(const MysteryAnswer& answer) {

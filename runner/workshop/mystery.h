@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "knobs/catalog.h"
+#include "knobs/validate.h"
 #include "report/workshop.h"
 #include "results/model.h"
 #include "stage/run.h"
@@ -93,10 +94,17 @@ report::FixResult score_fix(const std::vector<knobs::Setting>& changes,
                             const results::StageResult& fix,
                             const std::vector<results::StageResult>& without);
 
-// The configuration `base` with `changes` laid over it: a change replaces the setting of the
-// same name, or comes after the others.
-std::vector<knobs::Setting> overlay(std::vector<knobs::Setting> base,
-                                    const std::vector<knobs::Setting>& changes);
+// A fix's changes sorted before anything runs: those to measure, and those reported instead
+// ("KNOB=VALUE: why"): the server refuses them, or they need a restart the room did not plan
+// for (`restarts_planned`: the mystery needed one itself, or --allow-restart). Validated as laid
+// over the broken configuration, as they would be applied.
+struct ScreenedFix {
+  std::vector<knobs::Setting> accepted;
+  std::vector<std::string> refused;
+};
+ScreenedFix screen_fix(const std::vector<knobs::Setting>& proposed,
+                       const std::vector<knobs::Setting>& broken, const knobs::Catalog& catalog,
+                       const knobs::ServerSettings& live, bool restarts_planned);
 
 // The scenario a mystery is measured with: a small write-heavy workload whose symptoms show
 // within seconds on 2 cores; one stage, "mystery", after the baseline.

@@ -4,35 +4,21 @@
 // dashboard, a mystery from start to reveal (the configuration back byte for byte, the answer
 // never on a participant's screen), and a mystery killed -9 and recovered.
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <array>
-#include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 
-#include "apply/bytes.h"
 #include "apply/journal.h"
 #include "common/paths.h"
 #include "common/strings.h"
 #include "knobs/catalog.h"
-#include "pg/connection.h"
-#include "report/json.h"
 #include "tests/integration/workshop/workshop_support.h"
-#include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
 #include "workshop/dashboard.h"
 #include "workshop/mystery.h"

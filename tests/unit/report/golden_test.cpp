@@ -113,8 +113,8 @@ TEST(Golden, SessionRecord) {
 TEST(Record, CalibrationIsTheMedianFactorOffOverQuantifiedPredictions) {
   const SessionRecord r = testing::sample_record();
   ASSERT_EQ(r.lessons.size(), 1u);
-  EXPECT_EQ(r.lessons[0].calibrated, 2u);
-  EXPECT_NEAR(r.lessons[0].calibration, (0.6 / 0.5 + 0.6 / 0.1) / 2, 1e-9);
+  EXPECT_EQ(calibration(r.lessons[0]).predictions, 2u);
+  EXPECT_NEAR(calibration(r.lessons[0]).factor, (0.6 / 0.5 + 0.6 / 0.1) / 2, 1e-9);
 }
 
 // A session's record grows over several commands: what was written reads back the same.

@@ -414,7 +414,6 @@ inline FixResult sample_fix() {
   FixChange a{"enable_indexscan", "on", f.vs_broken, {true, 0.96, 0.78, 1.18}, false};
   FixChange b{"work_mem", "64MB", f.vs_healthy, {true, 0.02, -0.05, 0.08}, true};
   f.changes = {a, b};
-  f.did_nothing = 1;
   f.refused = {
       "shared_buffers=1TB: needs a server restart the room did not plan for "
       "(--allow-restart runs it)"};
@@ -425,7 +424,6 @@ inline FixScoreboard sample_scoreboard() {
   FixResult partial = sample_fix();
   partial.who = "bo";
   partial.changes.resize(1);
-  partial.did_nothing = 0;
   partial.recovered = {true, 0.42, 0.3, 0.55};
   FixResult refused;
   refused.who = "cy";

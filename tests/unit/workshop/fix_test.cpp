@@ -46,7 +46,7 @@ TEST(Fix, RecoveringTheWholeFaultIsAllOfIt) {
   EXPECT_GT(f.recovered.high, 1.0);
   EXPECT_EQ(f.vs_healthy.verdict, results::Verdict::kWithinNoise);
   EXPECT_EQ(f.vs_broken.verdict, results::Verdict::kFaster);
-  EXPECT_EQ(f.did_nothing, 0u);
+  EXPECT_EQ(f.did_nothing(), 0u);
 }
 
 // On the log scale of throughput: from 250 to 500 TPS is half of the way back to 1,000.
@@ -81,7 +81,7 @@ TEST(Fix, ChangesThatDidNothingAreCountedAndNamed) {
   EXPECT_NEAR(f.changes[0].share.share, 1.0, 0.1);
   EXPECT_TRUE(f.changes[1].did_nothing);
   EXPECT_TRUE(f.changes[2].did_nothing);
-  EXPECT_EQ(f.did_nothing, 2u);
+  EXPECT_EQ(f.did_nothing(), 2u);
   const std::string text = report::rendered(f, "console");
   EXPECT_NE(text.find("2 of its 3 changes did nothing"), std::string::npos) << text;
 }
@@ -102,7 +102,7 @@ TEST(Fix, ATinyMeasuredGainIsNotCredited) {
 TEST(Fix, ChangesThatOnlyWorkTogetherBothCount) {
   const report::FixResult f =
       fix_at(1000, 4, {"random_page_cost", "cpu_index_tuple_cost"}, {250, 250});
-  EXPECT_EQ(f.did_nothing, 0u);
+  EXPECT_EQ(f.did_nothing(), 0u);
   EXPECT_NE(report::rendered(f, "console").find("each of its 2 changes counted"),
             std::string::npos);
 }
