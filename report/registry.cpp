@@ -5,12 +5,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 
 #include "common/errors.h"
+#include "common/paths.h"
 #include "common/strings.h"
 #include "report/bench.h"
 #include "report/bisect.h"
@@ -283,14 +284,22 @@ std::span<const Renderer<CliffResult>> renderers() {
 
 namespace {
 
+// A results folder may sit where others can write (pgslow runs as root beside the server's
+// user): each file is written as a new file and renamed into place, so a symlink planted under
+// its name is replaced, never written through; a write that fails is an error, not a short file.
+void write_report_file(const std::filesystem::path& path, const std::string& text) {
+  write_file_durably(path, text, 0644);
+}
+
 template <typename Result>
 void write_every_file(const Result& result, const std::filesystem::path& dir,
                       const std::string& stem) {
   std::filesystem::create_directories(dir);
   for (const auto& r : renderers<Result>()) {
     if (r.format == "console") continue;
-    std::ofstream out(dir / fmt::format("{}.{}", stem, r.extension));
+    std::ostringstream out;
     r.render(result, out);
+    write_report_file(dir / fmt::format("{}.{}", stem, r.extension), out.str());
   }
 }
 
@@ -305,8 +314,7 @@ void write_results(const Run& run, const std::filesystem::path& dir) {
     for (char& c : name) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
     }
-    std::ofstream out(dir / "logs" / name);
-    out << st.log_excerpt;
+    write_report_file(dir / "logs" / name, st.log_excerpt);
   }
 }
 

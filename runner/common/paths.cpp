@@ -51,15 +51,15 @@ void fsync_path(const fs::path& path, int flags) {
 }
 }  // namespace
 
-void write_file_durably(const fs::path& path, const std::string& contents) {
+void write_file_durably(const fs::path& path, const std::string& contents, unsigned mode) {
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   // O_EXCL | O_NOFOLLOW: a file or symlink planted under the temporary name is never written
   // through; one left by this pid's predecessor is removed first.
   const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  int fd = ::open(tmp.c_str(), flags, 0600);
+  int fd = ::open(tmp.c_str(), flags, static_cast<mode_t>(mode));
   if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0)
-    fd = ::open(tmp.c_str(), flags, 0600);
+    fd = ::open(tmp.c_str(), flags, static_cast<mode_t>(mode));
   if (fd < 0) fail("cannot create", tmp);
   // Any failure from here on (a full disk above all) removes the temporary file: the target
   // keeps its old bytes, and nothing half-written stays behind.

@@ -11,8 +11,11 @@ namespace pgslow {
 std::filesystem::path data_root();
 
 // Writes `contents` to `path` durably: a temporary file in the same folder, fsync, rename
-// over the target, fsync the folder. A reader sees the old bytes or the new, never a mix.
-void write_file_durably(const std::filesystem::path& path, const std::string& contents);
+// over the target, fsync the folder. A reader sees the old bytes or the new, never a mix, and
+// a symlink planted at `path` is replaced, never written through. `mode` as open(2) takes it
+// (the umask applies): 0600 for pgslow's own state, 0644 for reports people share.
+void write_file_durably(const std::filesystem::path& path, const std::string& contents,
+                        unsigned mode = 0600);
 
 // The whole file as bytes; throws RuntimeError naming the file when it cannot be read.
 std::string read_file(const std::filesystem::path& path);

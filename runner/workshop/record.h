@@ -11,7 +11,8 @@
 namespace pgslow::workshop {
 
 // Reads DIR/record.json (an empty record when there is none), lets `add` extend it, writes
-// record.json and record.md back. A record.json pgslow cannot read is an InputError naming it.
+// record.json and record.md back. A record.json pgslow cannot read is an InputError naming it;
+// a DIR another user could write (safe_fs.h: require_trusted_path) is refused, naming its owner.
 report::SessionRecord add_to_record(const std::filesystem::path& dir,
                                     const std::function<void(report::SessionRecord&)>& add);
 

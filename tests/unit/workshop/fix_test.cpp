@@ -2,6 +2,7 @@
 // changes that did nothing, and the scoreboard's order, on simulated stages with noise.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -175,6 +176,24 @@ TEST(Record, AnUnreadableRecordIsRefusedAndKept) {
     EXPECT_NE(std::string(e.what()).find("record.json"), std::string::npos) << e.what();
   }
   EXPECT_EQ(read_file(dir / "record.json"), "{\"lessons\": 3}");
+  std::filesystem::remove_all(dir);
+}
+
+// As root: a --record folder the server's user (here: nobody) could write is refused, and
+// nothing is written into it.
+TEST(Record, AFolderAnotherUserCanWriteIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user";
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "pgslow-theirs";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0);
+  try {
+    add_to_record(dir, [](report::SessionRecord& r) { r.mysteries.push_back({}); });
+    FAIL() << "a folder another user can write was used";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--record folder"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "record.json"));
   std::filesystem::remove_all(dir);
 }
 
