@@ -11,6 +11,7 @@
 #include "results/metric.h"
 #include "results/stats.h"
 #include "results/summary.h"
+#include "results/waits.h"
 
 namespace pgslow::report {
 
@@ -193,6 +194,14 @@ std::string cliff_uncertain_note(const CliffResult& r) {
       "{} as safe; more runs (--repeats) or a quieter machine would settle {}",
       list, worse_word(r.metric), format_percent(r.confidence), values.size() == 1 ? "it" : "them",
       values.size() == 1 ? "it" : "them");
+}
+
+std::string cliff_point_line(const CliffPoint& p, Metric metric) {
+  const EffectInterval e = in_metric_terms(metric, p.effect);
+  return fmt::format("point {:>2}  {:<10} {:>2} runs  {:+6.1f}% [{:+.1f}%, {:+.1f}%]  {}{}",
+                     p.order, p.value, p.samples.size(), (e.ratio - 1) * 100, (e.low - 1) * 100,
+                     (e.high - 1) * 100, to_string(p.verdict),
+                     p.looks > 1 ? fmt::format(" (look {})", p.looks) : "");
 }
 
 void render_cliff_console(const CliffResult& r, std::ostream& out) {
@@ -379,6 +388,12 @@ nlohmann::json cliff_to_json(const CliffResult& r) {
     j["p99_us"] = p.p99_us;
     j["samples"] = p.samples;
     j["evidence"] = p.evidence;
+    if (p.waits) {
+      // Shares of the median run's backend time per wait event (results/waits.h).
+      nlohmann::json waits = nlohmann::json::object();
+      for (const auto& w : results::wait_shares(*p.waits)) waits[w.wait] = w.share;
+      j["waits"] = waits;
+    }
     if (!base) {
       const EffectInterval e = in_metric_terms(m, p.effect);
       j["order"] = p.order;

@@ -22,6 +22,10 @@ std::string cliff_headline(const CliffResult& r);
 // confidence than 99.4%, even measured again: the search took them as safe". Empty otherwise.
 std::string cliff_uncertain_note(const CliffResult& r);
 
+// A point's progress line as the search measures it: "point  2  16MB   3 runs  -18.0% [...]
+// harmful".
+std::string cliff_point_line(const CliffPoint& p, Metric metric);
+
 void render_cliff_console(const CliffResult& r, std::ostream& out);
 void render_cliff_markdown(const CliffResult& r, std::ostream& out);
 void render_cliff_csv(const CliffResult& r, std::ostream& out);

@@ -222,6 +222,15 @@ std::span<const Renderer<Reveal>> renderers() {
 }
 
 template <>
+std::span<const Renderer<CliffReveal>> renderers() {
+  static constexpr Renderer<CliffReveal> table[] = {
+      {"console", "txt", render_cliff_reveal},
+      {"md", "md", render_cliff_reveal_markdown},
+      {"json", "json", json_file<cliff_reveal_to_json>}};
+  return table;
+}
+
+template <>
 std::span<const Renderer<LessonList>> renderers() {
   static constexpr Renderer<LessonList> table[] = {
       {"console", "txt", render_lesson_list_console},
@@ -323,6 +332,10 @@ void write_versions(const VersionRuns& runs, const std::filesystem::path& dir) {
 }
 
 void write_reveal(const Reveal& reveal, const std::filesystem::path& dir) {
+  write_every_file(reveal, dir, "reveal");
+}
+
+void write_reveal(const CliffReveal& reveal, const std::filesystem::path& dir) {
   write_every_file(reveal, dir, "reveal");
 }
 

@@ -69,6 +69,8 @@ std::span<const Renderer<PresetDetail>> renderers();
 template <>
 std::span<const Renderer<Reveal>> renderers();
 template <>
+std::span<const Renderer<CliffReveal>> renderers();
+template <>
 std::span<const Renderer<LessonList>> renderers();
 template <>
 std::span<const Renderer<MysteryClues>> renderers();
@@ -126,6 +128,7 @@ std::string rendered(const Result& result, std::string_view format) {
 void write_results(const Run& run, const std::filesystem::path& dir);              // report.md, ...
 void write_versions(const VersionRuns& runs, const std::filesystem::path& dir);    // versions.md
 void write_reveal(const Reveal& reveal, const std::filesystem::path& dir);         // reveal.md
+void write_reveal(const CliffReveal& reveal, const std::filesystem::path& dir);    // reveal.md
 void write_record(const SessionRecord& record, const std::filesystem::path& dir);  // record.md
 
 // One run: aligned plain text for a terminal (fits 100 columns); Markdown; every number of the

@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common/strings.h"
+#include "report/cliff.h"
 #include "report/json_schema.h"
 #include "report/text.h"
 #include "results/evidence_info.h"
+#include "results/metric.h"
 #include "results/stats.h"
 #include "results/summary.h"
 #include "results/waits.h"
@@ -77,10 +81,13 @@ template <>
 struct Fields<PredictionRow> {
   using S = PredictionRow;
   static constexpr auto quantified = [](const S& p) { return p.predicted_ratio > 0; };
-  static constexpr auto list =
-      std::tuple{field("participant", &S::participant), field("question", &S::question),
-                 field("answer", &S::answer), field("verdict", &S::verdict),
-                 field("predicted_ratio", &S::predicted_ratio, quantified)};
+  static constexpr auto located = [](const S& p) { return p.off_by > 0; };
+  static constexpr auto list = std::tuple{field("participant", &S::participant),
+                                          field("question", &S::question),
+                                          field("answer", &S::answer),
+                                          field("verdict", &S::verdict),
+                                          field("predicted_ratio", &S::predicted_ratio, quantified),
+                                          field("off_by", &S::off_by, located)};
 };
 
 template <>
@@ -111,6 +118,23 @@ struct Fields<Reveal> {
                                           field("effect", &S::effect),
                                           custom<S>(write_latency, written_only<S>),
                                           field("predictions", &S::predictions),
+                                          field("evidence", &S::evidence),
+                                          field("gap", &S::gap)};
+};
+
+// The cliff as `pgslow cliff --json` writes it: one shape for the cliff wherever it appears.
+static void write_cliff(const CliffReveal& r, Json& out) {
+  out["cliff"] = Json::parse(cliff_to_json(r.cliff).dump());
+}
+
+template <>
+struct Fields<CliffReveal> {
+  using S = CliffReveal;
+  static constexpr auto list = std::tuple{field("lesson", &S::lesson),
+                                          custom<S>(write_cliff, written_only<S>),
+                                          field("predictions", &S::predictions),
+                                          field("safe", &S::safe),
+                                          field("harmful", &S::harmful),
                                           field("evidence", &S::evidence),
                                           field("gap", &S::gap)};
 };
@@ -328,14 +352,34 @@ std::vector<EvidenceRow> evidence_rows(const StageResult& stage, const StageResu
   return rows;
 }
 
+std::vector<EvidenceRow> evidence_rows(const std::map<std::string, double>& stage,
+                                       const std::map<std::string, double>& reference,
+                                       const std::vector<std::string>& keys) {
+  std::vector<EvidenceRow> rows;
+  for (const std::string& key : keys) {
+    auto a = stage.find(key);
+    auto b = reference.find(key);
+    if (a == stage.end() || b == reference.end()) continue;
+    rows.push_back({evidence_label(key), format_evidence_value(key, b->second),
+                    format_evidence_value(key, a->second)});
+  }
+  return rows;
+}
+
 std::vector<EvidenceRow> wait_rows(const StageResult& stage, const StageResult& reference,
                                    std::size_t top, const std::string& label_prefix) {
+  return wait_rows(stage.waits, reference.waits, top, label_prefix);
+}
+
+std::vector<EvidenceRow> wait_rows(const std::optional<WaitProfile>& stage,
+                                   const std::optional<WaitProfile>& reference, std::size_t top,
+                                   const std::string& label_prefix) {
   std::vector<EvidenceRow> rows;
-  if (!stage.waits || !reference.waits) return rows;
-  const auto shares = results::wait_shares(*stage.waits);
+  if (!stage || !reference) return rows;
+  const auto shares = results::wait_shares(*stage);
   for (std::size_t i = 0; i < shares.size() && i < top; ++i) {
     rows.push_back({label_prefix + shares[i].wait,
-                    results::format_share(results::wait_share(*reference.waits, shares[i].wait)),
+                    results::format_share(results::wait_share(*reference, shares[i].wait)),
                     results::format_share(shares[i].share)});
   }
   return rows;
@@ -412,6 +456,37 @@ void render_reveal_markdown(const Reveal& r, std::ostream& out) {
 }
 
 nlohmann::ordered_json reveal_to_json(const Reveal& reveal) {
+  return json_schema::write_value(reveal);
+}
+
+void render_cliff_reveal(const CliffReveal& r, std::ostream& out) {
+  render_cliff_console(r.cliff, out);
+  out << "\n";
+  if (!r.predictions.empty()) out << predictions_table(r.predictions).render("  ") << "\n";
+  if (!r.evidence.empty()) {
+    out << "  At the knee:\n"
+        << evidence_table(r.evidence, "evidence", r.safe, r.harmful).render("  ") << "\n";
+  }
+  if (!r.gap.empty()) out << fmt::format("  Why: {}\n\n", r.gap);
+}
+
+void render_cliff_reveal_markdown(const CliffReveal& r, std::ostream& out) {
+  out << "# The reveal: " << markdown_text(r.lesson) << "\n\n";
+  std::ostringstream cliff;
+  render_cliff_markdown(r.cliff, cliff);
+  // The cliff's own headings one level down, under the reveal's.
+  for (const std::string& line : split(cliff.str(), '\n'))
+    out << (line.starts_with("#") ? "#" : "") << line << "\n";
+  if (!r.predictions.empty())
+    out << "## Predictions\n\n" << markdown_table(predictions_table(r.predictions)) << "\n";
+  if (!r.evidence.empty()) {
+    out << "## At the knee\n\n"
+        << markdown_table(evidence_table(r.evidence, "evidence", r.safe, r.harmful)) << "\n";
+  }
+  if (!r.gap.empty()) out << "## Why\n\n" << markdown_text(r.gap) << "\n";
+}
+
+nlohmann::ordered_json cliff_reveal_to_json(const CliffReveal& reveal) {
   return json_schema::write_value(reveal);
 }
 
@@ -755,12 +830,37 @@ RecordedLesson record_lesson(const Reveal& reveal, const std::string& title,
           reveal.reference_stage, reveal.effect, reveal.predictions, reveal.evidence};
 }
 
+RecordedLesson record_cliff_lesson(const CliffReveal& reveal, const std::string& title,
+                                   const std::string& recorded_at) {
+  const CliffResult& c = reveal.cliff;
+  Effect effect;
+  if (c.first_harmful) {
+    const CliffPoint& p = c.points[*c.first_harmful];
+    const EffectInterval e = in_metric_terms(c.metric, p.effect);
+    effect.known = true;
+    effect.ratio = e.ratio;
+    effect.interval.ratio = e.ratio;
+    effect.interval.low = e.low;
+    effect.interval.high = e.high;
+    effect.interval.known = true;
+    effect.verdict = e.high < 1  ? Verdict::kSlower
+                     : e.low > 1 ? Verdict::kFaster
+                                 : Verdict::kWithinNoise;
+    effect.transactions = p.transactions;
+    effect.reference_transactions = c.baseline.transactions;
+  }
+  return {
+      reveal.lesson, title,  recorded_at,        fmt::format("{}: {}", c.knob, cliff_headline(c)),
+      c.from,        effect, reveal.predictions, reveal.evidence};
+}
+
 Calibration calibration(const RecordedLesson& lesson) {
   std::vector<double> off;
-  if (lesson.effect.known && lesson.effect.ratio > 0) {
-    for (const PredictionRow& p : lesson.predictions) {
-      if (p.predicted_ratio > 0)
-        off.push_back(std::exp(std::abs(std::log(p.predicted_ratio / lesson.effect.ratio))));
+  for (const PredictionRow& p : lesson.predictions) {
+    if (p.off_by > 0) {
+      off.push_back(p.off_by);  // a cliff's guess: its distance is the calibration
+    } else if (p.predicted_ratio > 0 && lesson.effect.known && lesson.effect.ratio > 0) {
+      off.push_back(std::exp(std::abs(std::log(p.predicted_ratio / lesson.effect.ratio))));
     }
   }
   return {off.empty() ? 0 : median(off), off.size()};

@@ -4,12 +4,15 @@
 // the evidence that explains the gap) and a mystery's clues. Plain structs in, text out.
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "report/views.h"
+#include "results/cliff.h"
 #include "results/stats.h"
 
 namespace pgslow::report {
@@ -58,6 +61,10 @@ struct PredictionRow {
   // An effect prediction as a throughput ratio ("3x slower": 1/3, "no change": 1); 0 when the
   // answer is not one (a choice, or no factor: "slower").
   double predicted_ratio = 0;
+  // A guess of where a cliff begins: how far off it was, as a factor on the log scale (1: it
+  // lies between the last safe value and the first harmful one; 2: twice too high or too
+  // low). 0 when the answer is not one (a choice, or not a value of the knob).
+  double off_by = 0;
 };
 
 struct EvidenceRow {
@@ -82,6 +89,22 @@ struct Reveal {
 void render_reveal(const Reveal& reveal, std::ostream& out);
 void render_reveal_markdown(const Reveal& reveal, std::ostream& out);
 nlohmann::ordered_json reveal_to_json(const Reveal& reveal);
+
+// The reveal of a cliff lesson (`pgslow lesson cliff-cache`): the cliff the search found, each
+// guess of where it begins scored by its distance on the log scale, and what the evidence and
+// the backends' waits did at the knee (the last safe value against the first harmful one).
+struct CliffReveal {
+  std::string lesson;
+  results::CliffResult cliff;
+  std::vector<PredictionRow> predictions;
+  std::string safe;                   // "192MB (last safe)": the evidence's reference column
+  std::string harmful;                // "176MB (first harmful)"
+  std::vector<EvidenceRow> evidence;  // the lesson's keys, then the largest waits
+  std::string gap;
+};
+void render_cliff_reveal(const CliffReveal& reveal, std::ostream& out);
+void render_cliff_reveal_markdown(const CliffReveal& reveal, std::ostream& out);
+nlohmann::ordered_json cliff_reveal_to_json(const CliffReveal& reveal);
 
 // `pgslow lesson` without a name: the lessons there are.
 struct LessonSummary {
@@ -199,6 +222,14 @@ std::vector<EvidenceRow> evidence_rows(const StageResult& stage, const StageResu
 std::vector<EvidenceRow> wait_rows(const StageResult& stage, const StageResult& reference,
                                    std::size_t top = 3,
                                    const std::string& label_prefix = "backend time in ");
+// The same from two profiles (a cliff's points): empty unless both were sampled.
+std::vector<EvidenceRow> wait_rows(const std::optional<WaitProfile>& stage,
+                                   const std::optional<WaitProfile>& reference, std::size_t top = 3,
+                                   const std::string& label_prefix = "backend time in ");
+// Evidence rows from two sets of already normalised values (a cliff's points), for `keys`.
+std::vector<EvidenceRow> evidence_rows(const std::map<std::string, double>& stage,
+                                       const std::map<std::string, double>& reference,
+                                       const std::vector<std::string>& keys);
 
 // The instructor's record (`--record DIR`): each lesson's predictions next to the measured
 // effect, the room's calibration, and each mystery's answer with its fixes, kept in
@@ -224,6 +255,10 @@ Calibration calibration(const RecordedLesson& lesson);
 // A lesson's record from its reveal.
 RecordedLesson record_lesson(const Reveal& reveal, const std::string& title,
                              const std::string& recorded_at);
+// A cliff lesson's: the stage is the cliff's knob and headline, the effect the first harmful
+// value's (unknown without a cliff), the calibration the guesses' distances.
+RecordedLesson record_cliff_lesson(const CliffReveal& reveal, const std::string& title,
+                                   const std::string& recorded_at);
 
 struct RecordedMystery {
   std::string recorded_at;

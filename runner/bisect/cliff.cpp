@@ -30,6 +30,14 @@ std::vector<double> cliff_grid(const CliffSpace& space, double resolution) {
   std::vector<double> grid;
   for (int k = 0; k <= steps; ++k) {
     double v = k == steps ? space.to : space.from * std::exp(span * k / steps);
+    // Memory of 16MB and more in whole megabytes, as a person writes it ("192MB", not
+    // "196608kB"): a step of 1.25 is then still 4MB or more, and moves by under 3%. The ends
+    // stay as given.
+    constexpr double kMiB = 1024.0 * 1024.0;
+    const double bytes = v * space.unit.size;
+    if (space.unit.kind == knobs::BaseUnit::Kind::kMemory && bytes >= 16 * kMiB && k != 0 &&
+        k != steps)
+      v = std::round(bytes / kMiB) * kMiB / space.unit.size;
     if (space.integer) v = std::round(v);
     // Integer knobs stop at adjacent integers: a value equal to the previous one adds nothing.
     if (!grid.empty() && v == grid.back()) continue;

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/progress.h"
+#include "report/cliff.h"
 #include "report/registry.h"
 #include "results/metric.h"
 #include "server/target.h"
@@ -21,20 +22,13 @@ namespace {
 struct CliffArgs {
   stage::CliffExperiment experiment;  // the options bind to its fields
   std::optional<results::Metric> metric;
+  std::vector<std::string> fixed;  // --set KNOB=VALUE
   TargetOptions target;
   std::string json;
   std::string markdown;
   std::string csv;
   std::string html;
 };
-
-std::string point_line(const results::CliffPoint& p, results::Metric metric) {
-  const results::EffectInterval e = results::in_metric_terms(metric, p.effect);
-  return fmt::format("point {:>2}  {:<10} {:>2} runs  {:+6.1f}% [{:+.1f}%, {:+.1f}%]  {}{}",
-                     p.order, p.value, p.samples.size(), (e.ratio - 1) * 100, (e.low - 1) * 100,
-                     (e.high - 1) * 100, results::to_string(p.verdict),
-                     p.looks > 1 ? fmt::format(" (look {})", p.looks) : "");
-}
 
 void cliff_command(Context& ctx, CliffArgs& a) {
   before_command(ctx, "cliff");
@@ -46,9 +40,10 @@ void cliff_command(Context& ctx, CliffArgs& a) {
   std::unique_ptr<Progress> progress = command_progress(ctx);
   const results::Metric metric = e.options.search.metric;
   e.options.search.on_point = [&](const results::CliffPoint& p) {
-    progress->note(point_line(p, metric));
+    progress->note(report::cliff_point_line(p, metric));
   };
   const knobs::Catalog catalog = knobs::Catalog::load_default();
+  e.options.settings = parse_knob_assignments(a.fixed, catalog);
   const results::CliffResult result = stage::run_cliff_experiment(e, *server, catalog, *progress);
 
   std::cout << report::rendered(result, "console") << std::flush;
@@ -67,8 +62,12 @@ void add_cliff_commands(CLI::App& app, Context& ctx) {
       "find how far a knob can go from one value towards another before it hurts: the last "
       "safe value and the first harmful one, with the curve and the evidence at each point");
   cmd->add_option("KNOB", a->experiment.options.knob,
-                  "a numeric parameter: work_mem, shared_buffers, ...")
+                  "a numeric parameter (work_mem, shared_buffers, ...), or the server's machine: "
+                  "server.memory, server.cpus (with --memory/--cpus to start from)")
       ->required();
+  cmd->add_option("--set", a->fixed,
+                  "KNOB=VALUE for every run, the baseline's too (repeatable), e.g. "
+                  "shared_buffers=16MB while server.memory is searched");
   cmd->add_option("--from", a->experiment.options.from,
                   "the baseline value (safe by definition), e.g. 64MB; default: the server's "
                   "current value");

@@ -8,10 +8,12 @@
 #include "apply/journal.h"
 #include "cli/commands.h"
 #include "cli/scenario_support.h"
+#include "cli/target_options.h"
 #include "common/errors.h"
 #include "common/progress.h"
 #include "pg/connection.h"
 #include "report/registry.h"
+#include "server/target.h"
 #include "workshop/lesson.h"
 #include "workshop/lesson_run.h"
 #include "workshop/record.h"
@@ -32,25 +34,85 @@ report::LessonList list_lessons() {
   return list;
 }
 
+struct LessonArgs {
+  std::string lesson;
+  std::string answers;
+  std::string out;
+  int wait_predictions = 0;
+  double wait_timeout = 600;
+  std::optional<double> duration, warmup;
+  std::optional<int> repeats;
+  std::string format = "console";
+  std::string record;
+  std::string room;
+  std::string name;
+};
+
+// A cliff lesson: the search its `cliff:` names, on the managed cluster in the machine it asks
+// for (docs/workshop.md "Cliff lessons").
+void cliff_lesson(Context& ctx, const workshop::Lesson& lesson, const LessonArgs& a,
+                  std::optional<std::vector<workshop::Participant>> answers, CLI::App* cmd,
+                  const DashboardArgs& dashboard) {
+  if (!a.room.empty())
+    throw InputError(fmt::format(
+        "--room: lesson {} is a cliff lesson; a laptop sends the effect of a stage, and a cliff "
+        "lesson has none (its guesses are scored on the instructor's run)",
+        lesson.name));
+  if (auto problems = workshop::check_lesson(lesson, nullptr, knobs::Catalog::load_default());
+      has_errors(problems))
+    throw InputError(std::move(problems));
+  const workshop::CliffLesson& c = *lesson.cliff;
+  TargetOptions machine;
+  machine.memory = c.memory;
+  machine.cpus = c.cpus;
+  machine.cpuset = c.cpuset;
+  stage::CliffExperiment experiment = workshop::cliff_experiment(lesson);
+  if (a.duration) experiment.duration_s = *a.duration;
+  if (a.warmup) experiment.warmup_s = *a.warmup;
+  if (a.repeats) experiment.options.search.repeats = *a.repeats;
+  experiment.target = target_spec(ctx, machine);
+  experiment.workdir = ctx.workdir;
+  std::unique_ptr<server::ServerControl> server = server::open_target(*experiment.target);
+  const knobs::Catalog catalog = knobs::Catalog::load_default();
+  pg::Connection conn = pg::Connection::open(server->conninfo());
+  const knobs::ServerSettings live = knobs::ServerSettings::read(conn);
+  conn.close();
+  workshop::CliffLessonSetup setup{lesson, std::move(experiment), *server, catalog, live};
+
+  ConsoleProgress console;
+  std::unique_ptr<workshop::Dashboard> board =
+      open_dashboard(cmd, dashboard, "pgslow lesson " + lesson.name);
+  if (board) board->watch_server(server->conninfo());
+  SilentProgress none;
+  TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
+  workshop::LessonIo io{std::cout, answers ? nullptr : &std::cin, answers};
+  io.dashboard = board.get();
+  io.wait_for_room = a.wait_predictions;
+  io.room_timeout = std::chrono::seconds(static_cast<long>(a.wait_timeout));
+  const report::CliffReveal reveal = workshop::run_cliff_lesson(setup, io, progress);
+  const fs::path out_dir =
+      a.out.empty() ? stage::default_out_dir("lesson-" + lesson.name) : fs::path(a.out);
+  report::write_reveal(reveal, out_dir);
+  std::cout << fmt::format("Results: {}/reveal.md (.json)\n", out_dir.string());
+  if (!a.record.empty()) {
+    const report::SessionRecord record =
+        workshop::add_to_record(a.record, [&](report::SessionRecord& r) {
+          r.lessons.push_back(
+              report::record_cliff_lesson(reveal, lesson.title, apply::utc_now_iso8601()));
+        });
+    std::cout << fmt::format("Recorded in {}/record.md (.json): {} lesson{}, {} myster{}\n",
+                             a.record, record.lessons.size(), record.lessons.size() == 1 ? "" : "s",
+                             record.mysteries.size(), record.mysteries.size() == 1 ? "y" : "ies");
+  }
+  linger(board.get(), dashboard);
+}
+
 }  // namespace
 
 void add_lesson_commands(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("lesson",
                                  "walk a workshop lesson: explain, predict, run, reveal, diagnose");
-  struct Args {
-    std::string lesson;
-    std::string answers;
-    std::string out;
-    int wait_predictions = 0;
-    double wait_timeout = 600;
-    std::optional<double> duration, warmup;
-    std::optional<int> repeats;
-    std::string format = "console";
-    std::string record;
-    std::string room;
-    std::string name;
-  };
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<LessonArgs>();
   cmd->add_option("lesson", a->lesson, "lesson file or name (without it: the list)");
   cmd->add_option("--answers", a->answers,
                   "the participants' predictions from a file (scripted lesson)");
@@ -89,6 +151,10 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     const workshop::Lesson lesson = workshop::load_lesson(workshop::resolve_lesson(a->lesson));
     std::optional<std::vector<workshop::Participant>> answers;
     if (!a->answers.empty()) answers = workshop::load_answers(a->answers, lesson);
+    if (lesson.cliff) {
+      cliff_lesson(ctx, lesson, *a, std::move(answers), cmd, *dashboard);
+      return;
+    }
     if (!fs::exists(lesson.scenario)) {
       ConfigError e;
       e.where = lesson.scenario_where;
@@ -96,7 +162,7 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
       throw InputError(std::vector<ConfigError>{e});
     }
     Prepared p = prepare(ctx, lesson.scenario.string(), TargetOptions{});
-    if (auto problems = workshop::check_lesson(lesson, p.plan, p.catalog); has_errors(problems))
+    if (auto problems = workshop::check_lesson(lesson, &p.plan, p.catalog); has_errors(problems))
       throw InputError(std::move(problems));
     pg::Connection conn = pg::Connection::open(p.server->conninfo());
     const knobs::ServerSettings live = knobs::ServerSettings::read(conn);

@@ -11,6 +11,7 @@
 #include "apply/journal.h"
 #include "apply/recovery.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/scenario_support.h"
 #include "common/progress.h"
 #include "common/strings.h"
@@ -118,37 +119,12 @@ struct FixArgs {
   std::string format = "console";
 };
 
-// KNOB=VALUE arguments as settings. Only names and values: nothing here reads a file.
-std::vector<knobs::Setting> parse_fix(const std::vector<std::string>& args,
-                                      const knobs::Catalog& catalog) {
-  std::vector<knobs::Setting> out;
-  for (const std::string& arg : args) {
-    const auto eq = arg.find('=');
-    const std::string name = to_lower(trim(arg.substr(0, eq)));
-    if (eq == std::string::npos || name.empty() || trim(arg.substr(eq + 1)).empty()) {
-      throw InputError(
-          fmt::format("{}: a change is KNOB=VALUE, e.g. shared_buffers=128MB", printable(arg)));
-    }
-    if (catalog.find(name) == nullptr) {
-      auto m = closest_match(name, catalog.knob_names());
-      throw InputError(fmt::format("{}: \"{}\" is not a knob pgslow knows{}", printable(arg),
-                                   printable(name),
-                                   m ? fmt::format(" (did you mean {}?)", *m) : ""));
-    }
-    if (std::any_of(out.begin(), out.end(),
-                    [&](const knobs::Setting& s) { return s.name == name; }))
-      throw InputError(fmt::format("{}: {} is changed twice in one fix", printable(arg), name));
-    out.push_back({name, trim(arg.substr(eq + 1)), {}});
-  }
-  return out;
-}
-
 void fix(Context& ctx, const FixArgs& a) {
   report::check_format<report::FixResult>(a.format);
   before_command(ctx, "mystery fix");
   workshop::MysteryState state = require_mystery(ctx);
   const knobs::Catalog catalog = knobs::Catalog::load_default();
-  const std::vector<knobs::Setting> proposed = parse_fix(a.changes, catalog);
+  const std::vector<knobs::Setting> proposed = parse_knob_assignments(a.changes, catalog);
 
   scenario::Scenario sc = workshop::mystery_scenario(state.answer);
   sc.target = managed_target(ctx);

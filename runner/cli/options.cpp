@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "common/errors.h"
 #include "common/paths.h"
+#include "common/printable.h"
 #include "common/strings.h"
 #include "knobs/evidence_keys.h"
 #include "results/metric.h"
@@ -48,6 +52,30 @@ void add_metric_option(CLI::App* cmd, std::optional<results::Metric>& metric,
       "wal_bytes_per_tx, or an evidence key per committed transaction (blocks_read, temp_bytes, "
       "...); every one but tps is a cost, lower is better; " +
           what);
+}
+
+std::vector<knobs::Setting> parse_knob_assignments(const std::vector<std::string>& args,
+                                                   const knobs::Catalog& catalog) {
+  std::vector<knobs::Setting> out;
+  for (const std::string& arg : args) {
+    const auto eq = arg.find('=');
+    const std::string name = to_lower(trim(arg.substr(0, eq)));
+    if (eq == std::string::npos || name.empty() || trim(arg.substr(eq + 1)).empty()) {
+      throw InputError(
+          fmt::format("{}: write KNOB=VALUE, e.g. shared_buffers=128MB", printable(arg)));
+    }
+    if (catalog.find(name) == nullptr) {
+      auto m = closest_match(name, catalog.knob_names());
+      throw InputError(fmt::format("{}: \"{}\" is not a knob pgslow knows{}", printable(arg),
+                                   printable(name),
+                                   m ? fmt::format(" (did you mean {}?)", *m) : ""));
+    }
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const knobs::Setting& s) { return s.name == name; }))
+      throw InputError(fmt::format("{}: {} is given twice", printable(arg), name));
+    out.push_back({name, trim(arg.substr(eq + 1)), {}});
+  }
+  return out;
 }
 
 std::unique_ptr<Progress> command_progress(const Context& ctx) {

@@ -9,6 +9,7 @@
 #include "cli/context.h"
 #include "common/progress.h"
 #include "driver/driver.h"
+#include "knobs/catalog.h"
 #include "results/model.h"
 
 namespace pgslow::cli {
@@ -25,6 +26,12 @@ std::optional<results::Metric> parse_metric_option(const std::string& name, std:
 // `what` ends the help text ("default tps").
 void add_metric_option(CLI::App* cmd, std::optional<results::Metric>& metric,
                        const std::string& what);
+
+// KNOB=VALUE arguments (mystery fix, cliff --set) as settings: each a knob of the catalog, none
+// given twice. Only names and values: nothing here reads a file; the values are checked against
+// the live server later, like a stage's.
+std::vector<knobs::Setting> parse_knob_assignments(const std::vector<std::string>& args,
+                                                   const knobs::Catalog& catalog);
 
 // The progress lines of a command that measures: on the console, none with --quiet.
 std::unique_ptr<Progress> command_progress(const Context& ctx);

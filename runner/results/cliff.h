@@ -39,6 +39,9 @@ struct CliffPoint {
   // The median run's evidence, normalised as stages compare it (results::normalised_evidence:
   // temp_files and temp_bytes per transaction, buffer_hit_ratio as a fraction).
   std::map<std::string, double> evidence;
+  // Where the median run's backends spent their time (wait events sampled during the run);
+  // absent: not sampled.
+  std::optional<WaitProfile> waits;
   std::string error;  // a run the server rejected or that failed
 
   bool operator==(const CliffPoint&) const = default;

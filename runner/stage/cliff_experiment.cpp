@@ -11,6 +11,8 @@
 #include "results/metric.h"
 #include "results/stats.h"
 #include "results/summary.h"
+#include "scenario/sweep.h"
+#include "server/envelope.h"
 #include "stage/lab_measurer.h"
 
 namespace pgslow::stage {
@@ -24,7 +26,11 @@ const std::vector<std::string> kCliffEvidence = {"temp_files", "temp_bytes", "bu
 // Runs the search on `lab` (prepared); the configuration is the lab's to restore.
 results::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
                                const CliffExperimentOptions& options) {
-  LabMeasurer measurer(lab, {}, options.search.metric, {}, "cliff " + space.knob);
+  LabMeasurer measurer(lab, options.settings, options.search.metric, {}, "cliff " + space.knob);
+  std::vector<std::string> evidence_keys = kCliffEvidence;
+  for (const auto& k : options.evidence)
+    if (std::find(evidence_keys.begin(), evidence_keys.end(), k) == evidence_keys.end())
+      evidence_keys.push_back(k);
   std::vector<int> calls;
   results::CliffResult r = bisect::find_cliff(measurer, space, options.search, &calls);
 
@@ -53,8 +59,9 @@ results::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
     std::sort(by_tps.begin(), by_tps.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     const results::StageResult& median = *by_tps[by_tps.size() / 2].second;
-    for (const auto& key : kCliffEvidence)
+    for (const auto& key : evidence_keys)
       if (auto v = results::normalised_evidence(median, key)) p.evidence[key] = *v;
+    p.waits = median.waits;
   };
   fill(r.baseline, -1);
   for (std::size_t i = 0; i < r.points.size(); ++i) {
@@ -64,10 +71,73 @@ results::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
   return r;
 }
 
+// The machine's size as the searched value: server.memory in kB (written "512MB"), server.cpus
+// as a real number. The server must be in an envelope already (its group, where each point's
+// limit is set): without one there is nothing to shrink.
+bisect::CliffSpace envelope_space(const CliffExperimentOptions& options,
+                                  const server::Envelope& envelope) {
+  const bool memory = iequals(options.knob, "server.memory");
+  const std::string option = memory ? "--memory" : "--cpus";
+  const bool in_group = memory ? envelope.memory_bytes != 0 : envelope.cpus != 0;
+  if (!in_group && options.from.empty())
+    throw InputError(fmt::format(
+        "KNOB: a search of {} needs the server in an envelope of that size to start from: give "
+        "{} (e.g. {} {}) on the managed cluster (docs/envelope.md)",
+        options.knob, option, option, memory ? "512MB" : "2"));
+  bisect::CliffSpace space;
+  space.knob = memory ? "server.memory" : "server.cpus";
+  space.integer = memory;
+  if (memory) space.unit = knobs::parse_base_unit("kB").value_or(knobs::BaseUnit{});
+  std::vector<ConfigError> problems;
+  auto parse = [&](const std::string& text, const char* name) -> double {
+    std::string why;
+    if (memory) {
+      if (auto v = server::parse_envelope_memory(text, &why)) {
+        if (*v == server::Envelope::kUnlimitedMemory || *v % 1024 != 0)
+          why = "give whole kilobytes, e.g. 512MB";
+        else
+          return static_cast<double>(*v / 1024);
+      }
+    } else if (auto v = server::parse_envelope_cpus(text, &why)) {
+      return *v;
+    }
+    problems.push_back({{name, 0, 0},
+                        fmt::format("{} = {} is refused: {}", space.knob, text, why),
+                        "",
+                        ConfigError::Severity::kError});
+    return 0;
+  };
+  const std::string from_text =
+      !options.from.empty()
+          ? options.from
+          : (memory ? knobs::format_with_unit(static_cast<double>(envelope.memory_bytes / 1024),
+                                              space.unit)
+                    : fmt::format("{:g}", envelope.cpus));
+  space.from = parse(from_text, "--from");
+  space.to = parse(options.to, "--to");
+  if (has_errors(problems)) throw InputError(problems);
+  if (!in_group)
+    throw InputError(fmt::format(
+        "KNOB: a search of {} needs the server in an envelope (its group) to set each point's "
+        "limit in: give {} {} as well (docs/envelope.md)",
+        space.knob, option, from_text));
+  return space;
+}
+
 }  // namespace
 
 bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knobs::Catalog& catalog,
-                               const knobs::ServerSettings& live) {
+                               const knobs::ServerSettings& live,
+                               const server::Envelope& envelope) {
+  if (scenario::is_envelope_dimension(to_lower(options.knob))) {
+    bisect::CliffSpace space = envelope_space(options, envelope);
+    if (space.from == space.to)
+      throw InputError(
+          fmt::format("--from and --to are the same value of {} ({}): nothing to search",
+                      space.knob, bisect::cliff_value_text(space, space.from)));
+    (void)bisect::cliff_grid(space, options.search.resolution);
+    return space;
+  }
   const knobs::ServerSetting* ss = live.find(options.knob);
   if (ss == nullptr)
     throw InputError(fmt::format(
@@ -139,13 +209,24 @@ results::CliffResult run_cliff_experiment(const CliffExperiment& e, server::Serv
   // Validation first: nothing changes on the server before the knob and both values are
   // known to be in its range.
   const knobs::ServerSettings live = read_live_settings(server);
-  const bisect::CliffSpace space = cliff_space(e.options, catalog, live);
+  const bisect::CliffSpace space = cliff_space(e.options, catalog, live, server.current_envelope());
+  // The settings every run has: checked like a stage's, before anything changes.
+  if (!e.options.settings.empty()) {
+    std::vector<ConfigError> fixed;
+    for (const auto& v : knobs::validate(e.options.settings, catalog, live)) {
+      for (const auto& p : v.problems) fixed.push_back(p);
+      if (v.verdict == knobs::Verdict::kSkipped)
+        fixed.push_back({v.setting.where, fmt::format("{}: {}", v.setting.name, v.reason), "",
+                         ConfigError::Severity::kError});
+    }
+    if (has_errors(fixed)) throw InputError(fixed);
+  }
   const auto grid = bisect::cliff_grid(space, search.resolution);
   const std::string workload_text =
       fmt::format("{} at scale {}, {} clients, {:g} s runs after {:g} s of warm-up",
                   e.scripts.empty() ? e.workload : "script " + join(e.scripts, ", "), params.scale,
                   params.clients, e.duration_s, e.warmup_s);
-  const std::string from_text = knobs::format_with_unit(space.from, space.unit);
+  const std::string from_text = bisect::cliff_value_text(space, space.from);
   progress.note(fmt::format(
       "cliff {} from {} to {} on {} (PostgreSQL {}): {} steps of at most {:g}x, at most {} "
       "points of {} runs each between runs of {}; {}, judged by {}",

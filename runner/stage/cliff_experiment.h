@@ -17,17 +17,26 @@
 namespace pgslow::stage {
 
 struct CliffExperimentOptions {
+  // A numeric parameter (work_mem), or the machine's size: server.memory or server.cpus, the
+  // managed cluster's envelope (docs/envelope.md), set between runs.
   std::string knob;
-  std::string from;  // as written: "64MB"; empty: the server's current value
+  std::string from;  // as written: "64MB"; empty: the server's current value (or envelope)
   std::string to;    // "64kB"
+  // Settings every run has, the baseline's too (a cliff lesson's `settings:`): shared_buffers
+  // fixed while the server's memory is searched.
+  std::vector<knobs::Setting> settings;
+  // Evidence keys each point keeps beyond the cliff's own (a cliff lesson's reveal keys).
+  std::vector<std::string> evidence;
   bisect::CliffOptions search;
 };
 
 // Checks the knob and both values against the live server (its range and unit, through
 // knobs::validate) before anything changes: InputError naming --from or --to, the value and
-// the range allowed, or the knob when the server has no such numeric parameter.
+// the range allowed, or the knob when the server has no such numeric parameter. For
+// server.memory/cpus, `envelope` is the server's (the search needs one: its group).
 bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knobs::Catalog& catalog,
-                               const knobs::ServerSettings& live);
+                               const knobs::ServerSettings& live,
+                               const server::Envelope& envelope = {});
 
 // `pgslow cliff` whole: the workload, the runs and the server, as the command line gives them.
 // The workload and runs (SearchLoad: workload or scripts, scale, clients, duration, warm-up,

@@ -9,6 +9,8 @@
 #include "common/strings.h"
 #include "results/evidence_info.h"
 #include "results/summary.h"
+#include "scenario/sweep.h"
+#include "server/envelope.h"
 
 namespace pgslow::stage {
 namespace {
@@ -41,6 +43,32 @@ std::string what_of(const std::vector<knobs::Setting>& changes) {
   return changes.empty()       ? "the reference"
          : changes.size() <= 3 ? join(names, ", ")
                                : fmt::format("{} knobs", changes.size());
+}
+
+// A change of server.memory or server.cpus is the machine's size, not a server setting (a cliff
+// search over the server's memory): it becomes the configuration's envelope, on top of the
+// session's own, and leaves the settings.
+void move_envelope_changes(Configuration& configuration, const server::Envelope& session) {
+  auto& settings = configuration.settings;
+  for (auto it = settings.begin(); it != settings.end();) {
+    if (!scenario::is_envelope_dimension(it->name)) {
+      ++it;
+      continue;
+    }
+    server::Envelope e = configuration.envelope.value_or(session);
+    std::string why;
+    if (iequals(it->name, "server.memory")) {
+      auto bytes = server::parse_envelope_memory(it->value, &why);
+      if (!bytes) throw InputError(fmt::format("server.memory = {}: {}", it->value, why));
+      e.memory_bytes = *bytes;
+    } else {
+      auto cpus = server::parse_envelope_cpus(it->value, &why);
+      if (!cpus) throw InputError(fmt::format("server.cpus = {}: {}", it->value, why));
+      e.cpus = *cpus;
+    }
+    configuration.envelope = e;
+    it = settings.erase(it);
+  }
 }
 
 }  // namespace
@@ -87,6 +115,7 @@ std::vector<double> LabMeasurer::measure(const std::vector<knobs::Setting>& chan
   configuration.name =
       fmt::format("{}: {} change{}", name_, changes.size(), changes.size() == 1 ? "" : "s");
   configuration.settings = knobs::overlay(base_, changes);
+  move_envelope_changes(configuration, lab_.original_envelope());
   std::vector<double> samples;
   results::StageResult r = measure_runs(configuration, repeats, samples);
   if (!r.error.empty()) {

@@ -142,6 +142,8 @@ class LabSession {
   bool restore_after_error() noexcept;
 
   server::ServerControl& server() { return server_; }
+  // The server's envelope when the session began (a configuration's own envelope starts from it).
+  const server::Envelope& original_envelope() const { return original_envelope_; }
   workload::Dataset& dataset() { return dataset_; }
   const MeasureOptions& options() const { return options_.measure; }
   const workload::Workload& workload() const { return workload_; }

@@ -115,6 +115,7 @@ struct Dashboard::Impl {
   std::vector<std::string> laptop_owners;
   std::set<std::string> tokens;  // issued by /join
   std::string reveal;
+  json cliff;  // null until open_cliff: {knob, from, to, from_value, to_value, points, guesses}
   std::map<std::string, Counter> counters;
   double hit_ratio = -1;
   std::string evidence_stage;         // the stage whose run the counters cover
@@ -189,6 +190,7 @@ struct Dashboard::Impl {
     j["evidence_stage"] = evidence_stage;
     j["evidence_since"] = evidence_since;
     j["reveal"] = reveal;
+    j["cliff"] = cliff;
     json laptops_json = json::array();
     std::set<std::string> lessons;
     for (const RoomResult& r : laptops) {
@@ -643,6 +645,51 @@ std::vector<RoomPrediction> Dashboard::predictions() const {
 void Dashboard::set_reveal(const std::string& text) {
   std::lock_guard lock(impl_->mu);
   impl_->reveal = text;
+  impl_->dirty = true;
+}
+
+void Dashboard::open_cliff(const std::string& knob, const results::CliffPoint& from,
+                           const std::string& to, double to_value) {
+  std::lock_guard lock(impl_->mu);
+  impl_->cliff = {{"knob", knob},
+                  {"from", from.value},
+                  {"to", to},
+                  {"from_value", from.base_value},
+                  {"to_value", to_value},
+                  {"points", json::array()},
+                  {"guesses", json::array()}};
+  impl_->dirty = true;
+}
+
+void Dashboard::add_cliff_point(const results::CliffPoint& p) {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->cliff.is_null()) return;
+  json point = {{"order", p.order},
+                {"value", p.value},
+                {"base_value", p.base_value},
+                {"ratio", p.effect.ratio},
+                {"low", p.effect.low},
+                {"high", p.effect.high},
+                {"verdict", results::to_string(p.verdict)},
+                {"looks", p.looks}};
+  json& points = impl_->cliff["points"];
+  auto same = std::find_if(points.begin(), points.end(),
+                           [&](const json& q) { return q["order"] == p.order; });
+  if (same != points.end()) {
+    *same = std::move(point);
+  } else {
+    points.push_back(std::move(point));
+  }
+  impl_->dirty = true;
+}
+
+void Dashboard::set_cliff_guesses(std::vector<CliffGuessMark> guesses) {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->cliff.is_null()) return;
+  json marks = json::array();
+  for (const CliffGuessMark& g : guesses)
+    marks.push_back({{"name", g.name}, {"text", g.text}, {"value", g.value}});
+  impl_->cliff["guesses"] = std::move(marks);
   impl_->dirty = true;
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/progress.h"
+#include "results/cliff.h"
 #include "workshop/dashboard_door.h"
 
 namespace pgslow::workshop {
@@ -51,6 +52,13 @@ struct RoomResult {
 std::string room_result_body(const RoomResult& result);
 std::optional<RoomResult> read_room_result(const std::string& body, std::size_t max_field,
                                            std::string* why);
+
+// A guess of where a cliff begins, drawn as a marker on the cliff's curve.
+struct CliffGuessMark {
+  std::string name;  // the participant
+  std::string text;  // as they wrote it: "160MB"
+  double value = 0;  // in the search's base unit (the curve's x)
+};
 
 // Whether every result of `lesson` in `results` lies within every other's interval: the
 // laptops agree on the effect, as far as their intervals can tell.
@@ -86,6 +94,13 @@ class Dashboard final : public Progress {
   std::vector<RoomPrediction> predictions() const;
   // The reveal as text, shown under the charts.
   void set_reveal(const std::string& text);
+  // A cliff lesson's curve: the effect against the searched value (log scale, from `from` to
+  // `to`), each point with its interval as the search measures it (a point measured again
+  // replaces its first look), and the room's guesses as markers.
+  void open_cliff(const std::string& knob, const results::CliffPoint& from, const std::string& to,
+                  double to_value);
+  void add_cliff_point(const results::CliffPoint& point);
+  void set_cliff_guesses(std::vector<CliffGuessMark> guesses);
   // The laptops' results posted to /result (each by a joined token; a token's later post
   // replaces its own), in the order they came.
   std::vector<RoomResult> room_results() const;

@@ -20,6 +20,7 @@ svg{width:100%;height:180px;background:#fff} .axis{stroke:#999;stroke-width:1}
 table{border-collapse:collapse} td,th{padding:2px 8px;text-align:left} td.n{text-align:right}
 pre{white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:8px}
 #step{font-weight:bold;text-transform:uppercase;color:#036}
+#cliff{height:240px} .guess{stroke:#639;stroke-dasharray:2 3} .glabel{fill:#639;font-size:10px}
 </style></head>
 <body data-rendered="false" data-points="0" data-stages="0" data-predictions="0">
 <h1 id="title">pgslow</h1>
@@ -32,6 +33,8 @@ pre{white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:8px}
  <div class="card"><b>Evidence</b> <span id="evsince" class="muted"></span><table id="evidence"></table>
   <div><b>Stages</b><ol id="stages"></ol></div></div>
 </div>
+<div class="card" id="cliffbox" style="display:none;margin-top:12px"><b>The cliff</b>
+ <span id="cliffinfo" class="muted"></span><svg id="cliff" viewBox="0 0 600 240"></svg></div>
 <div class="card" id="predictbox" style="display:none;margin-top:12px">
  <b>Your prediction</b> <span id="question"></span><br>
  <form id="predict">Name <input id="pname" name="name" maxlength="60" required>
@@ -78,6 +81,53 @@ function chart(svg, series, points, stages, colors) {
   });
   svg.setAttribute("data-points", n);
 }
+// The cliff search's curve: the effect against the value on a log scale, `from` on the left,
+// each point's interval as a bar; the room's guesses as dashed markers (clamped to the range).
+function cliffChart(svg, c) {
+  while (svg.firstChild) svg.removeChild(svg.firstChild);
+  const W = 600, H = 240, L = 48, B = 28, T = 16;
+  const span = Math.log(c.to_value) - Math.log(c.from_value);
+  const clamp = v => Math.min(Math.max(v, Math.min(c.from_value, c.to_value)),
+                              Math.max(c.from_value, c.to_value));
+  const x = v => L + (Math.log(clamp(v)) - Math.log(c.from_value)) / span * (W - L - 16);
+  let lo = -5, hi = 5;
+  for (const p of c.points) { lo = Math.min(lo, (p.low - 1) * 100); hi = Math.max(hi, (p.high - 1) * 100); }
+  const y = v => T + (hi - v) / (hi - lo) * (H - B - T);
+  svg.appendChild(el("line", {x1: L, y1: H - B, x2: W, y2: H - B, class: "axis"}));
+  svg.appendChild(el("line", {x1: L, y1: 0, x2: L, y2: H - B, class: "axis"}));
+  svg.appendChild(el("line", {x1: L, y1: y(0), x2: W, y2: y(0), class: "axis", "stroke-dasharray": "3 3"}));
+  svg.appendChild(el("text", {x: 2, y: y(hi) + 4, "font-size": 10}, "+" + hi.toFixed(0) + "%"));
+  svg.appendChild(el("text", {x: 2, y: y(0) + 4, "font-size": 10}, "0%"));
+  svg.appendChild(el("text", {x: 2, y: y(lo), "font-size": 10}, lo.toFixed(0) + "%"));
+  svg.appendChild(el("text", {x: L, y: H - 8, "font-size": 11}, c.from + " (baseline)"));
+  svg.appendChild(el("text", {x: W - 8, y: H - 8, "font-size": 11, "text-anchor": "end"}, c.to));
+  c.guesses.forEach((g, i) => {
+    const gx = x(g.value);
+    const m = el("line", {x1: gx, y1: T - 6, x2: gx, y2: H - B, class: "guess"});
+    m.setAttribute("data-guess", g.name);
+    m.setAttribute("data-value", g.value);
+    svg.appendChild(m);
+    svg.appendChild(el("text", {x: gx + 2, y: T - 6 + 11 * (i % 4), class: "glabel"}, g.name + " " + g.text));
+  });
+  const pts = c.points.slice().sort((a, b) => x(a.base_value) - x(b.base_value));
+  const colors = {harmful: "#c33", uncertain: "#c90", safe: "#393"};
+  svg.appendChild(el("polyline", {fill: "none", stroke: "#036", "stroke-width": 1,
+    points: [[c.from_value, 0]].concat(pts.map(p => [p.base_value, (p.ratio - 1) * 100]))
+      .map(([v, e]) => x(v).toFixed(1) + "," + y(e).toFixed(1)).join(" ")}));
+  for (const p of pts) {
+    const px = x(p.base_value);
+    svg.appendChild(el("line", {x1: px, y1: y((p.low - 1) * 100), x2: px, y2: y((p.high - 1) * 100),
+                                stroke: colors[p.verdict] || "#036", "stroke-width": 2}));
+    const dot = el("circle", {cx: px, cy: y((p.ratio - 1) * 100), r: 4, fill: colors[p.verdict] || "#036"});
+    dot.setAttribute("data-value", p.value);
+    dot.setAttribute("data-verdict", p.verdict);
+    dot.appendChild(el("title", {}, p.value + ": " + ((p.ratio - 1) * 100).toFixed(1) + "% [" +
+      ((p.low - 1) * 100).toFixed(1) + "%, " + ((p.high - 1) * 100).toFixed(1) + "%] " + p.verdict));
+    svg.appendChild(dot);
+  }
+  svg.setAttribute("data-cliff-points", c.points.length);
+  svg.setAttribute("data-guesses", c.guesses.length);
+}
 function text(id, s) { document.getElementById(id).textContent = s; }
 function rows(id, list) {
   const t = document.getElementById(id);
@@ -101,6 +151,12 @@ function render(s) {
     const li = document.createElement("li");
     li.textContent = st.name + (st.changes.length ? ": " + st.changes.join(", ") : "");
     ol.appendChild(li);
+  }
+  document.getElementById("cliffbox").style.display = s.cliff ? "" : "none";
+  if (s.cliff) {
+    text("cliffinfo", s.cliff.knob + " from " + s.cliff.from + " towards " + s.cliff.to + ": " +
+         s.cliff.points.length + " point(s) measured, effect on TPS against " + s.cliff.from);
+    cliffChart(document.getElementById("cliff"), s.cliff);
   }
   rows("room", s.predictions.map(p => [p.name, p.answer]));
   rows("laptops", s.room_results.map(r => [r.name, r.lesson, r.text, r.machine, "envelope: " + r.envelope]));

@@ -58,6 +58,77 @@ void parse_predict(yaml::Reader& r, const YAML::Node& node, Lesson& lesson) {
   }
 }
 
+void parse_cliff(yaml::Reader& r, const YAML::Node& node, const std::string& file, Lesson& lesson) {
+  yaml::Fields f =
+      r.fields(node, "cliff",
+               {"knob", "from", "to", "resolution", "settings", "workload", "measure", "server"});
+  CliffLesson c;
+  stage::CliffExperiment& e = c.search;
+  e.duration_s = 4;
+  c.where = r.where(node);
+  e.options.knob = to_lower(r.string(f.get("knob"), "cliff.knob", true, node).value_or(""));
+  e.options.from = r.string(f.get("from"), "cliff.from", true, node).value_or("");
+  e.options.to = r.string(f.get("to"), "cliff.to", true, node).value_or("");
+  if (auto v = r.number(f.get("resolution"), "cliff.resolution")) {
+    if (!(*v > 1))
+      r.error(f.get("resolution"), "cliff.resolution must be above 1", "e.g. 2 or 1.25");
+    e.options.search.resolution = *v;
+  }
+  if (f.has("settings")) {
+    yaml::Fields set = r.fields(f.get("settings"), "cliff.settings");
+    for (const auto& [name, value] : set.entries()) {
+      if (auto v = r.string(value, name))
+        e.options.settings.push_back({to_lower(name), *v, r.where(set.key_node(name))});
+    }
+  }
+  if (f.has("workload")) {
+    yaml::Fields w =
+        r.fields(f.get("workload"), "cliff.workload", {"name", "scale", "clients", "scripts"});
+    e.workload = r.string(w.get("name"), "cliff.workload.name").value_or(e.workload);
+    if (auto v = r.integer(w.get("scale"), "cliff.workload.scale")) e.scale = static_cast<int>(*v);
+    if (auto v = r.integer(w.get("clients"), "cliff.workload.clients"))
+      e.clients = static_cast<int>(*v);
+    for (const std::string& script : r.string_list(w.get("scripts"), "cliff.workload.scripts")
+                                         .value_or(std::vector<std::string>{})) {
+      // FILE[@WEIGHT], the file beside the lesson unless absolute.
+      const auto at = script.rfind('@');
+      const fs::path path(at == std::string::npos ? script : script.substr(0, at));
+      const std::string weight = at == std::string::npos ? "" : script.substr(at);
+      e.scripts.push_back((path.is_absolute() ? path : fs::path(file).parent_path() / path)
+                              .lexically_normal()
+                              .string() +
+                          weight);
+    }
+  }
+  if (f.has("measure")) {
+    yaml::Fields m = r.fields(f.get("measure"), "cliff.measure", {"warmup", "duration", "repeats"});
+    auto duration = [&](const char* key, double& out) {
+      if (auto t = r.string(m.get(key), key)) {
+        if (auto v = parse_duration(*t)) {
+          out = *v;
+        } else {
+          r.error(m.get(key),
+                  fmt::format("cliff.measure.{} = {} is not a duration", key, yaml::printable(*t)),
+                  "write e.g. 500ms, 4s or a number of seconds");
+        }
+      }
+    };
+    duration("warmup", e.warmup_s);
+    duration("duration", e.duration_s);
+    if (auto v = r.integer(m.get("repeats"), "cliff.measure.repeats")) {
+      if (*v < 3) r.error(m.get("repeats"), "cliff.measure.repeats must be at least 3");
+      e.options.search.repeats = static_cast<int>(*v);
+    }
+  }
+  if (f.has("server")) {
+    yaml::Fields m = r.fields(f.get("server"), "cliff.server", {"memory", "cpus", "cpuset"});
+    c.memory = r.string(m.get("memory"), "cliff.server.memory").value_or("");
+    c.cpus = r.string(m.get("cpus"), "cliff.server.cpus").value_or("");
+    c.cpuset = r.string(m.get("cpuset"), "cliff.server.cpuset").value_or("");
+  }
+  lesson.cliff = std::move(c);
+}
+
 void parse_diagnose(yaml::Reader& r, const YAML::Node& node, Lesson& lesson) {
   if (!node.IsDefined() || !r.is_sequence(node, "diagnose")) return;
   for (const YAML::Node& item : node) {
@@ -81,8 +152,8 @@ Lesson parse_lesson(std::string_view text, const std::string& file,
   std::optional<YAML::Node> root = r.load_string(text);
   if (root) {
     yaml::Fields f = r.fields(*root, "a lesson",
-                              {"lesson", "title", "minutes", "scenario", "compare", "explain",
-                               "predict", "reveal", "diagnose"});
+                              {"lesson", "title", "minutes", "scenario", "compare", "cliff",
+                               "explain", "predict", "reveal", "diagnose"});
     lesson.name = r.string(f.get("lesson"), "lesson", true, *root).value_or("");
     // The name becomes the results folder results/lesson-<name>-<time>.
     if (std::string why = unsafe_file_name_reason(lesson.name); f.has("lesson") && !why.empty()) {
@@ -96,7 +167,17 @@ Lesson parse_lesson(std::string_view text, const std::string& file,
       if (*m < 1 || *m > 120) r.error(f.get("minutes"), "minutes must be from 1 to 120");
       lesson.minutes = static_cast<int>(*m);
     }
-    if (auto s = r.string(f.get("scenario"), "scenario", true, *root)) {
+    if (f.has("cliff")) {
+      parse_cliff(r, f.get("cliff"), file, lesson);
+      for (const char* key : {"scenario", "compare"}) {
+        if (f.has(key))
+          r.error(f.get(key), fmt::format("a cliff lesson has no {}", key),
+                  "its `cliff:` names the knob, the range, the workload and the machine");
+      }
+    }
+    if (lesson.cliff) {
+      // A cliff lesson: what is searched is in `cliff:`.
+    } else if (auto s = r.string(f.get("scenario"), "scenario", true, *root)) {
       lesson.scenario_where = r.where(f.get("scenario"));
       // A file beside the lesson, or a scenario of the library by name, as `run` finds it.
       try {
@@ -105,7 +186,9 @@ Lesson parse_lesson(std::string_view text, const std::string& file,
         r.error(f.get("scenario"), e.what());
       }
     }
-    if (f.has("compare")) {
+    if (lesson.cliff) {
+      // no compared stages: the reveal shows the cliff
+    } else if (f.has("compare")) {
       yaml::Fields c = r.fields(f.get("compare"), "compare", {"stage", "against"});
       lesson.compare_where = r.where(f.get("compare"));
       lesson.stage = r.string(c.get("stage"), "compare.stage", true, f.get("compare")).value_or("");
@@ -147,7 +230,7 @@ Lesson load_lesson(const fs::path& path) {
   return lesson;
 }
 
-std::vector<ConfigError> check_lesson(const Lesson& lesson, const scenario::Plan& plan,
+std::vector<ConfigError> check_lesson(const Lesson& lesson, const scenario::Plan* plan,
                                       const knobs::Catalog& catalog) {
   std::vector<ConfigError> problems;
   auto add = [&](const SourceLocation& where, std::string message, std::string hint = {}) {
@@ -158,12 +241,23 @@ std::vector<ConfigError> check_lesson(const Lesson& lesson, const scenario::Plan
     problems.push_back(std::move(e));
   };
   std::vector<std::string> stages;
-  for (const auto& s : plan.stages) stages.push_back(s.name);
+  if (plan != nullptr) {
+    for (const auto& s : plan->stages) stages.push_back(s.name);
+  }
   for (const std::string* name : {&lesson.stage, &lesson.reference}) {
-    if (std::none_of(stages.begin(), stages.end(),
-                     [&](const std::string& s) { return iequals(s, *name); })) {
+    if (plan != nullptr && std::none_of(stages.begin(), stages.end(),
+                                        [&](const std::string& s) { return iequals(s, *name); })) {
       add(lesson.compare_where, fmt::format("compare: the scenario has no stage \"{}\"", *name),
           "its stages are: " + join(stages, ", "));
+    }
+  }
+  if (lesson.cliff) {
+    for (const knobs::Setting& s : lesson.cliff->search.options.settings) {
+      if (catalog.find(s.name) == nullptr) {
+        auto m = closest_match(s.name, catalog.knob_names());
+        add(s.where, fmt::format("cliff.settings: \"{}\" is not in the knob catalog", s.name),
+            m ? fmt::format("did you mean {}?", *m) : "");
+      }
     }
   }
   for (const std::string& k : lesson.knobs) {

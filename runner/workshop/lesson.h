@@ -12,10 +12,12 @@
 #include "common/errors.h"
 #include "knobs/catalog.h"
 #include "scenario/plan.h"
+#include "stage/cliff_experiment.h"
 
 namespace pgslow::workshop {
 
-// A prediction question: an effect in words ("slower, about 3x") or a choice of causes.
+// A prediction question: an effect in words ("slower, about 3x"), a choice of causes, or, in a
+// cliff lesson, the value where the knob starts to hurt ("160MB").
 struct PredictQuestion {
   std::string id;
   std::string ask;
@@ -23,6 +25,21 @@ struct PredictQuestion {
   std::optional<std::size_t> answer;  // the right choice (index), when the lesson has one
   SourceLocation where;
   bool is_effect() const { return choices.empty(); }
+};
+
+// A cliff lesson (docs/workshop.md "Cliff lessons"): the room predicts the value at which a knob
+// starts to hurt, and the lesson runs the cliff search live (`pgslow cliff`, docs/cliff.md)
+// on the workload and the machine its `cliff:` names. Its questions without choices ask for
+// that value.
+struct CliffLesson {
+  // The knob, the range, the fixed settings, the workload and the runs, as `pgslow cliff` takes
+  // them (scripts resolved against the lesson's folder). Durations default to 4 s runs after
+  // 2 s of warm-up.
+  stage::CliffExperiment search;
+  std::string memory;  // the server's envelope, as --memory/--cpus/--cpuset take it
+  std::string cpus;
+  std::string cpuset;
+  SourceLocation where;
 };
 
 // A diagnose question, answered from the named evidence of the measured stages.
@@ -37,8 +54,9 @@ struct Lesson {
   std::filesystem::path file;
   std::string name;
   std::string title;
-  int minutes = 0;                 // planned length on 2 cores, discussion included
-  std::filesystem::path scenario;  // resolved against the lesson's folder
+  int minutes = 0;                   // planned length on 2 cores, discussion included
+  std::optional<CliffLesson> cliff;  // set: a cliff lesson (no scenario, no compare)
+  std::filesystem::path scenario;    // resolved against the lesson's folder
   SourceLocation scenario_where;
   std::string stage;                   // the stage whose effect is revealed
   std::string reference = "baseline";  // ... against this one
@@ -60,9 +78,10 @@ Lesson load_lesson(const std::filesystem::path& path);
 Lesson parse_lesson(std::string_view text, const std::string& file,
                     std::vector<ConfigError>& problems);
 
-// Against the plan of its scenario and the catalog: the compared stages exist, the knobs and
-// evidence keys are known. Problems point at the lesson file.
-std::vector<ConfigError> check_lesson(const Lesson& lesson, const scenario::Plan& plan,
+// Against the plan of its scenario (nullptr for a cliff lesson) and the catalog: the compared
+// stages exist, the knobs, a cliff's fixed settings and the evidence keys are known. Problems
+// point at the lesson file.
+std::vector<ConfigError> check_lesson(const Lesson& lesson, const scenario::Plan* plan,
                                       const knobs::Catalog& catalog);
 
 // What participants answered, from an answers file (--answers) or typed at the terminal.

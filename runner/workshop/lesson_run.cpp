@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -9,6 +10,7 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/strings.h"
+#include "report/cliff.h"
 #include "report/registry.h"
 #include "report/text.h"
 #include "report/workshop.h"
@@ -52,15 +54,15 @@ const results::StageResult* find_stage(const results::Run& run, const std::strin
   return nullptr;
 }
 
-void explain(const LessonSetup& s, std::ostream& out) {
-  const Lesson& l = s.lesson;
+void explain(const Lesson& l, const knobs::Catalog& catalog, const knobs::ServerSettings& live,
+             std::ostream& out) {
   heading(out, "EXPLAIN", "");
   out << wrap(l.explain) << "\n";
   for (const std::string& name : l.knobs) {
-    const knobs::Knob* k = s.catalog.find(name);
+    const knobs::Knob* k = catalog.find(name);
     if (k == nullptr) continue;
     out << fmt::format("  {}: now {} on this server (healthy: {}; slow: {})\n", k->name,
-                       scenario::current_value(s.live, k->name),
+                       scenario::current_value(live, k->name),
                        k->healthy.empty() ? "-" : k->healthy,
                        k->slow.empty() ? "-" : join(k->slow, ", "));
     out << wrap(k->why, "    ");
@@ -69,16 +71,29 @@ void explain(const LessonSetup& s, std::ostream& out) {
   }
 }
 
-std::vector<Participant> predict(const LessonSetup& s, LessonIo& io) {
-  const Lesson& l = s.lesson;
+// A value of a cliff lesson's range as the search would write it: the grid's middle.
+double middle_of_the_range(const bisect::CliffSpace& space) {
+  const std::vector<double> grid = bisect::cliff_grid(space, 2);
+  return grid[grid.size() / 2];
+}
+
+// `space`: a cliff lesson's search, whose value the questions without choices ask for.
+std::vector<Participant> predict(const Lesson& l, LessonIo& io,
+                                 const bisect::CliffSpace* space = nullptr) {
   heading(io.out, "PREDICT", "(write your answers down before the run)");
   for (std::size_t i = 0; i < l.predict.size(); ++i) {
     const PredictQuestion& q = l.predict[i];
     io.out << fmt::format("  {}. {}\n", i + 1, q.ask);
     for (std::size_t c = 0; c < q.choices.size(); ++c)
       io.out << fmt::format("       {}) {}\n", static_cast<char>('a' + c), q.choices[c]);
-    if (q.is_effect())
+    if (q.is_effect() && space != nullptr) {
+      io.out << fmt::format("       (a value of {} between {} and {}, e.g. \"{}\")\n", space->knob,
+                            bisect::cliff_value_text(*space, space->from),
+                            bisect::cliff_value_text(*space, space->to),
+                            bisect::cliff_value_text(*space, middle_of_the_range(*space)));
+    } else if (q.is_effect()) {
       io.out << "       (in words: \"slower, about 3x\", \"-20%\", \"no change\")\n";
+    }
   }
   io.out << "\n";
   if (io.dashboard != nullptr) {
@@ -103,6 +118,11 @@ std::vector<Participant> predict(const LessonSetup& s, LessonIo& io) {
                                   static_cast<char>('a' + q.choices.size() - 1));
             continue;
           }
+          if (q.is_effect() && space != nullptr && !a.empty() && !parse_cliff_guess(a, *space)) {
+            io.out << fmt::format("    a value of {}, please, e.g. {}\n", space->knob,
+                                  bisect::cliff_value_text(*space, space->from));
+            continue;
+          }
           if (!a.empty()) p.answers[q.id] = a;
           break;
         }
@@ -122,18 +142,73 @@ std::vector<Participant> predict(const LessonSetup& s, LessonIo& io) {
   return people;
 }
 
-std::string score(const PredictQuestion& q, const std::string& answer,
-                  const report::Effect& effect) {
-  if (q.is_effect()) return score_effect_prediction(parse_effect_prediction(answer), effect);
+// A multiple-choice answer against the lesson's right choice.
+std::string score_choice(const PredictQuestion& q, const std::string& answer) {
   auto c = match_choice(answer, q.choices);
   if (!c) return "not one of the choices";
   if (!q.answer) return fmt::format("chose \"{}\" (see the evidence)", q.choices[*c]);
   return *c == *q.answer ? "right" : fmt::format("the evidence says \"{}\"", q.choices[*q.answer]);
 }
 
+std::string score(const PredictQuestion& q, const std::string& answer,
+                  const report::Effect& effect) {
+  if (q.is_effect()) return score_effect_prediction(parse_effect_prediction(answer), effect);
+  return score_choice(q, answer);
+}
+
 // An effect prediction as a ratio for the instructor's record; 0 for choices.
 double quantified(const PredictQuestion& q, const std::string& answer) {
   return q.is_effect() ? predicted_ratio(parse_effect_prediction(answer)) : 0;
+}
+
+// The Diagnose step: each question with the evidence it names (`rows` gives them), then its
+// answer (after Enter at a terminal).
+void diagnose(
+    const Lesson& l, LessonIo& io,
+    const std::function<std::vector<report::EvidenceRow>(const std::vector<std::string>&)>& rows) {
+  if (l.diagnose.empty()) return;
+  heading(io.out, "DIAGNOSE", "(answer from the evidence)");
+  if (io.dashboard != nullptr) io.dashboard->set_step("diagnose", l.title);
+  for (std::size_t i = 0; i < l.diagnose.size(); ++i) {
+    const DiagnoseQuestion& q = l.diagnose[i];
+    io.out << fmt::format("  {}. {}\n", i + 1, q.ask);
+    for (const report::EvidenceRow& e : rows(q.evidence))
+      io.out << fmt::format("       {}: {} → {}\n", e.label, e.reference, e.stage);
+    if (io.in != nullptr && !io.answers)
+      read_line(*io.in, io.out, "     (Enter shows the answer) ");
+    io.out << "     answer:\n" << wrap(q.answer, "       ") << "\n";
+  }
+}
+
+// Shows the reveal: on the terminal (the room's names and answers with control characters
+// escaped, never raw) and on the dashboard.
+template <typename Reveal>
+void show_reveal(const Reveal& reveal, const Lesson& l, LessonIo& io) {
+  heading(io.out, "REVEAL", "");
+  std::ostringstream text;
+  report::render(reveal, "console", text);
+  io.out << report::printable_lines(text.str());
+  if (io.dashboard != nullptr) {
+    io.dashboard->set_step("reveal", l.title);
+    io.dashboard->set_reveal(text.str());
+  }
+}
+
+// The cliff lesson's search space against the live server; a problem names the lesson's
+// `cliff:` (its file, line and column), where the value was written.
+bisect::CliffSpace checked_space(const CliffLessonSetup& s) {
+  try {
+    return stage::cliff_space(s.experiment.options, s.catalog, s.live, s.server.current_envelope());
+  } catch (const InputError& e) {
+    std::vector<ConfigError> problems = e.problems();
+    if (problems.empty()) problems.push_back({{}, e.what(), "", ConfigError::Severity::kError});
+    for (ConfigError& p : problems) {
+      p.message =
+          fmt::format("cliff: {}{}", p.where.file.empty() ? "" : p.where.file + ": ", p.message);
+      p.where = s.lesson.cliff->where;
+    }
+    throw InputError(std::move(problems));
+  }
 }
 
 }  // namespace
@@ -144,8 +219,8 @@ results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
   io.out << fmt::format("LESSON {}: {}{}\n", l.name, l.title,
                         l.minutes > 0 ? fmt::format(" (about {} minutes)", l.minutes) : "");
   if (io.dashboard != nullptr) io.dashboard->set_step("explain", l.title);
-  explain(s, io.out);
-  std::vector<Participant> people = predict(s, io);
+  explain(l, s.catalog, s.live, io.out);
+  std::vector<Participant> people = predict(l, io);
 
   heading(io.out, "RUN",
           fmt::format("{} ({} stages, about {:.0f} s of measuring)", s.plan.scenario.name,
@@ -188,32 +263,121 @@ results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
   for (report::EvidenceRow& w : report::wait_rows(*stage, *ref))
     reveal.evidence.push_back(std::move(w));
   reveal.gap = l.gap;
-  heading(io.out, "REVEAL", "");
-  std::ostringstream text;
-  report::render(reveal, "console", text);
-  // The room's names and answers as the reports show them: control characters (DEL, C1,
-  // bidirectional overrides) escaped, never sent raw to the instructor's terminal.
-  io.out << report::printable_lines(text.str());
-  if (io.dashboard != nullptr) {
-    io.dashboard->set_step("reveal", l.title);
-    io.dashboard->set_reveal(text.str());
-  }
-
-  if (!l.diagnose.empty()) {
-    heading(io.out, "DIAGNOSE", "(answer from the evidence)");
-    if (io.dashboard != nullptr) io.dashboard->set_step("diagnose", l.title);
-    for (std::size_t i = 0; i < l.diagnose.size(); ++i) {
-      const DiagnoseQuestion& q = l.diagnose[i];
-      io.out << fmt::format("  {}. {}\n", i + 1, q.ask);
-      for (const report::EvidenceRow& e : report::evidence_rows(*stage, *ref, q.evidence))
-        io.out << fmt::format("       {}: {} → {}\n", e.label, e.reference, e.stage);
-      if (io.in != nullptr && !io.answers)
-        read_line(*io.in, io.out, "     (Enter shows the answer) ");
-      io.out << "     answer:\n" << wrap(q.answer, "       ") << "\n";
-    }
-  }
+  show_reveal(reveal, l, io);
+  diagnose(l, io, [&](const std::vector<std::string>& keys) {
+    return report::evidence_rows(*stage, *ref, keys);
+  });
   io.out << std::flush;
   return run;
+}
+
+stage::CliffExperiment cliff_experiment(const Lesson& lesson) {
+  stage::CliffExperiment e = lesson.cliff->search;
+  e.options.evidence = lesson.reveal_evidence;
+  for (const DiagnoseQuestion& q : lesson.diagnose)
+    e.options.evidence.insert(e.options.evidence.end(), q.evidence.begin(), q.evidence.end());
+  return e;
+}
+
+report::CliffReveal run_cliff_lesson(CliffLessonSetup& s, LessonIo& io, Progress& progress) {
+  const Lesson& l = s.lesson;
+  stage::CliffExperiment& e = s.experiment;
+  // The values the room guesses, checked against the live server before anyone answers.
+  const bisect::CliffSpace space = checked_space(s);
+  io.out << fmt::format("LESSON {}: {}{}\n", l.name, l.title,
+                        l.minutes > 0 ? fmt::format(" (about {} minutes)", l.minutes) : "");
+  if (io.dashboard != nullptr) io.dashboard->set_step("explain", l.title);
+  explain(l, s.catalog, s.live, io.out);
+  const std::vector<Participant> people = predict(l, io, &space);
+
+  // The guesses, scored once the cliff is known; the first question's are the curve's markers.
+  struct Guess {
+    std::string who;
+    const PredictQuestion* question;
+    std::string answer;
+  };
+  std::vector<Guess> guesses;
+  for (const Participant& p : people) {
+    for (const PredictQuestion& q : l.predict) {
+      auto a = p.answers.find(q.id);
+      if (a != p.answers.end()) guesses.push_back({p.name, &q, a->second});
+    }
+  }
+  if (io.dashboard != nullptr) {
+    for (const RoomPrediction& p : io.dashboard->predictions())
+      guesses.push_back({p.name + " (page)", &l.predict.front(), p.answer});
+  }
+
+  const int steps =
+      static_cast<int>(bisect::cliff_grid(space, e.options.search.resolution).size()) - 1;
+  heading(io.out, "RUN",
+          fmt::format("the cliff of {} from {} towards {} (at most {} points of {} runs, each "
+                      "between runs of {})",
+                      space.knob, bisect::cliff_value_text(space, space.from), e.options.to,
+                      bisect::cliff_max_points(steps), e.options.search.repeats,
+                      bisect::cliff_value_text(space, space.from)));
+  io.out << std::flush;
+  if (io.dashboard != nullptr) {
+    io.dashboard->set_step("run", l.title);
+    results::CliffPoint from;
+    from.value = bisect::cliff_value_text(space, space.from);
+    from.base_value = space.from;
+    io.dashboard->open_cliff(space.knob, from, bisect::cliff_value_text(space, space.to), space.to);
+    std::vector<CliffGuessMark> marks;
+    for (const Guess& g : guesses) {
+      if (g.question != &l.predict.front()) continue;
+      if (auto v = parse_cliff_guess(g.answer, space)) marks.push_back({g.who, g.answer, *v});
+    }
+    io.dashboard->set_cliff_guesses(std::move(marks));
+  }
+  e.options.search.on_point = [&](const results::CliffPoint& p) {
+    progress.note(report::cliff_point_line(p, e.options.search.metric));
+    if (io.dashboard != nullptr) io.dashboard->add_cliff_point(p);
+  };
+  report::CliffReveal reveal;
+  reveal.lesson = l.name;
+  reveal.cliff = stage::run_cliff_experiment(e, s.server, s.catalog, progress);
+  const results::CliffResult& c = reveal.cliff;
+
+  for (const Guess& g : guesses) {
+    report::PredictionRow row{g.who, g.question->id, g.answer, "", 0, 0};
+    if (!g.question->is_effect()) {
+      row.verdict = score_choice(*g.question, g.answer);
+    } else if (auto v = parse_cliff_guess(g.answer, space)) {
+      const CliffGuessScore score = score_cliff_guess(*v, c, space);
+      row.verdict = score.verdict;
+      row.off_by = score.off_by;
+    } else {
+      row.verdict = fmt::format("not a value of {} (write it as {})", space.knob, c.from);
+    }
+    reveal.predictions.push_back(std::move(row));
+  }
+
+  // The knee: the last safe value against the first harmful one (without a cliff, the
+  // baseline against the far end, both safe).
+  const results::CliffPoint& safe = c.last_safe ? c.points[*c.last_safe] : c.baseline;
+  const results::CliffPoint* harmful = c.first_harmful ? &c.points[*c.first_harmful] : nullptr;
+  if (harmful == nullptr) {
+    for (const results::CliffPoint& p : c.points)
+      if (p.base_value == c.to_value) harmful = &p;
+  }
+  if (harmful != nullptr) {
+    reveal.safe =
+        fmt::format("{} ({})", safe.value, &safe == &c.baseline ? "baseline" : "last safe");
+    reveal.harmful =
+        fmt::format("{} ({})", harmful->value, c.first_harmful ? "first harmful" : "far end, safe");
+    reveal.evidence = report::evidence_rows(harmful->evidence, safe.evidence, l.reveal_evidence);
+    for (report::EvidenceRow& w : report::wait_rows(harmful->waits, safe.waits))
+      reveal.evidence.push_back(std::move(w));
+  }
+  reveal.gap = l.gap;
+  show_reveal(reveal, l, io);
+  diagnose(l, io, [&](const std::vector<std::string>& keys) {
+    return harmful == nullptr ? std::vector<report::EvidenceRow>{}
+                              : report::evidence_rows(harmful->evidence, safe.evidence, keys);
+  });
+  io.out << std::flush;
+  return reveal;
 }
 
 }  // namespace pgslow::workshop

@@ -16,6 +16,7 @@
 #include "results/model.h"
 #include "scenario/plan.h"
 #include "server/server_control.h"
+#include "stage/cliff_experiment.h"
 #include "stage/run.h"
 #include "workshop/dashboard.h"
 #include "workshop/lesson.h"
@@ -44,5 +45,24 @@ struct LessonIo {
 // Runs the lesson; returns the measured run (for the results folder) and fills `reveal`.
 results::Run run_lesson(const LessonSetup& setup, LessonIo& io, Progress& progress,
                         report::Reveal& reveal);
+
+// A cliff lesson (Lesson::cliff): the search as the lesson's `cliff:` gives it, on its server.
+struct CliffLessonSetup {
+  const Lesson& lesson;
+  stage::CliffExperiment experiment;  // cliff_experiment(lesson, ...) with the command's options
+  server::ServerControl& server;
+  const knobs::Catalog& catalog;
+  const knobs::ServerSettings& live;
+};
+
+// The experiment a cliff lesson's `cliff:` describes: its knob, range, fixed settings and the
+// evidence its reveal and diagnose questions name (kept at each point).
+stage::CliffExperiment cliff_experiment(const Lesson& lesson);
+
+// Explain, Predict (the value where it starts to hurt), Run (the cliff search live: each
+// point on the dashboard's curve beside the room's guesses), Reveal (each guess scored by its
+// distance on the log scale; the evidence and waits at the knee), Diagnose. The search
+// restores the configuration however it ends.
+report::CliffReveal run_cliff_lesson(CliffLessonSetup& setup, LessonIo& io, Progress& progress);
 
 }  // namespace pgslow::workshop

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <regex>
 
 #include "common/strings.h"
+#include "knobs/value.h"
 #include "results/stats.h"
+#include "server/envelope.h"
 
 namespace pgslow::workshop {
 
@@ -99,6 +102,49 @@ std::optional<std::size_t> match_choice(const std::string& answer,
     if (iequals(a, trim(choices[i]))) return i;
   }
   return std::nullopt;
+}
+
+std::optional<double> parse_cliff_guess(const std::string& text, const bisect::CliffSpace& space) {
+  const std::string t = trim(text);
+  if (t.empty()) return std::nullopt;
+  std::optional<double> v;
+  if (space.knob == "server.memory") {
+    std::string why;
+    if (auto bytes = server::parse_envelope_memory(t, &why)) v = static_cast<double>(*bytes) / 1024;
+  } else {
+    // A bare number is in the knob's base unit, as in postgresql.conf.
+    const knobs::ParsedValue p = knobs::parse_value(
+        t, space.integer ? knobs::VarType::kInteger : knobs::VarType::kReal, space.unit);
+    if (!p.error) v = p.number;
+  }
+  if (!v || !std::isfinite(*v) || *v <= 0) return std::nullopt;
+  return v;
+}
+
+CliffGuessScore score_cliff_guess(double guess, const results::CliffResult& c,
+                                  const bisect::CliffSpace& space) {
+  const bool down = c.to_value < c.baseline.base_value;
+  auto text = [&](double v) { return bisect::cliff_value_text(space, v); };
+  // "above" and "below" in value terms, whichever way the search went.
+  auto side = [&](double factor, bool higher) {
+    return fmt::format("{:.1f}x {} the cliff", factor, higher ? "above" : "below");
+  };
+  if (!c.first_harmful) {
+    // No cliff down (or up) to the far end: it lies beyond it, if anywhere.
+    const bool beyond = down ? guess <= c.to_value : guess >= c.to_value;
+    if (beyond) return {1, fmt::format("right: no cliff in the range, safe to {}", c.to)};
+    const double f = std::max(guess, c.to_value) / std::min(guess, c.to_value);
+    return {f, fmt::format("at least {}: safe all the way to {}", side(f, down), c.to)};
+  }
+  const double safe = c.last_safe ? c.points[*c.last_safe].base_value : c.baseline.base_value;
+  const double harmful = c.points[*c.first_harmful].base_value;
+  const double lo = std::min(safe, harmful);
+  const double hi = std::max(safe, harmful);
+  if (guess >= lo && guess <= hi)
+    return {1, fmt::format("right: between {} (safe) and {} (harmful)", text(safe), text(harmful))};
+  const bool higher = guess > hi;
+  const double f = higher ? guess / hi : lo / guess;
+  return {f, side(f, higher)};
 }
 
 }  // namespace pgslow::workshop

@@ -23,6 +23,7 @@
 #include "pg/error.h"
 #include "scenario/plan.h"
 #include "server/target.h"
+#include "stage/cliff_experiment.h"
 #include "stage/run.h"
 #include "tests/support/cluster_fixture.h"
 
@@ -389,6 +390,60 @@ sweep:
   again.start();
   EXPECT_EQ(group.memory_limit(), unlimited);
   EXPECT_EQ(again.status().pid, postmaster) << "the server was restarted";
+}
+
+// A cliff search over the server's memory (`pgslow cliff server.memory`, the cliff-cache
+// lesson): the baseline's runs in the run's own 256MB, each point's in its limit set on the live
+// group, alternating B P B P B P B, and the run's envelope back afterwards. A search without an
+// envelope to start from is refused before anything runs.
+TEST(Envelope, ACliffOverTheServersMemorySetsEachRunsLimitAndPutsTheRunsBack) {
+  if (!host_has_memory_cgroup()) GTEST_SKIP() << "this host mounts no memory cgroup";
+  server::Envelope run_envelope;
+  run_envelope.memory_bytes = 256 * kMiB;
+  testing::TemporaryCluster c({{"shared_buffers", "16MB"}}, run_envelope);
+  const server::CgroupGroup group = c.get().envelope_group();
+  ASSERT_EQ(group.memory_limit(), 256 * kMiB);
+
+  stage::CliffExperiment e;
+  e.workload = "select-only";
+  e.scale = 1;
+  e.clients = 2;
+  e.duration_s = 1;
+  e.warmup_s = 0.5;
+  e.workdir = c.workdir();
+  e.options.knob = "server.memory";
+  e.options.to = "128MB";  // --from: the envelope's 256MB; one step, the far end only
+  e.options.settings = {{"shared_buffers", "16MB", {"--set", 0, 0}}};
+  const knobs::Catalog catalog = knobs::Catalog::load_default();
+  LimitWatch watch(group);
+  const results::CliffResult r = stage::run_cliff_experiment(e, c.get(), catalog, watch);
+
+  std::vector<std::uint64_t> limits;
+  for (const auto& [stage, limit] : watch.seen) limits.push_back(limit);
+  const std::uint64_t b = 256 * kMiB, p = 128 * kMiB;
+  EXPECT_EQ(limits, (std::vector<std::uint64_t>{b, p, b, p, b, p, b}));
+  ASSERT_EQ(r.points.size(), 1u);
+  EXPECT_EQ(r.knob, "server.memory");
+  EXPECT_EQ(r.from, "256MB");
+  EXPECT_EQ(r.points[0].value, "128MB");
+  EXPECT_EQ(r.points[0].samples.size(), 3u);
+  EXPECT_GT(r.points[0].transactions, 0u);
+  EXPECT_EQ(group.memory_limit(), 256 * kMiB);
+  EXPECT_EQ(c.get().current_envelope(), run_envelope);
+
+  // Without an envelope there is no group to set a point's limit in: refused, nothing runs.
+  testing::TemporaryCluster plain(
+      std::vector<std::pair<std::string, std::string>>{{"shared_buffers", "16MB"}});
+  e.workdir = plain.workdir();
+  LimitWatch none(group);
+  try {
+    stage::run_cliff_experiment(e, plain.get(), catalog, none);
+    ADD_FAILURE() << "a search of server.memory ran without an envelope";
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("needs the server in an envelope"), std::string::npos)
+        << err.what();
+  }
+  EXPECT_TRUE(none.seen.empty());
 }
 
 }  // namespace

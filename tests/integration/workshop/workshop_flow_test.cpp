@@ -10,6 +10,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -77,6 +79,108 @@ TEST(Lesson, AnswersFileEndToEndRevealsPredictionsNextToTheMeasuredEffect) {
   EXPECT_GE(record.at("lessons")[0].at("calibration").get<double>(), 1.0) << record.dump(2);
   EXPECT_TRUE(fs::exists(dir / "record" / "record.md"));
   EXPECT_EQ(snapshot(), before);
+}
+
+// A cliff lesson (the shipped cliff-sort: work_mem on a sort-heavy script) scripted with an
+// answers file: the search runs live, the dashboard draws each point and every guess of the
+// first question as a marker (checked in headless Chromium), and the reveal scores each guess by
+// its distance from the cliff the search found, on the log scale.
+TEST(CliffLesson, GuessesAreScoredByTheirDistanceAndChromiumDrawsTheCurveWithThem) {
+  const Snapshot before = snapshot();
+  const fs::path dir = workdir() / "cliff-lesson-test";
+  fs::create_directories(dir);
+  std::ofstream(dir / "answers.yaml") << "participants:\n"
+                                         "  - name: Ann\n"
+                                         "    answers: {knee: 1.5MB, evidence: b}\n"
+                                         "  - name: Bo\n"
+                                         "    answers: {knee: 32MB}\n"
+                                         "  - name: Cy\n"
+                                         "    answers: {knee: 96kB}\n"
+                                         "  - name: Di\n"
+                                         "    answers: {knee: lots}\n";
+  PgslowProcess p(
+      args({"lesson", "cliff-sort", "--answers", (dir / "answers.yaml").string(), "--out",
+            (dir / "out").string(), "--record", (dir / "record").string(), "--duration", "1",
+            "--warmup", "0.5", "--dashboard", "127.0.0.1:0", "--linger", "120"}));
+  ASSERT_TRUE(p.wait_for_output("Results:", 600s)) << p.output();
+  const std::string out = p.output();
+  for (const char* step : {"== EXPLAIN", "== PREDICT", "== RUN", "== REVEAL", "== DIAGNOSE"})
+    EXPECT_NE(out.find(step), std::string::npos) << step << "\n" << out;
+  EXPECT_NE(out.find("(a value of work_mem between 64MB and 64kB"), std::string::npos) << out;
+  EXPECT_NE(out.find("point  1  64kB"), std::string::npos) << out;  // the far end first
+  EXPECT_EQ(snapshot(), before);  // the search restored before the reveal
+
+  // Each guess of the knee against the cliff in reveal.json: inside it is right (1x), outside
+  // it is off by the factor to the nearer end.
+  const json reveal = json::parse(read_file(dir / "out" / "reveal.json"));
+  const json& cliff = reveal.at("cliff");
+  ASSERT_EQ(cliff.at("knob"), "work_mem") << reveal.dump(2);
+  std::map<std::string, double> value_of;  // kB
+  for (const json& pt : cliff.at("points"))
+    value_of[pt.at("value").get<std::string>()] = pt.at("base_value").get<double>();
+  value_of[cliff.at("from").get<std::string>()] = 65536;
+  const std::string outcome = cliff.at("outcome").get<std::string>();
+  ASSERT_NE(outcome, "not_measured") << reveal.dump(2);
+  std::map<std::string, json> row;
+  for (const json& r : reveal.at("predictions"))
+    row[r.at("participant").get<std::string>() + "/" + r.at("question").get<std::string>()] = r;
+  ASSERT_EQ(row.size(), 5u) << reveal.dump(2);
+  EXPECT_EQ(row["Ann/evidence"].at("verdict"), "right") << reveal.dump(2);
+  EXPECT_NE(row["Di/knee"].at("verdict").get<std::string>().find("not a value of work_mem"),
+            std::string::npos)
+      << reveal.dump(2);
+  EXPECT_FALSE(row["Di/knee"].contains("off_by")) << reveal.dump(2);
+  if (outcome != "no_cliff") {
+    const double safe = cliff.at("last_safe").is_null()
+                            ? 65536.0  // the first step was already harmful: 64MB is the last safe
+                            : value_of.at(cliff.at("last_safe").get<std::string>());
+    const double harmful = value_of.at(cliff.at("first_harmful").get<std::string>());
+    auto expected = [&](double guess) {
+      const double lo = std::min(safe, harmful), hi = std::max(safe, harmful);
+      return guess > hi ? guess / hi : guess < lo ? lo / guess : 1.0;
+    };
+    for (const auto& [who, kb] : {std::pair{"Ann", 1536.0}, {"Bo", 32768.0}, {"Cy", 96.0}})
+      EXPECT_NEAR(row[std::string(who) + "/knee"].at("off_by").get<double>(), expected(kb), 1e-6)
+          << who << "\n"
+          << reveal.dump(2);
+    // The knee's evidence: the lesson's keys at the last safe value against the first harmful.
+    EXPECT_NE(reveal.at("harmful").get<std::string>().find("first harmful"), std::string::npos);
+    EXPECT_FALSE(reveal.at("evidence").empty()) << reveal.dump(2);
+  }
+  // The instructor's record: the guesses' distances are the lesson's calibration.
+  const json record = json::parse(read_file(dir / "record" / "record.json"));
+  ASSERT_EQ(record.at("lessons").size(), 1u) << record.dump(2);
+  EXPECT_EQ(record.at("lessons")[0].at("calibrated"), 3) << record.dump(2);
+
+  // The dashboard, still up (--linger): its curve holds every point, its markers every guess
+  // of the knee that is a value (Di's is not).
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    p.signal(SIGKILL);
+    p.wait();
+    GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("dashboard: (http://127.0.0.1:[0-9]+/)")))
+      << out;
+  const std::string dom = Browser(chromium).dom(m[1].str());
+  EXPECT_TRUE(
+      std::regex_search(dom, std::regex(fmt::format("id=\"cliff\"[^>]*data-cliff-points=\"{}\"",
+                                                    cliff.at("points").size()))))
+      << dom.substr(0, 4000);
+  EXPECT_NE(dom.find("data-guesses=\"3\""), std::string::npos) << dom.substr(0, 4000);
+  for (const char* who : {"Ann", "Bo", "Cy"})
+    EXPECT_NE(dom.find(fmt::format("data-guess=\"{}\"", who)), std::string::npos) << who;
+  EXPECT_EQ(dom.find("data-guess=\"Di\""), std::string::npos);
+  for (const json& pt : cliff.at("points"))
+    EXPECT_NE(dom.find(fmt::format("data-value=\"{}\" data-verdict=\"{}\"",
+                                   pt.at("value").get<std::string>(),
+                                   pt.at("verdict").get<std::string>())),
+              std::string::npos)
+        << pt.dump() << "\n"
+        << dom.substr(0, 4000);
+  p.signal(SIGKILL);  // lingering: the configuration was restored before "Results:"
+  p.wait();
 }
 
 // A room of laptops on one machine: two pgslow processes each run the lesson and send their

@@ -1,8 +1,10 @@
 #pragma once
 // What the workshop's integration tests share: the managed cluster's workdir, pgslow's
 // arguments for it, a snapshot of the configuration ("restored byte for byte"), and a small
-// lesson around a big, reload-only degradation.
+// lesson around a big, reload-only degradation, and headless Chromium to look at the dashboard.
 
+#include <array>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -104,5 +106,50 @@ inline std::string section(const std::string& text, const std::string& from,
   const auto b = text.find(to, a);
   return text.substr(a, b == std::string::npos ? std::string::npos : b - a);
 }
+
+// ---- the dashboard in headless Chromium ------------------------------------------------
+
+inline std::string find_chromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    for (const char* dir : {"/usr/bin", "/usr/local/bin", "/snap/bin"}) {
+      const fs::path p = fs::path(dir) / name;
+      if (fs::exists(p)) return p.string();
+    }
+  }
+  return "";
+}
+
+inline std::string run_command(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  ::pclose(pipe);
+  return out;
+}
+
+class Browser {
+ public:
+  explicit Browser(std::string chromium) : chromium_(std::move(chromium)) {}
+  std::string command(const std::string& what) const {
+    return chromium_ +
+           " --headless --no-sandbox --disable-gpu --disable-background-networking "
+           "--disable-component-update --disable-sync --no-first-run --window-size=1200,900 "
+           "--virtual-time-budget=3000 --user-data-dir=" +
+           (workdir() / "chrome").string() + " " + what;
+  }
+  std::string dom(const std::string& url) const {
+    return run_command(command("--dump-dom '" + url + "'"));
+  }
+  std::string screenshot(const std::string& url, const fs::path& file) const {
+    run_command(command("--screenshot=" + file.string() + " '" + url + "'"));
+    return read_file(file);
+  }
+
+ private:
+  std::string chromium_;
+};
 
 }  // namespace pgslow::testing

@@ -131,49 +131,6 @@ TEST(Mystery, FixesAreScoredInTheOrderADbaWouldRankThem) {
 
 // ---- the dashboard in headless Chromium ------------------------------------------------
 
-std::string find_chromium() {
-  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
-    for (const char* dir : {"/usr/bin", "/usr/local/bin", "/snap/bin"}) {
-      const fs::path p = fs::path(dir) / name;
-      if (fs::exists(p)) return p.string();
-    }
-  }
-  return "";
-}
-
-std::string run_command(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  ::pclose(pipe);
-  return out;
-}
-
-class Browser {
- public:
-  explicit Browser(std::string chromium) : chromium_(std::move(chromium)) {}
-  std::string command(const std::string& what) const {
-    return chromium_ +
-           " --headless --no-sandbox --disable-gpu --disable-background-networking "
-           "--disable-component-update --disable-sync --no-first-run --window-size=1200,900 "
-           "--virtual-time-budget=3000 --user-data-dir=" +
-           (workdir() / "chrome").string() + " " + what;
-  }
-  std::string dom(const std::string& url) const {
-    return run_command(command("--dump-dom '" + url + "'"));
-  }
-  std::string screenshot(const std::string& url, const fs::path& file) const {
-    run_command(command("--screenshot=" + file.string() + " '" + url + "'"));
-    return read_file(file);
-  }
-
- private:
-  std::string chromium_;
-};
-
 json state(httplib::Client& client) {
   auto res = client.Get("/state");
   if (!res || res->status != 200) return json::object();

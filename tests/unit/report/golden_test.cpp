@@ -84,6 +84,10 @@ TEST(Golden, LessonReveal) {
   check_every_format("reveal", testing::sample_reveal());
 }
 
+TEST(Golden, CliffLessonReveal) {
+  check_every_format("cliff_reveal", testing::sample_cliff_reveal());
+}
+
 TEST(Golden, LessonList) {
   check_every_format("lesson_list", testing::sample_lesson_list());
 }
@@ -112,9 +116,13 @@ TEST(Golden, SessionRecord) {
 // scale, over the predictions that name a factor (here 1.2x and 6x off: 3.6x).
 TEST(Record, CalibrationIsTheMedianFactorOffOverQuantifiedPredictions) {
   const SessionRecord r = testing::sample_record();
-  ASSERT_EQ(r.lessons.size(), 1u);
+  ASSERT_EQ(r.lessons.size(), 2u);
   EXPECT_EQ(calibration(r.lessons[0]).predictions, 2u);
   EXPECT_NEAR(calibration(r.lessons[0]).factor, (0.6 / 0.5 + 0.6 / 0.1) / 2, 1e-9);
+  // A cliff lesson's: the guesses' distances from the cliff (1x and 4x), not an effect's.
+  EXPECT_EQ(calibration(r.lessons[1]).predictions, 2u);
+  EXPECT_NEAR(calibration(r.lessons[1]).factor, 2.5, 1e-9);
+  EXPECT_EQ(r.lessons[1].effect.ratio, 0.82);  // the first harmful value's
 }
 
 // A session's record grows over several commands: what was written reads back the same.

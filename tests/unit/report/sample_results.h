@@ -359,6 +359,23 @@ inline Reveal sample_reveal() {
   return r;
 }
 
+// A cliff lesson's reveal on the sample search: a guess inside the cliff, one 4x above it, a
+// value that is not one, a choice; the evidence and waits at the knee (4MB against 2MB).
+inline CliffReveal sample_cliff_reveal() {
+  CliffReveal r;
+  r.lesson = "cliff-sort";
+  r.cliff = sample_cliff();
+  r.predictions = {{"ana", "knee", "3MB", "right: between 4MB (safe) and 2MB (harmful)", 0, 1},
+                   {"bo", "knee", "16MB", "4.0x above the cliff", 0, 4},
+                   {"cy", "knee", "lots", "not a value of work_mem (write it as 64MB)", 0, 0},
+                   {"cy", "evidence", "b", "right", 0, 0}};
+  r.safe = "4MB (last safe)";
+  r.harmful = "2MB (first harmful)";
+  r.evidence = {{"temp files/tx", "0", "1.00"}, {"backend time in IO:BufFileWrite", "0%", "6%"}};
+  r.gap = "The sort no longer fits in work_mem: it writes its rows to a temporary file.";
+  return r;
+}
+
 inline LessonList sample_lesson_list() {
   LessonList l;
   l.lessons = {{"cache-machine", 6, "A small cache in a small machine"},
@@ -441,6 +458,9 @@ inline SessionRecord sample_record() {
   SessionRecord r;
   r.lessons.push_back(
       record_lesson(reveal, "A small cache in a small machine", "2026-12-02T10:00:00Z"));
+  // A cliff lesson: its calibration is the median distance of the guesses (1x and 4x: 2.5x).
+  r.lessons.push_back(
+      record_cliff_lesson(sample_cliff_reveal(), "How little work_mem?", "2026-12-02T10:15:00Z"));
   r.mysteries.push_back({"2026-12-02T10:30:00Z", 3, sample_mystery_reveal(), sample_scoreboard()});
   return r;
 }

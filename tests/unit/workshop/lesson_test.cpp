@@ -30,7 +30,13 @@ TEST(LessonLibrary, EveryLessonParsesAndNamesAScenarioThatExists) {
     std::vector<ConfigError> problems;
     Lesson l = parse_lesson(read_file(e.path()), e.path().string(), problems);
     EXPECT_FALSE(has_errors(problems)) << all(problems);
-    EXPECT_TRUE(fs::exists(l.scenario)) << l.scenario;
+    if (l.cliff) {
+      // A cliff lesson: its scripts exist (resolved against the lesson's folder).
+      for (const std::string& script : l.cliff->search.scripts)
+        EXPECT_TRUE(fs::exists(script)) << script;
+    } else {
+      EXPECT_TRUE(fs::exists(l.scenario)) << l.scenario;
+    }
     EXPECT_GE(l.minutes, 10) << e.path();
     EXPECT_LE(l.minutes, 15) << e.path();
     EXPECT_FALSE(l.predict.empty());
@@ -38,8 +44,60 @@ TEST(LessonLibrary, EveryLessonParsesAndNamesAScenarioThatExists) {
         << "the first question is the effect (the page asks it)";
   }
   // cache, cache on a machine smaller than its data, checkpoints, WAL/commit, autovacuum,
-  // planner, hot rows, connections, fixed rate.
-  EXPECT_EQ(count, 9);
+  // planner, hot rows, connections, fixed rate; the cliffs of the machine's memory and work_mem.
+  EXPECT_EQ(count, 11);
+}
+
+TEST(LessonFile, ACliffLessonNamesItsSearchAndNoScenario) {
+  std::vector<ConfigError> problems;
+  Lesson l = parse_lesson(
+      "lesson: x\n"
+      "title: X\n"
+      "cliff:\n"
+      "  knob: Work_Mem\n"
+      "  from: 64MB\n"
+      "  to: 64kB\n"
+      "  settings: {jit: off}\n"
+      "  workload: {scripts: [s.sql@2], clients: 2}\n"
+      "  measure: {duration: 3s, repeats: 4}\n"
+      "predict:\n"
+      "  - id: knee\n"
+      "    ask: where?\n",
+      "dir/l.yaml", problems);
+  ASSERT_FALSE(has_errors(problems)) << all(problems);
+  ASSERT_TRUE(l.cliff);
+  const stage::CliffExperiment& e = l.cliff->search;
+  EXPECT_EQ(e.options.knob, "work_mem");
+  EXPECT_EQ(e.scripts, std::vector<std::string>{"dir/s.sql@2"});
+  EXPECT_EQ(e.duration_s, 3);
+  EXPECT_EQ(e.warmup_s, 2);  // the default
+  EXPECT_EQ(e.options.search.repeats, 4);
+  ASSERT_EQ(e.options.settings.size(), 1u);
+  EXPECT_EQ(e.options.settings[0].where.line, 7);
+
+  problems.clear();
+  parse_lesson(
+      "lesson: x\ntitle: X\nscenario: quick\ncliff: {knob: work_mem, from: 4MB, to: 1MB, "
+      "resolution: 1, measure: {repeats: 2}}\npredict: [{id: k, ask: where}]\n",
+      "l.yaml", problems);
+  const std::string text = all(problems);
+  EXPECT_NE(text.find("l.yaml:3:11: error: a cliff lesson has no scenario"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cliff.resolution must be above 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("cliff.measure.repeats must be at least 3"), std::string::npos) << text;
+
+  // Checked against the catalog: a fixed setting pgslow does not know, at its line.
+  problems.clear();
+  Lesson typo = parse_lesson(
+      "lesson: x\ntitle: X\ncliff:\n  knob: work_mem\n  from: 4MB\n  to: 1MB\n"
+      "  settings: {jti: off}\npredict: [{id: k, ask: where}]\n",
+      "l.yaml", problems);
+  ASSERT_FALSE(has_errors(problems)) << all(problems);
+  const std::string checked = all(check_lesson(typo, nullptr, knobs::Catalog::load_default()));
+  EXPECT_NE(checked.find("l.yaml:7:14: error: cliff.settings: \"jti\" is not in the knob catalog"),
+            std::string::npos)
+      << checked;
+  EXPECT_NE(checked.find("did you mean jit?"), std::string::npos) << checked;
 }
 
 TEST(LessonFile, ProblemsNameFileLineAndColumn) {
