@@ -377,10 +377,12 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   }
   (void)previous_load;
 
-  // Identical configurations measured twice are allowed (a repeat), but say so.
+  // Identical configurations measured twice are allowed (a repeat), but say so. A sweep point
+  // of server.memory/cpus differs by its envelope alone.
   for (std::size_t i = 1; i < plan.stages.size(); ++i) {
     if (same_settings(plan.stages[i].settings, plan.stages[i - 1].settings) &&
-        plan.stages[i].load == plan.stages[i - 1].load) {
+        plan.stages[i].load == plan.stages[i - 1].load &&
+        plan.stages[i].envelope == plan.stages[i - 1].envelope) {
       plan.stages[i].warnings.push_back(
           "this stage runs the same configuration as the one before (every knob it sets was "
           "skipped or already set)");
