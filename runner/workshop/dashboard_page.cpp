@@ -82,7 +82,8 @@ function chart(svg, series, points, stages, colors) {
   svg.setAttribute("data-points", n);
 }
 // The cliff search's curve: the effect against the value on a log scale, `from` on the left,
-// each point's interval as a bar; the room's guesses as dashed markers (clamped to the range).
+// each point's interval as a bar; the knee found so far as a band; the room's guesses as dashed
+// markers (clamped to the range).
 function cliffChart(svg, c) {
   while (svg.firstChild) svg.removeChild(svg.firstChild);
   const W = 600, H = 240, L = 48, B = 28, T = 16;
@@ -101,6 +102,19 @@ function cliffChart(svg, c) {
   svg.appendChild(el("text", {x: 2, y: y(lo), "font-size": 10}, lo.toFixed(0) + "%"));
   svg.appendChild(el("text", {x: L, y: H - 8, "font-size": 11}, c.from + " (baseline)"));
   svg.appendChild(el("text", {x: W - 8, y: H - 8, "font-size": 11, "text-anchor": "end"}, c.to));
+  // The knee as measured so far: from the last safe value to the first harmful one (the
+  // baseline is safe). A guess inside the band is right.
+  const along = c.points.slice().sort((a, b) =>
+    Math.abs(Math.log(a.base_value / c.from_value)) - Math.abs(Math.log(b.base_value / c.from_value)));
+  const first = along.findIndex(p => p.verdict === "harmful");
+  if (first >= 0) {
+    const safe = first > 0 ? along[first - 1].base_value : c.from_value;
+    const x0 = Math.min(x(safe), x(along[first].base_value));
+    const band = el("rect", {x: x0, y: T, width: Math.abs(x(safe) - x(along[first].base_value)),
+                             height: H - B - T, fill: "#c33", "fill-opacity": 0.08});
+    band.setAttribute("data-knee", (first > 0 ? along[first - 1].value : c.from) + " to " + along[first].value);
+    svg.appendChild(band);
+  }
   c.guesses.forEach((g, i) => {
     const gx = x(g.value);
     const m = el("line", {x1: gx, y1: T - 6, x2: gx, y2: H - B, class: "guess"});

@@ -211,6 +211,41 @@ bisect::CliffSpace checked_space(const CliffLessonSetup& s) {
   }
 }
 
+// One answer of a cliff lesson, from the answers file, the terminal or the page.
+struct Guess {
+  std::string who;
+  const PredictQuestion* question;
+  std::string answer;
+};
+
+// A value by its distance from the cliff (score_cliff_guess), a choice as in any lesson.
+report::PredictionRow score_cliff_answer(const Guess& g, const results::CliffResult& c,
+                                         const bisect::CliffSpace& space) {
+  report::PredictionRow row{g.who, g.question->id, g.answer, "", 0, 0};
+  if (!g.question->is_effect()) {
+    row.verdict = score_choice(*g.question, g.answer);
+  } else if (auto v = parse_cliff_guess(g.answer, space)) {
+    const CliffGuessScore score = score_cliff_guess(*v, c, space);
+    row.verdict = score.verdict;
+    row.off_by = score.off_by;
+  } else {
+    row.verdict = fmt::format("not a value of {} (write it as {})", space.knob, c.from);
+  }
+  return row;
+}
+
+// The two points the knee's evidence compares: the last safe value (the baseline when the
+// first step was harmful) and the first harmful one; without a cliff, the baseline and the far
+// end. {nullptr, nullptr} when nothing was measured.
+std::pair<const results::CliffPoint*, const results::CliffPoint*> knee_points(
+    const results::CliffResult& c) {
+  if (c.first_harmful)
+    return {c.last_safe ? &c.points[*c.last_safe] : &c.baseline, &c.points[*c.first_harmful]};
+  for (const results::CliffPoint& p : c.points)
+    if (p.base_value == c.to_value) return {&c.baseline, &p};
+  return {nullptr, nullptr};
+}
+
 }  // namespace
 
 results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
@@ -291,11 +326,6 @@ report::CliffReveal run_cliff_lesson(CliffLessonSetup& s, LessonIo& io, Progress
   const std::vector<Participant> people = predict(l, io, &space);
 
   // The guesses, scored once the cliff is known; the first question's are the curve's markers.
-  struct Guess {
-    std::string who;
-    const PredictQuestion* question;
-    std::string answer;
-  };
   std::vector<Guess> guesses;
   for (const Participant& p : people) {
     for (const PredictQuestion& q : l.predict) {
@@ -339,42 +369,23 @@ report::CliffReveal run_cliff_lesson(CliffLessonSetup& s, LessonIo& io, Progress
   reveal.cliff = stage::run_cliff_experiment(e, s.server, s.catalog, progress);
   const results::CliffResult& c = reveal.cliff;
 
-  for (const Guess& g : guesses) {
-    report::PredictionRow row{g.who, g.question->id, g.answer, "", 0, 0};
-    if (!g.question->is_effect()) {
-      row.verdict = score_choice(*g.question, g.answer);
-    } else if (auto v = parse_cliff_guess(g.answer, space)) {
-      const CliffGuessScore score = score_cliff_guess(*v, c, space);
-      row.verdict = score.verdict;
-      row.off_by = score.off_by;
-    } else {
-      row.verdict = fmt::format("not a value of {} (write it as {})", space.knob, c.from);
-    }
-    reveal.predictions.push_back(std::move(row));
-  }
+  for (const Guess& g : guesses) reveal.predictions.push_back(score_cliff_answer(g, c, space));
 
-  // The knee: the last safe value against the first harmful one (without a cliff, the
-  // baseline against the far end, both safe).
-  const results::CliffPoint& safe = c.last_safe ? c.points[*c.last_safe] : c.baseline;
-  const results::CliffPoint* harmful = c.first_harmful ? &c.points[*c.first_harmful] : nullptr;
-  if (harmful == nullptr) {
-    for (const results::CliffPoint& p : c.points)
-      if (p.base_value == c.to_value) harmful = &p;
-  }
+  const auto [safe, harmful] = knee_points(c);
   if (harmful != nullptr) {
     reveal.safe =
-        fmt::format("{} ({})", safe.value, &safe == &c.baseline ? "baseline" : "last safe");
+        fmt::format("{} ({})", safe->value, safe == &c.baseline ? "baseline" : "last safe");
     reveal.harmful =
         fmt::format("{} ({})", harmful->value, c.first_harmful ? "first harmful" : "far end, safe");
-    reveal.evidence = report::evidence_rows(harmful->evidence, safe.evidence, l.reveal_evidence);
-    for (report::EvidenceRow& w : report::wait_rows(harmful->waits, safe.waits))
+    reveal.evidence = report::evidence_rows(harmful->evidence, safe->evidence, l.reveal_evidence);
+    for (report::EvidenceRow& w : report::wait_rows(harmful->waits, safe->waits))
       reveal.evidence.push_back(std::move(w));
   }
   reveal.gap = l.gap;
   show_reveal(reveal, l, io);
   diagnose(l, io, [&](const std::vector<std::string>& keys) {
     return harmful == nullptr ? std::vector<report::EvidenceRow>{}
-                              : report::evidence_rows(harmful->evidence, safe.evidence, keys);
+                              : report::evidence_rows(harmful->evidence, safe->evidence, keys);
   });
   io.out << std::flush;
   return reveal;

@@ -179,6 +179,16 @@ TEST(CliffLesson, GuessesAreScoredByTheirDistanceAndChromiumDrawsTheCurveWithThe
               std::string::npos)
         << pt.dump() << "\n"
         << dom.substr(0, 4000);
+  // The knee as a band, between the values the reveal names.
+  if (outcome != "no_cliff") {
+    const std::string safe = cliff.at("last_safe").is_null()
+                                 ? cliff.at("from").get<std::string>()
+                                 : cliff.at("last_safe").get<std::string>();
+    EXPECT_NE(dom.find(fmt::format("data-knee=\"{} to {}\"", safe,
+                                   cliff.at("first_harmful").get<std::string>())),
+              std::string::npos)
+        << dom.substr(0, 4000);
+  }
   p.signal(SIGKILL);  // lingering: the configuration was restored before "Results:"
   p.wait();
 }
