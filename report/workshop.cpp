@@ -843,9 +843,7 @@ RecordedLesson record_cliff_lesson(const CliffReveal& reveal, const std::string&
     effect.interval.low = e.low;
     effect.interval.high = e.high;
     effect.interval.known = true;
-    effect.verdict = e.high < 1  ? Verdict::kSlower
-                     : e.low > 1 ? Verdict::kFaster
-                                 : Verdict::kWithinNoise;
+    effect.verdict = verdict_of(effect.interval);
     effect.transactions = p.transactions;
     effect.reference_transactions = c.baseline.transactions;
   }

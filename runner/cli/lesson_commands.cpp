@@ -48,6 +48,47 @@ struct LessonArgs {
   std::string name;
 };
 
+// What a lesson shows and reads: its progress on the terminal and, when asked for, on the
+// dashboard (which watches the server); the room's answers from a file, the terminal or the
+// page.
+class LessonScreens {
+ public:
+  LessonScreens(CLI::App* cmd, const DashboardArgs& dashboard, const LessonArgs& a,
+                const workshop::Lesson& lesson, const std::string& conninfo,
+                std::optional<std::vector<workshop::Participant>> answers)
+      : board_(open_dashboard(cmd, dashboard, "pgslow lesson " + lesson.name)),
+        progress_(console_, board_ ? static_cast<Progress&>(*board_) : none_),
+        io_{std::cout, answers ? nullptr : &std::cin, std::move(answers)} {
+    if (board_) board_->watch_server(conninfo);
+    io_.dashboard = board_.get();
+    io_.wait_for_room = a.wait_predictions;
+    io_.room_timeout = std::chrono::seconds(static_cast<long>(a.wait_timeout));
+  }
+  Progress& progress() { return progress_; }
+  workshop::LessonIo& io() { return io_; }
+  workshop::Dashboard* board() { return board_.get(); }
+
+ private:
+  ConsoleProgress console_;
+  SilentProgress none_;
+  std::unique_ptr<workshop::Dashboard> board_;
+  TeeProgress progress_;
+  workshop::LessonIo io_;
+};
+
+// --record DIR: the lesson added to the instructor's record, and a line that says so.
+void record(const std::string& dir, report::RecordedLesson lesson) {
+  const report::SessionRecord record = workshop::add_to_record(
+      dir, [&](report::SessionRecord& r) { r.lessons.push_back(std::move(lesson)); });
+  std::cout << fmt::format("Recorded in {}/record.md (.json): {} lesson{}, {} myster{}\n", dir,
+                           record.lessons.size(), record.lessons.size() == 1 ? "" : "s",
+                           record.mysteries.size(), record.mysteries.size() == 1 ? "y" : "ies");
+}
+
+fs::path out_dir(const LessonArgs& a, const workshop::Lesson& lesson) {
+  return a.out.empty() ? stage::default_out_dir("lesson-" + lesson.name) : fs::path(a.out);
+}
+
 // A cliff lesson: the search its `cliff:` names, on the managed cluster in the machine it asks
 // for (docs/workshop.md "Cliff lessons").
 void cliff_lesson(Context& ctx, const workshop::Lesson& lesson, const LessonArgs& a,
@@ -58,8 +99,8 @@ void cliff_lesson(Context& ctx, const workshop::Lesson& lesson, const LessonArgs
         "--room: lesson {} is a cliff lesson; a laptop sends the effect of a stage, and a cliff "
         "lesson has none (its guesses are scored on the instructor's run)",
         lesson.name));
-  if (auto problems = workshop::check_lesson(lesson, nullptr, knobs::Catalog::load_default());
-      has_errors(problems))
+  const knobs::Catalog catalog = knobs::Catalog::load_default();
+  if (auto problems = workshop::check_lesson(lesson, nullptr, catalog); has_errors(problems))
     throw InputError(std::move(problems));
   const workshop::CliffLesson& c = *lesson.cliff;
   TargetOptions machine;
@@ -73,38 +114,20 @@ void cliff_lesson(Context& ctx, const workshop::Lesson& lesson, const LessonArgs
   experiment.target = target_spec(ctx, machine);
   experiment.workdir = ctx.workdir;
   std::unique_ptr<server::ServerControl> server = server::open_target(*experiment.target);
-  const knobs::Catalog catalog = knobs::Catalog::load_default();
   pg::Connection conn = pg::Connection::open(server->conninfo());
   const knobs::ServerSettings live = knobs::ServerSettings::read(conn);
   conn.close();
   workshop::CliffLessonSetup setup{lesson, std::move(experiment), *server, catalog, live};
 
-  ConsoleProgress console;
-  std::unique_ptr<workshop::Dashboard> board =
-      open_dashboard(cmd, dashboard, "pgslow lesson " + lesson.name);
-  if (board) board->watch_server(server->conninfo());
-  SilentProgress none;
-  TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
-  workshop::LessonIo io{std::cout, answers ? nullptr : &std::cin, answers};
-  io.dashboard = board.get();
-  io.wait_for_room = a.wait_predictions;
-  io.room_timeout = std::chrono::seconds(static_cast<long>(a.wait_timeout));
-  const report::CliffReveal reveal = workshop::run_cliff_lesson(setup, io, progress);
-  const fs::path out_dir =
-      a.out.empty() ? stage::default_out_dir("lesson-" + lesson.name) : fs::path(a.out);
-  report::write_reveal(reveal, out_dir);
-  std::cout << fmt::format("Results: {}/reveal.md (.json)\n", out_dir.string());
-  if (!a.record.empty()) {
-    const report::SessionRecord record =
-        workshop::add_to_record(a.record, [&](report::SessionRecord& r) {
-          r.lessons.push_back(
-              report::record_cliff_lesson(reveal, lesson.title, apply::utc_now_iso8601()));
-        });
-    std::cout << fmt::format("Recorded in {}/record.md (.json): {} lesson{}, {} myster{}\n",
-                             a.record, record.lessons.size(), record.lessons.size() == 1 ? "" : "s",
-                             record.mysteries.size(), record.mysteries.size() == 1 ? "y" : "ies");
-  }
-  linger(board.get(), dashboard);
+  LessonScreens screens(cmd, dashboard, a, lesson, server->conninfo(), std::move(answers));
+  const report::CliffReveal reveal =
+      workshop::run_cliff_lesson(setup, screens.io(), screens.progress());
+  const fs::path dir = out_dir(a, lesson);
+  report::write_reveal(reveal, dir);
+  std::cout << fmt::format("Results: {}/reveal.md (.json)\n", dir.string());
+  if (!a.record.empty())
+    record(a.record, report::record_cliff_lesson(reveal, lesson.title, apply::utc_now_iso8601()));
+  linger(screens.board(), dashboard);
 }
 
 }  // namespace
@@ -174,48 +197,29 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     options.repeats = a->repeats;
     workshop::LessonSetup setup{lesson, p.plan, *p.server, p.catalog, live, ctx.workdir, options};
 
-    ConsoleProgress console;
-    std::unique_ptr<workshop::Dashboard> board =
-        open_dashboard(cmd, *dashboard, "pgslow lesson " + lesson.name);
-    if (board) board->watch_server(p.server->conninfo());
-    SilentProgress none;
-    TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
-    workshop::LessonIo io{std::cout, answers ? nullptr : &std::cin, answers};
-    io.dashboard = board.get();
-    io.wait_for_room = a->wait_predictions;
-    io.room_timeout = std::chrono::seconds(static_cast<long>(a->wait_timeout));
+    LessonScreens screens(cmd, *dashboard, *a, lesson, p.server->conninfo(), std::move(answers));
     report::Reveal reveal;
-    results::Run run = workshop::run_lesson(setup, io, progress, reveal);
-    const fs::path out_dir =
-        a->out.empty() ? stage::default_out_dir("lesson-" + lesson.name) : fs::path(a->out);
-    report::write_results(run, out_dir);
-    report::write_reveal(reveal, out_dir);
+    results::Run run = workshop::run_lesson(setup, screens.io(), screens.progress(), reveal);
+    const fs::path dir = out_dir(*a, lesson);
+    report::write_results(run, dir);
+    report::write_reveal(reveal, dir);
     std::cout << fmt::format("Results: {}/report.md (.json .csv .html), reveal.md (.json)\n",
-                             out_dir.string());
+                             dir.string());
     if (!a->room.empty()) {
       try {
         workshop::send_to_room(a->room, workshop::room_result(a->name, reveal, run));
       } catch (const RuntimeError& e) {
         throw RuntimeError(
-            fmt::format("{} (the lesson's results are in {})", e.what(), out_dir.string()));
+            fmt::format("{} (the lesson's results are in {})", e.what(), dir.string()));
       }
       std::cout << fmt::format(
           "Sent to the room at {}: the effect, this machine's summary and "
           "its envelope\n",
           a->room);
     }
-    if (!a->record.empty()) {
-      const report::SessionRecord record =
-          workshop::add_to_record(a->record, [&](report::SessionRecord& r) {
-            r.lessons.push_back(
-                report::record_lesson(reveal, lesson.title, apply::utc_now_iso8601()));
-          });
-      std::cout << fmt::format("Recorded in {}/record.md (.json): {} lesson{}, {} myster{}\n",
-                               a->record, record.lessons.size(),
-                               record.lessons.size() == 1 ? "" : "s", record.mysteries.size(),
-                               record.mysteries.size() == 1 ? "y" : "ies");
-    }
-    linger(board.get(), *dashboard);
+    if (!a->record.empty())
+      record(a->record, report::record_lesson(reveal, lesson.title, apply::utc_now_iso8601()));
+    linger(screens.board(), *dashboard);
   });
 }
 

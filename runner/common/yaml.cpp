@@ -434,6 +434,17 @@ std::optional<long long> Reader::integer(const YAML::Node& node, std::string_vie
   return value;
 }
 
+std::optional<double> Reader::duration(const YAML::Node& node, std::string_view what) {
+  auto text = string(node, what);
+  if (!text) return std::nullopt;
+  auto seconds = parse_duration(*text);
+  if (!seconds) {
+    error(node, fmt::format("{} = {} is not a duration", what, printable(*text)),
+          "write e.g. 500ms, 10s, 2min or a number of seconds");
+  }
+  return seconds;
+}
+
 std::optional<double> Reader::number(const YAML::Node& node, std::string_view what, bool required,
                                      const YAML::Node& parent) {
   auto text = string(node, what, required, parent);

@@ -95,6 +95,9 @@ class Reader {
                                const YAML::Node& parent = {});
   std::optional<bool> boolean(const YAML::Node& node, std::string_view what, bool required = false,
                               const YAML::Node& parent = {});
+  // A duration: a YAML number (seconds) or a string with a unit ("500ms", "10s", "2min"); an
+  // error naming `what` otherwise.
+  std::optional<double> duration(const YAML::Node& node, std::string_view what);
   // A list of scalars; a single scalar is accepted as a list of one.
   std::optional<std::vector<std::string>> string_list(const YAML::Node& node, std::string_view what,
                                                       bool required = false,

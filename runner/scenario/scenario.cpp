@@ -56,19 +56,6 @@ const std::vector<std::string> kTopFields = {
     "name",   "description", "target",        "workload",      "measure", "mode",      "baseline",
     "stages", "expect",      "allow_changes", "allow_partial", "sweep",   "attribute", "server"};
 
-// A duration field: a YAML number (seconds) or a string with a unit.
-std::optional<double> read_duration(yaml::Reader& r, const YAML::Node& node,
-                                    std::string_view what) {
-  auto text = r.string(node, what);
-  if (!text) return std::nullopt;
-  auto seconds = parse_duration(*text);
-  if (!seconds) {
-    r.error(node, fmt::format("{} = {} is not a duration", what, yaml::printable(*text)),
-            "write e.g. 500ms, 10s, 2min or a number of seconds");
-  }
-  return seconds;
-}
-
 std::optional<int> read_positive_int(yaml::Reader& r, const YAML::Node& node, std::string_view what,
                                      long long min_value, long long max_value) {
   auto v = r.integer(node, what);
@@ -166,8 +153,8 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   yaml::Fields f = r.fields(node, "measure",
                             {"warmup", "duration", "repeats", "check_data", "wait_sampling",
                              "metric", "design", "pairs", "precision", "budget"});
-  if (auto v = read_duration(r, f.get("warmup"), "measure.warmup")) s.measure.warmup_s = *v;
-  if (auto v = read_duration(r, f.get("duration"), "measure.duration")) {
+  if (auto v = r.duration(f.get("warmup"), "measure.warmup")) s.measure.warmup_s = *v;
+  if (auto v = r.duration(f.get("duration"), "measure.duration")) {
     if (*v < 1) {
       r.error(f.get("duration"), "measure.duration must be at least 1s",
               "shorter runs measure connection set-up, not the server");
@@ -200,7 +187,7 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
               "a half-width of the interval between 0.5% and 50%, e.g. 5%");
     }
   }
-  if (auto v = read_duration(r, f.get("budget"), "measure.budget")) {
+  if (auto v = r.duration(f.get("budget"), "measure.budget")) {
     if (*v < 10) {
       r.error(f.get("budget"), "measure.budget must be at least 10s",
               "a switchback stage needs a few blocks of each configuration");

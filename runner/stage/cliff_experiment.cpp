@@ -71,6 +71,19 @@ results::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
   return r;
 }
 
+// The problems of `settings` against the live server, a setting it would skip (not in this
+// version, ...) counted as an error: a search must run the values it names.
+void add_refusals(const std::vector<knobs::Setting>& settings, const knobs::Catalog& catalog,
+                  const knobs::ServerSettings& live, std::vector<ConfigError>& problems) {
+  const auto verdicts = knobs::validate(settings, catalog, live);
+  for (const ConfigError& p : knobs::all_problems(verdicts)) problems.push_back(p);
+  for (const auto& v : verdicts) {
+    if (v.verdict == knobs::Verdict::kSkipped)
+      problems.push_back({v.setting.where, fmt::format("{}: {}", v.setting.name, v.reason), "",
+                          ConfigError::Severity::kError});
+  }
+}
+
 // The machine's size as the searched value: server.memory in kB (written "512MB"), server.cpus
 // as a real number. The server must be in an envelope already (its group, where each point's
 // limit is set): without one there is nothing to shrink.
@@ -162,14 +175,7 @@ bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knob
       {ss->name, options.to, {"--to", 0, 0}},
   };
   // Each value alone: both set at once would read as one parameter set twice.
-  for (const auto& s : settings) {
-    for (const auto& v : knobs::validate({s}, catalog, live)) {
-      for (const auto& p : v.problems) problems.push_back(p);
-      if (v.verdict == knobs::Verdict::kSkipped)
-        problems.push_back(
-            {s.where, fmt::format("{}: {}", s.name, v.reason), "", ConfigError::Severity::kError});
-    }
-  }
+  for (const auto& s : settings) add_refusals({s}, catalog, live, problems);
   if (has_errors(problems)) throw InputError(problems);
 
   bisect::CliffSpace space;
@@ -211,16 +217,9 @@ results::CliffResult run_cliff_experiment(const CliffExperiment& e, server::Serv
   const knobs::ServerSettings live = read_live_settings(server);
   const bisect::CliffSpace space = cliff_space(e.options, catalog, live, server.current_envelope());
   // The settings every run has: checked like a stage's, before anything changes.
-  if (!e.options.settings.empty()) {
-    std::vector<ConfigError> fixed;
-    for (const auto& v : knobs::validate(e.options.settings, catalog, live)) {
-      for (const auto& p : v.problems) fixed.push_back(p);
-      if (v.verdict == knobs::Verdict::kSkipped)
-        fixed.push_back({v.setting.where, fmt::format("{}: {}", v.setting.name, v.reason), "",
-                         ConfigError::Severity::kError});
-    }
-    if (has_errors(fixed)) throw InputError(fixed);
-  }
+  std::vector<ConfigError> fixed;
+  add_refusals(e.options.settings, catalog, live, fixed);
+  if (has_errors(fixed)) throw InputError(fixed);
   const auto grid = bisect::cliff_grid(space, search.resolution);
   const std::string workload_text =
       fmt::format("{} at scale {}, {} clients, {:g} s runs after {:g} s of warm-up",

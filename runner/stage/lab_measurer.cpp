@@ -10,7 +10,6 @@
 #include "results/evidence_info.h"
 #include "results/summary.h"
 #include "scenario/sweep.h"
-#include "server/envelope.h"
 
 namespace pgslow::stage {
 namespace {
@@ -47,7 +46,7 @@ std::string what_of(const std::vector<knobs::Setting>& changes) {
 
 // A change of server.memory or server.cpus is the machine's size, not a server setting (a cliff
 // search over the server's memory): it becomes the configuration's envelope, on top of the
-// session's own, and leaves the settings.
+// session's own, read by the sweep's own row for that dimension, and leaves the settings.
 void move_envelope_changes(Configuration& configuration, const server::Envelope& session) {
   auto& settings = configuration.settings;
   for (auto it = settings.begin(); it != settings.end();) {
@@ -55,18 +54,12 @@ void move_envelope_changes(Configuration& configuration, const server::Envelope&
       ++it;
       continue;
     }
-    server::Envelope e = configuration.envelope.value_or(session);
-    std::string why;
-    if (iequals(it->name, "server.memory")) {
-      auto bytes = server::parse_envelope_memory(it->value, &why);
-      if (!bytes) throw InputError(fmt::format("server.memory = {}: {}", it->value, why));
-      e.memory_bytes = *bytes;
-    } else {
-      auto cpus = server::parse_envelope_cpus(it->value, &why);
-      if (!cpus) throw InputError(fmt::format("server.cpus = {}: {}", it->value, why));
-      e.cpus = *cpus;
-    }
-    configuration.envelope = e;
+    const scenario::SweepDimension row = *scenario::find_sweep_dimension(it->name);
+    if (const scenario::SweepParse parsed = row.parse(it->value); !parsed.error.empty())
+      throw InputError(fmt::format("{} = {} {}", it->name, it->value, parsed.error));
+    scenario::StageSpec point;
+    row.apply({it->value, it->where}, point);
+    configuration.envelope = point.envelope.over(configuration.envelope.value_or(session));
     it = settings.erase(it);
   }
 }

@@ -102,19 +102,8 @@ void parse_cliff(yaml::Reader& r, const YAML::Node& node, const std::string& fil
   }
   if (f.has("measure")) {
     yaml::Fields m = r.fields(f.get("measure"), "cliff.measure", {"warmup", "duration", "repeats"});
-    auto duration = [&](const char* key, double& out) {
-      if (auto t = r.string(m.get(key), key)) {
-        if (auto v = parse_duration(*t)) {
-          out = *v;
-        } else {
-          r.error(m.get(key),
-                  fmt::format("cliff.measure.{} = {} is not a duration", key, yaml::printable(*t)),
-                  "write e.g. 500ms, 4s or a number of seconds");
-        }
-      }
-    };
-    duration("warmup", e.warmup_s);
-    duration("duration", e.duration_s);
+    if (auto v = r.duration(m.get("warmup"), "cliff.measure.warmup")) e.warmup_s = *v;
+    if (auto v = r.duration(m.get("duration"), "cliff.measure.duration")) e.duration_s = *v;
     if (auto v = r.integer(m.get("repeats"), "cliff.measure.repeats")) {
       if (*v < 3) r.error(m.get("repeats"), "cliff.measure.repeats must be at least 3");
       e.options.search.repeats = static_cast<int>(*v);
