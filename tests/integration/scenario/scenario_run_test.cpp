@@ -498,7 +498,10 @@ stages:
   // is what moved.
   const double cpu = results::wait_share(*run.stages[1].waits, "CPU");
   EXPECT_GT(cpu, 0.15) << r.output;
-  EXPECT_GT(cpu, 5 * results::wait_share(*run.stages[0].waits, "CPU")) << r.output;
+  // Far above the baseline's share, by a margin rather than a factor: a baseline backend's own
+  // work reads as CPU too, 1% on a quiet machine and 19% on one fresh clone, where the stage's
+  // sleeping backend read 93%.
+  EXPECT_GT(cpu, results::wait_share(*run.stages[0].waits, "CPU") + 0.3) << r.output;
   EXPECT_EQ(results::wait_share(*run.stages[1].waits, "Timeout:CommitDelay"), 0) << r.output;
   EXPECT_NE(r.output.find("waits     commit_delay, commit_siblings → "), std::string::npos)
       << r.output;
