@@ -439,7 +439,8 @@ void render_html(const Run& run, std::ostream& out) {
       << "<div class=\"legend\" id=\"tps-legend\"></div></div>\n";
   if (const std::string waits = waits_svg(run); !waits.empty())
     out << "<h2>Where the time went</h2>\n<p class=\"muted\">Share of the backends' time in "
-           "each wait, sampled from pg_stat_activity (CPU: running, no wait).</p>\n"
+           "each wait, sampled from pg_stat_activity (CPU: running, no wait; (/proc): a sleep "
+           "PostgreSQL does not report, read from /proc).</p>\n"
         << "<div class=\"chart\">" << waits << "</div>\n";
 
   std::map<std::string, double> all_keys;

@@ -196,6 +196,12 @@ void read_log(const SnapshotOptions& options, Snapshot& s) {
 
 }  // namespace
 
+std::optional<ProcessState> process_state(int pid) {
+  const auto fields = stat_fields(pid);
+  if (!fields || fields->size() < 2 || (*fields)[0].empty()) return std::nullopt;
+  return ProcessState{(*fields)[0][0], std::atoi((*fields)[1].c_str())};
+}
+
 const std::vector<StatView>& stat_views() {
   // Every figure read from PostgreSQL's statistics views, per view and per major version
   // (docs/evidence.md). A key that moved (17: checkpoints to pg_stat_checkpointer, the

@@ -1,6 +1,11 @@
 #include "evidence/wait_sampler.h"
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <utility>
+
+#include "evidence/evidence.h"
 
 namespace pgslow::evidence {
 
@@ -10,7 +15,9 @@ void name_evidence_connection(pg::Connection& conn) {
 
 const std::string kWaitsNowSql =
     "SELECT coalesce(wait_event_type || ':' || wait_event, "
-    "CASE WHEN state = 'active' THEN 'CPU' ELSE 'Idle' END), count(*) "
+    "CASE WHEN state = 'active' THEN 'CPU' ELSE 'Idle' END), count(*), "
+    "string_agg(pid::text, ',') FILTER (WHERE state = 'active' AND wait_event IS NULL), "
+    "current_setting('commit_delay')::int > 0 "
     "FROM pg_stat_activity WHERE backend_type = 'client backend' "
     "AND pid <> pg_backend_pid() AND ($1 = '' OR datname = $1) "
     "AND application_name IS DISTINCT FROM '" +
@@ -22,14 +29,58 @@ const std::string kLockWaitsNowSql =
 
 namespace {
 
-std::map<std::string, std::uint64_t> waits_of(const pg::Result& r) {
+constexpr const char* kCpu = "CPU";
+
+// kWaitsNowSql's rows; with `postmaster_pid`, the CPU row's backends are looked up in /proc
+// while commit_delay is on (read at each sample: a switchback run turns it on and off).
+std::map<std::string, std::uint64_t> waits_of(const pg::Result& r,
+                                              std::optional<int> postmaster_pid = std::nullopt) {
   std::map<std::string, std::uint64_t> seen;
-  for (int i = 0; i < r.rows(); ++i)
-    seen[std::string(r.get(i, 0))] = static_cast<std::uint64_t>(r.get_int64(i, 1));
+  std::string cpu_pids;
+  for (int i = 0; i < r.rows(); ++i) {
+    const std::string wait(r.get(i, 0));
+    seen[wait] = static_cast<std::uint64_t>(r.get_int64(i, 1));
+    if (wait == kCpu && !r.is_null(i, 2) && std::string(r.get(i, 3)) == "t")
+      cpu_pids = std::string(r.get(i, 2));
+  }
+  if (postmaster_pid && !cpu_pids.empty())
+    count_commit_delay_sleeps(seen, cpu_pids, *postmaster_pid);
   return seen;
 }
 
 }  // namespace
+
+bool is_timer_sleep(const std::string& wchan) {
+  // hrtimer_nanosleep/do_nanosleep: nanosleep(); poll_schedule_timeout/do_select: select()
+  // with a timeout. A latch wait sleeps in ep_poll, and PostgreSQL reports every one of those.
+  return wchan.find("nanosleep") != std::string::npos ||
+         wchan.starts_with("poll_schedule_timeout") || wchan == "do_select";
+}
+
+std::optional<BackendSleep> read_backend_sleep(int pid) {
+  const std::optional<ProcessState> st = process_state(pid);
+  if (!st) return std::nullopt;
+  BackendSleep out{st->state, st->ppid, {}};
+  std::ifstream in("/proc/" + std::to_string(pid) + "/wchan");
+  std::getline(in, out.wchan);
+  return out;
+}
+
+void count_commit_delay_sleeps(std::map<std::string, std::uint64_t>& seen,
+                               const std::string& cpu_pids, int postmaster_pid,
+                               BackendSleepReader read) {
+  std::istringstream list(cpu_pids);
+  for (std::string item; std::getline(list, item, ',');) {
+    auto cpu = seen.find(kCpu);
+    if (cpu == seen.end() || cpu->second == 0) return;
+    const int pid = std::atoi(item.c_str());
+    if (pid <= 0) continue;
+    const std::optional<BackendSleep> b = read(pid);
+    if (!b || b->ppid != postmaster_pid || b->state != 'S' || !is_timer_sleep(b->wchan)) continue;
+    if (--cpu->second == 0) seen.erase(cpu);
+    ++seen[results::kCommitDelayFromProc];
+  }
+}
 
 std::map<std::string, std::uint64_t> waits_now(pg::Connection& conn, const std::string& database) {
   return waits_of(conn.exec_params(kWaitsNowSql, {database}));
@@ -59,9 +110,17 @@ WaitSampler::~WaitSampler() {
   stop();
 }
 
+void WaitSampler::look_for_commit_delay_sleeps(int postmaster_pid) {
+  postmaster_pid_ = postmaster_pid;
+}
+
 void WaitSampler::open() {
   conn_ = pg::Connection::open(conninfo_);
   name_evidence_connection(conn_);
+  // A server that reports the sleep itself is not looked up.
+  commit_delay_sleeps_ =
+      postmaster_pid_ &&
+      std::stoi(conn_.query_value("SHOW server_version_num").value_or("0")) < 190000;
   // One statement outside any transaction: each execution sees pg_stat_activity afresh.
   conn_.prepare("pgslow_waits", kWaitsNowSql);
 }
@@ -96,7 +155,8 @@ void WaitSampler::loop() {
     std::map<std::string, std::uint64_t> seen;
     bool ok = false;
     try {
-      seen = waits_of(conn_.exec_prepared("pgslow_waits", {database_}));
+      seen = waits_of(conn_.exec_prepared("pgslow_waits", {database_}),
+                      commit_delay_sleeps_ ? postmaster_pid_ : std::nullopt);
       ok = true;
     } catch (const std::exception&) {
       // The server went away (a restart): the profile has fewer samples; the stage says why.

@@ -18,6 +18,10 @@ std::uint64_t backend_samples(const WaitProfile& profile) {
 
 }  // namespace
 
+bool read_from_proc(const std::string& wait) {
+  return wait.ends_with(" (/proc)");
+}
+
 std::vector<WaitShare> wait_shares(const WaitProfile& profile) {
   const std::uint64_t total = backend_samples(profile);
   std::vector<WaitShare> out;
@@ -64,8 +68,9 @@ std::string waits_text(const StageResult& stage, const WaitProfile* baseline,
   if (!stage.envelope.empty() && stage.envelope != baseline_envelope)
     changed += (changed.empty() ? "" : ", ") + ("envelope " + stage.envelope);
   std::string text = changed.empty() ? "" : changed + " → ";
-  for (std::size_t i = 0; i < shares.size() && i < top; ++i) {
-    if (i > 0) text += "; ";
+  for (std::size_t i = 0, shown = 0; i < shares.size(); ++i) {
+    if (i >= top && !read_from_proc(shares[i].wait)) continue;
+    if (shown++ > 0) text += "; ";
     text += shares[i].wait + " " + format_share(shares[i].share);
     if (i == 0) text += " of backend time";
     if (baseline != nullptr)

@@ -11,6 +11,13 @@
 
 namespace pgslow::results {
 
+// A wait PostgreSQL does not report, which the wait sampler read from /proc instead
+// (evidence/wait_sampler.h): PostgreSQL 15 to 18 sleep commit_delay with no wait event. The
+// name says where it was read; 19 reports the same sleep as Timeout:CommitDelay.
+inline constexpr const char* kCommitDelayFromProc = "Timeout:CommitDelay (/proc)";
+// Whether `wait` was read from /proc rather than reported by the server.
+bool read_from_proc(const std::string& wait);
+
 struct WaitShare {
   std::string wait;  // "CPU", "IO:DataFileRead", ...
   double share = 0;  // of all backend-samples, 0..1
@@ -28,10 +35,10 @@ std::string format_share(double share);
 // dashboard's running line); empty without backend-samples.
 std::string top_waits_text(const WaitProfile& profile, std::size_t top = 3);
 
-// The stage's top `top` waits with the baseline's share beside each, led by what the stage
-// changed: its knobs, and its envelope when it ran in another than `baseline_envelope` (a sweep
-// of server.memory/cpus). Without a baseline profile, the shares alone. Empty when the stage has
-// no samples.
+// The stage's top `top` waits with the baseline's share beside each, and any wait read from
+// /proc below them (the one figure no server view shows), led by what the stage changed: its knobs,
+// and its envelope when it ran in another than `baseline_envelope` (a sweep of server.memory/cpus).
+// Without a baseline profile, the shares alone. Empty when the stage has no samples.
 std::string waits_text(const StageResult& stage, const WaitProfile* baseline,
                        const std::string& baseline_envelope = {}, std::size_t top = 3);
 

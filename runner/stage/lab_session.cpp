@@ -419,6 +419,11 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   if (!database.empty()) progress_.measuring(stage.name, database);
   evidence::LockWaitSampler lock_waits(reset.conninfo, database);
   evidence::WaitSampler wait_sampler(reset.conninfo, database, kWaitInterval);
+  // A local server: its postmaster, for the /proc figures (CPU times, commit_delay's sleep).
+  const std::optional<std::filesystem::path> data_dir = server_.data_dir();
+  const std::optional<int> server_pid =
+      data_dir ? evidence::postmaster_pid_of(*data_dir) : std::nullopt;
+  if (server_pid) wait_sampler.look_for_commit_delay_sleeps(*server_pid);
   try {
     probe = pg::Connection::open(reset.conninfo);
     // The wait sampler leaves pgslow's own connections out by this name.
@@ -441,7 +446,7 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   }
   evidence::SnapshotOptions snap_options;
   snap_options.database = database;
-  snap_options.data_dir = server_.data_dir();
+  snap_options.data_dir = data_dir;
   snap_options.log_file = server_.log_file();
   snap_options.lock_waits = &lock_waits;
   if (mo.wait_sampling) snap_options.waits = &wait_sampler;
@@ -457,8 +462,6 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
     }
   };
   // Who else used the CPU while the clock ran (a local server only: its /proc figures).
-  const std::optional<int> server_pid =
-      snap_options.data_dir ? evidence::postmaster_pid_of(*snap_options.data_dir) : std::nullopt;
   std::optional<evidence::CpuTimes> cpu_before;
   std::optional<evidence::CpuTimes> cpu_after;
   d.on_measure_start = [&] {
