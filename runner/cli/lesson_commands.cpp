@@ -54,12 +54,12 @@ struct LessonArgs {
 class LessonScreens {
  public:
   LessonScreens(CLI::App* cmd, const DashboardArgs& dashboard, const LessonArgs& a,
-                const workshop::Lesson& lesson, const std::string& conninfo,
+                const workshop::Lesson& lesson, const server::ServerControl& server,
                 std::optional<std::vector<workshop::Participant>> answers)
       : board_(open_dashboard(cmd, dashboard, "pgslow lesson " + lesson.name)),
         progress_(console_, board_ ? static_cast<Progress&>(*board_) : none_),
         io_{std::cout, answers ? nullptr : &std::cin, std::move(answers)} {
-    if (board_) board_->watch_server(conninfo);
+    if (board_) board_->watch_server(server.conninfo(), server.data_dir());
     io_.dashboard = board_.get();
     io_.wait_for_room = a.wait_predictions;
     io_.room_timeout = std::chrono::seconds(static_cast<long>(a.wait_timeout));
@@ -119,7 +119,7 @@ void cliff_lesson(Context& ctx, const workshop::Lesson& lesson, const LessonArgs
   conn.close();
   workshop::CliffLessonSetup setup{lesson, std::move(experiment), *server, catalog, live};
 
-  LessonScreens screens(cmd, dashboard, a, lesson, server->conninfo(), std::move(answers));
+  LessonScreens screens(cmd, dashboard, a, lesson, *server, std::move(answers));
   const report::CliffReveal reveal =
       workshop::run_cliff_lesson(setup, screens.io(), screens.progress());
   const fs::path dir = out_dir(a, lesson);
@@ -197,7 +197,7 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     options.repeats = a->repeats;
     workshop::LessonSetup setup{lesson, p.plan, *p.server, p.catalog, live, ctx.workdir, options};
 
-    LessonScreens screens(cmd, *dashboard, *a, lesson, p.server->conninfo(), std::move(answers));
+    LessonScreens screens(cmd, *dashboard, *a, lesson, *p.server, std::move(answers));
     report::Reveal reveal;
     results::Run run = workshop::run_lesson(setup, screens.io(), screens.progress(), reveal);
     const fs::path dir = out_dir(*a, lesson);

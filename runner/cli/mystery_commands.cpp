@@ -69,7 +69,7 @@ void start(Context& ctx, const StartArgs& a, CLI::App* cmd, const DashboardArgs&
   options.warmup_s = a.warmup;
   ConsoleProgress console;
   std::unique_ptr<workshop::Dashboard> board = open_dashboard(cmd, dashboard, "pgslow mystery");
-  if (board) board->watch_server(server->conninfo());
+  if (board) board->watch_server(server->conninfo(), server->data_dir());
   SilentProgress none;
   TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
   progress.note(fmt::format(

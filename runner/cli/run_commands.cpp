@@ -129,11 +129,12 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
       open_dashboard(cmd, dashboard, "pgslow run --versions " + name);
   SilentProgress none;
   TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
-  const results::VersionRuns runs =
-      stage::run_versions(versions, run_options(a), ctx.workdir, out_dir, progress,
-                          results_output(), [&](const stage::VersionPoint& v) {
-                            if (board) board->watch_server(v.prepared.server->conninfo());
-                          });
+  const results::VersionRuns runs = stage::run_versions(
+      versions, run_options(a), ctx.workdir, out_dir, progress, results_output(),
+      [&](const stage::VersionPoint& v) {
+        if (board)
+          board->watch_server(v.prepared.server->conninfo(), v.prepared.server->data_dir());
+      });
   report::render(runs, "console", std::cout);
   std::cout << fmt::format(
       "\nResults: {0}/versions.md (.json .csv .html); each version's own report in {0}/pg<N>/\n",
@@ -210,7 +211,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       ConsoleProgress console;
       std::unique_ptr<workshop::Dashboard> board =
           open_dashboard(cmd, *dashboard, "pgslow run " + p.scenario.name);
-      if (board) board->watch_server(p.server->conninfo());
+      if (board) board->watch_server(p.server->conninfo(), p.server->data_dir());
       SilentProgress none;
       TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
       results::Run run =

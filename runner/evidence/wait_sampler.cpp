@@ -82,8 +82,10 @@ void count_commit_delay_sleeps(std::map<std::string, std::uint64_t>& seen,
   }
 }
 
-std::map<std::string, std::uint64_t> waits_now(pg::Connection& conn, const std::string& database) {
-  return waits_of(conn.exec_params(kWaitsNowSql, {database}));
+std::map<std::string, std::uint64_t> waits_now(pg::Connection& conn, const std::string& database,
+                                               std::optional<int> postmaster_pid) {
+  if (postmaster_pid && reports_commit_delay_sleep(conn.server_version())) postmaster_pid.reset();
+  return waits_of(conn.exec_params(kWaitsNowSql, {database}), postmaster_pid);
 }
 
 WaitCounts wait_delta(const WaitCounts& before, const WaitCounts& after) {
@@ -118,9 +120,7 @@ void WaitSampler::open() {
   conn_ = pg::Connection::open(conninfo_);
   name_evidence_connection(conn_);
   // A server that reports the sleep itself is not looked up.
-  commit_delay_sleeps_ =
-      postmaster_pid_ &&
-      std::stoi(conn_.query_value("SHOW server_version_num").value_or("0")) < 190000;
+  commit_delay_sleeps_ = postmaster_pid_ && !reports_commit_delay_sleep(conn_.server_version());
   // One statement outside any transaction: each execution sees pg_stat_activity afresh.
   conn_.prepare("pgslow_waits", kWaitsNowSql);
 }

@@ -49,6 +49,11 @@ struct WaitCounts {
 // kernel timer (is_timer_sleep) counts as results::kCommitDelayFromProc: the only sleep those
 // versions take unreported in a client backend's path. A server that reports the sleep itself
 // (PostgreSQL 19) shows Timeout:CommitDelay, and is not looked up.
+// Whether a server of `server_version_num` reports commit_delay's sleep itself (19 and later):
+// such a server is not looked up in /proc.
+inline bool reports_commit_delay_sleep(int server_version_num) {
+  return server_version_num >= 190000;
+}
 // Whether /proc/PID/wchan names a sleep on a kernel timer: nanosleep (pg_usleep from
 // PostgreSQL 16) or select with a timeout (pg_usleep on 15).
 bool is_timer_sleep(const std::string& wchan);
@@ -77,7 +82,10 @@ extern const std::string kWaitsNowSql;
 // How many backends of `database` ("" every database) wait on a heavyweight lock now.
 extern const std::string kLockWaitsNowSql;
 // kWaitsNowSql's rows, read once (throws pg::Error): the dashboard's reading each second.
-std::map<std::string, std::uint64_t> waits_now(pg::Connection& conn, const std::string& database);
+// `postmaster_pid`: a local server's, to look commit_delay's sleep up in /proc as the sampler
+// does (ignored for a server that reports it).
+std::map<std::string, std::uint64_t> waits_now(pg::Connection& conn, const std::string& database,
+                                               std::optional<int> postmaster_pid = std::nullopt);
 
 // after - before (counts only grow); `total` += that, for several windows taken together.
 WaitCounts wait_delta(const WaitCounts& before, const WaitCounts& after);

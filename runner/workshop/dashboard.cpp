@@ -17,6 +17,7 @@
 #include "common/errors.h"
 #include "common/format.h"
 #include "common/strings.h"
+#include "evidence/evidence.h"
 #include "evidence/wait_sampler.h"
 #include "pg/connection.h"
 #include "results/stats.h"
@@ -118,11 +119,12 @@ struct Dashboard::Impl {
   json cliff;  // null until open_cliff: {knob, from, to, from_value, to_value, points, guesses}
   std::map<std::string, Counter> counters;
   double hit_ratio = -1;
-  std::string evidence_stage;         // the stage whose run the counters cover
-  double evidence_since = 0;          // t when that run began
-  std::string database;               // the stage's database (measuring()); empty: the conninfo's
-  std::string watched_server;         // the server watched (watch_server's latest conninfo)
-  std::optional<double> last_sample;  // t of the previous reading (lock waits)
+  std::string evidence_stage;  // the stage whose run the counters cover
+  double evidence_since = 0;   // t when that run began
+  std::string database;        // the stage's database (measuring()); empty: the conninfo's
+  std::string watched_server;  // the server watched (watch_server's latest conninfo)
+  std::optional<std::filesystem::path> watched_data_dir;  // and its data directory, when local
+  std::optional<double> last_sample;                      // t of the previous reading (lock waits)
   // Backends of the watched database per wait event, summed over the readings since the run
   // began: the report's wait profile, live (sampled here once a second, there every 10 ms).
   results::WaitProfile backend_waits;
@@ -216,8 +218,10 @@ struct Dashboard::Impl {
   }
 
   // One reading of the server's counters (cluster-wide, every database).
-  // `connected_db`: the database `conn` is connected to (read once per connection).
-  void sample(pg::Connection& conn, const std::string& connected_db) {
+  // `connected_db`: the database `conn` is connected to (read once per connection);
+  // `data_dir`: a local server's (its postmaster now, for the wait line's /proc look-up).
+  void sample(pg::Connection& conn, const std::string& connected_db,
+              const std::optional<std::filesystem::path>& data_dir) {
     auto value = [&](std::string_view sql) -> std::optional<double> {
       auto v = conn.query_value(sql);
       if (!v) return std::nullopt;
@@ -242,8 +246,10 @@ struct Dashboard::Impl {
     // second: coarser, same meaning).
     const pg::Result lock_waiting = conn.exec_params(evidence::kLockWaitsNowSql, {connected_db});
     const double waiting = static_cast<double>(lock_waiting.get_int64(0, 0));
-    // Where those backends are now: CPU (active, no wait event) or their wait event.
-    const auto now_waiting = evidence::waits_now(conn, connected_db);
+    // Where those backends are now: CPU (active, no wait event) or their wait event, and on a
+    // local server commit_delay's unreported sleep, as the stage's sampler reads it.
+    const auto now_waiting = evidence::waits_now(
+        conn, connected_db, data_dir ? evidence::postmaster_pid_of(*data_dir) : std::nullopt);
     const double t = now_s();
     std::lock_guard lock(mu);
     ++backend_waits.samples;
@@ -285,10 +291,12 @@ struct Dashboard::Impl {
       try {
         std::string wanted;
         std::string conninfo;
+        std::optional<std::filesystem::path> data_dir;
         {
           std::lock_guard lock(mu);
           wanted = database;
           conninfo = watched_server;
+          data_dir = watched_data_dir;
           if (conninfo != watched) {
             // Another server (the next version of `run --versions`): its counters are not
             // comparable with the last server's, so its first reading is only a starting point.
@@ -313,7 +321,7 @@ struct Dashboard::Impl {
           conn->exec("SET statement_timeout = '5s'");
           database_now = conn->query_value("SELECT current_database()").value_or("");
         }
-        sample(*conn, database_now);
+        sample(*conn, database_now, data_dir);
       } catch (const std::exception& e) {
         spdlog::debug("dashboard: cannot read the server's counters now: {}", e.what());
         conn.reset();  // the server restarts between stages: reconnect next time
@@ -693,10 +701,12 @@ void Dashboard::set_cliff_guesses(std::vector<CliffGuessMark> guesses) {
   impl_->dirty = true;
 }
 
-void Dashboard::watch_server(const std::string& conninfo) {
+void Dashboard::watch_server(const std::string& conninfo,
+                             std::optional<std::filesystem::path> data_dir) {
   {
     std::lock_guard lock(impl_->mu);
     impl_->watched_server = conninfo;
+    impl_->watched_data_dir = std::move(data_dir);
   }
   if (impl_->watcher.joinable()) return;  // its next reading (within a second) is of this one
   impl_->watcher = std::thread([d = impl_.get()] { d->watch(); });

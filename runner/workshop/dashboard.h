@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -106,8 +107,11 @@ class Dashboard final : public Progress {
   std::vector<RoomResult> room_results() const;
   // Reads evidence counters from the server once a second (its own connection; reconnects
   // after a restart). Stops with the dashboard. Called again with another server, it watches
-  // that one from then on (each version of `run --versions` in turn).
-  void watch_server(const std::string& conninfo);
+  // that one from then on (each version of `run --versions` in turn). `data_dir`: a local
+  // server's, so that the live wait line names commit_delay's unreported sleep as the report
+  // does (evidence/wait_sampler.h).
+  void watch_server(const std::string& conninfo,
+                    std::optional<std::filesystem::path> data_dir = std::nullopt);
 
   // The state as JSON (what /state serves): a snapshot built once after each change and
   // shared by every request until the next, so serving it costs no lock held while sending.

@@ -190,5 +190,49 @@ TEST_F(EvidenceTest, TheLockWaitSamplersConnectionIsNamedAsEvidence) {
   sampler.stop();
 }
 
+// commit_delay's sleep, which PostgreSQL 15 to 18 do not report (the sleeper shows active with
+// no wait event), is read from /proc on a local server: a reading given the postmaster names it,
+// one without the postmaster, or while commit_delay is off, leaves it as CPU.
+TEST_F(EvidenceTest, CommitDelaysUnreportedSleepIsReadFromProc) {
+  auto sleeper = pg::Connection::open(conninfo_);
+  if (reports_commit_delay_sleep(sleeper.server_version()))
+    GTEST_SKIP() << "this server reports the sleep itself";
+  sleeper.exec("CREATE TABLE commits (n int)");
+  sleeper.exec("SET commit_delay = 100000");  // 100 ms before each commit's flush
+  sleeper.exec("SET commit_siblings = 0");
+  // The readers see commit_delay as the stage's server-wide setting would show it: on for
+  // one, off (the default) for the other.
+  auto delay_on = pg::Connection::open(conninfo_ + " options='-c commit_delay=100000'");
+  auto delay_off = pg::Connection::open(conninfo_);
+  name_evidence_connection(delay_on);
+  name_evidence_connection(delay_off);
+  const std::optional<int> postmaster = postmaster_pid_of(*options_.data_dir);
+  ASSERT_TRUE(postmaster.has_value());
+  sleeper.send_query(
+      "DO $$ BEGIN FOR i IN 1..40 LOOP INSERT INTO commits VALUES (i); COMMIT; END LOOP; END $$");
+  auto count = [](const std::map<std::string, std::uint64_t>& seen, const std::string& wait) {
+    const auto it = seen.find(wait);
+    return it == seen.end() ? std::uint64_t{0} : it->second;
+  };
+  std::uint64_t from_proc = 0;
+  std::uint64_t without_postmaster = 0, with_delay_off = 0, cpu_without_postmaster = 0;
+  // Bounded: the loop sleeps about 4 s in all, nearly all of it in the delay.
+  for (int i = 0; i < 3000 && from_proc == 0; ++i)
+    from_proc += count(waits_now(delay_on, database_, postmaster), results::kCommitDelayFromProc);
+  for (int i = 0; i < 20; ++i) {
+    const auto seen = waits_now(delay_on, database_);
+    without_postmaster += count(seen, results::kCommitDelayFromProc);
+    cpu_without_postmaster += count(seen, "CPU");
+    with_delay_off +=
+        count(waits_now(delay_off, database_, postmaster), results::kCommitDelayFromProc);
+  }
+  while (sleeper.next_result()) {
+  }
+  EXPECT_EQ(from_proc, 1u);  // one sleeper, seen by a reading given the postmaster
+  EXPECT_EQ(without_postmaster, 0u);
+  EXPECT_EQ(with_delay_off, 0u);
+  EXPECT_GT(cpu_without_postmaster, 0u);  // the same sleep, as pg_stat_activity alone shows it
+}
+
 }  // namespace
 }  // namespace pgslow::evidence
