@@ -75,8 +75,7 @@ void render_markdown(const Run& run, std::ostream& out) {
                   [](const StageSummary& s) { return !s.waits_text.empty(); })) {
     out << "\n## Where the time went\n\nShare of the backends' time in each wait, sampled from "
            "pg_stat_activity (CPU: running, no wait; (/proc): a sleep PostgreSQL does not report, "
-           "read "
-           "from /proc); see docs/evidence.md.\n\n";
+           "read from /proc); see docs/evidence.md.\n\n";
     for (const auto& s : summaries)
       if (!s.waits_text.empty())
         out << "- **" << markdown_cell(run.stages[s.index].name)

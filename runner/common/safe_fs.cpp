@@ -267,7 +267,11 @@ void require_plain_name(const std::string& name, const fs::path& shown_as) {
 UniqueFd open_file_in(int dir, const std::string& name, int flags, const fs::path& shown_as,
                       mode_t mode) {
   require_plain_name(name, shown_as);
-  UniqueFd fd(::openat(dir, name.c_str(), flags | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode));
+  // O_NONBLOCK: a FIFO planted under the name would block the open until someone writes to it;
+  // this way it opens at once and is refused below as not a regular file (on a regular file
+  // the flag changes nothing).
+  UniqueFd fd(
+      ::openat(dir, name.c_str(), flags | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK, mode));
   if (!fd) {
     int err = errno;
     if (err == ENOENT && (flags & O_CREAT) == 0) return fd;

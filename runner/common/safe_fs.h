@@ -83,10 +83,10 @@ struct FileOwnership {
   mode_t mode = 0600;
 };
 
-// Opens `name` (one path step, no '/') in the folder `dir` without following a symlink. It
-// must be a regular file with one link, owned by root, the invoking user or the folder's owner.
-// Returns an empty UniqueFd when it does not exist and `flags` has no O_CREAT. `shown_as` is
-// its path for messages.
+// Opens `name` (one path step, no '/') in the folder `dir` without following a symlink, and
+// without waiting on a FIFO. It must be a regular file with one link, owned by root, the invoking
+// user or the folder's owner. Returns an empty UniqueFd when it does not exist and `flags` has no
+// O_CREAT. `shown_as` is its path for messages.
 UniqueFd open_file_in(int dir, const std::string& name, int flags,
                       const std::filesystem::path& shown_as, mode_t mode = 0600);
 

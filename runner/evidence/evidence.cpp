@@ -17,6 +17,7 @@
 #include "common/process.h"
 #include "evidence/wait_sampler.h"
 #include "knobs/evidence_keys.h"
+#include "pg/data_dir.h"
 
 namespace pgslow::evidence {
 
@@ -196,10 +197,13 @@ void read_log(const SnapshotOptions& options, Snapshot& s) {
 
 }  // namespace
 
-std::optional<ProcessState> process_state(int pid) {
+std::optional<BackendSleep> read_backend_sleep(int pid) {
   const auto fields = stat_fields(pid);
   if (!fields || fields->size() < 2 || (*fields)[0].empty()) return std::nullopt;
-  return ProcessState{(*fields)[0][0], std::atoi((*fields)[1].c_str())};
+  BackendSleep out{(*fields)[0][0], std::atoi((*fields)[1].c_str()), {}};
+  std::ifstream in("/proc/" + std::to_string(pid) + "/wchan");
+  std::getline(in, out.wchan);
+  return out;
 }
 
 const std::vector<StatView>& stat_views() {
@@ -332,10 +336,9 @@ std::string process_kind(const std::string& title) {
 }
 
 std::optional<int> postmaster_pid_of(const std::filesystem::path& data_dir) {
-  std::ifstream in(data_dir / "postmaster.pid");
-  int pid = 0;
-  if (!in || !(in >> pid) || pid <= 0) return std::nullopt;
-  return pid;
+  const std::optional<pg::PostmasterPidFile> f = pg::read_postmaster_pid(data_dir);
+  if (!f || f->pid <= 0) return std::nullopt;
+  return f->pid;
 }
 
 std::optional<std::uint64_t> read_pss_bytes(int pid) {

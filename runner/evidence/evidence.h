@@ -182,15 +182,6 @@ std::optional<CpuShares> cpu_shares(const CpuTimes& before, const CpuTimes& afte
 // the machine was disturbed (docs/reading-the-report.md).
 inline constexpr double kDisturbedShare = 0.15;
 
-// A process's scheduler state and parent, from /proc/PID/stat (fields 3 and 4): 'R' running
-// or waiting for a core, 'S' asleep, 'D' in uninterruptible I/O. nullopt when unreadable (gone,
-// or another machine's server).
-struct ProcessState {
-  char state = '?';
-  int ppid = 0;
-};
-std::optional<ProcessState> process_state(int pid);
-
 // The postmaster's pid from <data_dir>/postmaster.pid, nullopt when absent or unreadable.
 std::optional<int> postmaster_pid_of(const std::filesystem::path& data_dir);
 

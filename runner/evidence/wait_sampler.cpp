@@ -1,11 +1,8 @@
 #include "evidence/wait_sampler.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <utility>
-
-#include "evidence/evidence.h"
 
 namespace pgslow::evidence {
 
@@ -18,6 +15,7 @@ const std::string kWaitsNowSql =
     "CASE WHEN state = 'active' THEN 'CPU' ELSE 'Idle' END), count(*), "
     "string_agg(pid::text, ',') FILTER (WHERE state = 'active' AND wait_event IS NULL), "
     "current_setting('commit_delay')::int > 0 "
+    "AND current_setting('server_version_num')::int < 190000 "
     "FROM pg_stat_activity WHERE backend_type = 'client backend' "
     "AND pid <> pg_backend_pid() AND ($1 = '' OR datname = $1) "
     "AND application_name IS DISTINCT FROM '" +
@@ -32,7 +30,8 @@ namespace {
 constexpr const char* kCpu = "CPU";
 
 // kWaitsNowSql's rows; with `postmaster_pid`, the CPU row's backends are looked up in /proc
-// while commit_delay is on (read at each sample: a switchback run turns it on and off).
+// when the reading says so (commit_delay on, read at each sample: a switchback run turns it on
+// and off; a server older than 19).
 std::map<std::string, std::uint64_t> waits_of(const pg::Result& r,
                                               std::optional<int> postmaster_pid = std::nullopt) {
   std::map<std::string, std::uint64_t> seen;
@@ -57,15 +56,6 @@ bool is_timer_sleep(const std::string& wchan) {
          wchan.starts_with("poll_schedule_timeout") || wchan == "do_select";
 }
 
-std::optional<BackendSleep> read_backend_sleep(int pid) {
-  const std::optional<ProcessState> st = process_state(pid);
-  if (!st) return std::nullopt;
-  BackendSleep out{st->state, st->ppid, {}};
-  std::ifstream in("/proc/" + std::to_string(pid) + "/wchan");
-  std::getline(in, out.wchan);
-  return out;
-}
-
 void count_commit_delay_sleeps(std::map<std::string, std::uint64_t>& seen,
                                const std::string& cpu_pids, int postmaster_pid,
                                BackendSleepReader read) {
@@ -84,7 +74,6 @@ void count_commit_delay_sleeps(std::map<std::string, std::uint64_t>& seen,
 
 std::map<std::string, std::uint64_t> waits_now(pg::Connection& conn, const std::string& database,
                                                std::optional<int> postmaster_pid) {
-  if (postmaster_pid && reports_commit_delay_sleep(conn.server_version())) postmaster_pid.reset();
   return waits_of(conn.exec_params(kWaitsNowSql, {database}), postmaster_pid);
 }
 
@@ -105,22 +94,19 @@ void add_waits(WaitCounts& total, const WaitCounts& before, const WaitCounts& af
 }
 
 WaitSampler::WaitSampler(std::string conninfo, std::string database,
-                         std::chrono::milliseconds interval)
-    : conninfo_(std::move(conninfo)), database_(std::move(database)), interval_(interval) {}
+                         std::chrono::milliseconds interval, std::optional<int> postmaster_pid)
+    : conninfo_(std::move(conninfo)),
+      database_(std::move(database)),
+      interval_(interval),
+      postmaster_pid_(postmaster_pid) {}
 
 WaitSampler::~WaitSampler() {
   stop();
 }
 
-void WaitSampler::look_for_commit_delay_sleeps(int postmaster_pid) {
-  postmaster_pid_ = postmaster_pid;
-}
-
 void WaitSampler::open() {
   conn_ = pg::Connection::open(conninfo_);
   name_evidence_connection(conn_);
-  // A server that reports the sleep itself is not looked up.
-  commit_delay_sleeps_ = postmaster_pid_ && !reports_commit_delay_sleep(conn_.server_version());
   // One statement outside any transaction: each execution sees pg_stat_activity afresh.
   conn_.prepare("pgslow_waits", kWaitsNowSql);
 }
@@ -155,8 +141,7 @@ void WaitSampler::loop() {
     std::map<std::string, std::uint64_t> seen;
     bool ok = false;
     try {
-      seen = waits_of(conn_.exec_prepared("pgslow_waits", {database_}),
-                      commit_delay_sleeps_ ? postmaster_pid_ : std::nullopt);
+      seen = waits_of(conn_.exec_prepared("pgslow_waits", {database_}), postmaster_pid_);
       ok = true;
     } catch (const std::exception&) {
       // The server went away (a restart): the profile has fewer samples; the stage says why.

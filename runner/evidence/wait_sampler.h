@@ -6,9 +6,8 @@
 // waits for its client shows Client:ClientRead. Each wait's share of the backend-samples is its
 // share of backend time, to within the sampling (docs/evidence.md "Where the time went").
 //
-// PostgreSQL 15 to 18 sleep commit_delay without reporting a wait event, so that sleep would
-// read as CPU; on a local server the sampler asks /proc about such backends
-// (results::kCommitDelayFromProc).
+// PostgreSQL 15 to 18 sleep commit_delay without reporting a wait event: on a local server the
+// sampler reads that sleep from /proc instead (count_commit_delay_sleeps).
 //
 // The counts are cumulative; a stage takes two readings (wait_counts) and subtracts them
 // (wait_delta), so a switchback run can give each configuration its own blocks' samples.
@@ -44,16 +43,12 @@ struct WaitCounts {
 };
 
 // PostgreSQL 15 to 18 sleep commit_delay (in XLogFlush, holding WALWriteLock) without reporting
-// a wait event: pg_stat_activity shows the sleeper active with none, which reads as "CPU". With
-// commit_delay on, a local server's "CPU" backends are looked up in /proc, and one asleep on a
+// a wait event: pg_stat_activity shows the sleeper active with none, which reads as "CPU". While
+// commit_delay is on, a local server's "CPU" backends are looked up in /proc, and one asleep on a
 // kernel timer (is_timer_sleep) counts as results::kCommitDelayFromProc: the only sleep those
 // versions take unreported in a client backend's path. A server that reports the sleep itself
-// (PostgreSQL 19) shows Timeout:CommitDelay, and is not looked up.
-// Whether a server of `server_version_num` reports commit_delay's sleep itself (19 and later):
-// such a server is not looked up in /proc.
-inline bool reports_commit_delay_sleep(int server_version_num) {
-  return server_version_num >= 190000;
-}
+// (PostgreSQL 19) shows Timeout:CommitDelay, and is not looked up (kWaitsNowSql says when).
+//
 // Whether /proc/PID/wchan names a sleep on a kernel timer: nanosleep (pg_usleep from
 // PostgreSQL 16) or select with a timeout (pg_usleep on 15).
 bool is_timer_sleep(const std::string& wchan);
@@ -65,7 +60,8 @@ struct BackendSleep {
   std::string wchan;
 };
 using BackendSleepReader = std::optional<BackendSleep> (*)(int pid);
-// /proc/PID/stat and /proc/PID/wchan; nullopt when unreadable.
+// /proc/PID/stat and /proc/PID/wchan; nullopt when unreadable (evidence.cpp, with the other
+// /proc readers).
 std::optional<BackendSleep> read_backend_sleep(int pid);
 // Moves each backend of `cpu_pids` ("12,34": the "CPU" row's pids) that `read` finds asleep on a
 // timer, as a child of `postmaster_pid`, from "CPU" to results::kCommitDelayFromProc in `seen`. A
@@ -77,13 +73,13 @@ void count_commit_delay_sleeps(std::map<std::string, std::uint64_t>& seen,
 // One reading of pg_stat_activity: how many client backends of `database` ("" every database)
 // are in each wait now, pgslow's own connections and `conn` left out. $1 is the database.
 // Columns: the wait, the backends in it, the pids of the "CPU" row's backends (NULL on the
-// others), whether commit_delay is on.
+// others), whether to look those up in /proc (commit_delay on, a server older than 19).
 extern const std::string kWaitsNowSql;
 // How many backends of `database` ("" every database) wait on a heavyweight lock now.
 extern const std::string kLockWaitsNowSql;
 // kWaitsNowSql's rows, read once (throws pg::Error): the dashboard's reading each second.
 // `postmaster_pid`: a local server's, to look commit_delay's sleep up in /proc as the sampler
-// does (ignored for a server that reports it).
+// does.
 std::map<std::string, std::uint64_t> waits_now(pg::Connection& conn, const std::string& database,
                                                std::optional<int> postmaster_pid = std::nullopt);
 
@@ -94,16 +90,14 @@ void add_waits(WaitCounts& total, const WaitCounts& before, const WaitCounts& af
 class WaitSampler {
  public:
   // `database`: the run's database (the clone); empty samples every database.
+  // `postmaster_pid`: a local server's, to read commit_delay's unreported sleep from /proc.
   WaitSampler(std::string conninfo, std::string database,
-              std::chrono::milliseconds interval = std::chrono::milliseconds(10));
+              std::chrono::milliseconds interval = std::chrono::milliseconds(10),
+              std::optional<int> postmaster_pid = std::nullopt);
   ~WaitSampler();
   WaitSampler(const WaitSampler&) = delete;
   WaitSampler& operator=(const WaitSampler&) = delete;
 
-  // A local server, before open(): its postmaster, so that a server older than 19 has its
-  // "CPU" backends looked up in /proc while commit_delay is on (the server-wide value, read at
-  // each sample; a session's own SET is not seen): results::kCommitDelayFromProc.
-  void look_for_commit_delay_sleeps(int postmaster_pid);
   // Connects and prepares (throws pg::Error). Call it before the workload's clients connect,
   // so they cannot take the last connection slot from it.
   void open();
@@ -118,8 +112,7 @@ class WaitSampler {
   std::string conninfo_;
   std::string database_;
   std::chrono::milliseconds interval_;
-  std::optional<int> postmaster_pid_;  // look_for_commit_delay_sleeps
-  bool commit_delay_sleeps_ = false;   // a local server older than 19
+  std::optional<int> postmaster_pid_;
   pg::Connection conn_;
   std::thread thread_;
   mutable std::mutex mutex_;  // guards counts_ and stop_'s wake-up

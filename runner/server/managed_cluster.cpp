@@ -24,6 +24,7 @@
 #include "common/safe_fs.h"
 #include "common/strings.h"
 #include "pg/connection.h"
+#include "pg/data_dir.h"
 #include "server/pg_binaries.h"
 #include "server/pg_versions.h"
 #include "server/server_log.h"
@@ -36,9 +37,6 @@ namespace {
 
 // Unix socket paths are limited to 107 bytes (sun_path); ".s.PGSQL.65535" is 14 of them.
 constexpr std::size_t kMaxSocketPath = 107;
-// postmaster.pid and PG_VERSION hold a few lines; the server's user writes them, and a longer
-// one is refused rather than read whole (safe_fs.h read_all).
-constexpr std::size_t kMaxServerFile = 64 * 1024;
 
 // A libpq conninfo value: quoted when it holds anything but plain characters.
 std::string conninfo_value(const std::string& v) {
@@ -75,29 +73,6 @@ bool is_live_postgres(int pid) {
   std::string comm = line.substr(open + 1, close - open - 1);
   char state = line[close + 2];
   return state != 'Z' && state != 'X' && (comm == "postgres" || comm == "postmaster");
-}
-
-struct PidFile {
-  int pid = 0;
-  std::int64_t start_epoch = 0;
-};
-
-// postmaster.pid: line 1 the pid, line 3 the start time (seconds since the epoch). Read
-// without following a link the server's user may have put in its place.
-std::optional<PidFile> read_pid_file(const fs::path& data_dir) {
-  std::optional<std::string> text;
-  try {
-    UniqueFd data = open_folder(data_dir);
-    text = read_file_in(data.get(), "postmaster.pid", data_dir / "postmaster.pid", kMaxServerFile);
-  } catch (const RuntimeError& e) {
-    spdlog::debug("{}", e.what());
-  }
-  if (!text) return std::nullopt;
-  std::vector<std::string> lines = split(*text, '\n');
-  PidFile f;
-  if (!lines.empty()) f.pid = std::atoi(lines[0].c_str());
-  if (lines.size() >= 3) f.start_epoch = std::atoll(lines[2].c_str());
-  return f;
 }
 
 std::uint64_t directory_size(const fs::path& dir) {
@@ -220,7 +195,7 @@ std::string ManagedCluster::conninfo() const {
 }
 
 std::optional<int> ManagedCluster::running_pid() const {
-  auto f = read_pid_file(data_dir_);
+  auto f = pg::read_postmaster_pid(data_dir_);
   if (f && is_live_postgres(f->pid)) return f->pid;
   return std::nullopt;
 }
@@ -409,7 +384,7 @@ void ManagedCluster::choose_port() {
 }
 
 void ManagedCluster::remove_stale_pid_file() {
-  auto f = read_pid_file(data_dir_);
+  auto f = pg::read_postmaster_pid(data_dir_);
   if (!f || is_live_postgres(f->pid)) return;
   // The server crashed or was killed. PostgreSQL would refuse to start if the pid had since
   // been reused by an unrelated process, so the file goes. Both folders belong to the
@@ -613,7 +588,7 @@ std::optional<std::string> default_cluster_version_line(const fs::path& workdir)
     if (!dir) return std::nullopt;
   }
   std::optional<std::string> text =
-      read_file_in(dir.get(), "PG_VERSION", shown / "PG_VERSION", kMaxServerFile);
+      read_file_in(dir.get(), "PG_VERSION", shown / "PG_VERSION", pg::kMaxServerFile);
   if (!text || text->empty()) return std::nullopt;
   return text->substr(0, text->find('\n'));
 }
@@ -666,7 +641,7 @@ ClusterStatus ManagedCluster::status() const {
   s.data_dir = data_dir_;
   s.log_file = log_file_;
   if (s.initialized) s.size_bytes = directory_size(data_dir_);
-  auto f = read_pid_file(data_dir_);
+  auto f = pg::read_postmaster_pid(data_dir_);
   if (f && is_live_postgres(f->pid)) {
     s.running = true;
     s.pid = f->pid;

@@ -15,8 +15,10 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/process.h"
+#include "common/safe_fs.h"
 #include "common/strings.h"
 #include "pg/connection.h"
+#include "pg/data_dir.h"
 #include "pg/error.h"
 #include "server/managed_cluster.h"
 #include "server/pg_binaries.h"
@@ -94,9 +96,18 @@ PgctlServer::PgctlServer(TargetSpec spec) : spec_(std::move(spec)) {
     throw InputError("the pgctl target needs data_dir: the data directory of the local server");
   }
   spec_.data_dir = fs::absolute(spec_.data_dir).lexically_normal();
-  std::ifstream version_file(spec_.data_dir / "PG_VERSION");
-  std::string major;
-  if (!(version_file >> major)) {
+  // The server's user writes PG_VERSION, and its major names a folder of programs below: read
+  // it like postmaster.pid, and only digits count.
+  std::optional<std::string> version_text;
+  try {
+    UniqueFd data = open_folder(spec_.data_dir);
+    version_text =
+        read_file_in(data.get(), "PG_VERSION", spec_.data_dir / "PG_VERSION", pg::kMaxServerFile);
+  } catch (const RuntimeError& e) {
+    spdlog::debug("{}", e.what());
+  }
+  const std::string major = version_text ? trim(*version_text) : "";
+  if (major.empty() || major.find_first_not_of("0123456789") != std::string::npos) {
     throw InputError(fmt::format(
         "data_dir {} is not a PostgreSQL data directory (no PG_VERSION there, or it cannot be "
         "read)",
@@ -140,12 +151,9 @@ std::string PgctlServer::describe() const {
 
 std::string PgctlServer::conninfo() const {
   if (!spec_.conninfo.empty()) return spec_.conninfo;
-  // postmaster.pid, line 4: the port; line 5: the first socket directory.
-  std::ifstream in(spec_.data_dir / "postmaster.pid");
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(trim(line));
-  std::string port = lines.size() > 3 ? lines[3] : "5432";
-  std::string host = lines.size() > 4 && !lines[4].empty() ? lines[4] : "/var/run/postgresql";
+  const std::optional<pg::PostmasterPidFile> f = pg::read_postmaster_pid(spec_.data_dir);
+  const std::string port = f && !f->port.empty() ? f->port : "5432";
+  const std::string host = f && !f->socket_dir.empty() ? f->socket_dir : "/var/run/postgresql";
   return fmt::format("host={} port={} user=postgres dbname=postgres", host, port);
 }
 

@@ -418,12 +418,11 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   const std::string database = options_.reset_data ? dataset_.clone_name() : std::string();
   if (!database.empty()) progress_.measuring(stage.name, database);
   evidence::LockWaitSampler lock_waits(reset.conninfo, database);
-  evidence::WaitSampler wait_sampler(reset.conninfo, database, kWaitInterval);
   // A local server: its postmaster, for the /proc figures (CPU times, commit_delay's sleep).
   const std::optional<std::filesystem::path> data_dir = server_.data_dir();
   const std::optional<int> server_pid =
       data_dir ? evidence::postmaster_pid_of(*data_dir) : std::nullopt;
-  if (server_pid) wait_sampler.look_for_commit_delay_sleeps(*server_pid);
+  evidence::WaitSampler wait_sampler(reset.conninfo, database, kWaitInterval, server_pid);
   try {
     probe = pg::Connection::open(reset.conninfo);
     // The wait sampler leaves pgslow's own connections out by this name.

@@ -92,6 +92,19 @@ TEST_F(SafeFs, OpenFileInRefusesALinkAndASecondName) {
   EXPECT_THROW(open_file_in(dir.get(), "../victim", O_RDONLY, dir_ / "x"), RuntimeError);
 }
 
+// A FIFO planted under a name root reads (postmaster.pid) would block the open until someone
+// wrote to it: it opens at once and is refused as not a regular file.
+TEST_F(SafeFs, OpenFileInRefusesAFifoWithoutWaitingOnIt) {
+  UniqueFd dir = open_folder(dir_);
+  ASSERT_EQ(::mkfifo((dir_ / "postmaster.pid").c_str(), 0644), 0);
+  try {
+    read_file_in(dir.get(), "postmaster.pid", dir_ / "postmaster.pid", 64 * 1024);
+    ADD_FAILURE() << "a FIFO was read";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
+}
+
 // A file the server's user writes (postmaster.pid) could be made sparse and larger than the
 // memory: it is refused at the limit, never read whole.
 TEST_F(SafeFs, ReadFileInRefusesAFileLongerThanItsLimit) {
