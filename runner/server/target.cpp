@@ -109,8 +109,8 @@ PgctlServer::PgctlServer(TargetSpec spec) : spec_(std::move(spec)) {
   const std::string major = version_text ? trim(*version_text) : "";
   if (major.empty() || major.find_first_not_of("0123456789") != std::string::npos) {
     throw InputError(fmt::format(
-        "data_dir {} is not a PostgreSQL data directory (no PG_VERSION there, or it cannot be "
-        "read)",
+        "data_dir {} is not a PostgreSQL data directory (no PG_VERSION there, it cannot be read, "
+        "or it holds no major version number such as 15)",
         spec_.data_dir.string()));
   }
   if (spec_.log_file.empty()) spec_.log_file = spec_.data_dir / "pgslow-server.log";
