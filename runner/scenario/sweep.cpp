@@ -379,6 +379,19 @@ void read_sweep(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     s.sweep.dimensions.resize(2);
     s.sweep.values.resize(2);
   }
+  std::size_t points = 1;
+  std::vector<std::string> counts;
+  for (const auto& values : s.sweep.values) {
+    points *= values.size();  // at most 2 dimensions of a file's worth of values: no overflow
+    counts.push_back(std::to_string(values.size()));
+  }
+  if (!s.sweep.values.empty() && points > kMaxSweepPoints) {
+    r.error(node,
+            fmt::format("the sweep has {} points ({}), more than the {} a scenario may have",
+                        points, join(counts, " x "), kMaxSweepPoints),
+            "sweep fewer values (a range with fewer steps), or split it into several scenarios");
+    s.sweep.values.clear();  // nothing to expand: the error stops the reading
+  }
 }
 
 std::vector<StageSpec> expand_sweep(const SweepSpec& sweep) {

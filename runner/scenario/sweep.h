@@ -17,6 +17,7 @@
 // anything changes, as any stage's settings. A new load dimension is one row.
 // With two dimensions the first is the x axis and the second draws one curve per value.
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -61,7 +62,12 @@ bool is_envelope_dimension(std::string_view name);
 ConfigError envelope_sweep_refusal(std::string_view dimension, server::TargetKind kind,
                                    SourceLocation where);
 
-// Reads `node` into s.sweep; problems go to the reader.
+// The most points a sweep may expand into (the product of its dimensions' value counts): far
+// more than a run can measure, and each point is a stage held in memory.
+inline constexpr std::size_t kMaxSweepPoints = 1000;
+
+// Reads `node` into s.sweep; problems go to the reader. A sweep of more than kMaxSweepPoints
+// points is an error at its line (the count and the limit), and expands into nothing.
 void read_sweep(yaml::Reader& r, const YAML::Node& node, Scenario& s);
 // Reads one value of `dimension` (a YAML scalar); nullopt after an error naming `what`
 // ("sweep.clients", "stage 'x' load.clients") at the value's line.

@@ -72,6 +72,35 @@ TEST(Sweep, BadValuesNameFileLineAndReason) {
   EXPECT_NE(text.find("not a rate"), std::string::npos) << text;
 }
 
+// 3000 x 3000 values in a small file expanded into nine million stages (std::bad_alloc): the
+// sweep is bounded, and says so at its line with the count and the limit.
+TEST(Sweep, TooManyPointsAreRefusedAtTheSweepsLine) {
+  std::string clients;
+  std::string pool;
+  for (int i = 1; i <= 3000; ++i) {
+    clients += (i == 1 ? "" : ",") + std::to_string(i);
+    pool += (i == 1 ? "" : ",") + std::to_string(i - 1);
+  }
+  std::vector<ConfigError> problems;
+  Scenario s = parse_scenario(
+      "workload: select-only\nsweep:\n  clients: [" + clients + "]\n  pool_size: [" + pool + "]\n",
+      "big.yaml", problems);
+  const std::string text = all(problems);
+  EXPECT_NE(text.find("big.yaml:3"), std::string::npos) << text;
+  EXPECT_NE(text.find("9000000 points (3000 x 3000)"), std::string::npos) << text;
+  EXPECT_NE(text.find(std::to_string(kMaxSweepPoints)), std::string::npos) << text;
+  EXPECT_TRUE(s.stages.empty());
+
+  // At the limit it expands.
+  problems.clear();
+  s = parse_scenario("workload: select-only\nsweep:\n  clients: [" +
+                         clients.substr(0, clients.find(",101,")) + "]\n  pool_size: [" +
+                         pool.substr(0, pool.find(",10,")) + "]\n",
+                     "ok.yaml", problems);
+  EXPECT_TRUE(problems.empty()) << all(problems);
+  EXPECT_EQ(s.stages.size(), kMaxSweepPoints);
+}
+
 TEST(Sweep, ThreeDimensionsOrNoneAreRefused) {
   std::vector<ConfigError> problems;
   parse_scenario(
