@@ -137,11 +137,40 @@ bisect::CliffSpace envelope_space(const CliffExperimentOptions& options,
   return space;
 }
 
+// Every point sets the searched knob itself: a fixed setting of it (--set, a lesson's
+// `settings:`) would be dropped without a word, so it is refused.
+void refuse_fixed_searched_knob(const CliffExperimentOptions& options, const std::string& knob) {
+  std::vector<ConfigError> problems;
+  for (const knobs::Setting& s : options.settings) {
+    if (!iequals(s.name, knob)) continue;
+    problems.push_back({s.where.file.empty() ? SourceLocation{"--set", 0, 0} : s.where,
+                        fmt::format("{}={}: {} is the knob the search steps through; every run "
+                                    "sets it to the point's value, so a fixed value of it would "
+                                    "be dropped",
+                                    s.name, s.value, knob),
+                        fmt::format("start the search there instead: --from {}", s.value),
+                        ConfigError::Severity::kError});
+  }
+  if (has_errors(problems)) throw InputError(problems);
+}
+
+bisect::CliffSpace space_of(const CliffExperimentOptions& options, const knobs::Catalog& catalog,
+                            const knobs::ServerSettings& live, const server::Envelope& envelope);
+
 }  // namespace
 
 bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knobs::Catalog& catalog,
                                const knobs::ServerSettings& live,
                                const server::Envelope& envelope) {
+  bisect::CliffSpace space = space_of(options, catalog, live, envelope);
+  refuse_fixed_searched_knob(options, space.knob);
+  return space;
+}
+
+namespace {
+
+bisect::CliffSpace space_of(const CliffExperimentOptions& options, const knobs::Catalog& catalog,
+                            const knobs::ServerSettings& live, const server::Envelope& envelope) {
   if (scenario::is_envelope_dimension(to_lower(options.knob))) {
     bisect::CliffSpace space = envelope_space(options, envelope);
     if (space.from == space.to)
@@ -193,6 +222,8 @@ bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knob
   (void)bisect::cliff_grid(space, options.search.resolution);
   return space;
 }
+
+}  // namespace
 
 results::CliffResult run_cliff_experiment(const CliffExperiment& e, server::ServerControl& server,
                                           const knobs::Catalog& catalog, Progress& progress) {

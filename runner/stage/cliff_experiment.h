@@ -33,7 +33,8 @@ struct CliffExperimentOptions {
 // Checks the knob and both values against the live server (its range and unit, through
 // knobs::validate) before anything changes: InputError naming --from or --to, the value and
 // the range allowed, or the knob when the server has no such numeric parameter. For
-// server.memory/cpus, `envelope` is the server's (the search needs one: its group).
+// server.memory/cpus, `envelope` is the server's (the search needs one: its group). A fixed
+// setting (options.settings) of the searched knob is refused: every point would replace it.
 bisect::CliffSpace cliff_space(const CliffExperimentOptions& options, const knobs::Catalog& catalog,
                                const knobs::ServerSettings& live,
                                const server::Envelope& envelope = {});

@@ -56,6 +56,22 @@ TEST(CliffSpace, ReadsBothValuesInTheKnobsUnit) {
   EXPECT_EQ(bisect::cliff_value_text(s, 2048), "2MB");
 }
 
+// `cliff work_mem --set work_mem=1MB`: every point sets work_mem, so the fixed value would be
+// dropped without a word; it is refused, pointing at --from.
+TEST(CliffSpace, AFixedSettingOfTheSearchedKnobIsRefused) {
+  CliffExperimentOptions o;
+  o.knob = "work_mem";
+  o.from = "64MB";
+  o.to = "64kB";
+  o.settings = {{"work_mem", "1MB", {}}};
+  const std::string e = error_of(o);
+  EXPECT_NE(e.find("work_mem=1MB"), std::string::npos) << e;
+  EXPECT_NE(e.find("--from 1MB"), std::string::npos) << e;
+  // Another knob fixed is fine.
+  o.settings = {{"shared_buffers", "16MB", {}}};
+  EXPECT_EQ(error_of(o), "");
+}
+
 TEST(CliffSpace, NoFromIsTheServersCurrentValue) {
   CliffExperimentOptions o;
   o.knob = "work_mem";
