@@ -13,6 +13,7 @@
 #include "common/progress.h"
 #include "report/registry.h"
 #include "results/metric.h"
+#include "server/pg_versions.h"
 #include "server/target.h"
 #include "stage/bisect_experiment.h"
 
@@ -24,8 +25,8 @@ struct BisectArgs {
   std::string bad;
   std::string good_from;  // a live server's conninfo
   std::string bad_from;
-  int good_version = 0;  // a PostgreSQL major's built-in defaults
-  int bad_version = 0;
+  std::optional<long long> good_version;  // a PostgreSQL major's built-in defaults
+  std::optional<long long> bad_version;
   double min_effect = 10;                 // percent
   std::optional<results::Metric> metric;  // unset: tps
   std::string direction = "slower";
@@ -37,9 +38,10 @@ struct BisectArgs {
 
 // --good/--good-from/--good-version (which = "good"): exactly one; the configuration it names.
 bisect::Configuration source_of(const std::string& which, const std::string& spec,
-                                const std::string& from, int version, const knobs::Catalog& catalog,
+                                const std::string& from, std::optional<long long> version,
+                                const knobs::Catalog& catalog,
                                 std::vector<bisect::Excluded>& left_out) {
-  const int given = (spec.empty() ? 0 : 1) + (from.empty() ? 0 : 1) + (version != 0 ? 1 : 0);
+  const int given = (spec.empty() ? 0 : 1) + (from.empty() ? 0 : 1) + (version ? 1 : 0);
   if (given != 1)
     throw InputError(
         fmt::format("give the {0} configuration once: --{0} PRESET|FILE, --{0}-from CONNINFO or "
@@ -51,19 +53,21 @@ bisect::Configuration source_of(const std::string& which, const std::string& spe
     left_out.insert(left_out.end(), s.left_out.begin(), s.left_out.end());
     return s.configuration;
   }
-  return {fmt::format("PostgreSQL {} defaults", version), {}};  // filled by run_bisect
+  const int major = server::require_supported_major(*version, "--" + which + "-version");
+  return {fmt::format("PostgreSQL {} defaults", major), {}};  // filled by run_bisect
 }
 
 void bisect_command(Context& ctx, BisectArgs& a) {
   before_command(ctx, "bisect");
   knobs::Catalog catalog = knobs::Catalog::load_default();
   stage::BisectExperiment& e = a.experiment;
-  if ((a.good_version != 0) != (a.bad_version != 0))
+  if (a.good_version.has_value() != a.bad_version.has_value())
     throw InputError("--good-version and --bad-version go together: give both majors");
   e.good = source_of("good", a.good, a.good_from, a.good_version, catalog, e.left_out);
   e.bad = source_of("bad", a.bad, a.bad_from, a.bad_version, catalog, e.left_out);
-  e.good_version = a.good_version;
-  e.bad_version = a.bad_version;
+  // Range-checked by source_of.
+  e.good_version = static_cast<int>(a.good_version.value_or(0));
+  e.bad_version = static_cast<int>(a.bad_version.value_or(0));
   e.min_effect = a.min_effect / 100.0;
   e.metric = a.metric.value_or(results::Metric::kTps);
   e.metric.better = a.direction == "faster";

@@ -245,6 +245,14 @@ int parse_major_version(const std::string& text) {
   return static_cast<int>(major);
 }
 
+int require_supported_major(long long major, const std::string& option) {
+  if (major >= kOldestMajor && major <= kNewestMajor) return static_cast<int>(major);
+  throw InputError(fmt::format(
+      "{} {}: pgslow supports the PostgreSQL major versions {} to {} (a major not installed yet: "
+      "`pgslow server install MAJOR`)",
+      option, major, kOldestMajor, kNewestMajor));
+}
+
 std::string newest_release(const std::vector<std::string>& npm_versions, int major) {
   std::string best;
   std::array<long, 4> best_key{-1, -1, -1, -1};

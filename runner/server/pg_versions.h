@@ -45,6 +45,9 @@ std::filesystem::path pg_bin_for_version(int major);
 
 // "17" or "17.10" -> 17; throws InputError naming the accepted versions otherwise.
 int parse_major_version(const std::string& text);
+// `major` when pgslow supports it; else InputError naming the option as given ("--good-version
+// -1") and the majors it takes.
+int require_supported_major(long long major, const std::string& option);
 
 // The newest release of `major` among npm version strings ("17.10.0-beta.17"): by PostgreSQL
 // version, then by package build (the beta number); empty when there is none.

@@ -58,6 +58,18 @@ TEST(ParseMajorVersion, AcceptsFifteenToEighteen) {
   EXPECT_EQ(parse_major_version("17"), 17);
   EXPECT_EQ(parse_major_version("18.4"), 18);
   EXPECT_THROW(parse_major_version("14"), InputError);
+  // bisect --good-version -1 / 99: refused naming the option, the value and the range.
+  EXPECT_EQ(require_supported_major(16, "--good-version"), 16);
+  for (long long bad : {-1LL, 0LL, 14LL, 99LL, 4294967312LL}) {
+    try {
+      require_supported_major(bad, "--good-version");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const InputError& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find("--good-version " + std::to_string(bad)), std::string::npos) << text;
+      EXPECT_NE(text.find("15 to 18"), std::string::npos) << text;
+    }
+  }
   EXPECT_THROW(parse_major_version("19"), InputError);
   EXPECT_THROW(parse_major_version("seventeen"), InputError);
   EXPECT_THROW(parse_major_version(""), InputError);
