@@ -5,8 +5,13 @@
 // (pg::Connection::quote_literal, which knows the connection's encoding and
 // standard_conforming_strings).
 
+#include <functional>
 #include <string>
 #include <string_view>
+
+namespace pgslow::pg {
+class Connection;
+}
 
 namespace pgslow::apply {
 
@@ -14,6 +19,15 @@ namespace pgslow::apply {
 
 // "ALTER SYSTEM SET name = <quoted_value>"; throws InputError for an invalid name.
 std::string alter_system_set(std::string_view name, std::string_view quoted_value);
+// The right-hand side of ALTER SYSTEM SET for `value`: one quoted literal, or for a quoted list
+// (knobs::is_quoted_list) one literal per element ('evil', 'pg_catalog'), so the server stores
+// the list it is rather than one name holding a comma. `quote` quotes one literal. A value that
+// is not a list the server reads goes as one literal (validation refuses it earlier).
+std::string setting_literals(std::string_view name, std::string_view value,
+                             const std::function<std::string(std::string_view)>& quote);
+// alter_system_set with setting_literals, quoted for `conn`.
+std::string alter_system_set_value(const pg::Connection& conn, std::string_view name,
+                                   std::string_view value);
 // "ALTER SYSTEM RESET name"; throws InputError for an invalid name. Never RESET ALL: it would
 // erase entries pgslow did not write.
 std::string alter_system_reset(std::string_view name);

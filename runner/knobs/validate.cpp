@@ -187,6 +187,15 @@ void validate_known(SettingVerdict& v, const ServerSetting& ss, const Knob* knob
                                      "accepted: " + join(accepted, ", ")));
       }
     }
+    std::string why;
+    if (is_quoted_list(s.name) && !quoted_list_elements(s.name, s.value, &why)) {
+      v.problems.push_back(problem(
+          s,
+          fmt::format("{} = {} is not a list the server reads: {}", s.name, describe_value(s), why),
+          "write the elements separated by commas, e.g. \"my schema\", public (double quotes "
+          "keep a name's case and spaces)"));
+      return;
+    }
   }
   v.expected_setting = parsed.setting;
   if (knob) {
@@ -531,6 +540,8 @@ bool effective_value_matches(const ServerSetting& now, const SettingVerdict& v) 
       return iequals(now.setting, want);
     case VarType::kString:
       if (now.setting == want) return true;
+      // search_path = evil,pg_catalog reads back as "evil, pg_catalog".
+      if (is_quoted_list(now.name)) return same_parameter_value(now.name, now.setting, want);
       return list_items(now.setting) == list_items(want) && !list_items(want).empty();
   }
   return false;

@@ -380,4 +380,73 @@ std::vector<std::string> list_items(std::string_view value) {
   return out;
 }
 
+bool is_quoted_list(std::string_view parameter) {
+  // The server's GUC_LIST_QUOTE parameters (PostgreSQL 15 to 18).
+  for (const char* name :
+       {"search_path", "temp_tablespaces", "session_preload_libraries", "shared_preload_libraries",
+        "local_preload_libraries", "unix_socket_directories"}) {
+    if (iequals(parameter, name)) return true;
+  }
+  return false;
+}
+
+std::optional<std::vector<std::string>> quoted_list_elements(std::string_view parameter,
+                                                             std::string_view value,
+                                                             std::string* why) {
+  // Names are folded to lower case unless quoted; libraries and folders are paths, kept.
+  const bool names = iequals(parameter, "search_path") || iequals(parameter, "temp_tablespaces");
+  auto fail = [&](std::string reason) -> std::optional<std::vector<std::string>> {
+    if (why != nullptr) *why = std::move(reason);
+    return std::nullopt;
+  };
+  std::vector<std::string> out;
+  if (trim(value).empty()) return out;
+  std::size_t i = 0;
+  auto space = [&] {
+    while (i < value.size() && std::isspace(static_cast<unsigned char>(value[i]))) ++i;
+  };
+  while (true) {
+    space();
+    std::string element;
+    if (i < value.size() && value[i] == '"') {
+      ++i;
+      bool closed = false;
+      while (i < value.size()) {
+        if (value[i] == '"') {
+          if (i + 1 < value.size() && value[i + 1] == '"') {
+            element += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          closed = true;
+          break;
+        }
+        element += value[i++];
+      }
+      if (!closed) return fail("a double quote does not close");
+      if (element.empty()) return fail("an element is an empty quoted name (\"\")");
+      space();
+    } else {
+      const std::size_t start = i;
+      while (i < value.size() && value[i] != ',' && value[i] != '"') ++i;
+      element = trim(value.substr(start, i - start));
+      if (element.empty()) return fail("an element is empty (two commas in a row?)");
+      if (names) element = to_lower(element);
+    }
+    out.push_back(std::move(element));
+    if (i == value.size()) return out;
+    if (value[i] != ',') return fail("elements must be separated by commas");
+    ++i;
+  }
+}
+
+bool same_parameter_value(std::string_view parameter, std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  if (!is_quoted_list(parameter)) return false;
+  auto x = quoted_list_elements(parameter, a);
+  auto y = quoted_list_elements(parameter, b);
+  return x && y && *x == *y;
+}
+
 }  // namespace pgslow::knobs

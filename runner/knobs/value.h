@@ -76,4 +76,20 @@ double round_significant(double v, int digits);
 // Splits a list-valued string parameter ("stderr, jsonlog") into lower-cased items.
 std::vector<std::string> list_items(std::string_view value);
 
+// Whether `parameter` is one of PostgreSQL's quoted lists (search_path, temp_tablespaces,
+// session/shared/local_preload_libraries, unix_socket_directories): ALTER SYSTEM must get
+// each element as a literal of its own, or the whole text becomes one quoted name
+// ("evil, pg_catalog" as a single schema).
+bool is_quoted_list(std::string_view parameter);
+// The elements of such a list as the server splits them: at commas outside double quotes, a
+// quoted element unquoted ("" is one "), an unquoted one trimmed and, for the lists of names
+// (search_path, temp_tablespaces), lower-cased. Empty for an empty value; nullopt (the reason
+// in `why`) when a quote does not close or an element is empty.
+std::optional<std::vector<std::string>> quoted_list_elements(std::string_view parameter,
+                                                             std::string_view value,
+                                                             std::string* why = nullptr);
+// Whether two values of `parameter` mean the same: element by element for a quoted list,
+// else the same text.
+bool same_parameter_value(std::string_view parameter, std::string_view a, std::string_view b);
+
 }  // namespace pgslow::knobs

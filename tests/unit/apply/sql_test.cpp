@@ -24,6 +24,20 @@ TEST(ParameterName, AcceptsRealNamesOnly) {
   EXPECT_FALSE(is_valid_parameter_name(std::string(64, 'a')));
 }
 
+// search_path: "evil, pg_catalog" went as one literal, which the server stores as one quoted
+// schema name; a list goes as one literal per element.
+TEST(AlterSystem, AListGoesAsOneLiteralPerElement) {
+  auto quote = [](std::string_view v) { return "'" + std::string(v) + "'"; };
+  EXPECT_EQ(setting_literals("search_path", "evil, pg_catalog", quote), "'evil', 'pg_catalog'");
+  EXPECT_EQ(setting_literals("search_path", "\"$user\", public", quote), "'$user', 'public'");
+  EXPECT_EQ(setting_literals("Search_Path", "Evil", quote), "'evil'");
+  EXPECT_EQ(setting_literals("session_preload_libraries", "Auto_Explain,pg_stat_statements", quote),
+            "'Auto_Explain', 'pg_stat_statements'");
+  // Not a list: one literal, commas and all.
+  EXPECT_EQ(setting_literals("log_line_prefix", "%m, %p", quote), "'%m, %p'");
+  EXPECT_EQ(setting_literals("search_path", "", quote), "''");
+}
+
 TEST(AlterSystem, BuildsOneStatementPerParameter) {
   EXPECT_EQ(alter_system_set("work_mem", "'64kB'"), "ALTER SYSTEM SET work_mem = '64kB'");
   EXPECT_EQ(alter_system_reset("work_mem"), "ALTER SYSTEM RESET work_mem");

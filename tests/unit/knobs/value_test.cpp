@@ -11,6 +11,28 @@ BaseUnit unit(const char* pg_unit) {
   return *parse_base_unit(pg_unit);
 }
 
+TEST(Value, QuotedListsSplitAsTheServerSplitsThem) {
+  using V = std::vector<std::string>;
+  EXPECT_TRUE(is_quoted_list("search_path"));
+  EXPECT_TRUE(is_quoted_list("shared_preload_libraries"));
+  EXPECT_FALSE(is_quoted_list("log_destination"));  // a list, but of words, never quoted
+  EXPECT_EQ(quoted_list_elements("search_path", "evil, pg_catalog"), (V{"evil", "pg_catalog"}));
+  EXPECT_EQ(quoted_list_elements("search_path", " Evil ,\"My \"\"Schema\"\"\" "),
+            (V{"evil", "My \"Schema\""}));
+  EXPECT_EQ(quoted_list_elements("local_preload_libraries", "Lib,$libdir/x"),
+            (V{"Lib", "$libdir/x"}));
+  EXPECT_EQ(quoted_list_elements("search_path", "  "), V{});
+  std::string why;
+  EXPECT_FALSE(quoted_list_elements("search_path", "\"evil, x", &why));
+  EXPECT_NE(why.find("does not close"), std::string::npos);
+  EXPECT_FALSE(quoted_list_elements("search_path", "a,,b", &why));
+  EXPECT_FALSE(quoted_list_elements("search_path", "\"a\" b", &why));
+  EXPECT_TRUE(same_parameter_value("search_path", "evil,pg_catalog", "evil, pg_catalog"));
+  EXPECT_TRUE(same_parameter_value("search_path", "\"$user\", public", "$user,public"));
+  EXPECT_FALSE(same_parameter_value("search_path", "a, b", "b, a"));
+  EXPECT_FALSE(same_parameter_value("log_line_prefix", "a,b", "a, b"));
+}
+
 TEST(Value, MemoryUnitsConvertToTheBaseUnit) {
   EXPECT_EQ(parse_int("8MB", unit("8kB")).setting, "1024");  // shared_buffers pages
   EXPECT_EQ(parse_int("2MB", unit("8kB")).setting, "256");
