@@ -117,7 +117,43 @@ std::string original_display(const Journal& j, const knobs::ServerSetting& s) {
   return display_value(s, p ? p->setting : s.setting);
 }
 
+// The knobs that act when a session starts: a library that is not there fails every new
+// connection, while the session that set it goes on working.
+bool acts_at_connection(std::string_view name) {
+  return iequals(name, "session_preload_libraries") || iequals(name, "local_preload_libraries") ||
+         iequals(name, "shared_preload_libraries");
+}
+
 }  // namespace
+
+void Applier::require_new_sessions(pg::Connection& conn, Journal& j,
+                                   const std::vector<std::string>& names) {
+  std::string refused;
+  try {
+    pg::Connection::open(server_.conninfo());
+    return;
+  } catch (const pg::Error& e) {
+    refused = e.server_message().empty() ? std::string(e.what()) : e.server_message();
+  }
+  std::vector<std::string> suspects;
+  for (const std::string& n : names) {
+    if (acts_at_connection(n)) suspects.push_back(n);
+  }
+  const std::string which =
+      j.hidden ? std::string("a hidden setting") : join(suspects.empty() ? names : suspects, ", ");
+  // A new session cannot put it back: the original goes back through this one, which still
+  // works, before the usual restore (which connects anew) verifies it.
+  spdlog::error("a new connection fails after setting {}; putting the original back", which);
+  if (!server_.sets_parameters()) {
+    reset_to_original_files(&conn, j, /*force=*/true);
+    reload_and_wait(server_, conn, std::chrono::seconds(30), /*through_session=*/true);
+  }
+  throw RuntimeError(fmt::format(
+      "the server took {}, but then refused every new connection: {}\npgslow put the original "
+      "configuration back. Check the value (a library must be installed in the server's library "
+      "folder: `SHOW dynamic_library_path`), then apply again.",
+      which, trim(refused)));
+}
 
 ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operation op,
                            const ApplyLabel& label) {
@@ -156,6 +192,8 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
 
   // One server, one owner: no other pgslow (from any workdir) may be changing it.
   server_lock_ = lock_server(server_, workdir_);
+  // ... nor hold a kept change of another workdir: the server carries that claim itself.
+  require_server_unclaimed(conn, workdir_);
 
   // The journal, durably, before the first change.
   ServerRecord record = describe_server(server_, spec_);
@@ -258,11 +296,13 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
       reset_to_original_files(&conn, j, /*force=*/true, &reset);
       for (const std::string& c : reset.conflicts)
         spdlog::warn("{}; this stage starts from the original", c);
+      // The server's claim goes with the stage's settings (the original file has none).
+      write_server_claim(conn, workdir_);
       for (std::size_t i = 0; i < changes.size(); ++i) {
         const Change& c = changes[i];
         // ALTER SYSTEM validates the value and rewrites postgresql.auto.conf atomically; it cannot
         // run in a transaction block, hence one statement each.
-        conn.exec(alter_system_set(c.before->name, conn.quote_literal(c.verdict->setting.value)));
+        conn.exec(alter_system_set_value(conn, c.before->name, c.verdict->setting.value));
         if (i + 1 == (changes.size() + 1) / 2) crash_point(phase::kHalfApplied);
         InterruptGuard::throw_if_interrupted();
       }
@@ -288,7 +328,7 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
           const std::string summary = j.settings_summary();  // j goes with the journal below
           spdlog::error("the server did not come back; putting the original configuration back");
           try {
-            restore_original(server_, workdir_, j, restart_timeout);
+            restore_original(server_, workdir_, j, restart_timeout, /*force=*/true);
             journal_.reset();
             journal_on_disk_ = false;
           } catch (const std::exception& again) {
@@ -346,11 +386,16 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
       throw RuntimeError(
           fmt::format("the server did not take the new settings:\n  {}", join(mismatches, "\n  ")));
     }
+    require_new_sessions(conn, j, names);
   } catch (...) {
     if (journal_) {
       try {
         spdlog::warn("putting the original configuration of {} back", server_.describe());
-        restore_original(server_, workdir_, *journal_, restart_timeout);
+        // pgslow's own values go, whatever they read as now (as at the start of every stage):
+        // a failed apply leaves the server as it was.
+        RestoreOutcome out =
+            restore_original(server_, workdir_, *journal_, restart_timeout, /*force=*/true);
+        for (const std::string& o : out.overridden) spdlog::warn("replaced by the original: {}", o);
         journal_.reset();
         journal_on_disk_ = false;
       } catch (const std::exception& e) {

@@ -18,6 +18,7 @@
 #include "apply/journal.h"
 #include "apply/server_lock.h"
 #include "knobs/catalog.h"
+#include "pg/connection.h"
 #include "results/model.h"
 #include "server/server_control.h"
 #include "server/target.h"
@@ -93,6 +94,12 @@ class Applier {
   std::chrono::seconds restart_timeout{120};
 
  private:
+  // After a change: a fresh session must connect, else (session_preload_libraries naming a
+  // library that is not there) the original goes back through `conn` and RuntimeError names
+  // the knob and the server's refusal.
+  void require_new_sessions(pg::Connection& conn, Journal& j,
+                            const std::vector<std::string>& names);
+
   server::ServerControl& server_;
   std::filesystem::path workdir_;
   // Held from the first change until the original configuration is back (server_lock.h).

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "knobs/validate.h"
+#include "knobs/value.h"
 
 namespace pgslow::apply {
 
@@ -27,14 +28,13 @@ using Entries = std::map<std::string, std::string>;  // lower-case name -> decod
 // reaches only by connection (no file access).
 std::string restore_statement(pg::Connection& conn, const OriginalParameter& p) {
   if (p.auto_conf_known) {
-    if (p.auto_conf_value) return alter_system_set(p.name, conn.quote_literal(*p.auto_conf_value));
+    if (p.auto_conf_value) return alter_system_set_value(conn, p.name, *p.auto_conf_value);
     return alter_system_reset(p.name);
   }
   // pg_file_settings was not readable: a value that came from a configuration file is set
   // again (in the server's base unit, which ALTER SYSTEM reads the same way), anything else
   // goes back to the files' or the built-in default.
-  if (p.source == "configuration file")
-    return alter_system_set(p.name, conn.quote_literal(p.setting));
+  if (p.source == "configuration file") return alter_system_set_value(conn, p.name, p.setting);
   return alter_system_reset(p.name);
 }
 
@@ -61,9 +61,11 @@ ResetPlan compare_entries(const Journal& j, const Entries& original, const Entri
     if (unknown.count(to_lower(p.name))) continue;
     std::optional<std::string> o = entry(original, p.name);
     std::optional<std::string> c = entry(current, p.name);
-    if (c == o) continue;
+    if (c == o || (c && o && knobs::same_parameter_value(p.name, *c, *o))) continue;
+    // The server writes a list its own way ("evil,pg_catalog" as "evil, pg_catalog").
     bool ours = false;
-    for (const std::string& v : p.pgslow_values) ours = ours || (c && *c == v);
+    for (const std::string& v : p.pgslow_values)
+      ours = ours || (c && knobs::same_parameter_value(p.name, *c, v));
     if (ours) continue;
     plan.conflict_names.push_back(p.name);
     plan.conflicts.push_back(fmt::format(
@@ -78,7 +80,7 @@ ResetPlan compare_entries(const Journal& j, const Entries& original, const Entri
   for (const auto& [n, v] : original) names.insert(n);
   for (const auto& [n, v] : current) names.insert(n);
   for (const std::string& n : names) {
-    if (is_touched(j, n)) continue;
+    if (is_touched(j, n) || n == kServerClaimParameter) continue;
     std::optional<std::string> o = entry(original, n);
     std::optional<std::string> c = entry(current, n);
     if (c == o) continue;
@@ -181,6 +183,7 @@ bool reset_to_original_files(pg::Connection* conn, const Journal& journal, bool 
       } else {
         std::set<std::string> names;
         for (const OriginalParameter& p : journal.touched) names.insert(to_lower(p.name));
+        names.insert(kServerClaimParameter);  // pgslow's claim goes with its settings
         OriginalFile merged = original;
         merged.bytes = merge_auto_conf(now.bytes, original.bytes, names);
         if (!original.existed) {
@@ -276,8 +279,10 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
 
     conn = pg::Connection::open(server.conninfo());
     running = knobs::ServerSettings::read(conn);
-    if (!journal.auto_conf)
+    if (!journal.auto_conf) {
       out.file_written = reset_to_original_files(&conn, journal, force, &plan);
+      release_server_marker(conn, workdir);
+    }
     // Always reload: the file may have been restored by an earlier, interrupted attempt whose
     // reload never happened.
     reload_and_wait(server, conn);

@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "apply/journal.h"
+#include "apply/sql.h"
 #include "common/errors.h"
 #include "common/printable.h"
 #include "common/safe_fs.h"
@@ -180,6 +181,93 @@ void release_server_claim(const std::optional<fs::path>& data_dir, const fs::pat
   } catch (const Error& e) {
     spdlog::warn("cannot remove this workdir's claim on {}: {}", data_dir->string(), e.what());
   }
+}
+
+std::string server_claim_text(const fs::path& workdir) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return fmt::format("{}:{}", host, key_of(workdir));
+}
+
+std::optional<std::string> read_server_claim(pg::Connection& conn) {
+  std::optional<std::string> value;
+  try {
+    // The file, not the value in effect: a claim written but not yet reloaded counts.
+    value = conn.query_value(fmt::format(
+        "SELECT setting FROM pg_catalog.pg_file_settings WHERE name = '{}' AND sourcefile LIKE "
+        "'%/postgresql.auto.conf' AND error IS NULL ORDER BY seqno DESC LIMIT 1",
+        kServerClaimParameter));
+  } catch (const pg::Error& e) {
+    spdlog::debug("cannot read pg_file_settings ({}); reading the claim in effect",
+                  e.server_message());
+    value =
+        conn.query_value(fmt::format("SELECT current_setting('{}', true)", kServerClaimParameter));
+  }
+  if (!value || trim(*value).empty()) return std::nullopt;
+  return trim(*value);
+}
+
+void require_server_unclaimed(pg::Connection& conn, const fs::path& workdir) {
+  std::optional<std::string> claim = read_server_claim(conn);
+  const std::string mine = server_claim_text(workdir);
+  if (!claim || *claim == mine) return;
+  const std::size_t colon = claim->find(':');
+  const std::string host = colon == std::string::npos ? std::string() : claim->substr(0, colon);
+  const std::string claimed = colon == std::string::npos ? *claim : claim->substr(colon + 1);
+  const std::string here = mine.substr(0, mine.find(':'));
+  if (host == here) {
+    if (!claimed.empty() && same_workdir(claimed, workdir)) return;
+    // The journal in a trusted workdir decides, as for the claim file.
+    bool live = false;
+    try {
+      live = !claimed.empty() && load_journal(claimed).has_value();
+    } catch (const Error& e) {
+      spdlog::debug("the claim of {} names no usable journal: {}", printable(claimed), e.what());
+    }
+    if (!live) {
+      spdlog::warn("the server carried a claim of {}, whose journal is gone: replacing it",
+                   printable(*claim));
+      return;
+    }
+    throw RuntimeError(fmt::format(
+        "this server carries a change by pgslow from another workdir, {}, whose journal holds "
+        "its original configuration (the server's parameter {}): restore it there first "
+        "(`pgslow --workdir {} restore`), then run this again. One server has one owner at a "
+        "time, or each would record the other's change as the original.",
+        printable(claimed), kServerClaimParameter, printable(claimed)));
+  }
+  throw RuntimeError(fmt::format(
+      "this server carries a change by pgslow on host {}, workdir {} (the server's parameter "
+      "{}): restore it there first, then run this again. If that workdir is gone for good, "
+      "clear the claim on the server (ALTER SYSTEM RESET {}; SELECT pg_reload_conf();) and put "
+      "the original configuration back by hand: pgslow here does not know it.",
+      printable(host), printable(claimed), kServerClaimParameter, kServerClaimParameter));
+}
+
+namespace {
+// Before PostgreSQL 17, ALTER SYSTEM knows a custom parameter only once the session has one.
+void make_claim_known(pg::Connection& conn) {
+  conn.exec(fmt::format("SELECT pg_catalog.set_config('{}', '', false)", kServerClaimParameter));
+}
+}  // namespace
+
+void write_server_claim(pg::Connection& conn, const fs::path& workdir) {
+  try {
+    make_claim_known(conn);
+    conn.exec(alter_system_set_value(conn, kServerClaimParameter, server_claim_text(workdir)));
+  } catch (const pg::Error& e) {
+    spdlog::warn(
+        "the server refused pgslow's claim ({}): {}; another workdir reaching it will not see "
+        "this one's change once this run ends",
+        kServerClaimParameter, e.server_message());
+  }
+}
+
+void release_server_marker(pg::Connection& conn, const fs::path& workdir) {
+  std::optional<std::string> claim = read_server_claim(conn);
+  if (!claim || *claim != server_claim_text(workdir)) return;
+  make_claim_known(conn);
+  conn.exec(alter_system_reset(kServerClaimParameter));
 }
 
 std::optional<int> flock_holder(const fs::path& path) {

@@ -14,12 +14,20 @@
 //   own, held as long (a restart ends the session: it is taken again at the next change).
 // Within one process the lock is shared: every Applier of the process on that server holds
 // the same one, and the last to let go releases it.
+//
+// The locks end with the process; a kept `apply` outlives it. So the server itself carries the
+// claim, whatever way each pgslow reaches it (data directory or conninfo): the parameter
+// pgslow.owner in its postgresql.auto.conf names the host and workdir whose journal holds the
+// original configuration. It is written with each stage's settings and goes with them at
+// restore (the original file's bytes, or ALTER SYSTEM RESET on a server reached by
+// connection). Another workdir reads it over SQL before its first change and refuses.
 
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "pg/connection.h"
 #include "server/server_control.h"
 
 namespace pgslow::apply {
@@ -52,6 +60,24 @@ void release_server_claim(const std::optional<std::filesystem::path>& data_dir,
 
 // The workdir a claim file names, when there is one.
 std::optional<std::filesystem::path> server_claimed_by(const std::filesystem::path& data_dir);
+
+// The server's own claim (a custom parameter, readable over SQL by every pgslow).
+inline constexpr const char* kServerClaimParameter = "pgslow.owner";
+
+// This workdir's claim: "<host>:<absolute workdir>".
+std::string server_claim_text(const std::filesystem::path& workdir);
+// The claim the server carries (its postgresql.auto.conf as pg_file_settings shows it, else
+// the value in effect); nullopt when none.
+std::optional<std::string> read_server_claim(pg::Connection& conn);
+// Throws RuntimeError naming the other workdir and what to do when the server carries another
+// workdir's claim that is live: on this host, one whose workdir still holds a journal; on
+// another host, any (it cannot be checked from here). A stale claim is replaced.
+void require_server_unclaimed(pg::Connection& conn, const std::filesystem::path& workdir);
+// ALTER SYSTEM SET pgslow.owner to this workdir's claim; the caller reloads. A server that
+// refuses it (a role without that right) is warned about: the locks still hold while this runs.
+void write_server_claim(pg::Connection& conn, const std::filesystem::path& workdir);
+// ALTER SYSTEM RESET pgslow.owner when the claim is this workdir's; the caller reloads.
+void release_server_marker(pg::Connection& conn, const std::filesystem::path& workdir);
 
 // The pid holding a flock on the file or folder `path`, from /proc/locks; nullopt when none
 // (or not this process's to see).

@@ -28,10 +28,14 @@ bool server_accepts_connections(const server::ServerControl& server) {
 }
 
 void reload_and_wait(server::ServerControl& server, pg::Connection& conn,
-                     std::chrono::seconds timeout) {
+                     std::chrono::seconds timeout, bool through_session) {
   const std::string query = "SELECT pg_catalog.pg_conf_load_time()::text";
   std::optional<std::string> before = conn.query_value(query);
-  server.reload();
+  if (through_session) {
+    conn.exec("SELECT pg_catalog.pg_reload_conf()");
+  } else {
+    server.reload();
+  }
   // The postmaster re-reads the files, then signals every backend; ours re-reads them before
   // its next statement once the signal has arrived. Poll until it has.
   const std::int64_t deadline = now_us() + std::chrono::microseconds(timeout).count();

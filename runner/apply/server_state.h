@@ -23,8 +23,11 @@ bool server_accepts_connections(const server::ServerControl& server);
 // Asks the server to reload (the ServerControl's way) and waits until `conn`'s session has
 // re-read the configuration (pg_conf_load_time changes), so pg_settings and pending_restart
 // read through `conn` afterwards are current. Throws RuntimeError after `timeout`.
+// With `through_session`, the reload is asked for by pg_reload_conf() on `conn` itself: when
+// no new session can connect (a preload library that is not there), only this one can.
 void reload_and_wait(server::ServerControl& server, pg::Connection& conn,
-                     std::chrono::seconds timeout = std::chrono::seconds(30));
+                     std::chrono::seconds timeout = std::chrono::seconds(30),
+                     bool through_session = false);
 
 // Parameters whose new value in the configuration files waits for a restart, less `ignore`
 // (those already pending before pgslow came).
