@@ -113,6 +113,18 @@ TEST_F(SettingsTest, AKnobThatBreaksNewConnectionsIsRolledBack) {
   }
 }
 
+// shared_preload_libraries acts at the server's start: the restart fails, and the original goes
+// back with the server started on it.
+TEST_F(SettingsTest, ASharedPreloadLibraryThatIsNotThereLeavesTheOriginalRunning) {
+  const std::string f =
+      write("shared.yaml", "settings:\n  shared_preload_libraries: nonexistent_lib\n");
+  Finished a = run_pgslow(in(cluster_workdir(), {"apply", f}));
+  EXPECT_NE(a.exit_code, 0) << a.output;
+  EXPECT_NE(a.output.find("shared_preload_libraries"), std::string::npos) << a.output;
+  EXPECT_NE(a.output.find("put the original configuration back"), std::string::npos) << a.output;
+  EXPECT_EQ(show_setting("shared_preload_libraries"), "");
+}
+
 // Finding 9: after workdir A applied, workdir B reached the same server by conninfo, recorded
 // A's value as its original and later put it back. The server carries A's claim; B refuses.
 TEST_F(SettingsTest, AKeptApplyOfOneWorkdirStopsAnotherOnTheSameServerByConninfo) {
