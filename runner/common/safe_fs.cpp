@@ -254,8 +254,10 @@ std::string read_trusted_file(const fs::path& path, const std::string& what, con
     if (!placed_by_trusted(parent, st)) {
       throw RuntimeError("pgslow refuses " + what + " " + p.string() + ": it belongs to uid " +
                          std::to_string(st.st_uid) + " and is in " + p.parent_path().string() +
-                         ", a folder others may write (mode " + mode_text(parent.st_mode) +
-                         "), so anyone could have put it there. Nothing was read from it. " +
+                         " (a folder of uid " + std::to_string(parent.st_uid) + ", mode " +
+                         mode_text(parent.st_mode) +
+                         "), which others may write, so anyone could have put it there. Nothing "
+                         "was read from it. " +
                          std::string(1, static_cast<char>(std::toupper(to_do[0]))) + (to_do + 1));
     }
     if (S_ISLNK(st.st_mode)) {
@@ -310,9 +312,9 @@ void create_trusted_folders(const fs::path& path, const std::string& what) {
 }
 
 void create_output_folders(const fs::path& path, const std::string& what) {
-  require_trusted_path(path, what,
-                       "write it into a folder that only you (or root) can write (--out DIR, "
-                       "or run pgslow from a folder of your own).");
+  require_output_folder(path, what,
+                        "write it into a folder that only you (or root) can write (--out DIR, "
+                        "or run pgslow from a folder of your own).");
   create_trusted_folders(path, what);
 }
 

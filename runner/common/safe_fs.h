@@ -91,7 +91,7 @@ bool is_trusted_folder(const std::filesystem::path& folder, std::string& why);
 void create_trusted_folders(const std::filesystem::path& path, const std::string& what);
 
 // A folder pgslow writes its output into (a results folder, the folder of an --output file):
-// require_trusted_path, then create_trusted_folders. A `results` another user planted as a link
+// require_output_folder, then create_trusted_folders. A `results` another user planted as a link
 // in a shared current folder is refused, never written through. `what` names it.
 void create_output_folders(const std::filesystem::path& path, const std::string& what);
 
