@@ -9,9 +9,11 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "common/errors.h"
 #include "common/paths.h"
+#include "common/safe_fs.h"
 #include "common/strings.h"
 #include "report/bench.h"
 #include "report/bisect.h"
@@ -293,22 +295,31 @@ std::span<const Renderer<CliffResult>> renderers() {
 
 namespace {
 
-// A results folder may sit where others can write (pgslow runs as root beside the server's
-// user): each file is written as a new file and renamed into place, so a symlink planted under
-// its name is replaced, never written through; a write that fails is an error, not a short file.
-void write_report_file(const std::filesystem::path& path, const std::string& text) {
-  write_file_durably(path, text, 0644);
+// A results folder is checked as the workdir is, and made if missing, before anything is written
+// (a `results` another user planted as a link is refused); each file is written as a new file
+// and renamed into place, so a symlink planted under its name is replaced, never written
+// through; a write that fails is an error, not a short file. What holds the server log (the log
+// excerpts, a run's report.json) is 0600 as server.log is: bind parameters are in it.
+void write_report_file(const std::filesystem::path& path, const std::string& text,
+                       unsigned mode = 0644) {
+  write_file_durably(path, text, mode);
+}
+
+template <typename Result>
+constexpr bool holds_server_log(std::string_view format) {
+  return format == "json" && (std::is_same_v<Result, Run> || std::is_same_v<Result, VersionRuns>);
 }
 
 template <typename Result>
 void write_every_file(const Result& result, const std::filesystem::path& dir,
                       const std::string& stem) {
-  std::filesystem::create_directories(dir);
+  create_output_folders(dir, "the results folder");
   for (const auto& r : renderers<Result>()) {
     if (r.format == "console") continue;
     std::ostringstream out;
     r.render(result, out);
-    write_report_file(dir / fmt::format("{}.{}", stem, r.extension), out.str());
+    write_report_file(dir / fmt::format("{}.{}", stem, r.extension), out.str(),
+                      holds_server_log<Result>(r.format) ? 0600 : 0644);
   }
 }
 
@@ -316,14 +327,14 @@ void write_every_file(const Result& result, const std::filesystem::path& dir,
 
 void write_results(const Run& run, const std::filesystem::path& dir) {
   write_every_file(run, dir, "report");
-  std::filesystem::create_directories(dir / "logs");
+  create_output_folders(dir / "logs", "the results folder");
   for (std::size_t i = 0; i < run.stages.size(); ++i) {
     const auto& st = run.stages[i];
     std::string name = fmt::format("{:02}-{}.log", i, st.name);
     for (char& c : name) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
     }
-    write_report_file(dir / "logs" / name, st.log_excerpt);
+    write_report_file(dir / "logs" / name, st.log_excerpt, 0600);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/safe_fs.h"
 #include "common/strings.h"
 
 namespace pgslow::bisect {
@@ -81,16 +82,16 @@ void Reader::include_file(const fs::path& path, bool missing_ok, const SourceLoc
     error(path.string(), 0, 0, "file is larger than 4 MB: not a configuration file");
     return;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error(from.file, from.line, from.column, fmt::format("cannot read {}", path.string()),
-          "check its permissions");
+  std::string text;
+  try {
+    // A configuration pgslow applies, often as root: only one no one else could have written.
+    text = read_trusted_file(path, "the configuration file", "", kMaxFileBytes);
+  } catch (const std::exception& e) {
+    error(from.file, from.line, from.column, e.what());
     return;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
   stack_.push_back(canonical);
-  parse(ss.str(), path.string(), path.parent_path(), depth);
+  parse(text, path.string(), path.parent_path(), depth);
   stack_.pop_back();
 }
 
@@ -285,7 +286,13 @@ bool looks_like_conf_file(const fs::path& path) {
   if (ext == ".conf") return true;
   if (ext == ".yaml" || ext == ".yml") return false;
   // No telling extension: YAML maps say `name: value`, postgresql.conf says `name = value`.
-  std::ifstream in(path);
+  // A file that cannot be read here is refused with its reason by the reader it goes to.
+  std::istringstream in;
+  try {
+    in.str(read_trusted_file(path, "the configuration file", "", kMaxFileBytes));
+  } catch (const std::exception&) {
+    return false;
+  }
   std::string line;
   while (std::getline(in, line)) {
     std::string t = trim(line);

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "common/errors.h"
 #include "common/paths.h"
+#include "common/safe_fs.h"
 #include "common/strings.h"
 #include "common/yaml.h"
 #include "knobs/catalog.h"
@@ -280,7 +281,8 @@ std::vector<ConfigError> check_scenario_file(Context& ctx, const fs::path& path,
                                              const ServerOptions& opts) {
   std::vector<ConfigError> problems;
   // (A file that cannot run has been checked without a server already: every problem.)
-  scenario::Scenario sc = scenario::parse_scenario(read_file(path), path.string(), problems);
+  scenario::Scenario sc =
+      scenario::parse_scenario(read_trusted_file(path, "the scenario"), path.string(), problems);
   if (has_errors(problems)) return problems;
   const Catalog catalog = Catalog::load_default();
   if (offline) {
@@ -335,7 +337,7 @@ void check_file(Context& ctx, const fs::path& path, bool offline, const ServerOp
   const Catalog catalog = Catalog::load_default();
   std::vector<std::vector<knobs::Setting>> groups;  // validated one group at a time
   std::vector<std::string> group_names;
-  const std::string text = read_file(path);
+  const std::string text = read_trusted_file(path, "the file");
   if (kind == FileKind::kCatalog) {
     // Every healthy and slow value of every knob, each on its own.
     for (const auto& k : knobs::parse_category(text, path.string(), problems)) {

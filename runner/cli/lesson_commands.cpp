@@ -86,7 +86,7 @@ void record(const std::string& dir, report::RecordedLesson lesson) {
 }
 
 fs::path out_dir(const LessonArgs& a, const workshop::Lesson& lesson) {
-  return a.out.empty() ? stage::default_out_dir("lesson-" + lesson.name) : fs::path(a.out);
+  return stage::results_folder(a.out, "lesson-" + lesson.name);
 }
 
 // A cliff lesson: the search its `cliff:` names, on the managed cluster in the machine it asks
@@ -172,6 +172,7 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     if (!a->room.empty()) workshop::check_room(a->room);  // before anything is measured
     before_command(ctx, "lesson");
     const workshop::Lesson lesson = workshop::load_lesson(workshop::resolve_lesson(a->lesson));
+    out_dir(*a, lesson);  // a results folder root may not write into: refused before measuring
     std::optional<std::vector<workshop::Participant>> answers;
     if (!a->answers.empty()) answers = workshop::load_answers(a->answers, lesson);
     if (lesson.cliff) {

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "common/errors.h"
 #include "common/paths.h"
+#include "common/safe_fs.h"
 #include "common/strings.h"
 #include "report/json.h"
 #include "report/registry.h"
@@ -27,7 +28,7 @@ results::Run load_run(const std::string& path) {
                     path));
   }
   try {
-    return report::read_json(read_file(path), path);
+    return report::read_json(read_trusted_file(path, "the report"), path);
   } catch (const report::ReadError& e) {
     throw InputError(e.what());
   }

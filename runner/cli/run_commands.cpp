@@ -122,7 +122,7 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
     versions.push_back({major, std::move(p)});
   }
   const std::string name = versions.front().prepared.scenario.name;
-  const fs::path out_dir = a.out.empty() ? stage::default_out_dir(name) : fs::path(a.out);
+  const fs::path out_dir = stage::results_folder(a.out, name);
 
   ConsoleProgress console;
   std::unique_ptr<workshop::Dashboard> board =
@@ -206,8 +206,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       before_command(ctx, "run");
       if (!a->versions.empty()) return run_versions(ctx, *a, cmd, *dashboard);
       Prepared p = prepare(ctx, a->scenario, a->target, a->overrides);
-      fs::path out_dir =
-          a->out.empty() ? stage::default_out_dir(p.scenario.name) : fs::path(a->out);
+      fs::path out_dir = stage::results_folder(a->out, p.scenario.name);
       ConsoleProgress console;
       std::unique_ptr<workshop::Dashboard> board =
           open_dashboard(cmd, *dashboard, "pgslow run " + p.scenario.name);

@@ -1,6 +1,7 @@
 #include "common/paths.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,15 +9,46 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "common/errors.h"
+#include "common/safe_fs.h"
+#include "common/strings.h"
 
 namespace pgslow {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A data folder counts only when no one but root or the invoking user could have made it, or
+// its knobs/ and scenarios/, or any folder above them: a clone in a world-writable folder must
+// not pick up a knobs/ another user put beside it (safe_fs.h).
+bool trusted_data_folder(const fs::path& dir, std::vector<std::string>& refused) {
+  std::error_code ec;
+  if (!fs::is_directory(dir / "knobs", ec) || !fs::is_directory(dir / "scenarios", ec))
+    return false;
+  for (const fs::path& folder : {dir, dir / "knobs", dir / "scenarios"}) {
+    std::string why;
+    if (!is_trusted_folder(folder, why)) {
+      refused.push_back(why);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 fs::path data_root() {
-  if (const char* home = std::getenv("PGSLOW_HOME"); home && *home) return fs::path(home);
+  std::vector<std::string> refused;
+  if (const char* home = std::getenv("PGSLOW_HOME"); home && *home) {
+    if (trusted_data_folder(home, refused)) return fs::path(home);
+    throw RuntimeError(fmt::format(
+        "PGSLOW_HOME={} is not a data folder pgslow trusts: {}. Give a folder holding knobs/ "
+        "and scenarios/ that only you (or root) can write, or unset PGSLOW_HOME",
+        home, refused.empty() ? "it holds no knobs/ and scenarios/ folders" : refused.front()));
+  }
   // Relative to the executable first: an installed pgslow (<prefix>/bin/pgslow) reads its own
   // <prefix>/share/pgslow even on a machine that still has the tree it was built from; a
   // build tree's binary finds the source tree above it.
@@ -25,14 +57,23 @@ fs::path data_root() {
   if (!ec) {
     for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
          dir = dir.parent_path()) {
-      if (fs::exists(dir / "knobs") && fs::exists(dir / "scenarios")) return dir;
-      if (fs::exists(dir / "share/pgslow/knobs")) return dir / "share/pgslow";
+      if (trusted_data_folder(dir, refused)) return dir;
+      if (trusted_data_folder(dir / "share/pgslow", refused)) return dir / "share/pgslow";
     }
   }
 #ifdef PGSLOW_SOURCE_DIR
-  if (fs::exists(fs::path(PGSLOW_SOURCE_DIR) / "knobs")) return fs::path(PGSLOW_SOURCE_DIR);
+  if (trusted_data_folder(PGSLOW_SOURCE_DIR, refused)) return fs::path(PGSLOW_SOURCE_DIR);
 #endif
-  return fs::current_path();
+#ifdef PGSLOW_INSTALLED_DATA_DIR
+  if (trusted_data_folder(PGSLOW_INSTALLED_DATA_DIR, refused))
+    return fs::path(PGSLOW_INSTALLED_DATA_DIR);
+#endif
+  // Never the current folder: anyone could have put a knobs/ there.
+  throw RuntimeError(fmt::format(
+      "pgslow found no data folder (knobs/ and scenarios/) it trusts near {}{}{}. Install pgslow, "
+      "or set PGSLOW_HOME to a copy of its knobs/ and scenarios/ that only you (or root) can "
+      "write",
+      exe.string(), refused.empty() ? "" : "; refused: ", join(refused, "; ")));
 }
 
 namespace {
@@ -52,6 +93,11 @@ void fsync_path(const fs::path& path, int flags) {
 }  // namespace
 
 void write_file_durably(const fs::path& path, const std::string& contents, unsigned mode) {
+  // Only into a folder no one else could have made or could change (a link planted where a
+  // report goes would lead root's write anywhere); the file itself is never followed below.
+  require_output_folder(path.parent_path().empty() ? fs::path(".") : path.parent_path(),
+                        "to write " + path.string() + " into the folder",
+                        "write it into a folder that only you (or root) can write.");
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   // O_EXCL | O_NOFOLLOW: a file or symlink planted under the temporary name is never written

@@ -7,13 +7,17 @@ namespace pgslow {
 
 // The folder holding knobs/ and scenarios/: $PGSLOW_HOME if set, else the nearest folder above
 // the executable that holds them (or their <prefix>/share/pgslow when installed), else the
-// source tree this binary was built from.
+// source tree this binary was built from, else the installed data folder. Each counts only
+// when no one but root or the invoking user could have made it or anything above it
+// (is_trusted_folder); $PGSLOW_HOME that does not is an error, and so is finding none. Never the
+// current folder.
 std::filesystem::path data_root();
 
 // Writes `contents` to `path` durably: a temporary file in the same folder, fsync, rename
 // over the target, fsync the folder. A reader sees the old bytes or the new, never a mix, and
-// a symlink planted at `path` is replaced, never written through. `mode` as open(2) takes it
-// (the umask applies): 0600 for pgslow's own state, 0644 for reports people share.
+// a symlink planted at `path` is replaced, never written through, and the folder must pass
+// require_trusted_path (safe_fs.h) first. `mode` as open(2) takes it (the umask applies): 0600
+// for pgslow's own state and anything holding the server log, 0644 for reports people share.
 void write_file_durably(const std::filesystem::path& path, const std::string& contents,
                         unsigned mode = 0600);
 

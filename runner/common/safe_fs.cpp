@@ -184,6 +184,16 @@ void require_trusted_path(const fs::path& path, const std::string& what, const s
         fix.empty() ? "use a folder of your own (--workdir, e.g. /var/tmp/pgslow)." : fix.c_str());
 }
 
+void require_output_folder(const fs::path& folder, const std::string& what,
+                           const std::string& fix) {
+  UniqueFd last = walk(folder, Walk::kOwnedAllTheWay, what, /*stop_at_missing=*/true);
+  if (!last) return;
+  struct stat st {};
+  if (::fstat(last.get(), &st) != 0) fail("read", folder, errno);
+  if ((st.st_mode & S_ISVTX) != 0 && trusted_owner(st.st_uid)) return;
+  check(st, folder, what, fix.c_str());
+}
+
 void require_trusted_workdir(const fs::path& workdir) {
   struct stat st {};
   if (::lstat(workdir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode))
@@ -221,6 +231,72 @@ int open_trusted_file(const fs::path& path, int flags, mode_t mode) {
   return fd;
 }
 
+namespace {
+constexpr const char* kDataFix =
+    "copy it into a folder that only you (or root) can write, e.g. under your home, read it, "
+    "and give that path.";
+}  // namespace
+
+std::string read_trusted_file(const fs::path& path, const std::string& what, const std::string& fix,
+                              std::size_t max_bytes) {
+  const char* to_do = fix.empty() ? kDataFix : fix.c_str();
+  fs::path p = fs::absolute(path).lexically_normal();
+  for (int links = 0;; ++links) {
+    if (links > 40) fail("resolve", path, ELOOP);
+    const std::string name = p.filename().string();
+    if (name.empty()) fail("read", p, EISDIR);
+    UniqueFd folder = walk(p.parent_path(), Walk::kOwnedAllTheWay, what, false);
+    struct stat parent {};
+    struct stat st {};
+    if (::fstat(folder.get(), &parent) != 0) fail("read", p.parent_path(), errno);
+    if (::fstatat(folder.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      fail("read", p, errno);
+    if (!placed_by_trusted(parent, st)) {
+      throw RuntimeError("pgslow refuses " + what + " " + p.string() + ": it belongs to uid " +
+                         std::to_string(st.st_uid) + " and is in " + p.parent_path().string() +
+                         " (a folder of uid " + std::to_string(parent.st_uid) + ", mode " +
+                         mode_text(parent.st_mode) +
+                         "), which others may write, so anyone could have put it there. Nothing "
+                         "was read from it. " +
+                         std::string(1, static_cast<char>(std::toupper(to_do[0]))) + (to_do + 1));
+    }
+    if (S_ISLNK(st.st_mode)) {
+      std::string target(PATH_MAX, '\0');
+      ssize_t n = ::readlinkat(folder.get(), name.c_str(), target.data(), target.size());
+      if (n < 0) fail("read the link", p, errno);
+      target.resize(static_cast<std::size_t>(n));
+      p = (p.parent_path() / target).lexically_normal();
+      continue;
+    }
+    UniqueFd fd(::openat(folder.get(), name.c_str(),
+                         O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd) fail("open", p, errno);
+    struct stat opened {};
+    if (::fstat(fd.get(), &opened) != 0) fail("read", p, errno);
+    if (opened.st_ino != st.st_ino || opened.st_dev != st.st_dev)
+      throw RuntimeError("pgslow refuses " + what + " " + p.string() +
+                         ": it changed while pgslow looked at it");
+    if (!S_ISREG(opened.st_mode))
+      throw RuntimeError("pgslow refuses " + what + " " + p.string() +
+                         ": it is not a regular file");
+    check(opened, p, what, to_do);
+    return read_all(fd.get(), p, max_bytes);
+  }
+}
+
+bool is_trusted_folder(const fs::path& folder, std::string& why) {
+  try {
+    UniqueFd last = walk(folder, Walk::kOwnedAllTheWay, "the folder", false);
+    struct stat st {};
+    if (::fstat(last.get(), &st) != 0) fail("read", folder, errno);
+    check(st, folder, "the folder", "use a folder of your own.");
+    return true;
+  } catch (const std::exception& e) {
+    why = e.what();
+    return false;
+  }
+}
+
 void create_trusted_folders(const fs::path& path, const std::string& what) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) return;  // require_trusted_path judges it
@@ -233,6 +309,13 @@ void create_trusted_folders(const fs::path& path, const std::string& what) {
   // mkdir applies the umask, which may leave group write (umask 002); the folder pgslow just
   // made must not be writable by others. No symlink can stand here: mkdir made it.
   ::chmod(path.c_str(), 0755);
+}
+
+void create_output_folders(const fs::path& path, const std::string& what) {
+  require_output_folder(path, what,
+                        "write it into a folder that only you (or root) can write (--out DIR, "
+                        "or run pgslow from a folder of your own).");
+  create_trusted_folders(path, what);
 }
 
 void create_workdir(const fs::path& workdir) {

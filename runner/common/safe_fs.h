@@ -49,6 +49,12 @@ class UniqueFd {
 void require_trusted_path(const std::filesystem::path& path, const std::string& what,
                           const std::string& fix = "");
 
+// require_trusted_path for the folder a file is written into, except that it may be sticky
+// (/tmp) when it is root's or yours: a file there is made under a fresh name (O_EXCL, no link
+// followed) and renamed into place, which no one else can turn aside.
+void require_output_folder(const std::filesystem::path& folder, const std::string& what,
+                           const std::string& fix);
+
 // require_trusted_path for a folder, which must be a folder when it exists.
 void require_trusted_workdir(const std::filesystem::path& workdir);
 
@@ -66,9 +72,28 @@ void require_trusted_fd(int fd, const std::filesystem::path& path);
 // world-writable.
 void create_workdir(const std::filesystem::path& workdir);
 
+// The contents of a file pgslow takes instructions from (a scenario, a lesson, the catalog, a
+// preset or settings file, a postgresql.conf for bisect, a script): read only when no user but
+// root or you could have written it. Every folder on the way passes require_trusted_path's walk;
+// the file must have been put there by root or you (its folder writable by nobody else, or
+// sticky with the file yours), belong to root or you and be writable by nobody else. A symlink
+// is followed only when placed the same way, and its target is judged again. Throws
+// RuntimeError naming the path, its owner or mode, and `fix` (what to do; a default when
+// empty); `what` names it ("the scenario"). `max_bytes` as read_all.
+std::string read_trusted_file(const std::filesystem::path& path, const std::string& what,
+                              const std::string& fix = "", std::size_t max_bytes = SIZE_MAX);
+
+// Whether `folder` passes require_trusted_path and exists; `why` gets the refusal otherwise.
+bool is_trusted_folder(const std::filesystem::path& folder, std::string& why);
+
 // create_workdir's making part, for any folder of pgslow's own (the build cache): call
 // require_trusted_path on `path` first. `what` names it in errors.
 void create_trusted_folders(const std::filesystem::path& path, const std::string& what);
+
+// A folder pgslow writes its output into (a results folder, the folder of an --output file):
+// require_output_folder, then create_trusted_folders. A `results` another user planted as a link
+// in a shared current folder is refused, never written through. `what` names it.
+void create_output_folders(const std::filesystem::path& path, const std::string& what);
 
 // A folder, open for the *at() calls below (O_RDONLY | O_DIRECTORY, so it can be fsync'ed).
 // No symlink on the way is followed unless the folder holding it is writable only by root or

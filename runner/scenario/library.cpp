@@ -34,10 +34,18 @@ std::vector<std::string> scenario_names() {
   return names;
 }
 
+bool names_a_file(const std::string& arg) {
+  const std::string ext = fs::path(arg).extension().string();
+  return arg.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml";
+}
+
 fs::path resolve_scenario(const std::string& arg, const fs::path& base) {
   const fs::path p(arg);
   const fs::path file = base.empty() || p.is_absolute() ? p : base / p;
-  if (fs::is_regular_file(file)) return file;
+  // A bare name never reads the current folder: `cd /tmp && pgslow run quick` as root would
+  // otherwise run a `quick` that anyone could have put there. A path is read only when no one
+  // else could have written it (read_trusted_file).
+  if (names_a_file(arg) && fs::is_regular_file(file)) return file;
   // A name ("quick", "quick.yaml", "workshop/01-cache"): relative to the library.
   if (p.is_relative()) {
     for (const fs::path& dir : library_dirs()) {

@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/printable.h"
+#include "common/safe_fs.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
 #include "server/managed_cluster.h"
@@ -85,6 +86,14 @@ fs::path default_out_dir(const std::string& scenario_name) {
   return fs::path("results") / fmt::format("{}-{}", scenario_name, buf);
 }
 
+fs::path results_folder(const std::string& out, const std::string& name) {
+  const fs::path dir = out.empty() ? default_out_dir(name) : fs::path(out);
+  require_output_folder(dir, "the results folder",
+                        "give --out a folder that only you (or root) can write, or run pgslow "
+                        "from a folder of your own.");
+  return dir;
+}
+
 results::Run run_prepared(PreparedScenario& p, RunOptions options, const fs::path& workdir,
                           const fs::path& out_dir, Progress& progress,
                           const ResultsOutput& output) {
@@ -155,7 +164,7 @@ results::VersionRuns run_versions(std::vector<VersionPoint>& versions, const Run
   for (std::size_t i = 0; i < versions.size(); ++i) {
     if (cluster(i) != nullptr && !cluster(i)->is_running()) cluster(i)->start();
   }
-  fs::create_directories(out_dir);
+  create_output_folders(out_dir, "the results folder");
   if (output.write_versions) output.write_versions(runs, out_dir);
   return runs;
 }

@@ -55,6 +55,11 @@ RunOptions run_options_for(const PreparedScenario& prepared);
 // results/<name>-<YYYYmmdd-HHMMSS>; InputError when the name could lead out of results/.
 std::filesystem::path default_out_dir(const std::string& scenario_name);
 
+// The results folder of a run: `out` when given, else default_out_dir(name). Checked as every
+// folder pgslow writes into is (require_output_folder: a `results` another user planted as a
+// link is refused) before anything is measured, so it fails at once, not after the run.
+std::filesystem::path results_folder(const std::string& out, const std::string& name);
+
 // How a run's results are written and shown. The views are the command's (report/): the
 // experiment layer only says when, so it links no renderer.
 struct ResultsOutput {

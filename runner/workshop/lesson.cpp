@@ -7,6 +7,7 @@
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/printable.h"
+#include "common/safe_fs.h"
 #include "common/strings.h"
 #include "common/yaml.h"
 #include "knobs/evidence_keys.h"
@@ -214,7 +215,7 @@ Lesson load_lesson(const fs::path& path) {
   r.load_file(path);  // the file checks (missing, too large, binary) before reading it
   r.throw_if_errors();
   std::vector<ConfigError> problems;
-  Lesson lesson = parse_lesson(read_file(path), path.string(), problems);
+  Lesson lesson = parse_lesson(read_trusted_file(path, "the lesson"), path.string(), problems);
   if (has_errors(problems)) throw InputError(std::move(problems));
   return lesson;
 }
@@ -316,8 +317,10 @@ std::vector<std::string> lesson_names() {
 }
 
 fs::path resolve_lesson(const std::string& arg) {
+  // As resolve_scenario: a bare name is only ever the library's, never a file of the current
+  // folder.
   fs::path p(arg);
-  if (fs::exists(p)) return p;
+  if (scenario::names_a_file(arg) && fs::exists(p)) return p;
   for (const fs::path& c : {lessons_dir() / (arg + ".yaml"), lessons_dir() / arg}) {
     if (fs::exists(c)) return c;
   }

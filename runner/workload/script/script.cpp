@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/safe_fs.h"
 #include "common/strings.h"
 
 namespace pgslow::workload::script {
@@ -512,17 +513,18 @@ ScriptSet load_scripts(const std::vector<ScriptSpec>& specs, std::vector<ConfigE
   int total = 0;
   std::map<std::string, int> seen;
   for (const auto& spec : specs) {
-    std::ifstream in(spec.path, std::ios::binary);
-    if (!in) {
+    // The SQL pgslow sends, often as root: only a script no one else could have written.
+    std::stringstream text;
+    try {
+      text.str(read_trusted_file(spec.path, "the script"));
+    } catch (const std::exception& x) {
       ConfigError e;
-      e.message = fmt::format("cannot read script file {}", spec.path.string());
+      e.message = fmt::format("cannot read script file {}: {}", spec.path.string(), x.what());
       e.hint =
           "a path relative to the scenario file (or to the working directory on the command line)";
       problems.push_back(std::move(e));
       continue;
     }
-    std::stringstream text;
-    text << in.rdbuf();
     std::string name = spec.path.stem().string();
     if (int n = ++seen[name]; n > 1) name += fmt::format("#{}", n);
     parse_script(text.str(), spec.path.string(), name, spec.weight, set, problems);

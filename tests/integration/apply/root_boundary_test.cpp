@@ -2,6 +2,7 @@
 // as root: whatever the `postgres` user (or any other) plants, root writes, chowns, removes
 // and runs nothing of theirs, and the configuration comes back byte for byte.
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -89,6 +90,37 @@ class RootBoundaryTest : public ::testing::Test {
   void plant_link(const fs::path& target, const fs::path& link) const {
     fs::create_symlink(target, link);
     ASSERT_EQ(::lchown(link.c_str(), user_->uid, user_->gid), 0);
+  }
+  // A file or folder `path`, handed to the postgres user as if it had made it there.
+  void give_to_postgres(const fs::path& path) const {
+    ASSERT_EQ(::lchown(path.c_str(), user_->uid, user_->gid), 0) << path;
+    std::error_code ec;
+    if (!fs::is_directory(fs::symlink_status(path))) return;
+    for (const auto& e : fs::recursive_directory_iterator(path, ec)) {
+      ASSERT_EQ(::lchown(e.path().c_str(), user_->uid, user_->gid), 0) << e.path();
+    }
+  }
+  void plant_file(const fs::path& path, const std::string& text) const {
+    std::ofstream(path) << text;
+    give_to_postgres(path);
+  }
+  // A folder like /tmp: root's, sticky, anyone may create files in it.
+  static fs::path shared_folder(const std::string& name) {
+    const fs::path shared = *dir_ / name;
+    fs::create_directories(shared);
+    ::chmod(shared.c_str(), 01777);
+    return shared;
+  }
+  // The built pgslow (or `binary`) run as root after `cd cwd`.
+  static Finished run_pgslow_in(const fs::path& cwd, const std::vector<std::string>& args,
+                                const fs::path& binary = pgslow_binary()) {
+    std::vector<std::string> argv = {binary.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ProcessOptions o;
+    o.cwd = cwd;
+    o.timeout = 120s;
+    ProcessResult r = run_process(argv, o);
+    return Finished{r.exit_code, r.signal, r.output};
   }
   static std::vector<std::string> in_workdir(std::initializer_list<std::string> rest) {
     std::vector<std::string> out = {"--workdir", cluster_workdir().string()};
@@ -300,6 +332,157 @@ TEST_F(RootBoundaryTest, ALessonNameThatLeadsOutOfResultsIsRefusedWithItsLine) {
       EXPECT_EQ(e.path().filename().string().find("ESCAPED"), std::string::npos) << e.path();
     }
   }
+}
+
+// Issue #36, finding 1: `quick` and `cache` are names of the library, never files of the current
+// folder. The postgres user plants both (a scenario whose target's reload command records who
+// ran it, a lesson) in a folder anyone may write, and root runs pgslow there.
+// Finding 3 in the same folder: a `results` it plants as a link to root's folder is refused
+// before anything is measured, and nothing is written through it.
+TEST_F(RootBoundaryTest, NamesFromAFolderAnyoneMayWriteAreTheLibrarysAndItsResultsLinkIsRefused) {
+  const fs::path shared = shared_folder("shared-cwd");
+  const fs::path marker = *dir_ / "reload-ran-as";
+  plant_file(shared / "quick",
+             fmt::format("name: planted\ntarget:\n  kind: command\n  conninfo: \"{}\"\n"
+                         "  reload: \"id -u > {}\"\n  allow_changes: true\n"
+                         "workload: {{name: select-only, scale: 1, clients: 1}}\n"
+                         "measure: {{warmup: 1s, duration: 1s, repeats: 1}}\n"
+                         "stages:\n  - name: planted-stage\n    settings: {{work_mem: 9MB}}\n",
+                         conninfo(), marker.string()));
+  plant_file(shared / "cache",
+             "lesson: planted\ntitle: planted\nminutes: 5\nscenario: ./quick\n"
+             "compare: {stage: planted-stage}\n");
+  const fs::path roots = *dir_ / "roots-results";
+  fs::create_directories(roots);
+  ::chmod(roots.c_str(), 0700);
+  plant_link(roots, shared / "results");
+
+  Finished plan = run_pgslow_in(shared, in_workdir({"plan", "quick"}));
+  EXPECT_EQ(plan.exit_code, 0) << plan.output;
+  EXPECT_EQ(plan.output.find("planted"), std::string::npos) << plan.output;
+  EXPECT_NE(plan.output.find("log-everything"), std::string::npos) << plan.output;
+
+  // The library's quick, stopped by the planted results link before it measures anything.
+  Finished run = run_pgslow_in(shared, in_workdir({"run", "quick"}));
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("refuses the results folder results/quick-"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("symbolic link of uid " + std::to_string(user_->uid)),
+            std::string::npos)
+      << run.output;
+  EXPECT_EQ(run.output.find("planted"), std::string::npos) << run.output;
+  // The library's cache lesson names its results folder lesson-cache-<time>.
+  Finished lesson = run_pgslow_in(shared, in_workdir({"lesson", "cache"}));
+  EXPECT_NE(lesson.exit_code, 0) << lesson.output;
+  EXPECT_NE(lesson.output.find("results/lesson-cache-"), std::string::npos) << lesson.output;
+  EXPECT_EQ(lesson.output.find("planted"), std::string::npos) << lesson.output;
+
+  // Named as a path, the planted file is refused with its owner and what to do.
+  for (const char* path : {"./quick", "quick.yaml"}) {
+    if (std::string(path) == "quick.yaml") fs::rename(shared / "quick", shared / "quick.yaml");
+    Finished explicit_run = run_pgslow_in(shared, in_workdir({"run", path}));
+    EXPECT_NE(explicit_run.exit_code, 0) << explicit_run.output;
+    EXPECT_NE(explicit_run.output.find("refuses the file"), std::string::npos)
+        << explicit_run.output;
+    EXPECT_NE(explicit_run.output.find("uid " + std::to_string(user_->uid)), std::string::npos)
+        << explicit_run.output;
+    EXPECT_NE(explicit_run.output.find("only you (or root) can write"), std::string::npos)
+        << explicit_run.output;
+  }
+  Finished explicit_lesson = run_pgslow_in(shared, in_workdir({"lesson", "./cache"}));
+  EXPECT_NE(explicit_lesson.exit_code, 0) << explicit_lesson.output;
+  EXPECT_NE(explicit_lesson.output.find("refuses"), std::string::npos) << explicit_lesson.output;
+
+  EXPECT_FALSE(fs::exists(marker)) << "root ran the planted reload command";
+  EXPECT_TRUE(fs::is_empty(roots)) << "root wrote through the planted results link";
+  EXPECT_EQ(show_setting("work_mem"), work_mem_);
+}
+
+// Finding 2: a pgslow binary under a folder anyone may write (a clone in a shared temporary
+// folder) does not take the knobs/ and scenarios/ another user put beside it.
+TEST_F(RootBoundaryTest, ADataFolderPlantedBesideTheBinaryIsNotRead) {
+  const fs::path clone = *dir_ / "clone";
+  fs::create_directories(clone / "build");
+  ::chmod(clone.c_str(), 0777);
+  fs::copy_file(pgslow_binary(), clone / "build" / "pgslow");
+  const fs::path data_dir = data_root();
+  fs::copy(data_dir / "knobs", clone / "knobs", fs::copy_options::recursive);
+  fs::create_directories(clone / "scenarios");
+  std::ofstream(clone / "knobs" / "presets.yaml", std::ios::app)
+      << "\n  - name: planted-preset\n    description: planted\n"
+      << "    settings: {work_mem: 9MB}\n";
+  std::ofstream(clone / "scenarios" / "quick.yaml")
+      << "name: planted\nworkload: {name: select-only, scale: 1, clients: 1}\n"
+      << "stages:\n  - name: planted-stage\n    settings: {work_mem: 9MB}\n";
+  give_to_postgres(clone / "knobs");
+  give_to_postgres(clone / "scenarios");
+
+  Finished presets = run_pgslow_in("/", {"presets", "list"}, clone / "build" / "pgslow");
+  EXPECT_EQ(presets.exit_code, 0) << presets.output;
+  EXPECT_EQ(presets.output.find("planted-preset"), std::string::npos) << presets.output;
+  EXPECT_NE(presets.output.find("tiny-cache"), std::string::npos) << presets.output;
+  Finished plan = run_pgslow_in("/", in_workdir({"plan", "quick"}), clone / "build" / "pgslow");
+  EXPECT_EQ(plan.exit_code, 0) << plan.output;
+  EXPECT_EQ(plan.output.find("planted"), std::string::npos) << plan.output;
+
+  // Named by PGSLOW_HOME, the same folder is an error that says why.
+  ProcessOptions o;
+  o.env = {"PGSLOW_HOME=" + clone.string()};
+  ProcessResult home = run_process({pgslow_binary().string(), "presets", "list"}, o);
+  EXPECT_NE(home.exit_code, 0) << home.output;
+  EXPECT_NE(home.output.find("PGSLOW_HOME=" + clone.string() + " is not a data folder"),
+            std::string::npos)
+      << home.output;
+  EXPECT_EQ(home.output.find("planted-preset"), std::string::npos) << home.output;
+}
+
+// Low (log excerpts): what holds the server log is 0600, as server.log is (bind parameters are
+// in it); the reports people share stay 0644.
+TEST_F(RootBoundaryTest, LogExcerptsAndTheReportHoldingThemAreReadableByRootAlone) {
+  std::ofstream(*dir_ / "tiny.yaml") << "name: tiny\nworkload: {name: select-only, scale: 1, "
+                                        "clients: 1}\nmeasure: {warmup: 1s, duration: 1s, "
+                                        "repeats: 1}\nstages:\n  - name: more-work-mem\n"
+                                        "    settings: {work_mem: 9MB}\n";
+  const fs::path out = *dir_ / "tiny-results";
+  Finished r = run_pgslow(in_workdir({"run", file("tiny.yaml"), "--out", out.string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  int logs = 0;
+  for (const auto& e : fs::directory_iterator(out / "logs")) {
+    EXPECT_EQ(stat_of(e.path()).st_mode & 07777, 0600u) << e.path();
+    ++logs;
+  }
+  EXPECT_EQ(logs, 2);
+  EXPECT_EQ(stat_of(out / "report.json").st_mode & 07777, 0600u);
+  EXPECT_EQ(stat_of(out / "report.md").st_mode & 07777, 0644u);
+}
+
+// Finding 4: a descriptor root's pgslow inherited (`pgslow server start 9>>root-only-file`) does
+// not reach the server, where the postgres user (COPY ... TO PROGRAM) could write through it.
+TEST_F(RootBoundaryTest, ADescriptorRootInheritedNeverReachesTheServer) {
+  TemporaryCluster own;
+  own.get().stop();
+  // No O_CLOEXEC, as a shell's redirection leaves it; a number no one else here uses.
+  const int opened = ::open(victim_.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(opened, 0);
+  const int fd = ::fcntl(opened, F_DUPFD, 300);
+  ::close(opened);
+  ASSERT_GE(fd, 300);
+  Finished started = run_pgslow({"--workdir", own.workdir().string(), "server", "start"});
+  ::close(fd);
+  ASSERT_EQ(started.exit_code, 0) << started.output;
+  pg::Connection conn = pg::Connection::open(own.get().conninfo());
+  const std::string backend = conn.query_value("SELECT pg_backend_pid()").value_or("0");
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc/" + backend + "/fd", ec)) {
+    EXPECT_NE(fs::read_symlink(e.path(), ec), victim_) << "the server holds " << e.path();
+  }
+  EXPECT_FALSE(ec) << ec.message();
+  try {
+    conn.exec(fmt::format("COPY (SELECT 1) TO PROGRAM 'echo X >&{}'", fd));
+  } catch (const std::exception&) {
+    // sh: Bad file descriptor: the program fails, which is the point.
+  }
+  expect_victim_untouched();
 }
 
 }  // namespace

@@ -214,5 +214,90 @@ TEST_F(SafeFs, OpenFolderFollowsOnlyLinksOfTrustedFolders) {
   EXPECT_NO_THROW(open_folder(theirs));
 }
 
+// Issue #36: what pgslow takes instructions from (a scenario, the catalog, a script) is read only
+// when no one else could have written it or the folders on the way.
+TEST_F(SafeFs, ReadTrustedFileRefusesWhatAnotherUserCouldHaveWritten) {
+  std::optional<SystemUser> nobody = other();
+  if (!nobody) GTEST_SKIP() << "needs root and the nobody user";
+  std::ofstream(dir_ / "mine.yaml") << "mine\n";
+  EXPECT_EQ(read_trusted_file(dir_ / "mine.yaml", "the scenario"), "mine\n");
+  auto refusal = [](const fs::path& p) {
+    try {
+      read_trusted_file(p, "the scenario");
+    } catch (const RuntimeError& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  // A file of another user's, in root's own folder.
+  std::ofstream(dir_ / "theirs.yaml") << "theirs\n";
+  ASSERT_EQ(::chown((dir_ / "theirs.yaml").c_str(), nobody->uid, nobody->gid), 0);
+  EXPECT_NE(refusal(dir_ / "theirs.yaml").find("uid " + std::to_string(nobody->uid)),
+            std::string::npos);
+  // Root's file that anyone may write.
+  std::ofstream(dir_ / "open.yaml") << "open\n";
+  ::chmod((dir_ / "open.yaml").c_str(), 0666);
+  EXPECT_NE(refusal(dir_ / "open.yaml").find("mode 0666"), std::string::npos);
+  // Root's file in a world-writable folder (not sticky): anyone could have replaced it.
+  const fs::path open = dir_ / "open";
+  fs::create_directories(open);
+  ::chmod(open.c_str(), 0777);
+  std::ofstream(open / "quick.yaml") << "planted\n";
+  EXPECT_NE(refusal(open / "quick.yaml").find("refuses the scenario"), std::string::npos);
+  // In a sticky folder only a file of root's counts; a link there only when it is root's, and
+  // its target is judged again.
+  const fs::path shared = dir_ / "shared";
+  fs::create_directories(shared);
+  ::chmod(shared.c_str(), 01777);
+  std::ofstream(shared / "root.yaml") << "root's\n";
+  EXPECT_EQ(read_trusted_file(shared / "root.yaml", "the scenario"), "root's\n");
+  std::ofstream(shared / "nobody.yaml") << "nobody's\n";
+  ASSERT_EQ(::chown((shared / "nobody.yaml").c_str(), nobody->uid, nobody->gid), 0);
+  EXPECT_NE(refusal(shared / "nobody.yaml").find("others may write"), std::string::npos);
+  fs::create_symlink(victim_, shared / "link.yaml");
+  ASSERT_EQ(::lchown((shared / "link.yaml").c_str(), nobody->uid, nobody->gid), 0);
+  EXPECT_NE(refusal(shared / "link.yaml"), "read");
+  fs::create_symlink(dir_ / "theirs.yaml", shared / "root-link.yaml");
+  EXPECT_NE(refusal(shared / "root-link.yaml").find("theirs.yaml"), std::string::npos);
+  fs::create_symlink(dir_ / "mine.yaml", shared / "good-link.yaml");
+  EXPECT_EQ(read_trusted_file(shared / "good-link.yaml", "the scenario"), "mine\n");
+  // A folder on the way that another user owns.
+  const fs::path theirs = dir_ / "theirs";
+  fs::create_directories(theirs / "sub");
+  std::ofstream(theirs / "sub" / "quick.yaml") << "x\n";
+  ASSERT_EQ(::chown(theirs.c_str(), nobody->uid, nobody->gid), 0);
+  EXPECT_NE(refusal(theirs / "sub" / "quick.yaml"), "read");
+  EXPECT_THROW(read_trusted_file(dir_ / "missing.yaml", "the scenario"), RuntimeError);
+  expect_victim_untouched();
+}
+
+// A results folder (or an --output file's folder) is checked before root writes into it.
+TEST_F(SafeFs, OutputFoldersRefuseAPlantedLinkAndAcceptAStickyFolderOfRoots) {
+  std::optional<SystemUser> nobody = other();
+  if (!nobody) GTEST_SKIP() << "needs root and the nobody user";
+  const fs::path shared = dir_ / "shared";
+  fs::create_directories(shared);
+  ::chmod(shared.c_str(), 01777);
+  const fs::path target = dir_ / "private";
+  fs::create_directories(target);
+  fs::create_symlink(target, shared / "results");
+  ASSERT_EQ(::lchown((shared / "results").c_str(), nobody->uid, nobody->gid), 0);
+  EXPECT_THROW(create_output_folders(shared / "results" / "quick-1", "the results folder"),
+               RuntimeError);
+  EXPECT_THROW(write_file_durably(shared / "results" / "report.md", "x"), RuntimeError);
+  EXPECT_TRUE(fs::is_empty(target)) << "root wrote through the link";
+  // A world-writable folder that is not sticky is refused; a sticky one of root's is not.
+  const fs::path open = dir_ / "open";
+  fs::create_directories(open);
+  ::chmod(open.c_str(), 0777);
+  EXPECT_THROW(write_file_durably(open / "report.md", "x"), RuntimeError);
+  EXPECT_FALSE(fs::exists(open / "report.md"));
+  EXPECT_NO_THROW(write_file_durably(shared / "report.md", "x", 0644));
+  EXPECT_NO_THROW(create_output_folders(shared / "mine" / "quick-1", "the results folder"));
+  struct stat st {};
+  ASSERT_EQ(::stat((shared / "mine").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+}
+
 }  // namespace
 }  // namespace pgslow

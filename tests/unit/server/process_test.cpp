@@ -1,6 +1,8 @@
 #include "common/process.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "common/errors.h"
 
@@ -100,6 +102,21 @@ TEST(Process, StandardInputComesFromMemory) {
   EXPECT_EQ(r.output, "{\"settings\": {}}\n");
   // Without input the child reads /dev/null: nothing, at once.
   EXPECT_EQ(run_process({"cat"}).output, "");
+}
+
+// Issue #36: a descriptor pgslow inherited (`pgslow server start 9>>/root-only-file`) or opened
+// without close-on-exec never reaches a child, which may be the server's user.
+TEST(Process, NoDescriptorAboveTwoReachesTheChild) {
+  const int inherited = ::open("/dev/null", O_WRONLY);  // no O_CLOEXEC, as a shell leaves it
+  ASSERT_GE(inherited, 0);
+  ASSERT_EQ(::dup2(inherited, 9), 9);
+  ::close(inherited);
+  auto r = run_process({"sh", "-c", "ls /proc/self/fd; echo x >&9 && echo wrote"});
+  ::close(9);
+  // ls's own folder descriptor is 3; 9 must be gone, so sh's redirection to it fails.
+  EXPECT_NE(r.output.find("\n2\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("\n9\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("wrote"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "common/paths.h"
+#include "scenario/library.h"
 
 namespace pgslow::workshop {
 namespace {
@@ -165,6 +166,28 @@ TEST(AnswersFile, AnswersToUnknownQuestionsAreErrors) {
   ASSERT_EQ(people.size(), 1u);
   EXPECT_EQ(people[0].answers.at("tps"), "slower");
   fs::remove(f);
+}
+
+// Issue #36: a bare name is only ever the library's. A `quick` or `cache` in the current folder
+// (anyone's, when that folder is /tmp) is never read; a path (a '/', or .yaml) still is.
+TEST(LessonFile, ABareNameNeverReadsTheCurrentFolder) {
+  const fs::path here = fs::current_path();
+  const fs::path dir =
+      fs::temp_directory_path() / ("pgslow-bare-names-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* name : {"quick", "cache", "mine.yaml"}) std::ofstream(dir / name) << "x: 1\n";
+  fs::current_path(dir);
+  EXPECT_EQ(scenario::resolve_scenario("quick"), data_root() / "scenarios" / "quick.yaml");
+  EXPECT_EQ(resolve_lesson("cache").parent_path(),
+            data_root() / "scenarios" / "workshop" / "lessons");
+  EXPECT_EQ(scenario::resolve_scenario("./quick"), fs::path("./quick"));
+  EXPECT_EQ(scenario::resolve_scenario("mine.yaml"), fs::path("mine.yaml"));
+  EXPECT_EQ(resolve_lesson("./cache"), fs::path("./cache"));
+  EXPECT_TRUE(scenario::names_a_file("a/b"));
+  EXPECT_TRUE(scenario::names_a_file("b.yml"));
+  EXPECT_FALSE(scenario::names_a_file("quick"));
+  fs::current_path(here);
+  fs::remove_all(dir);
 }
 
 }  // namespace
