@@ -562,6 +562,15 @@ void ManagedCluster::destroy() {
   spdlog::info("removed the managed cluster in {}", cluster_dir_.string());
 }
 
+void ManagedCluster::keep_log_bounded() {
+  try {
+    cap_log(log_file_);
+  } catch (const Error& e) {
+    // A log that cannot be rotated costs disk, not the run.
+    spdlog::warn("the server log was not rotated: {}", e.what());
+  }
+}
+
 void ManagedCluster::restart(std::chrono::seconds timeout) {
   if (is_running()) stop();
   start(timeout);

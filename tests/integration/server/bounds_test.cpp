@@ -1,5 +1,6 @@
-// Issue #36 finding 6, on the real server with the built pgslow running as root: whatever the
-// `postgres` user does to the data folder, pgslow's memory stays bounded (its peak resident memory, as the kernel counted it for the child).
+// Issue #36 findings 5 and 6 and issue #42's log bound, on the real server with the built pgslow
+// running as root: whatever the `postgres` user does to server.log or the data folder, pgslow's
+// memory stays bounded (its peak resident memory, as the kernel counted it for the child).
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 
 #include "common/paths.h"
 #include "common/process.h"
+#include "pg/connection.h"
+#include "server/server_log.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
 
@@ -61,6 +64,51 @@ class ServerBounds : public ::testing::Test {
   fs::path dir_;
   fs::path log_;
 };
+
+// Finding 5: six `truncate -s +200M` of server.log by postgres during a stage took pgslow to
+// 3.7 GB. Each transaction of this script grows the log by 200 MB of holes (as the server's
+// user) until it is 1.3 GB long; the stage's excerpt then reads a bounded tail.
+TEST_F(ServerBounds, ALogGrownByGigabytesDuringAStageIsReadAsABoundedTail) {
+  constexpr std::uintmax_t kGrownTo = 1'300'000'000;
+  const fs::path script = dir_ / "grow-the-log.sql";
+  std::ofstream(script) << fmt::format(
+      "COPY (SELECT 1) TO PROGRAM 'f={}; [ $(stat -c %s $f) -lt {} ] && truncate -s +200M $f; "
+      "true';\n",
+      log_.string(), kGrownTo);
+  const Finished r = bench({"--script", script.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GE(size_of(log_), kGrownTo) << "the script did not grow the log";
+  EXPECT_LT(r.max_rss_kb, kMaxRssKb) << "pgslow's peak memory, in kB";
+  std::cout << "peak RSS of pgslow bench with a " << size_of(log_) / 1'000'000
+            << " MB log: " << r.max_rss_kb / 1024 << " MB\n";
+  server::cap_log(log_);  // the next test starts from a short log
+}
+
+// Issue #42: the log is rotated between stages past its cap, and the lines before the cut go
+// to server.log.1, none lost (split at most); the server keeps writing into server.log.
+TEST_F(ServerBounds, ALogPastItsCapIsRotatedBeforeTheNextStageKeepingItsLastLines) {
+  const std::string marker = fmt::format("pgslow-bounds-marker-{}", ::getpid());
+  as_postgres({"truncate", "-s", "+100M", log_.string()});
+  as_postgres({"sh", "-c", fmt::format("echo {} >> {}", marker, log_.string())});
+  ASSERT_GT(size_of(log_), server::kLogCapBytes);
+  const Finished r = bench({"-w", "select-only"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_LT(r.max_rss_kb, kMaxRssKb);
+  EXPECT_LT(size_of(log_), server::kLogCapBytes);
+  const fs::path rotated = log_.parent_path() / "server.log.1";
+  struct stat st {};
+  ASSERT_EQ(::lstat(rotated.c_str(), &st), 0) << "no server.log.1";
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_uid, find_system_user("postgres")->uid) << "server.log.1 is not the server's";
+  EXPECT_EQ(st.st_mode & 077, 0u);
+  EXPECT_LE(static_cast<std::size_t>(st.st_size), server::kRotatedLogBytes);
+  const std::string both = read_file(rotated) + read_file(log_);
+  EXPECT_NE(both.find(marker + "\n"), std::string::npos) << "the last line before the cut is lost";
+  // The server still appends where pgslow reads, right after what the cut left.
+  pg::Connection::open(conninfo())
+      .exec(fmt::format("DO $$BEGIN RAISE LOG '{}-after'; END$$", marker));
+  EXPECT_NE(read_file(log_).find(marker + "-after"), std::string::npos);
+}
 
 // Finding 6: `server destroy` on a 30,000-deep folder tree that postgres made under data/ ran
 // to 10.3 GB and failed. The tree is one chain of folders, each an empty `d`.
