@@ -563,6 +563,8 @@ void ManagedCluster::destroy() {
 }
 
 void ManagedCluster::keep_log_bounded() {
+  std::error_code ec;
+  if (!fs::exists(log_file_, ec)) return;  // not started yet: no log, no folder
   try {
     cap_log(log_file_);
   } catch (const Error& e) {

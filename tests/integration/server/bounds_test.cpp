@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -108,6 +109,55 @@ TEST_F(ServerBounds, ALogPastItsCapIsRotatedBeforeTheNextStageKeepingItsLastLine
   pg::Connection::open(conninfo())
       .exec(fmt::format("DO $$BEGIN RAISE LOG '{}-after'; END$$", marker));
   EXPECT_NE(read_file(log_).find(marker + "-after"), std::string::npos);
+}
+
+// Issue #42: a stage's excerpt is exactly its own lines when the log was past its cap as the
+// stage began: the rotation comes before the stage's offset is taken, never inside the stage
+// (after it, the offset would lie past the cut log's end and the excerpt would start at a line
+// from before the stage: the marker).
+TEST_F(ServerBounds, AStagesExcerptHoldsOnlyItsOwnLinesWhenTheLogWasRotatedAsItBegan) {
+  const std::string marker = fmt::format("pgslow-bounds-before-the-run-{}", ::getpid());
+  as_postgres({"truncate", "-s", "+100M", log_.string()});
+  as_postgres({"sh", "-c", fmt::format("echo {} >> {}", marker, log_.string())});
+  ASSERT_GT(size_of(log_), server::kLogCapBytes);
+  const std::time_t began = std::time(nullptr);
+  const fs::path scenario = dir_ / "excerpt.yaml";
+  std::ofstream(scenario) << R"(name: bounds-excerpt
+workload:
+  name: select-only
+  scale: 1
+  clients: 1
+measure:
+  warmup: 1s
+  duration: 2s
+  design: isolated
+stages:
+  - name: logged
+    settings:
+      log_min_duration_statement: 0
+)";
+  const fs::path out = dir_ / "results";
+  const Finished r = run_pgslow(
+      {"--workdir", cluster_workdir().string(), "run", scenario.string(), "--out", out.string()},
+      {}, std::chrono::seconds(300));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Rotated by this run (the log itself may be past the cap again: the stage logs every
+  // statement).
+  struct stat rotated {};
+  ASSERT_EQ(::stat((log_.parent_path() / "server.log.1").c_str(), &rotated), 0);
+  EXPECT_GE(rotated.st_mtime, began);
+  std::string logged;
+  int excerpts = 0;
+  for (const auto& e : fs::directory_iterator(out / "logs")) {
+    const std::string excerpt = read_file(e.path());
+    ++excerpts;
+    if (e.path().filename().string().find("logged") != std::string::npos) logged = excerpt;
+    // The first stage began with the rotation.
+    EXPECT_EQ(excerpt.find(marker), std::string::npos) << e.path() << ": a line from before it";
+    EXPECT_EQ(excerpt.find('\0'), std::string::npos) << e.path();
+  }
+  EXPECT_GE(excerpts, 2);
+  EXPECT_NE(logged.find("duration:"), std::string::npos) << "the stage's own lines are missing";
 }
 
 // Finding 6: `server destroy` on a 30,000-deep folder tree that postgres made under data/ ran
