@@ -98,6 +98,7 @@ void add_server_commands(CLI::App& app, Context& ctx) {
   start->callback([&ctx, port, timeout] {
     before_command(ctx, "server start");
     auto cluster = open_cluster(ctx, *port);
+    cluster.keep_log_bounded();  // no stage of any run holds an offset into it now
     cluster.start(std::chrono::seconds(*timeout));
     fmt::print("{}\n", cluster.conninfo());
   });

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/errors.h"
@@ -543,6 +545,67 @@ bool move_folder_in(int from_dir, const std::string& from, int to_dir, const std
   return true;
 }
 
+namespace {
+
+// How many folders remove_tree_in holds open at once. A folder deeper than that is moved up to
+// the top of the tree being removed (hoisted) and removed from there later, so neither the
+// descriptors nor the memory grow with the depth of whatever the server's user made.
+constexpr std::size_t kMaxOpenFolders = 32;
+// Passes over one folder that find nothing while rmdir still says it is not empty: something
+// keeps writing into it.
+constexpr int kMaxIdlePasses = 3;
+
+struct CloseDir {
+  void operator()(DIR* d) const { ::closedir(d); }
+};
+
+// One folder on the way down: its listing and its name in the folder above.
+struct OpenLevel {
+  std::unique_ptr<DIR, CloseDir> listing;
+  std::string name;
+  bool progressed = false;  // this pass removed or entered something
+  int idle_passes = 0;
+  int fd() const { return ::dirfd(listing.get()); }
+};
+
+// `name` in `dir` opened as a folder without following a link; nullopt (errno set) when it is
+// not one (any more) or is gone.
+std::optional<OpenLevel> open_level(int dir, const std::string& name) {
+  int fd = ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  DIR* listing = ::fdopendir(fd);
+  if (listing == nullptr) {
+    int err = errno;
+    ::close(fd);
+    errno = err;
+    return std::nullopt;
+  }
+  return OpenLevel{std::unique_ptr<DIR, CloseDir>(listing), name};
+}
+
+// The path of the deepest open folder, for messages (hoisted folders show under the top).
+fs::path shown_path(const fs::path& top, const std::vector<OpenLevel>& levels) {
+  fs::path p = top;
+  for (std::size_t i = 1; i < levels.size(); ++i) p /= levels[i].name;
+  return p;
+}
+
+// Moves the folder `name` in `from` to a fresh name in `top`.
+void hoist(int from, const std::string& name, int top, const fs::path& shown_as) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    unsigned long long r = 0;
+    if (::getrandom(&r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) r ^= ::random();
+    char fresh[64];
+    std::snprintf(fresh, sizeof fresh, ".pgslow-removing-%d.%016llx", static_cast<int>(::getpid()),
+                  r);
+    if (::renameat2(from, name.c_str(), top, fresh, RENAME_NOREPLACE) == 0) return;
+    if (errno != EEXIST) fail("move up (to remove it) the deep folder", shown_as, errno);
+  }
+  fail("move up (to remove it) the deep folder", shown_as, EEXIST);
+}
+
+}  // namespace
+
 bool remove_tree_in(int dir, const std::string& name, const fs::path& shown_as) {
   require_plain_name(name, shown_as);
   struct stat st {};
@@ -550,16 +613,68 @@ bool remove_tree_in(int dir, const std::string& name, const fs::path& shown_as) 
     if (errno == ENOENT) return false;
     fail("read", shown_as, errno);
   }
-  if (S_ISDIR(st.st_mode)) {
-    UniqueFd sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!sub) fail("open the folder", shown_as, errno);
-    for (const std::string& n : names_in(sub.get(), shown_as))
-      remove_tree_in(sub.get(), n, shown_as / n);
-    if (::unlinkat(dir, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
-      fail("remove the folder", shown_as, errno);
-    return true;
+  if (!S_ISDIR(st.st_mode)) return remove_file_in(dir, name, shown_as);
+  std::vector<OpenLevel> levels;
+  levels.reserve(kMaxOpenFolders);
+  std::optional<OpenLevel> top = open_level(dir, name);
+  if (!top) {
+    if (errno == ENOENT) return false;
+    if (errno == ENOTDIR || errno == ELOOP) return remove_file_in(dir, name, shown_as);
+    fail("open the folder", shown_as, errno);
   }
-  return remove_file_in(dir, name, shown_as);
+  levels.push_back(std::move(*top));
+  // Depth first, one entry at a time, every step an *at() call on an open folder that follows
+  // no link: a link is removed as a name, never entered.
+  while (!levels.empty()) {
+    OpenLevel& here = levels.back();
+    errno = 0;
+    const dirent* entry = ::readdir(here.listing.get());
+    if (entry == nullptr) {
+      if (errno != 0) fail("read the folder", shown_path(shown_as, levels), errno);
+      const int above = levels.size() == 1 ? dir : levels[levels.size() - 2].fd();
+      if (::unlinkat(above, here.name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) {
+        levels.pop_back();
+        continue;
+      }
+      if (errno != ENOTEMPTY && errno != EEXIST)
+        fail("remove the folder", shown_path(shown_as, levels), errno);
+      // Names came in during the pass (a folder hoisted into the top, or a writer): again.
+      here.idle_passes = here.progressed ? 0 : here.idle_passes + 1;
+      if (here.idle_passes > kMaxIdlePasses) {
+        throw RuntimeError("cannot remove the folder " + shown_path(shown_as, levels).string() +
+                           ": something keeps writing into it. Stop the program that writes "
+                           "there (the server's processes) and run the command again.");
+      }
+      here.progressed = false;
+      ::rewinddir(here.listing.get());
+      continue;
+    }
+    const std::string n = entry->d_name;
+    if (n == "." || n == "..") continue;
+    here.progressed = true;
+    const int at = here.fd();
+    if (entry->d_type != DT_DIR && entry->d_type != DT_UNKNOWN) {
+      if (::unlinkat(at, n.c_str(), 0) == 0 || errno == ENOENT) continue;
+      // EISDIR: made a folder since it was listed; entered below.
+      if (errno != EISDIR) fail("remove", shown_path(shown_as, levels) / n, errno);
+    }
+    if (levels.size() >= kMaxOpenFolders) {
+      struct stat child {};
+      if (::fstatat(at, n.c_str(), &child, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(child.st_mode)) {
+        hoist(at, n, levels.front().fd(), shown_path(shown_as, levels) / n);
+        continue;
+      }
+    } else if (std::optional<OpenLevel> sub = open_level(at, n)) {
+      levels.push_back(std::move(*sub));
+      continue;
+    } else if (errno != ENOTDIR && errno != ELOOP && errno != ENOENT) {
+      fail("open the folder", shown_path(shown_as, levels) / n, errno);
+    }
+    // Not a folder (a link, a file, or DT_UNKNOWN's file): removed as a name.
+    if (::unlinkat(at, n.c_str(), 0) != 0 && errno != ENOENT)
+      fail("remove", shown_path(shown_as, levels) / n, errno);
+  }
+  return true;
 }
 
 bool remove_tree(const fs::path& path) {

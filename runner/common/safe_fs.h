@@ -166,7 +166,9 @@ bool move_folder_in(int from_dir, const std::string& from, int to_dir, const std
                     const std::filesystem::path& shown_as);
 
 // Removes `name` from `dir` with everything below it, one *at() step at a time without
-// following any symlink (a link is removed, not followed). False when it was not there.
+// following any symlink (a link is removed, not followed). False when it was not there. At most
+// 32 folders are open at once: deeper ones are first moved up to the top of the tree (under a
+// fresh ".pgslow-removing-" name), so memory and descriptors stay bounded at any depth.
 bool remove_tree_in(int dir, const std::string& name, const std::filesystem::path& shown_as);
 
 // remove_tree_in for a path: its folder opened with open_folder.

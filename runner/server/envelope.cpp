@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sched.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -423,19 +424,44 @@ bool CgroupGroup::holds(int pid) const {
   return in_ours == wanted;
 }
 
+void CgroupGroup::kill_processes(int group, const Hierarchy& h) const {
+  const fs::path shown = h.dir / name_;
+  // cgroup v2 (Linux 5.14+) kills the whole group at once, new forks included.
+  if (v2_) {
+    UniqueFd kill_file = open_file_in(group, "cgroup.kill", O_WRONLY, shown / "cgroup.kill");
+    if (kill_file && ::write(kill_file.get(), "1", 1) == 1) return;
+  }
+  // Only root may write a group's cgroup.procs, so every pid listed is the server's or its
+  // children's. A pid bigger than the kernel's pid_max is no pid: the listing is bounded.
+  const std::optional<std::string> procs =
+      read_file_in(group, "cgroup.procs", shown / "cgroup.procs", std::size_t{1} << 20);
+  for (const std::string& line : split(procs.value_or(""), '\n')) {
+    const int pid = std::atoi(line.c_str());
+    if (pid > 1 && ::kill(pid, SIGKILL) == 0)
+      spdlog::debug("killed process {}, left in the cgroup {}", pid, shown.string());
+  }
+}
+
 void CgroupGroup::remove() const {
   for (const Hierarchy& h : hierarchies_) {
     std::error_code ec;
     if (!fs::is_directory(h.dir / name_, ec)) continue;
     UniqueFd parent = open_folder(h.dir);
-    // A cgroup is removed with rmdir even though its control files are listed in it. The
-    // server's last processes may still be exiting when pg_ctl returns (init reaps the
-    // postmaster), and a group with a task left refuses with EBUSY: retried until they are
-    // gone, for a few seconds at most; a group a live process holds stays (the warning).
+    // A cgroup is removed with rmdir even though its control files are listed in it. A group
+    // with a process left refuses with EBUSY: the server's last processes may still be exiting
+    // when pg_ctl returns, and one it started in a session of its own (setsid) outlives it.
+    // Whatever is left is killed, and the rmdir retried until they are gone, for a few seconds
+    // at most; a group that still holds a process then stays (the warning).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     int rc = 0;
     while ((rc = ::unlinkat(parent.get(), name_.c_str(), AT_REMOVEDIR)) != 0 && errno == EBUSY &&
            std::chrono::steady_clock::now() < deadline) {
+      try {
+        if (UniqueFd group = open_folder_in(parent.get(), name_, h.dir / name_))
+          kill_processes(group.get(), h);
+      } catch (const Error& e) {
+        spdlog::debug("cannot empty the cgroup {}: {}", (h.dir / name_).string(), e.what());
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (rc == 0) {

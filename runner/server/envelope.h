@@ -67,8 +67,9 @@ class CgroupGroup {
   // Whether `pid` runs in this group in exactly the hierarchies this envelope needs (and in
   // no other of ours): a server that does not can be moved only by a restart.
   bool holds(int pid) const;
-  // Removes the group from every hierarchy where it exists; a group still holding processes
-  // stays (logged). Needs no envelope.
+  // Removes the group from every hierarchy where it exists, killing the processes left in it
+  // first (a server's child in a session of its own outlives the postmaster); a group that
+  // still holds one after a few seconds stays (logged). Needs no envelope.
   void remove() const;
   // Whether the group exists in any hierarchy.
   bool exists() const;
@@ -99,6 +100,8 @@ class CgroupGroup {
   std::optional<std::string> read(const Hierarchy& h, const std::string& file) const;
   // A number the memory controller keeps, from the file of that name in v2 or in v1.
   std::optional<std::uint64_t> memory_counter(const char* v2_file, const char* v1_file) const;
+  // SIGKILL to every process in the group open as `group` (v2: cgroup.kill).
+  void kill_processes(int group, const Hierarchy& h) const;
   [[noreturn]] void refuse(const std::string& why, const std::string& allow) const;
 
   std::string name_;

@@ -75,14 +75,19 @@ bool is_live_postgres(int pid) {
   return state != 'Z' && state != 'X' && (comm == "postgres" || comm == "postmaster");
 }
 
+// The size of the files in a data directory, for `server status`. The server's user may make
+// the tree any depth: folders deeper than PostgreSQL's own (base/<oid>/...) are not entered,
+// so the walk holds a bounded number of folders open. Links are not followed.
 std::uint64_t directory_size(const fs::path& dir) {
+  constexpr int kMaxDepth = 16;
   std::uint64_t total = 0;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec),
        end;
        !ec && it != end; it.increment(ec)) {
+    if (it.depth() >= kMaxDepth) it.disable_recursion_pending();
     std::error_code size_ec;
-    if (it->is_regular_file(size_ec)) {
+    if (it->is_regular_file(size_ec) && !it->is_symlink(size_ec)) {
       auto s = it->file_size(size_ec);
       if (!size_ec) total += s;
     }
@@ -555,6 +560,17 @@ void ManagedCluster::destroy() {
   std::error_code ec;
   fs::remove(state_file_, ec);
   spdlog::info("removed the managed cluster in {}", cluster_dir_.string());
+}
+
+void ManagedCluster::keep_log_bounded() {
+  std::error_code ec;
+  if (!fs::exists(log_file_, ec)) return;  // not started yet: no log, no folder
+  try {
+    cap_log(log_file_);
+  } catch (const Error& e) {
+    // A log that cannot be rotated costs disk, not the run.
+    spdlog::warn("the server log was not rotated: {}", e.what());
+  }
 }
 
 void ManagedCluster::restart(std::chrono::seconds timeout) {

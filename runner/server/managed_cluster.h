@@ -5,7 +5,8 @@
 // Layout (docs/server.md):
 //   <workdir>/cluster/data/        the data directory (initdb'd once, then reused)
 //   <workdir>/cluster/socket/      the Unix socket, in a private (0700) folder
-//   <workdir>/cluster/server.log   the server log (pg_ctl -l)
+//   <workdir>/cluster/server.log   the server log (pg_ctl -l), rotated between stages into
+//                                  server.log.1 past 64 MB
 //   <workdir>/cluster.state        what pgslow remembers: port, binaries (in the workdir, which
 //                                  is pgslow's, not in the cluster folder, which is the server's)
 // A cluster of a chosen major version (--pg-version 17) lives in <workdir>/cluster-17 instead,
@@ -88,6 +89,8 @@ class ManagedCluster : public ServerControl {
   void restart(std::chrono::seconds timeout) override;
   std::optional<std::filesystem::path> data_dir() const override { return data_dir_; }
   std::optional<std::filesystem::path> log_file() const override { return log_file_; }
+  // server.log past kLogCapBytes: its older part to server.log.1 (server_log.h cap_log).
+  void keep_log_bounded() override;
   bool allows_changes() const override { return true; }
   std::string envelope() const override;
   std::optional<std::uint64_t> out_of_memory_kills() const override;

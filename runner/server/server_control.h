@@ -47,6 +47,9 @@ class ServerControl {
   virtual std::optional<std::filesystem::path> data_dir() const = 0;
   // The server log (for log tails in errors and per-stage excerpts), when pgslow can read it.
   virtual std::optional<std::filesystem::path> log_file() const { return std::nullopt; }
+  // Keeps the log bounded where it is pgslow's to keep (the managed cluster's, rotated past a
+  // size: docs/server.md). Called between stages, where no one holds an offset into it.
+  virtual void keep_log_bounded() {}
   // Whether pgslow may change this server's configuration: always for the managed cluster,
   // otherwise only with `allow_changes: true` / --allow-changes.
   virtual bool allows_changes() const = 0;

@@ -630,6 +630,7 @@ results::StageResult LabSession::measure(const Configuration& configuration,
                                          const results::LoadSettings& load,
                                          std::optional<int> repeats) {
   results::StageResult stage = begin_stage(configuration.name, load);
+  server_.keep_log_bounded();  // before the stage's offset, so its excerpt is exact
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
   if (!set_envelope_for_run(configuration, stage, true)) return stage;
   if (!apply_for_run(configuration, stage, log_offset)) return stage;
@@ -674,6 +675,7 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
                                                     const results::SwitchbackDesign& design,
                                                     const std::string& why) {
   results::StageResult stage = begin_stage(stage_configuration.name, load);
+  server_.keep_log_bounded();
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
   // The stage's configuration first: a value the server rejects fails the stage before the
   // run, and the stage's changes are those the table reports. Its envelope is the reference's

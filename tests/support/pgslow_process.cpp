@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,9 +79,11 @@ void PgslowProcess::signal(int sig) {
 bool PgslowProcess::poll() {
   if (done_ || pid_ <= 0) return true;
   int status = 0;
-  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  struct rusage usage {};
+  pid_t r = ::wait4(pid_, &status, WNOHANG, &usage);
   if (r != pid_) return false;
   done_ = true;
+  max_rss_kb_ = usage.ru_maxrss;
   if (WIFEXITED(status)) exit_code_ = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) signal_ = WTERMSIG(status);
   return true;
@@ -145,7 +148,7 @@ Finished run_pgslow(const std::vector<std::string>& args, const std::vector<std:
                     std::chrono::seconds timeout) {
   PgslowProcess p(args, env);
   p.wait(timeout);
-  return {p.exit_code(), p.killed_by(), p.output()};
+  return {p.exit_code(), p.killed_by(), p.output(), p.max_rss_kb()};
 }
 
 }  // namespace pgslow::testing

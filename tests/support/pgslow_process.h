@@ -37,6 +37,8 @@ class PgslowProcess {
   int exit_code() const { return exit_code_; }  // -1 when killed by a signal
   int killed_by() const { return signal_; }     // 0 when it exited
   std::string output() const;                   // stdout and stderr
+  // Its peak resident memory (getrusage's ru_maxrss of the child, in kB) once it has exited.
+  long max_rss_kb() const { return max_rss_kb_; }
 
  private:
   bool poll();
@@ -44,6 +46,7 @@ class PgslowProcess {
   bool done_ = false;
   int exit_code_ = -1;
   int signal_ = 0;
+  long max_rss_kb_ = 0;
   std::filesystem::path output_file_;
 };
 
@@ -51,6 +54,7 @@ struct Finished {
   int exit_code = -1;
   int signal = 0;
   std::string output;
+  long max_rss_kb = 0;  // peak resident memory
 };
 
 // Runs pgslow to completion (at most `timeout`; then kills it and fails the test).

@@ -143,6 +143,39 @@ TEST(Envelope, CountsTheServerProcessesItsMemoryLimitKilled) {
   EXPECT_GE(*kills, 1u);
 }
 
+// Issue #36: a process the server starts in a session of its own (setsid) outlives the
+// postmaster and kept the group busy, so stop left the group behind. Stop kills it and removes
+// the group (cgroup v1 here: SIGKILL to each pid of cgroup.procs; v2: cgroup.kill).
+TEST(Envelope, StopKillsAProcessTheServerLeftInItsGroupAndRemovesTheGroup) {
+  if (!host_has_memory_cgroup()) GTEST_SKIP() << "this host mounts no memory cgroup";
+  server::Envelope envelope;
+  envelope.memory_bytes = server::Envelope::kUnlimitedMemory;
+  testing::TemporaryCluster c({{"shared_buffers", "16MB"}}, envelope);
+  const fs::path pid_file = c.get().cluster_dir() / "leftover.pid";
+  {
+    auto conn = pg::Connection::open(c.get().conninfo());
+    // As the server's user, in the server's group: a sleeper in a new session, its pid noted.
+    conn.exec(
+        "COPY (SELECT 1) TO PROGRAM 'setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! "
+        "> " +
+        pid_file.string() + "'");
+  }
+  std::ifstream in(pid_file);
+  int leftover = 0;
+  in >> leftover;
+  ASSERT_GT(leftover, 1);
+  ASSERT_TRUE(in_group(leftover, c.get().envelope_group().name()));
+  c.get().stop();
+  EXPECT_FALSE(c.get().envelope_group().exists()) << "the group was left behind";
+  // Gone from the group means killed: a cgroup holds its processes until they have exited.
+  std::ifstream stat("/proc/" + std::to_string(leftover) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  EXPECT_TRUE(line.empty() || line.find(") Z") != std::string::npos)
+      << "the leftover process still runs: " << line;
+  if (!line.empty() && line.find(") Z") == std::string::npos) ::kill(leftover, SIGKILL);
+}
+
 // The same server without an envelope runs outside any group of pgslow's, as before.
 TEST(Envelope, AClusterWithoutOneRunsUnlimited) {
   testing::TemporaryCluster c;

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,6 +140,49 @@ TEST_F(SafeFs, RemoveTreeRemovesLinksNeverWhatTheyLeadTo) {
   EXPECT_EQ(read_file(outside / "keep"), "keep\n");
   expect_victim_untouched();
   EXPECT_FALSE(remove_tree(tree));
+}
+
+// Issue #36 finding 6: a tree far deeper than the descriptors a process may hold goes, with
+// links at every depth removed and never followed, and the descriptors left as they were.
+TEST_F(SafeFs, RemoveTreeRemovesATreeDeeperThanTheDescriptorLimit) {
+  const fs::path outside = dir_ / "outside";
+  fs::create_directories(outside);
+  std::ofstream(outside / "keep") << "keep\n";
+  UniqueFd here = open_folder(dir_);
+  ASSERT_EQ(::mkdirat(here.get(), "tree", 0700), 0);
+  here = open_folder_in(here.get(), "tree", dir_ / "tree");
+  constexpr int kDepth = 1000;
+  for (int level = 0; level < kDepth; ++level) {
+    ASSERT_EQ(::symlinkat(outside.c_str(), here.get(), "to-outside"), 0);
+    ASSERT_EQ(::symlinkat(victim_.c_str(), here.get(), "to-victim"), 0);
+    UniqueFd file(::openat(here.get(), "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+    ASSERT_TRUE(file);
+    ASSERT_EQ(::mkdirat(here.get(), "d", 0700), 0);
+    here = open_folder_in(here.get(), "d", dir_ / "tree");
+  }
+  here = UniqueFd();
+  // Far fewer descriptors than the tree is deep: a removal that held one per level fails.
+  struct rlimit was {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &was), 0);
+  struct rlimit low = was;
+  low.rlim_cur = 256;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  const int first_free_before = ::dup(0);
+  ::close(first_free_before);
+  bool removed = false;
+  try {
+    removed = remove_tree(dir_ / "tree");
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+  }
+  ::setrlimit(RLIMIT_NOFILE, &was);
+  EXPECT_TRUE(removed);
+  EXPECT_FALSE(fs::exists(dir_ / "tree"));
+  EXPECT_EQ(read_file(outside / "keep"), "keep\n");
+  expect_victim_untouched();
+  const int first_free_after = ::dup(0);
+  ::close(first_free_after);
+  EXPECT_EQ(first_free_after, first_free_before) << "a descriptor was left open";
 }
 
 TEST_F(SafeFs, MakeFolderInRefusesALinkInItsPlace) {
