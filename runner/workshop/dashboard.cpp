@@ -498,8 +498,9 @@ Dashboard::Dashboard(const std::string& address, std::string title, DashboardLim
         },
         [d, no_store](const HttpRequest& req) { return no_store(d->handle(req)); });
   } catch (const InputError& e) {
-    throw InputError(fmt::format("--dashboard {}: {} (in use, or not an address of this machine)",
-                                 address, e.what()));
+    throw InputError(fmt::format(
+        "--dashboard {}: {}; give a free port (or 0 for any) on an address of this machine",
+        address, e.what()));
   }
   d->port = d->server->port();
 }

@@ -320,9 +320,11 @@ void dribble(const std::string& from, int port, const std::atomic<bool>& stop,
       ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
       while (!stop && ::send(fd, "a", 1, MSG_NOSIGNAL) == 1) {
         pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, 300) > 0) break;  // answered (408) or closed: open another
+        if (::poll(&p, 1, 300) > 0) {  // answered (408) or closed: open another
+          ++*cut_off;
+          break;
+        }
       }
-      ++*cut_off;
     }
     ::close(fd);
   }
@@ -382,7 +384,10 @@ TEST(Dashboard, AFloodDuringAMeasuredRunLeavesThePageServingAndMemoryBounded) {
     });
   }
   int served = 0, refused = 0;
-  while (done < 4) {  // the member polls at the page's pace (a few a second)
+  // The member polls at the page's pace (a few a second) until the attackers are done and every
+  // dribbling connection has been cut off once (the dashboard's 5 s deadline).
+  const auto attack_deadline = std::chrono::steady_clock::now() + 60s;
+  while ((done < 4 || cut_off < 12) && std::chrono::steady_clock::now() < attack_deadline) {
     auto res = member.Get("/state");
     if (res && res->status == 200 && json::accept(res->body)) {
       ++served;
@@ -394,6 +399,8 @@ TEST(Dashboard, AFloodDuringAMeasuredRunLeavesThePageServingAndMemoryBounded) {
   for (auto& t : attackers) t.join();
   stop_dribbling = true;
   for (auto& t : dribblers) t.join();
+  EXPECT_GE(cut_off.load(), 12) << "slow connections the dashboard did not cut off";
+  EXPECT_GE(served, 20) << "the member polled too little while the attack held connections";
   for (int a = 0; a < 4; ++a) {
     EXPECT_LT(pushed[a], std::size_t{64} * 1024 * 1024) << "the dashboard kept reading a body";
     EXPECT_TRUE(chunked_status[a] == 413 || chunked_status[a] == 0) << chunked_status[a];
