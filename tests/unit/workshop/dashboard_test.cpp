@@ -583,6 +583,40 @@ TEST(Dashboard, AnEndlessHeadIsRefusedAtItsLimit) {
   EXPECT_EQ(room.state_status(), 200);
 }
 
+// Requests that could be read two ways, or are not what the dashboard serves, are refused
+// without a guess; a form is read from its body, %-decoded.
+TEST(Dashboard, AmbiguousRequestsAreRefused) {
+  Room room(generous());
+  const int port = room.board.port();
+  const std::string host = fmt::format("Host: 127.0.0.1:{}\r\n", port);
+  auto status = [&](const std::string& request) {
+    return status_of(exchange("127.0.0.1", port, request));
+  };
+  EXPECT_EQ(status("POST /join HTTP/1.1\r\n" + host +
+                   "Content-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+            400);
+  EXPECT_EQ(
+      status("POST /join HTTP/1.1\r\n" + host + "Content-Length: 0\r\nContent-Length: 5\r\n\r\n"),
+      400);
+  EXPECT_EQ(status("POST /join HTTP/1.1\r\n" + host + "Transfer-Encoding: gzip\r\n\r\n"), 501);
+  EXPECT_EQ(status("POST /join HTTP/1.1\r\n" + host + "Content-Length: -1\r\n\r\n"), 400);
+  EXPECT_EQ(status("HELLO\r\n\r\n"), 400);
+  EXPECT_EQ(status("GET /etc/passwd HTTP/1.1\r\n" + host + "\r\n"), 404);
+  EXPECT_EQ(status("GET /join HTTP/1.1\r\n" + host + "\r\n"), 405);
+  const std::string head = exchange("127.0.0.1", port, "HEAD /state HTTP/1.1\r\n" + host + "\r\n");
+  EXPECT_EQ(status_of(head), 200);
+  EXPECT_EQ(body_of(head), "");
+  const std::string token = room.join();
+  EXPECT_EQ(
+      status_of(exchange("127.0.0.1", port,
+                         post(port, "/predict", token, "name=Zo%C3%AB+B&answer=slower%2C+3x"))),
+      200);
+  ASSERT_EQ(room.board.predictions().size(), 1u);
+  EXPECT_EQ(room.board.predictions()[0].name, "Zo\u00eb B");
+  EXPECT_EQ(room.board.predictions()[0].answer, "slower, 3x");
+  EXPECT_EQ(url_decode("a%2"), "a%2");  // cut short: kept as it is
+}
+
 // The issue: three addresses filled a --room-size 20 room in a second. Each address takes its
 // share (--room-per-address, 2 by default) and reads a 429 that says so; the room keeps places
 // for the rest, and a real participant is placed.
