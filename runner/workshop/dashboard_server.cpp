@@ -228,6 +228,7 @@ struct DashboardServer::Loop {
   Handler handle;
   std::list<Conn> conns;
   std::map<std::string, std::size_t> per_address;
+  std::int64_t accept_after_us = 0;  // accepting paused until then (out of descriptors)
 
   std::int64_t ms(int n) const { return now_us() + std::int64_t{n} * 1000; }
 
@@ -243,7 +244,13 @@ struct DashboardServer::Loop {
       socklen_t len = sizeof sa;
       const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&sa), &len,
                                SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) return;  // EAGAIN: none waiting; anything else: try again next turn
+      if (fd < 0) {
+        // Out of descriptors (or memory): the waiting connection stays in the backlog, and the
+        // loop does not spin on it; it is taken a little later.
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+          accept_after_us = ms(100);
+        return;  // EAGAIN: none waiting
+      }
       const std::string addr = address_of(sa);
       if (conns.size() >= limits.max_connections || per_address[addr] >= limits.per_address) {
         // Answered at once and let go: this address (or the room) holds enough connections.
@@ -527,8 +534,9 @@ void DashboardServer::run() {
     fds.clear();
     polled.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
-    std::int64_t next_deadline = now_us() + 1'000'000;
+    const bool accepting = now_us() >= loop.accept_after_us;
+    fds.push_back({listen_fd_, static_cast<short>(accepting ? POLLIN : 0), 0});
+    std::int64_t next_deadline = accepting ? now_us() + 1'000'000 : loop.accept_after_us;
     for (auto it = loop.conns.begin(); it != loop.conns.end(); ++it) {
       const short events = it->phase == Loop::Phase::kWrite ? POLLOUT : POLLIN;
       fds.push_back({it->fd, events, 0});
