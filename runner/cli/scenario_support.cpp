@@ -28,6 +28,10 @@ std::shared_ptr<DashboardArgs> add_dashboard_options(CLI::App* cmd) {
   cmd->add_option("--room-size", args->room_size,
                   "with --dashboard: predictions the page accepts, one per browser (default 100)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--room-per-address", args->per_address,
+                  "with --dashboard: places one network address may take (default 2; raise it "
+                  "for a room behind one NAT address)")
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--linger", args->linger_s,
                   "keep the dashboard up this many seconds after the end");
   return args;
@@ -38,6 +42,7 @@ std::unique_ptr<workshop::Dashboard> open_dashboard(CLI::App* cmd, const Dashboa
   if (cmd->count("--dashboard") == 0) return nullptr;
   workshop::DashboardLimits limits;
   limits.room_size = args.room_size;
+  limits.per_address = args.per_address;
   auto board = std::make_unique<workshop::Dashboard>(
       args.address.empty() ? kDefaultAddress : args.address, title, limits);
   if (auto warning = workshop::exposure_warning(board->host(), board->port())) {

@@ -33,11 +33,13 @@ Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targ
 // --precision, --budget and --design on `cmd` (run and plan).
 void add_measure_overrides(CLI::App* cmd, ScenarioOverrides& overrides);
 
-// --dashboard [ADDR] (127.0.0.1:8080 without ADDR), --room-size N and --linger SECONDS.
+// --dashboard [ADDR] (127.0.0.1:8080 without ADDR), --room-size N, --room-per-address N and
+// --linger SECONDS.
 struct DashboardArgs {
   std::string address;
   double linger_s = 0;
   std::size_t room_size = workshop::DashboardLimits{}.room_size;
+  std::size_t per_address = workshop::DashboardLimits{}.per_address;
 };
 std::shared_ptr<DashboardArgs> add_dashboard_options(CLI::App* cmd);
 // The dashboard when --dashboard was given (its address printed on stderr; beyond loopback, a

@@ -1,7 +1,6 @@
 #include "workshop/dashboard.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 #include "pg/connection.h"
 #include "results/stats.h"
 #include "results/waits.h"
+#include "workshop/dashboard_server.h"
 
 namespace pgslow::workshop {
 
@@ -80,17 +80,16 @@ std::pair<std::string, int> split_address(const std::string& address) {
   return {host, port};
 }
 
-using Handled = httplib::Server::HandlerResponse;
-
-Handled refuse(httplib::Response& res, int status, const std::string& why) {
+HttpResponse refuse(int status, const std::string& why) {
+  HttpResponse res;
   res.status = status;
-  res.set_content(why + "\n", "text/plain; charset=utf-8");
-  return Handled::Handled;
+  res.body = why + "\n";
+  return res;
 }
 
 // The header of a browser's token (a custom header: a page elsewhere cannot send it without
 // asking first, and the dashboard answers no such question).
-constexpr const char* kTokenHeader = "X-Pgslow-Token";
+constexpr const char* kTokenHeader = "x-pgslow-token";
 
 }  // namespace
 
@@ -98,8 +97,8 @@ struct Dashboard::Impl {
   std::string title;
   std::string host;
   int port = 0;
-  httplib::Server server;
-  std::thread server_thread;
+  std::unique_ptr<DashboardServer> server;  // last to start, first to stop
+  std::shared_ptr<const std::string> page = std::make_shared<const std::string>(dashboard_page());
   std::int64_t t0 = now_us();
 
   mutable std::mutex mu;
@@ -114,7 +113,8 @@ struct Dashboard::Impl {
   std::vector<std::string> owners;  // owners[i]: the browser token that owns room[i]
   std::vector<RoomResult> laptops;  // posted to /result
   std::vector<std::string> laptop_owners;
-  std::set<std::string> tokens;  // issued by /join
+  std::map<std::string, std::string> tokens;  // issued by /join: token -> the address it joined
+  std::map<std::string, std::size_t> joins;   // tokens issued per client address
   std::string reveal;
   json cliff;  // null until open_cliff: {knob, from, to, from_value, to_value, points, guesses}
   std::map<std::string, Counter> counters;
@@ -332,152 +332,141 @@ struct Dashboard::Impl {
   }
 
   // The door: every request passes it before its handler, and before its body is read.
-  Handled door(const httplib::Request& req, httplib::Response& res) {
+  std::optional<HttpResponse> door(const HttpRequest& req) {
     const bool post = req.method != "GET" && req.method != "HEAD";
-    res.set_header("Cache-Control", "no-store");
-    if (loopback && !is_loopback_host(req.get_header_value("Host")))
-      return refuse(res, 403, "this dashboard answers only to 127.0.0.1 and localhost");
+    const std::string host_header = req.header("host");
+    if (loopback && !is_loopback_host(host_header))
+      return refuse(403, "this dashboard answers only to 127.0.0.1 and localhost");
     if (!(post ? *writes : *reads).allow(req.remote_addr, now_us())) {
-      res.set_header("Retry-After", "1");
-      return refuse(res, 429, "too many requests from your address: slow down");
+      HttpResponse r = refuse(429, "too many requests from your address: slow down");
+      r.headers["Retry-After"] = "1";
+      return r;
     }
-    if (!post) return Handled::Unhandled;
-    const std::string length = req.get_header_value("Content-Length");
-    const bool digits =
-        std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!length.empty() && (!digits || length.size() > 9 || std::stoul(length) > limits.max_body)) {
-      res.set_header("Connection", "close");  // the body is never read
-      return refuse(res, 413,
-                    fmt::format("a request body holds {} bytes at most", limits.max_body));
-    }
-    if (auto why =
-            foreign_origin(req.get_header_value("Origin"), req.get_header_value("Sec-Fetch-Site"),
-                           req.get_header_value("Host")))
-      return refuse(res, 403, *why);
-    return Handled::Unhandled;
+    if (!post) return std::nullopt;
+    if (auto why = foreign_origin(req.header("origin"), req.header("sec-fetch-site"), host_header))
+      return refuse(403, *why);
+    return std::nullopt;
   }
 
-  void serve_state(httplib::Response& res) const {
-    std::shared_ptr<const std::string> body;
-    {
-      std::lock_guard lock(mu);
-      body = current();
-    }
+  HttpResponse serve_state() const {
+    HttpResponse res;
+    res.content_type = "application/json";
+    std::lock_guard lock(mu);
     // The shared snapshot is sent as it is: no copy, no lock while the bytes go out.
-    res.set_content_provider(
-        body->size(), "application/json",
-        [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-          sink.write(body->data() + offset, std::min(length, body->size() - offset));
-          return true;
-        });
+    res.shared_body = current();
+    return res;
   }
 
-  void join(httplib::Response& res) {
+  HttpResponse join(const HttpRequest& req) {
     std::lock_guard lock(mu);
-    if (tokens.size() >= limits.max_tokens) {
-      refuse(res, 503, "too many browsers joined this dashboard");
-      return;
+    if (tokens.size() >= limits.max_tokens)
+      return refuse(503, "too many browsers joined this dashboard");
+    std::size_t& joined = joins[req.remote_addr];
+    if (joined >= limits.joins_per_address()) {
+      return refuse(429, fmt::format("{} browsers joined from your address already: that is "
+                                     "this address's share of the room (the instructor's "
+                                     "--room-per-address)",
+                                     joined));
     }
+    ++joined;
     const std::string token = new_browser_token();
-    tokens.insert(token);
-    res.set_content(json{{"token", token}}.dump(), "application/json");
+    tokens.emplace(token, req.remote_addr);
+    HttpResponse res;
+    res.content_type = "application/json";
+    res.body = json{{"token", token}}.dump();
+    return res;
   }
 
-  void predict(const httplib::Request& req, httplib::Response& res) {
-    const std::optional<std::string> name =
-        room_text(req.get_param_value("name"), limits.max_field);
-    const std::optional<std::string> answer =
-        room_text(req.get_param_value("answer"), limits.max_field);
-    if (!name || !answer) {
-      refuse(res, 400, "the name and the prediction must be UTF-8 text");
-      return;
-    }
-    const std::string token = req.get_header_value(kTokenHeader);
+  HttpResponse predict(const HttpRequest& req) {
+    std::string why;
+    const std::optional<std::string> name = room_name(req.param("name"), limits.max_field, &why);
+    const std::optional<std::string> answer = room_text(req.param("answer"), limits.max_field);
+    if (!name) return refuse(400, why);
+    if (!answer) return refuse(400, "the prediction must be UTF-8 text");
+    const std::string token = req.header(kTokenHeader);
     std::lock_guard lock(mu);
-    if (!predictions_open) {
-      refuse(res, 409, "predictions are closed");
-    } else if (name->empty() || answer->empty()) {
-      refuse(res, 400, "a name and a prediction, please");
-    } else if (tokens.count(token) == 0) {
-      refuse(res, 401, "this browser has not joined: reload the page");
-    } else {
-      place(token, *name, *answer, res);
-    }
+    if (!predictions_open) return refuse(409, "predictions are closed");
+    if (name->empty() || answer->empty()) return refuse(400, "a name and a prediction, please");
+    const auto joined = tokens.find(token);
+    if (joined == tokens.end()) return refuse(401, "this browser has not joined: reload the page");
+    return place(room, owners, *joined, RoomPrediction{*name, *answer}, "predictions");
   }
 
   // A laptop's result (`lesson --room`): the sender must have joined, like a browser, and
-  // send nothing but a result.
-  void result(const httplib::Request& req, httplib::Response& res) {
+  // send nothing but a result, under a name no other token holds.
+  HttpResponse result(const HttpRequest& req) {
     std::string why;
-    const std::optional<RoomResult> r = read_room_result(req.body, limits.max_field, &why);
-    if (!r) {
-      refuse(res, 400, why);
-      return;
-    }
-    const std::string token = req.get_header_value(kTokenHeader);
+    std::optional<RoomResult> r = read_room_result(req.body, limits.max_field, &why);
+    if (!r) return refuse(400, why);
+    const std::optional<std::string> name = room_name(r->name, limits.max_field, &why);
+    if (!name) return refuse(400, why);
+    if (name->empty()) return refuse(400, "a result needs a name");
+    r->name = *name;
+    const std::string token = req.header(kTokenHeader);
     std::lock_guard lock(mu);
-    if (tokens.count(token) == 0) {
-      refuse(res, 401, "this laptop has not joined: POST /join first");
-      return;
-    }
-    place_owned(laptops, laptop_owners, token, *r, "results", res);
+    const auto joined = tokens.find(token);
+    if (joined == tokens.end()) return refuse(401, "this laptop has not joined: POST /join first");
+    return place(laptops, laptop_owners, *joined, std::move(*r), "results");
   }
 
-  // `item` as `token`'s entry of `items` (the caller holds mu): its own entry is replaced, else
-  // it is added while the room has space (`what` names the entries in the refusal).
+  // `item` as the entry of `owner` (its token and the address it joined from) in `items` (the
+  // caller holds mu). Its own entry is replaced; a name another token holds (compared by
+  // room_name_key) is refused; a new entry needs a place in the room and in its address's share.
   template <typename T>
-  void place_owned(std::vector<T>& items, std::vector<std::string>& item_owners,
-                   const std::string& token, T item, const char* what, httplib::Response& res) {
+  HttpResponse place(std::vector<T>& items, std::vector<std::string>& item_owners,
+                     const std::pair<const std::string, std::string>& owner, T item,
+                     const char* what) {
+    const auto& [token, address] = owner;
+    const std::string key = room_name_key(item.name);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (item_owners[i] != token && room_name_key(items[i].name) == key) {
+        return refuse(409, fmt::format("the name \"{}\" is taken by another browser (names "
+                                       "that look alike are one name): choose another",
+                                       item.name));
+      }
+    }
+    HttpResponse res;
     const auto own = std::find(item_owners.begin(), item_owners.end(), token);
     if (own != item_owners.end()) {
       items[static_cast<std::size_t>(own - item_owners.begin())] = std::move(item);
-      res.set_content("updated", "text/plain");
+      res.body = "updated";
     } else if (items.size() >= limits.room_size) {
-      refuse(res, 409, fmt::format("the room is full ({} {})", limits.room_size, what));
-      return;
+      return refuse(409, fmt::format("the room is full ({} {})", limits.room_size, what));
     } else {
+      const std::size_t from_address = static_cast<std::size_t>(
+          std::count_if(item_owners.begin(), item_owners.end(), [&](const std::string& t) {
+            const auto it = tokens.find(t);
+            return it != tokens.end() && it->second == address;
+          }));
+      if (from_address >= limits.per_address) {
+        return refuse(429, fmt::format("your address holds {} of the room's {} already, its "
+                                       "share (the instructor's --room-per-address {})",
+                                       from_address, what, limits.per_address));
+      }
       items.push_back(std::move(item));
       item_owners.push_back(token);
-      res.set_content("thanks", "text/plain");
+      res.body = "thanks";
     }
     dirty = true;
+    return res;
   }
 
-  // A joined browser's prediction (the caller holds mu): its own entry is replaced, another
-  // browser's name is refused, a full room refuses newcomers.
-  void place(const std::string& token, const std::string& name, const std::string& answer,
-             httplib::Response& res) {
-    for (std::size_t i = 0; i < room.size(); ++i) {
-      if (owners[i] != token && iequals(room[i].name, name)) {
-        refuse(res, 409, fmt::format("the name \"{}\" is taken by another browser", name));
-        return;
-      }
+  HttpResponse handle(const HttpRequest& req) {
+    const bool read = req.method == "GET" || req.method == "HEAD";
+    if (req.path == "/" || req.path == "/state") {
+      if (!read) return refuse(405, "GET only");
+      if (req.path == "/state") return serve_state();
+      HttpResponse res;
+      res.content_type = "text/html; charset=utf-8";
+      res.shared_body = page;
+      return res;
     }
-    place_owned(room, owners, token, RoomPrediction{name, answer}, "predictions", res);
-  }
-
-  void route() {
-    server.set_pre_routing_handler(
-        [this](const httplib::Request& req, httplib::Response& res) { return door(req, res); });
-    server.Get("/", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(dashboard_page(), "text/html; charset=utf-8");
-    });
-    server.Get("/state",
-               [this](const httplib::Request&, httplib::Response& res) { serve_state(res); });
-    server.Post("/join", [this](const httplib::Request&, httplib::Response& res) { join(res); });
-    server.Post("/predict",
-                [this](const httplib::Request& req, httplib::Response& res) { predict(req, res); });
-    server.Post("/result",
-                [this](const httplib::Request& req, httplib::Response& res) { result(req, res); });
-    // Bounded: a fixed pool; a connection serves one request (an idle keep-alive connection
-    // would hold a worker); slow clients are cut off.
-    const std::size_t threads = std::max<std::size_t>(limits.threads, 1);
-    server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    server.set_keep_alive_max_count(1);
-    server.set_keep_alive_timeout(2);
-    server.set_read_timeout(5);
-    server.set_write_timeout(5);
-    server.set_payload_max_length(limits.max_body);
+    if (req.path == "/join" || req.path == "/predict" || req.path == "/result") {
+      if (req.method != "POST") return refuse(405, "POST only");
+      if (req.path == "/join") return join(req);
+      return req.path == "/predict" ? predict(req) : result(req);
+    }
+    return refuse(404, "no such page");
   }
 };
 
@@ -491,28 +480,36 @@ Dashboard::Dashboard(const std::string& address, std::string title, DashboardLim
   d->loopback = is_loopback_host(host);
   d->reads = std::make_unique<RateLimiter>(limits.reads_per_s, limits.read_burst);
   d->writes = std::make_unique<RateLimiter>(limits.writes_per_s, limits.write_burst);
-  d->route();
-  if (port == 0) {
-    d->port = d->server.bind_to_any_port(host);
-    if (d->port < 0) d->port = 0;
-  } else {
-    d->port = d->server.bind_to_port(host, port) ? port : 0;
+  ServerLimits server_limits;
+  server_limits.max_body = limits.max_body;
+  server_limits.request_ms = limits.request_ms;
+  server_limits.per_address = limits.connections_per_address;
+  auto no_store = [](HttpResponse res) {
+    res.headers["Cache-Control"] = "no-store";
+    return res;
+  };
+  try {
+    d->server = std::make_unique<DashboardServer>(
+        host, port, server_limits,
+        [d, no_store](const HttpRequest& req) -> std::optional<HttpResponse> {
+          std::optional<HttpResponse> refused = d->door(req);
+          if (refused) return no_store(std::move(*refused));
+          return std::nullopt;
+        },
+        [d, no_store](const HttpRequest& req) { return no_store(d->handle(req)); });
+  } catch (const InputError& e) {
+    throw InputError(fmt::format(
+        "--dashboard {}: {}; give a free port (or 0 for any) on an address of this machine",
+        address, e.what()));
   }
-  if (d->port == 0) {
-    throw InputError(
-        fmt::format("--dashboard {}: cannot listen on {}:{} (in use, or not an address of "
-                    "this machine)",
-                    address, host, port));
-  }
-  d->server_thread = std::thread([d] { d->server.listen_after_bind(); });
+  d->port = d->server->port();
 }
 
 Dashboard::~Dashboard() {
+  impl_->server.reset();  // no handler runs after this
   impl_->stopping = true;
   impl_->wake.notify_all();
   if (impl_->watcher.joinable()) impl_->watcher.join();
-  impl_->server.stop();
-  if (impl_->server_thread.joinable()) impl_->server_thread.join();
 }
 
 std::string Dashboard::host() const {

@@ -16,14 +16,19 @@ namespace pgslow::workshop {
 // What the instructor can set (--room-size) and what the door allows.
 struct DashboardLimits {
   std::size_t room_size = 100;     // predictions the page accepts (one per browser)
+  std::size_t per_address = 2;     // places one client address may take (--room-per-address)
   std::size_t max_body = 4096;     // bytes of a request body: a name and an answer are small
   std::size_t max_field = 200;     // bytes of a name or an answer (clipped on a character)
   double reads_per_s = 20;         // GET requests per client address, sustained ...
   double read_burst = 60;          // ... and at once (a room behind one NAT address shares them)
   double writes_per_s = 1;         // POST requests (join, predict) per client address ...
   double write_burst = 20;         // ... and at once
-  std::size_t threads = 8;         // the server's worker threads (connections are not kept alive)
   std::size_t max_tokens = 10000;  // browsers that may join in all
+  int request_ms = 5000;           // a request must arrive whole within this (slow ones are cut)
+  std::size_t connections_per_address = 16;  // open at once; the room's are brief
+  // Browsers one client address may join: a few per place (a new tab joins again), so that no
+  // address uses up max_tokens for the room.
+  std::size_t joins_per_address() const { return 4 * per_address + 8; }
 };
 
 // A token bucket per client address. Idle (full) buckets are forgotten when there are more
@@ -71,5 +76,17 @@ std::optional<std::string> exposure_warning(const std::string& host, int port);
 // caller answers 400), else trimmed, control characters made spaces, clipped to `max_bytes`
 // on a character boundary.
 std::optional<std::string> room_text(const std::string& text, std::size_t max_bytes);
+
+// A participant's name as the room shows it: room_text, then what cannot be seen folded away
+// (zero-width and direction characters dropped; no-break and other wide spaces made one space;
+// full-width letters made ASCII). nullopt with `why` when it is not UTF-8 or mixes Latin,
+// Cyrillic and Greek letters (a look-alike of a Latin name: "Аlice" with a Cyrillic А).
+std::optional<std::string> room_name(const std::string& text, std::size_t max_bytes,
+                                     std::string* why);
+
+// What two names are compared by: case, accents and letters that look alike across scripts
+// (Cyrillic "Сосо" and Latin "Coco", "I" and "l", "rn" and "m") folded away. Two names with the
+// same key are the same person to the room.
+std::string room_name_key(const std::string& name);
 
 }  // namespace pgslow::workshop

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -269,10 +270,71 @@ int attack(const std::string& from, int port, int i) {
   }
 }
 
+// Streams a chunked body of `total` bytes to /result from `from`, as long as the dashboard takes
+// it (issue #36: 4 x 400 MB made pgslow 2 GB). Returns the answer's status (0: cut off) and the
+// bytes pushed in `pushed`.
+int stream_chunked(const std::string& from, int port, std::size_t total, std::size_t* pushed) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in src{}, dst{};
+  src.sin_family = dst.sin_family = AF_INET;
+  inet_pton(AF_INET, from.c_str(), &src.sin_addr);
+  dst.sin_port = htons(static_cast<std::uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  *pushed = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) != 0) {
+    ::close(fd);
+    return 0;
+  }
+  const std::string head =
+      "POST /result HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+      "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+  const std::string chunk = "10000\r\n" + std::string(65536, '[') + "\r\n";
+  while (*pushed < total &&
+         ::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(chunk.size()))
+    *pushed += chunk.size();
+  char buf[64] = {};
+  const ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
+  ::close(fd);
+  return n > 12 && starts_with(buf, "HTTP/1.1 ") ? std::atoi(buf + 9) : 0;
+}
+
+// Connections that send their head a byte at a time (issue #36: a dozen starved every client).
+// Each is opened again when the dashboard cuts it off, until `stop`.
+void dribble(const std::string& from, int port, const std::atomic<bool>& stop,
+             std::atomic<int>* cut_off) {
+  const std::string head = "GET /state HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+  while (!stop) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in src{}, dst{};
+    src.sin_family = dst.sin_family = AF_INET;
+    inet_pton(AF_INET, from.c_str(), &src.sin_addr);
+    dst.sin_port = htons(static_cast<std::uint16_t>(port));
+    inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0 &&
+        ::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) == 0) {
+      ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+      while (!stop && ::send(fd, "a", 1, MSG_NOSIGNAL) == 1) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 300) > 0) {  // answered (408) or closed: open another
+          ++*cut_off;
+          break;
+        }
+      }
+    }
+    ::close(fd);
+  }
+}
+
 // The issue's flood, bounded: while a stage is measured, four attackers (loopback addresses of
 // their own) send 400 requests (large bodies, bodies claimed and not sent, text that is not
-// UTF-8, joins, polls) while a room member polls /state. The member is served throughout, the
-// run completes, and pgslow's peak memory grows by little.
+// UTF-8, joins, polls), four more stream 400 MB chunked bodies and a dozen connections dribble
+// their heads, while a room member polls /state. The member is served throughout, the run
+// completes, and pgslow's peak memory stays under 256 MB and grows by little.
 TEST(Dashboard, AFloodDuringAMeasuredRunLeavesThePageServingAndMemoryBounded) {
   const fs::path dir = write_lesson_files();
   PgslowProcess p(
@@ -302,15 +364,30 @@ TEST(Dashboard, AFloodDuringAMeasuredRunLeavesThePageServingAndMemoryBounded) {
   std::atomic<int> done{0};
   std::array<std::map<int, int>, 4> statuses;
   std::vector<std::thread> attackers;
+  std::atomic<bool> stop_dribbling{false};
+  std::atomic<int> cut_off{0};
+  std::vector<std::thread> dribblers;
+  for (int d = 0; d < 12; ++d) {
+    dribblers.emplace_back([&, d] {
+      dribble("127.0.1." + std::to_string(2 + d % 3), port, stop_dribbling, &cut_off);
+    });
+  }
+  std::array<std::size_t, 4> pushed{};
+  std::array<int, 4> chunked_status{};
   for (int a = 0; a < 4; ++a) {
     attackers.emplace_back([&, a] {
+      chunked_status[a] = stream_chunked("127.0.2." + std::to_string(a + 2), port,
+                                         std::size_t{400} * 1024 * 1024, &pushed[a]);
       for (int i = 0; i < 100; ++i)
         ++statuses[a][attack("127.0.0." + std::to_string(a + 2), port, i)];
       ++done;
     });
   }
   int served = 0, refused = 0;
-  while (done < 4) {  // the member polls at the page's pace (a few a second)
+  // The member polls at the page's pace (a few a second) until the attackers are done and every
+  // dribbling connection has been cut off once (the dashboard's 5 s deadline).
+  const auto attack_deadline = std::chrono::steady_clock::now() + 60s;
+  while ((done < 4 || cut_off < 12) && std::chrono::steady_clock::now() < attack_deadline) {
     auto res = member.Get("/state");
     if (res && res->status == 200 && json::accept(res->body)) {
       ++served;
@@ -320,6 +397,14 @@ TEST(Dashboard, AFloodDuringAMeasuredRunLeavesThePageServingAndMemoryBounded) {
     std::this_thread::sleep_for(200ms);
   }
   for (auto& t : attackers) t.join();
+  stop_dribbling = true;
+  for (auto& t : dribblers) t.join();
+  EXPECT_GE(cut_off.load(), 12) << "slow connections the dashboard did not cut off";
+  EXPECT_GE(served, 20) << "the member polled too little while the attack held connections";
+  for (int a = 0; a < 4; ++a) {
+    EXPECT_LT(pushed[a], std::size_t{64} * 1024 * 1024) << "the dashboard kept reading a body";
+    EXPECT_TRUE(chunked_status[a] == 413 || chunked_status[a] == 0) << chunked_status[a];
+  }
   auto res = member.Get("/state");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
@@ -359,6 +444,11 @@ TEST(Dashboard, AFloodDuringAMeasuredRunLeavesThePageServingAndMemoryBounded) {
   const long after_kb = peak_rss_kb(p.pid());
   EXPECT_LT(after_kb - before_kb, 64 * 1024)
       << "peak RSS " << before_kb << " -> " << after_kb << " kB";
+  EXPECT_LT(after_kb, 256 * 1024) << "peak RSS " << after_kb << " kB";
+  std::printf(
+      "flood: peak RSS %ld -> %ld kB; %d member polls served; %d slow connections cut "
+      "off; chunked bytes pushed %zu %zu %zu %zu\n",
+      before_kb, after_kb, served, cut_off.load(), pushed[0], pushed[1], pushed[2], pushed[3]);
   ASSERT_TRUE(p.wait_for_output("Results:", 300s)) << p.output();
   p.wait();
   EXPECT_EQ(p.exit_code(), 0) << p.output();

@@ -4,17 +4,23 @@
 #include "workshop/dashboard.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "common/strings.h"
 #include "workshop/dashboard_door.h"
+#include "workshop/dashboard_server.h"
 
 namespace pgslow::workshop {
 namespace {
@@ -131,6 +137,7 @@ DashboardLimits generous() {
   DashboardLimits l;
   l.reads_per_s = l.writes_per_s = 1000;
   l.read_burst = l.write_burst = 1000;
+  l.per_address = 1000;  // every test browser joins from 127.0.0.1
   return l;
 }
 
@@ -339,7 +346,8 @@ TEST(Dashboard, AFloodFromOneAddressCannotFillTheRoom) {
     if (room.predict(token, "bot" + std::to_string(i), "x") == 429) ++refused;
   }
   EXPECT_GT(refused, 500);
-  EXPECT_LE(room.board.predictions().size(), 20u);  // the write burst, not the 100 places
+  // The address's share of the room (--room-per-address), not the write burst or the 100 places.
+  EXPECT_LE(room.board.predictions().size(), DashboardLimits{}.per_address);
 }
 
 TEST(Dashboard, StateIsOneSnapshotUntilSomethingChanges) {
@@ -353,6 +361,330 @@ TEST(Dashboard, StateIsOneSnapshotUntilSomethingChanges) {
   auto res = room.client().Get("/state");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->body, second);
+}
+
+// ---- issue #36: a room member's bytes bound memory and time, not the dashboard's ----
+
+TEST(DashboardDoor, AChunkedBodyIsReadWithinItsLimit) {
+  Chunked whole = read_chunked("5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\nnext", 4096);
+  EXPECT_EQ(whole.state, Chunked::State::kComplete);
+  EXPECT_EQ(whole.body, "hello world");
+  EXPECT_EQ(whole.used, std::string("5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n").size());
+  EXPECT_EQ(read_chunked("5\r\nhel", 4096).state, Chunked::State::kIncomplete);
+  EXPECT_EQ(read_chunked("0\r\nX-Trailer: 1\r\n", 4096).state, Chunked::State::kIncomplete);
+  // A chunk that would pass the limit is refused from its size line, before its data.
+  EXPECT_EQ(read_chunked("1001\r\n", 4096).state, Chunked::State::kTooLarge);
+  EXPECT_EQ(read_chunked("800\r\n" + std::string(2048, 'a') + "\r\n801\r\n", 4096).state,
+            Chunked::State::kTooLarge);
+  EXPECT_EQ(read_chunked("1dcd65000\r\n", 4096).state, Chunked::State::kTooLarge);  // 8 GB
+  EXPECT_EQ(read_chunked("zz\r\n", 4096).state, Chunked::State::kMalformed);
+  EXPECT_EQ(read_chunked("2\r\nabc\r\n", 4096).state, Chunked::State::kMalformed);
+  EXPECT_EQ(read_chunked(std::string(1000, '0'), 4096).state, Chunked::State::kMalformed);
+}
+
+TEST(DashboardDoor, NamesThatLookAlikeAreOneName) {
+  std::string why;
+  const auto name = [&](const std::string& text) {
+    return room_name(text, 200, &why).value_or("<refused>");
+  };
+  // Zero-width characters, direction overrides and no-break or wide spaces are folded away.
+  EXPECT_EQ(name("Al\u200bi\u200dce"), "Alice");
+  EXPECT_EQ(name("Ann\u00a0\u00a0Lee\u202f"), "Ann Lee");
+  EXPECT_EQ(name("\u202eAnn\u2066"), "Ann");
+  EXPECT_EQ(name("\uff21nn"), "Ann");  // a full-width A
+  // A Cyrillic А or Greek Ο among Latin letters is a look-alike: refused, saying why.
+  EXPECT_EQ(name("\u0410lice"), "<refused>");
+  EXPECT_NE(why.find("one alphabet"), std::string::npos) << why;
+  EXPECT_EQ(name("B\u039fb"), "<refused>");
+  EXPECT_EQ(name("Ann\xff"), "<refused>");
+  // A name in one script stays as it was typed.
+  EXPECT_EQ(name("\u0410\u043d\u043d\u0430"), "\u0410\u043d\u043d\u0430");  // Анна
+  EXPECT_EQ(name("Zo\u00eb"), "Zo\u00eb");
+  // Compared by their key: case, accents and cross-script look-alikes do not make two people.
+  const std::string coco = room_name_key("Coco");
+  EXPECT_EQ(room_name_key("\u0421\u043e\u0441\u043e"), coco);  // Сосо, all Cyrillic
+  EXPECT_EQ(room_name_key("COCO"), coco);
+  EXPECT_EQ(room_name_key("C0co"), coco);
+  EXPECT_EQ(room_name_key("Zo\u00eb"), room_name_key("Zoe"));
+  EXPECT_EQ(room_name_key("Zoe\u0308"), room_name_key("Zoe"));
+  EXPECT_EQ(room_name_key("Ian"), room_name_key("lan"));
+  EXPECT_EQ(room_name_key("Kim"), room_name_key("Kirn"));
+  EXPECT_NE(room_name_key("Ann"), room_name_key("Anna"));
+  EXPECT_NE(room_name_key("\u0410\u043d\u043d\u0430"), room_name_key("Ann"));
+}
+
+// One raw connection to the dashboard from a loopback address of its own (127.0.0.x: each has
+// its own buckets and share of the room).
+struct Raw {
+  Raw(const std::string& from, int port) : fd(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in src{}, dst{};
+    src.sin_family = dst.sin_family = AF_INET;
+    inet_pton(AF_INET, from.c_str(), &src.sin_addr);
+    dst.sin_port = htons(static_cast<std::uint16_t>(port));
+    dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval timeout{10, 0};  // a protocol timeout: no answer at all is a failure, not a hang
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    connected = ::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0 &&
+                ::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) == 0;
+  }
+  ~Raw() { ::close(fd); }
+  Raw(const Raw&) = delete;
+  Raw& operator=(const Raw&) = delete;
+  bool send(const std::string& bytes) const {
+    return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+  // The answer, read until the dashboard closes the connection.
+  std::string answer() const {
+    std::string out;
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<std::size_t>(n));
+    return out;
+  }
+  int fd;
+  bool connected = false;
+};
+
+int status_of(const std::string& answer) {
+  return answer.rfind("HTTP/1.1 ", 0) == 0 ? std::stoi(answer.substr(9, 3)) : 0;
+}
+std::string body_of(const std::string& answer) {
+  const auto end = answer.find("\r\n\r\n");
+  return end == std::string::npos ? "" : answer.substr(end + 4);
+}
+
+// One request on a fresh connection from `from`; the whole answer.
+std::string exchange(const std::string& from, int port, const std::string& request) {
+  Raw raw(from, port);
+  if (!raw.connected || !raw.send(request)) return "";
+  return raw.answer();
+}
+
+std::string post(int port, const std::string& path, const std::string& token,
+                 const std::string& body, const char* type = "application/x-www-form-urlencoded") {
+  return fmt::format(
+      "POST {} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nX-Pgslow-Token: {}\r\nContent-Type: "
+      "{}\r\nContent-Length: {}\r\n\r\n{}",
+      path, port, token, type, body.size(), body);
+}
+
+std::string join_from(const std::string& from, int port) {
+  const std::string a =
+      exchange(from, port, fmt::format("POST /join HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n", port));
+  if (status_of(a) != 200) return "";
+  return json::parse(body_of(a)).at("token").get<std::string>();
+}
+
+// A room member polling /state while an attack holds the dashboard: how many polls of `n`
+// were answered with the state (each on its own connection, as the page polls).
+int polls_served(const Room& room, int n) {
+  int served = 0;
+  for (int i = 0; i < n; ++i) {
+    httplib::Client member = room.client();
+    member.set_connection_timeout(2);
+    member.set_read_timeout(2);
+    auto res = member.Get("/state");
+    if (res && res->status == 200 && json::accept(res->body)) ++served;
+  }
+  return served;
+}
+
+// The issue: a chunked 500 MB body was read whole before the 400. It is cut off at the limit
+// while it arrives (413); the sender cannot push more than socket buffers hold; meanwhile a
+// member's polls are served.
+TEST(Dashboard, AChunkedHugeBodyIsCutOffWhileItArrives) {
+  Room room(generous());
+  const int port = room.board.port();
+  const std::string token = room.join();
+  std::atomic<std::size_t> pushed{0};
+  std::string answer;
+  std::thread attacker([&] {
+    Raw raw("127.0.0.2", port);
+    ASSERT_TRUE(raw.connected);
+    raw.send(
+        fmt::format("POST /result HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nX-Pgslow-Token: {}\r\n"
+                    "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+                    port, token));
+    // 500 MB in 64 KB chunks, as long as the dashboard takes them.
+    const std::string chunk = "10000\r\n" + std::string(65536, '{') + "\r\n";
+    while (pushed < 500u * 1024 * 1024 && raw.send(chunk)) pushed += chunk.size();
+    answer = raw.answer();
+  });
+  EXPECT_EQ(polls_served(room, 10), 10);
+  attacker.join();
+  EXPECT_EQ(status_of(answer), 413) << answer.substr(0, 200);
+  EXPECT_NE(answer.find("4096 bytes at most"), std::string::npos) << answer;
+  EXPECT_LT(pushed.load(), 64u * 1024 * 1024) << "the dashboard kept reading";
+  // A small chunked result is read as any other body.
+  const std::string result = room_result_body(laptop("Ann", 0.5, 0.4, 0.6));
+  const std::string small =
+      exchange("127.0.0.3", port,
+               fmt::format("POST /result HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nX-Pgslow-Token: {}\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{}\r\n0\r\n\r\n",
+                           port, token, result.size(), result));
+  EXPECT_EQ(status_of(small), 200) << small;
+  EXPECT_EQ(room.board.room_results().size(), 1u);
+}
+
+// The issue: a dozen slow-header connections starved every other client while they lasted.
+// They hold no worker now: a member is served while they dribble, and each is cut off when
+// its request is not whole within the deadline (408).
+TEST(Dashboard, SlowHeadersStarveNoOne) {
+  DashboardLimits limits = generous();
+  limits.request_ms = 3000;
+  Room room(limits);
+  const int port = room.board.port();
+  std::vector<std::unique_ptr<Raw>> slow;
+  for (int i = 0; i < 12; ++i) {
+    slow.push_back(std::make_unique<Raw>("127.0.0." + std::to_string(2 + i % 3), port));
+    ASSERT_TRUE(slow.back()->connected);
+    ASSERT_TRUE(slow.back()->send("GET /state HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a"));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(polls_served(room, 20), 20);
+  // The member was served while every slow connection was still open (before the deadline).
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(3000));
+  for (auto& s : slow) {
+    s->send("b");  // one more byte: a slow client keeps sending, and is cut off all the same
+    EXPECT_EQ(status_of(s->answer()), 408);
+  }
+}
+
+// Many connections from one address: beyond its share they are answered 503 at once and
+// closed, while another address is served.
+TEST(Dashboard, OneAddressHoldsOnlyItsShareOfConnections) {
+  DashboardLimits limits = generous();
+  limits.connections_per_address = 4;
+  Room room(limits);
+  std::vector<std::unique_ptr<Raw>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(std::make_unique<Raw>("127.0.0.2", room.board.port()));
+    ASSERT_TRUE(held.back()->send("GET /state HTTP/1.1\r\n"));
+  }
+  const std::string fifth =
+      exchange("127.0.0.2", room.board.port(), "GET /state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(status_of(fifth), 503) << fifth;
+  EXPECT_NE(fifth.find("too many open connections from your address"), std::string::npos);
+  EXPECT_EQ(polls_served(room, 5), 5);
+}
+
+// A head that never ends, or ends beyond its limit, is refused when the limit is reached.
+TEST(Dashboard, AnEndlessHeadIsRefusedAtItsLimit) {
+  Room room(generous());
+  Raw raw("127.0.0.2", room.board.port());
+  ASSERT_TRUE(raw.send("GET /state HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: "));
+  std::size_t pushed = 0;
+  const std::string line(4096, 'a');
+  while (pushed < 64u * 1024 * 1024 && raw.send(line)) pushed += line.size();
+  EXPECT_EQ(status_of(raw.answer()), 431);
+  EXPECT_LT(pushed, 64u * 1024 * 1024);
+  EXPECT_EQ(room.state_status(), 200);
+}
+
+// Requests that could be read two ways, or are not what the dashboard serves, are refused
+// without a guess; a form is read from its body, %-decoded.
+TEST(Dashboard, AmbiguousRequestsAreRefused) {
+  Room room(generous());
+  const int port = room.board.port();
+  const std::string host = fmt::format("Host: 127.0.0.1:{}\r\n", port);
+  auto status = [&](const std::string& request) {
+    return status_of(exchange("127.0.0.1", port, request));
+  };
+  EXPECT_EQ(status("POST /join HTTP/1.1\r\n" + host +
+                   "Content-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+            400);
+  EXPECT_EQ(
+      status("POST /join HTTP/1.1\r\n" + host + "Content-Length: 0\r\nContent-Length: 5\r\n\r\n"),
+      400);
+  EXPECT_EQ(status("POST /join HTTP/1.1\r\n" + host + "Transfer-Encoding: gzip\r\n\r\n"), 501);
+  EXPECT_EQ(status("POST /join HTTP/1.1\r\n" + host + "Content-Length: -1\r\n\r\n"), 400);
+  EXPECT_EQ(status("HELLO\r\n\r\n"), 400);
+  EXPECT_EQ(status("GET /etc/passwd HTTP/1.1\r\n" + host + "\r\n"), 404);
+  EXPECT_EQ(status("GET /join HTTP/1.1\r\n" + host + "\r\n"), 405);
+  const std::string head = exchange("127.0.0.1", port, "HEAD /state HTTP/1.1\r\n" + host + "\r\n");
+  EXPECT_EQ(status_of(head), 200);
+  EXPECT_EQ(body_of(head), "");
+  const std::string token = room.join();
+  EXPECT_EQ(
+      status_of(exchange("127.0.0.1", port,
+                         post(port, "/predict", token, "name=Zo%C3%AB+B&answer=slower%2C+3x"))),
+      200);
+  ASSERT_EQ(room.board.predictions().size(), 1u);
+  EXPECT_EQ(room.board.predictions()[0].name, "Zo\u00eb B");
+  EXPECT_EQ(room.board.predictions()[0].answer, "slower, 3x");
+  EXPECT_EQ(url_decode("a%2"), "a%2");  // cut short: kept as it is
+}
+
+// The issue: three addresses filled a --room-size 20 room in a second. Each address takes its
+// share (--room-per-address, 2 by default) and reads a 429 that says so; the room keeps places
+// for the rest, and a real participant is placed.
+TEST(Dashboard, ThreeAddressesCannotFillTheRoom) {
+  DashboardLimits limits = generous();
+  limits.room_size = 20;
+  limits.per_address = DashboardLimits{}.per_address;
+  Room room(limits);
+  const int port = room.board.port();
+  int placed = 0;
+  std::string refusal;
+  for (int a = 0; a < 3; ++a) {
+    const std::string from = "127.0.0." + std::to_string(2 + a);
+    for (int i = 0; i < 10; ++i) {
+      const std::string token = join_from(from, port);
+      if (token.empty()) continue;
+      const std::string res = exchange(
+          from, port, post(port, "/predict", token, fmt::format("name=bot{}x{}&answer=x", a, i)));
+      if (status_of(res) == 200) ++placed;
+      if (status_of(res) == 429) refusal = body_of(res);
+    }
+  }
+  EXPECT_EQ(placed, 6);
+  EXPECT_NE(refusal.find("--room-per-address"), std::string::npos) << refusal;
+  EXPECT_EQ(room.predict(room.join(), "Real Person", "slower"), 200);
+  EXPECT_EQ(room.board.predictions().size(), 7u);
+  // Joins from one address are bounded too, so no address uses up the room's tokens.
+  int joined = 0;
+  for (int i = 0; i < 40; ++i) joined += join_from("127.0.0.9", port).empty() ? 0 : 1;
+  EXPECT_EQ(joined, static_cast<int>(limits.joins_per_address()));
+}
+
+// The issue: names differing by a zero-width space, a no-break space or a Cyrillic look-alike
+// were different people. They are one name now, and a mixed-script name is refused.
+TEST(Dashboard, ALookAlikeNameIsTaken) {
+  Room room(generous());
+  EXPECT_EQ(room.predict(room.join(), "Alice", "slower"), 200);
+  EXPECT_EQ(room.predict(room.join(), "Al\u200bice", "faster"), 409);
+  EXPECT_EQ(room.predict(room.join(), "Alice\u00a0", "faster"), 409);
+  EXPECT_EQ(room.predict(room.join(), "\u0410lice", "faster"), 400);  // Cyrillic А
+  EXPECT_EQ(room.predict(room.join(), "Coco", "slower"), 200);
+  EXPECT_EQ(room.predict(room.join(), "\u0421\u043e\u0441\u043e", "faster"), 409);  // Сосо
+  EXPECT_EQ(room.board.predictions().size(), 2u);
+}
+
+// The issue: /result took any name from any token. A name in the results is its token's: another
+// token cannot post under it (or a look-alike of it), nor replace it.
+TEST(Dashboard, AResultIsItsOwnTokens) {
+  Room room(generous());
+  const int port = room.board.port();
+  const std::string ann = room.join(), mallory = room.join();
+  auto send = [&](const std::string& token, const std::string& name, double ratio) {
+    return status_of(
+        exchange("127.0.0.1", port,
+                 post(port, "/result", token, room_result_body(laptop(name, ratio, 0, 0)),
+                      "application/json")));
+  };
+  EXPECT_EQ(send(ann, "Ann", 0.5), 200);
+  EXPECT_EQ(send(mallory, "Ann", 9), 409);
+  EXPECT_EQ(send(mallory, "ANN\u200b", 9), 409);
+  EXPECT_EQ(send(mallory, "\u0410nn", 9), 400);
+  EXPECT_EQ(send(mallory, "Mallory", 9), 200);
+  EXPECT_EQ(send(ann, "Ann", 0.6), 200);  // her own, replaced
+  const std::vector<RoomResult> results = room.board.room_results();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].name, "Ann");
+  EXPECT_DOUBLE_EQ(results[0].ratio, 0.6);
+  EXPECT_EQ(results[1].name, "Mallory");
 }
 
 }  // namespace
