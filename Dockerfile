@@ -10,15 +10,14 @@
 # by the same `cmake --install` the .deb package test exercises.)
 
 FROM debian:bookworm AS build
-RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      cmake ninja-build g++ make pkg-config libpq-dev libyaml-cpp-dev libspdlog-dev libfmt-dev \
-      libcli11-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev \
-      libgtest-dev libgmock-dev libbenchmark-dev \
-    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# The packages compiling pgslow needs, the same set `make run` installs (no test packages).
+COPY scripts/install-deps.sh scripts/with-progress scripts/
+RUN PGSLOW_DEPS_OPTIONAL=0 scripts/install-deps.sh build && rm -rf /var/lib/apt/lists/*
 COPY . .
-# Only the pgslow target is built; the test libraries are found by the configure step.
+# Only the pgslow target, configured without the tests (no GoogleTest or Google Benchmark here).
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr/local \
+      -DPGSLOW_BUILD_TESTS=OFF \
     && cmake --build /build --target pgslow -j "$(nproc)" \
     && DESTDIR=/opt/pgslow cmake --install /build
 

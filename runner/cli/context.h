@@ -14,6 +14,7 @@ struct Context {
   std::optional<std::filesystem::path> pg_bin;  // --pg-bin: PostgreSQL server binaries
   std::optional<int> pg_version;                // --pg-version: the managed cluster's major
   Verbosity verbosity = Verbosity::kNormal;     // -v / --quiet
+  std::string program = "pgslow";               // as invoked (argv[0]), for commands we suggest
 };
 
 }  // namespace pgslow::cli

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
 
   // Options are known before any subcommand callback runs.
   app.parse_complete_callback([&] {
+    if (argc > 0) ctx.program = argv[0];
     ctx.workdir = workdir;
     if (!pg_bin.empty()) ctx.pg_bin = pg_bin;
     if (!pg_version.empty()) ctx.pg_version = server::parse_major_version(pg_version);

@@ -24,6 +24,12 @@ void add_protocol_option(CLI::App* cmd, driver::Protocol& protocol) {
       "how statements are sent, like pgbench -M: simple, extended or prepared (default)");
 }
 
+CLI::Option* add_size_option(CLI::App* cmd, int& scale, const std::string& help) {
+  CLI::Option* s = cmd->add_option("--scale,-s", scale, help);
+  cmd->add_option("--warehouses", scale, "tpcc-lite's name for --scale")->excludes(s);
+  return s;
+}
+
 std::optional<results::Metric> parse_metric_option(const std::string& name, std::string& error) {
   std::optional<results::Metric> m = results::parse_metric(name);
   // An evidence key names a metric only when the evidence code reports it (knobs/evidence_keys.h).

@@ -17,6 +17,10 @@ namespace pgslow::cli {
 // --protocol/-M simple|extended|prepared, like pgbench -M (run and bench).
 void add_protocol_option(CLI::App* cmd, driver::Protocol& protocol);
 
+// --scale (-s) and --warehouses: one option, the workload's data size, under pgbench's name and
+// tpcc-lite's (load, bench, check-data, bisect, cliff); giving both is refused. Returns --scale.
+CLI::Option* add_size_option(CLI::App* cmd, int& scale, const std::string& help);
+
 // A metric's name as the user gave it (results/metric.h's names; an evidence key must be one the
 // evidence code reports): nullopt with `error` naming the valid ones and the nearest.
 std::optional<results::Metric> parse_metric_option(const std::string& name, std::string& error);

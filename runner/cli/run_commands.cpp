@@ -9,6 +9,7 @@
 #include "cli/options.h"
 #include "cli/scenario_support.h"
 #include "common/paths.h"
+#include "common/process.h"
 #include "common/progress.h"
 #include "common/strings.h"
 #include "report/registry.h"
@@ -84,6 +85,22 @@ stage::ResultsOutput results_output() {
   return {report::write_results,
           [](const results::Run& run) { report::render_console(run, std::cout); },
           report::write_versions};
+}
+
+// pgslow's managed cluster stays up after a run (the next one starts at once); says so, and the
+// commands that stop or remove it, with this run's own program, workdir and version.
+std::string left_running_note(const Context& ctx, const Prepared& p) {
+  if (!server::target_kind(p.target.kind).in_workdir) return "";
+  std::vector<std::string> pgslow{ctx.program, "--workdir", ctx.workdir.string()};
+  if (ctx.pg_version) {
+    pgslow.push_back("--pg-version");
+    pgslow.push_back(std::to_string(*ctx.pg_version));
+  }
+  const std::string cmd = shell_quote(pgslow);
+  return fmt::format(
+      "Still running: the {}; `{} server stop` stops it, `{} server destroy` removes it and its "
+      "data\n",
+      p.server->describe(), cmd, cmd);
 }
 
 // `run --versions 15,16,17,18`: the same scenario on each version's managed cluster, one after
@@ -217,6 +234,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
           stage::run_prepared(p, run_options(*a), ctx.workdir, out_dir, progress, results_output());
       report::render_console(run, std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
+      std::cout << left_running_note(ctx, p);
       linger(board.get(), *dashboard);
       stage::check_run(run, out_dir);
     });

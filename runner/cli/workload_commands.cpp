@@ -52,9 +52,8 @@ struct WorkloadArgs {
 
 void add_workload_args(CLI::App* cmd, WorkloadArgs& a) {
   cmd->add_option("--workload,-w", a.workload, "workload name (script when --script is given)");
-  cmd->add_option("--scale,-s", a.scale,
+  add_size_option(cmd, a.scale,
                   "data size: pgbench scale, warehouses (tpcc-lite), 1,000 rows (update-spread)");
-  cmd->add_option("--warehouses", a.scale, "tpcc-lite: an alias of --scale");
   cmd->add_option("--option,-o", a.options,
                   "a workload option KEY=VALUE, repeatable (tpcc-lite: isolation=serializable, "
                   "load_connections=4)");
@@ -240,8 +239,8 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
                         "first",
                         w.name(), w.name()));
       if (found.size() > 1)
-        throw InputError(
-            fmt::format("several clones of {} ({}): pass --scale", w.name(), join(found, ", ")));
+        throw InputError(fmt::format("several clones of {} ({}): pass --{} to pick one", w.name(),
+                                     join(found, ", "), w.size_name()));
     }
     workload::Dataset ds(t.conninfo, w, params);
     pg::Connection conn = pg::Connection::open(ds.clone_conninfo());

@@ -182,9 +182,8 @@ ResetResult Dataset::reset() {
   auto fp = stored_fingerprint(conn);
   if (!fp || *fp != fingerprint_) {
     throw RuntimeError(fmt::format(
-        "no {} template for {} at scale {}: run `pgslow load --workload {} --scale {}` first",
-        fp ? "up-to-date" : "loaded", workload_.name(), params_.scale, workload_.name(),
-        params_.scale));
+        "no {0} template for {1} at {2} {3}: run `pgslow load --workload {1} --{2} {3}` first",
+        fp ? "up-to-date" : "loaded", workload_.name(), workload_.size_name(), params_.scale));
   }
   std::int64_t t0 = now_us();
   drop_database(conn, clone_);

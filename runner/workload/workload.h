@@ -120,6 +120,8 @@ class Workload {
   virtual std::string_view name() const = 0;
   // One paragraph: what it runs and what it stresses (docs/workloads.md has more).
   virtual std::string_view description() const = 0;
+  // The user's word for WorkloadParams::scale: the option (--warehouses) messages suggest.
+  virtual std::string_view size_name() const { return "scale"; }
   // Checks the parameters and fills derived defaults; problems name the parameter.
   virtual std::vector<ConfigError> validate(WorkloadParams& params) const = 0;
   // Transaction type names, in a fixed order (the per-type result table).

@@ -21,6 +21,10 @@ deb=$(ls "$work"/pkg/*.deb)
 echo "built $(basename "$deb")"
 dpkg-deb --field "$deb" Package Version Depends
 dpkg-deb --field "$deb" Depends | grep -q libpq5
+# What the tests link stays out of what the package depends on.
+if dpkg-deb --field "$deb" Depends Recommends | grep -Ei 'gtest|gmock|benchmark|clang'; then
+  echo "the package depends on a test-only package"; exit 1
+fi
 
 dpkg -x "$deb" "$work/root"
 pgslow="$work/root/usr/bin/pgslow"

@@ -136,6 +136,7 @@ class TpccLite final : public Workload {
            "Stresses row locks on hot warehouse and district rows, index inserts, WAL and the "
            "buffer cache; reports tpmC and NOPM.";
   }
+  std::string_view size_name() const override { return "warehouses"; }
 
   std::vector<ConfigError> validate(WorkloadParams& params) const override {
     std::vector<ConfigError> problems;

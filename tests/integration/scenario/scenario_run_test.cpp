@@ -189,6 +189,17 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
   const ServerState before = server_state();
   ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
   ASSERT_TRUE(r.ok()) << r.output;
+  // After the table: where the reports are, and that the managed cluster is left running with
+  // the commands that stop or remove it, as this run was invoked.
+  EXPECT_NE(r.output.find("Results: " + out.string() + "/report.md"), std::string::npos);
+  EXPECT_NE(r.output.find("Still running: the managed cluster in " + workdir().string()),
+            std::string::npos)
+      << r.output;
+  const std::string invoked =
+      shell_quote({testing::pgslow_binary().string(), "--workdir", workdir().string()});
+  EXPECT_NE(r.output.find("`" + invoked), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" server stop` stops it"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" server destroy` removes it"), std::string::npos) << r.output;
 
   // The configuration is back, byte for byte and value for value.
   const ServerState after = server_state();

@@ -418,6 +418,34 @@ TEST_F(TpccTest, BenchRunsTenTerminalsPerWarehouseByDefault) {
   EXPECT_EQ(r.output.find("terminals"), std::string::npos);
 }
 
+// tpcc-lite's size is --warehouses on every command: check-data, finding two clones, asks for
+// it by that name, and refuses it given twice under both names.
+TEST_F(TpccTest, CheckDataAsksForWarehousesByTheirName) {
+  pg::Connection admin = pg::Connection::open(pgslow::testing::conninfo());
+  for (const char* db : {"pgslow_tpcc_lite_901", "pgslow_tpcc_lite_902"})
+    admin.exec(std::string("CREATE DATABASE ") + db);
+  const std::vector<std::string> check = {pgslow::testing::pgslow_binary().string(),
+                                          "--workdir",
+                                          pgslow::testing::cluster_workdir().string(),
+                                          "check-data",
+                                          "-w",
+                                          "tpcc-lite"};
+  const ProcessResult several = run_process(check);
+  std::vector<std::string> both = check;
+  both.insert(both.end(), {"--scale", "901", "--warehouses", "902"});
+  const ProcessResult twice = run_process(both);
+  for (const char* db : {"pgslow_tpcc_lite_901", "pgslow_tpcc_lite_902"})
+    admin.exec(std::string("DROP DATABASE ") + db);
+
+  EXPECT_EQ(several.exit_code, 2) << several.output;
+  EXPECT_NE(several.output.find("pgslow_tpcc_lite_901, pgslow_tpcc_lite_902"), std::string::npos)
+      << several.output;
+  EXPECT_NE(several.output.find("pass --warehouses to pick one"), std::string::npos)
+      << several.output;
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_NE(twice.output.find("excludes"), std::string::npos) << twice.output;
+}
+
 TEST_F(TpccTest, LoadCheckHoldsOnTheTemplateOnly) {
   {
     pg::Connection conn = template_db();
