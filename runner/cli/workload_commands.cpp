@@ -151,8 +151,9 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
   bench->add_flag("--connect-per-transaction,-C", opts->connect_per_transaction,
                   "open a new connection for every transaction (pgbench -C)");
   bench->add_option("--max-tries", opts->max_tries,
-                    "attempts per transaction on serialization failure or deadlock (default: "
-                    "10 for tpcc-lite under repeatable-read or serializable, else 1: no retry)");
+                    "attempts per transaction on serialization failure or deadlock, each after a "
+                    "random backoff (default: until it commits for tpcc-lite under "
+                    "repeatable-read or serializable, else 1: no retry)");
   add_protocol_option(bench, opts->protocol);
   bench->add_flag("--allow-partial", opts->allow_partial,
                   "run with the clients that could connect when the server refuses some");
@@ -174,7 +175,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     const workload::Workload& w = resolve(*bench_args, params, problems);
     workload::resolve_clients(w, params, 1);
     opts->clients = params.clients;
-    auto derrs = driver::validate(*opts);
+    auto derrs = driver::validate(*opts, params.think_time);
     for (auto& e : derrs) e.where.file = "command line";
     problems.insert(problems.end(), derrs.begin(), derrs.end());
     throw_problems(problems);
