@@ -45,8 +45,11 @@ inline constexpr int kEndWindow = -2;
 
 struct DriverOptions {
   int clients = 1;
-  int workers = 0;         // worker threads; 0: one per core (never more than clients)
-  double warmup_s = 0;     // excluded from the results
+  int workers = 0;      // worker threads; 0: one per core (never more than clients)
+  double warmup_s = 0;  // excluded from the results
+  // Staggered start: client i of N starts its first transaction ramp_s * i / N after the
+  // clock starts (terminals arriving one by one, not all at once); within the warm-up.
+  double ramp_s = 0;
   double duration_s = 10;  // measured time after the warm-up
   double rate = 0;         // transactions per second in total; 0: closed loop
   int pool_size = 0;       // 0: one connection per client

@@ -35,6 +35,10 @@ std::vector<ConfigError> validate(const DriverOptions& o, bool think_time) {
     add(fmt::format("--workers must be 0 (one per core) or more (got {})", o.workers), "");
   if (o.duration_s <= 0) add(fmt::format("--duration must be positive (got {})", o.duration_s), "");
   if (o.warmup_s < 0) add(fmt::format("--warmup must not be negative (got {})", o.warmup_s), "");
+  if (o.ramp_s < 0) add(fmt::format("--ramp must not be negative (got {})", o.ramp_s), "");
+  if (o.ramp_s > o.warmup_s)
+    add(fmt::format("--ramp {:g} s ends after the warm-up of {:g} s", o.ramp_s, o.warmup_s),
+        "the measured window must see every client running: raise --warmup to at least --ramp");
   if (o.rate < 0)
     add(fmt::format("--rate must not be negative (got {})", o.rate), "0 means closed loop");
   if (o.pool_size < 0)

@@ -32,6 +32,7 @@ void Worker::add_client(std::unique_ptr<workload::Client> c, int global_index) {
   s.client = std::move(c);
   s.session = std::make_unique<DriverSession>(this, &shared_.statement_set);
   s.schedule.reseed(shared_.options.seed * 1000003ULL + static_cast<std::uint64_t>(global_index));
+  s.index = global_index;
   s.backoff.reseed(shared_.options.seed * 7919ULL + static_cast<std::uint64_t>(global_index));
   clients_.push_back(std::move(s));
 }
@@ -223,6 +224,10 @@ Task<void> Worker::client_loop(ClientState& c) {
   const bool rate_mode = o.rate > 0;
   const double mean_gap_us = rate_mode ? 1e6 * o.clients / o.rate : 0;
   const bool pooled = o.pool_size > 0;
+  if (o.ramp_s > 0 && o.clients > 1)
+    co_await SleepAwaiter{
+        this,
+        shared_.start_us.load() + static_cast<std::int64_t>(o.ramp_s * 1e6 * c.index / o.clients)};
   if (rate_mode) c.next_arrival = now_us();
   while (!ending_) {
     const std::size_t type = c.client->choose();

@@ -32,7 +32,9 @@ struct ClientState {
   std::unique_ptr<DriverSession> session;
   std::unique_ptr<ConnSlot> own;  // its connection (not in pool mode)
   Random schedule{1};
-  Random backoff{1};  // retry backoffs: a stream of their own keeps the arrivals as they were
+  Random backoff{1};
+  int index = 0;  // among all the run's clients: its place in the ramp  // retry backoffs: a stream
+                  // of their own keeps the arrivals as they were
   std::int64_t next_arrival = 0;
   // The scheduled start of the transaction under way, and its type; 0 between transactions.
   std::int64_t in_flight_since = 0;

@@ -282,39 +282,40 @@ std::vector<results::HeadlineFigure> headline_figures(const RunCounts& run) {
   std::vector<results::HeadlineFigure> out;
   const double minutes = run.duration_s / 60;
   auto per_minute = [&](double n) { return minutes > 0 ? n / minutes : 0.0; };
-  if (run.by_type.empty()) return out;
-  const results::TxTypeResult& no = run.by_type[0];  // new_order, first in mix()
-  const bool qualifies = broken.empty();
-  // 5.4.2: tpmC counts every New-Order, the 1% rolled back by design included.
-  out.push_back({.name = qualifies ? "tpmC" : "New-Orders/min (not tpmC)",
-                 .value = per_minute(static_cast<double>(no.committed + no.rolled_back)),
-                 .unit = "New-Orders per minute, rolled back included",
-                 .warning = qualifies ? "" : "not tpmC: " + join(broken, "; ")});
-  out.push_back({.name = "NOPM",
-                 .value = per_minute(static_cast<double>(no.committed)),
-                 .unit = "committed New-Orders per minute",
-                 .warning = ""});
-  // Beside the figure whenever failures can happen (retries on) or did.
-  if (no.failed > 0 || run.max_tries != 1)
-    out.push_back(
-        {.name = "failed New-Orders",
-         .value = static_cast<double>(no.failed),
-         .unit = fmt::format("after {}, in neither figure above", tries_text(run.max_tries)),
-         .warning = no.failed > 0 && run.max_tries == 1
-                        ? "serialization failures and deadlocks were not retried: --max-tries"
-                        : ""});
-  // HammerDB's cross-check, exact: the audit's row says whether it held.
-  if (run.probe_delta || !run.probe_error.empty()) {
-    const auto row = std::find_if(rows.begin(), rows.end(), [](const results::AuditRow& r) {
-      return r.rule.starts_with("sum(D_NEXT_O_ID)");
-    });
-    out.push_back({.name = "NOPM by D_NEXT_O_ID",
-                   .value = run.probe_delta ? per_minute(*run.probe_delta) : 0.0,
-                   .unit = row->measured,
-                   .warning = row->passed ? "" : "the cross-check failed: " + row->measured});
+  if (!run.by_type.empty()) {
+    const results::TxTypeResult& no = run.by_type[0];  // new_order, first in mix()
+    const bool qualifies = broken.empty();
+    // 5.4.2: tpmC counts every New-Order, the 1% rolled back by design included.
+    out.push_back({.name = qualifies ? "tpmC" : "New-Orders/min (not tpmC)",
+                   .value = per_minute(static_cast<double>(no.committed + no.rolled_back)),
+                   .unit = "New-Orders per minute, rolled back included",
+                   .warning = qualifies ? "" : "not tpmC: " + join(broken, "; ")});
+    out.push_back({.name = "NOPM",
+                   .value = per_minute(static_cast<double>(no.committed)),
+                   .unit = "committed New-Orders per minute",
+                   .warning = ""});
+    // Beside the figure whenever failures can happen (retries on) or did.
+    if (no.failed > 0 || run.max_tries != 1)
+      out.push_back(
+          {.name = "failed New-Orders",
+           .value = static_cast<double>(no.failed),
+           .unit = fmt::format("after {}, in neither figure above", tries_text(run.max_tries)),
+           .warning = no.failed > 0 && run.max_tries == 1
+                          ? "serialization failures and deadlocks were not retried: --max-tries"
+                          : ""});
+    // HammerDB's cross-check, exact: the audit's row says whether it held.
+    if (run.probe_delta || !run.probe_error.empty()) {
+      const auto row = std::find_if(rows.begin(), rows.end(), [](const results::AuditRow& r) {
+        return r.rule.starts_with("sum(D_NEXT_O_ID)");
+      });
+      out.push_back({.name = "NOPM by D_NEXT_O_ID",
+                     .value = run.probe_delta ? per_minute(*run.probe_delta) : 0.0,
+                     .unit = row->measured,
+                     .warning = row->passed ? "" : "the cross-check failed: " + row->measured});
+    }
   }
   // 2.7.4.2 asks for both percentages: the Deliveries with a skip, and the districts skipped.
-  if (run.counters.size() >= kCounters && run.counters[kDeliveryDistricts] > 0) {
+  if (run.counters.size() > kDeliveriesWithSkip && run.counters[kDeliveryDistricts] > 0) {
     const double districts = static_cast<double>(run.counters[kDeliveryDistricts]);
     const double deliveries = districts / kDistrictsPerWarehouse;
     const double with_skip = static_cast<double>(run.counters[kDeliveriesWithSkip]);

@@ -19,5 +19,20 @@ TEST(Options, ThinkTimeUnderAFixedRateIsRefusedWithTheReason) {
   EXPECT_TRUE(validate(o, true).empty());
 }
 
+TEST(Options, TheRampEndsWithinTheWarmup) {
+  DriverOptions o;
+  o.warmup_s = 30;
+  o.ramp_s = 30;  // at the warm-up's end: every client runs in the measured window
+  EXPECT_TRUE(validate(o).empty());
+  o.ramp_s = 30.5;
+  const auto problems = validate(o);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].message.find("--ramp 30.5 s ends after the warm-up of 30 s"),
+            std::string::npos)
+      << problems[0].message;
+  o.ramp_s = -1;
+  EXPECT_FALSE(validate(o).empty());
+}
+
 }  // namespace
 }  // namespace pgslow::driver
