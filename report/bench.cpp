@@ -30,6 +30,15 @@ std::vector<std::string> tx_row(const std::string& name, std::uint64_t started,
 
 }  // namespace
 
+std::string in_flight_text(const Measurement& m) {
+  if (m.in_flight_at_end == 0) return {};
+  return fmt::format(
+      "{} transaction{} still running when the window closed, the longest for {} (a lower bound "
+      "on its latency; not counted)",
+      format_count(m.in_flight_at_end), m.in_flight_at_end == 1 ? "" : "s",
+      format_latency_us(m.in_flight_longest_us));
+}
+
 void render_bench_console(const BenchResult& bench, std::ostream& out) {
   const Measurement& m = bench.measurement;
   TextTable table;
@@ -51,6 +60,14 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
     out << fmt::format("{} {} ({})\n", f.name, format_number(f.value, 4), f.unit);
     if (!f.warning.empty()) out << fmt::format("  warning: {}\n", f.warning);
   }
+  // The workload's audit (TPC-C: what the tpmC label needs), row by row.
+  if (!m.audit.empty()) {
+    TextTable audit;
+    audit.header = {"audit", "clause", "rule", "measured"};
+    for (const auto& r : m.audit)
+      audit.rows.push_back({r.passed ? "PASS" : "FAIL", r.clause, r.rule, r.measured});
+    out << "\n" << audit.render() << "\n";
+  }
   if (bench.load.rate > 0)
     out << fmt::format("schedule lag  p50 {}  p99 {}  max {} (rate {}/s; latency includes it)\n",
                        format_latency_us(m.schedule_lag.p50_us),
@@ -70,6 +87,18 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
         format_size(m.idle_connection_pss_bytes), m.idle_connections_measured);
   for (const auto& [cls, n] : m.failures_by_class)
     out << fmt::format("failed ({}): {}\n", cls, format_count(n));
+  if (m.retries > 0) {
+    // Failed attempts and backoffs, per type: inside the latencies above.
+    std::string per_type;
+    for (const auto& t : m.by_type)
+      if (t.retries > 0)
+        per_type += fmt::format("{}{} {} in {}", per_type.empty() ? "" : ", ", t.name,
+                                format_count(t.retries), format_seconds(t.retry_time_us / 1e6));
+    out << fmt::format("retry time    {} (retries, and the time they took; latency includes it)\n",
+                       per_type);
+  }
+  if (const std::string text = in_flight_text(m); !text.empty())
+    out << fmt::format("in flight     {}\n", text);
   if (m.reconnects > 0) out << fmt::format("reconnects {}\n", format_count(m.reconnects));
   if (m.clients_connected < m.clients_requested)
     out << fmt::format("clients connected {} of {} (the server refused the others)\n",

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "report/attribution.h"
+#include "report/bench.h"
 #include "report/curve.h"
 #include "report/load_columns.h"
 #include "report/registry.h"
@@ -102,11 +103,7 @@ void render_console(const Run& run, std::ostream& terminal) {
     for (const auto& w : s.headline_warnings) detail("warning", w);
     for (const auto& w : stage.warnings) detail("warning", w);
     if (const Measurement* m = s.ran ? median_repeat(stage) : nullptr; m && m->in_flight_at_end > 0)
-      detail("in flight",
-             fmt::format("{} transaction{} still running when the window closed, the longest for "
-                         "{} (a lower bound on its latency; not counted)",
-                         format_count(m->in_flight_at_end), m->in_flight_at_end == 1 ? "" : "s",
-                         format_latency_us(m->in_flight_longest_us)));
+      detail("in flight", in_flight_text(*m));
     if (!stage.error.empty()) detail("error", stage.error);
     if (stage.attribution) {
       const auto lines = attribution_lines(*stage.attribution, "", 100 - 14);

@@ -27,12 +27,14 @@ struct Fields<LatencySummary> {
 template <>
 struct Fields<TxTypeResult> {
   using S = TxTypeResult;
-  static constexpr auto list = std::tuple{field("name", &S::name),
-                                          field("committed", &S::committed),
-                                          field("rolled_back", &S::rolled_back),
-                                          field("failed", &S::failed),
-                                          field("retries", &S::retries),
-                                          field("latency", &S::latency)};
+  static constexpr auto list = std::tuple{
+      field("name", &S::name),
+      field("committed", &S::committed),
+      field("rolled_back", &S::rolled_back),
+      field("failed", &S::failed),
+      field("retries", &S::retries),
+      field("retry_time_us", &S::retry_time_us, [](const S& t) { return t.retries > 0; }),
+      field("latency", &S::latency)};
 };
 
 template <>
@@ -40,6 +42,14 @@ struct Fields<HeadlineFigure> {
   using S = HeadlineFigure;
   static constexpr auto list = std::tuple{field("name", &S::name), field("value", &S::value),
                                           field("unit", &S::unit), field("warning", &S::warning)};
+};
+
+template <>
+struct Fields<AuditRow> {
+  using S = AuditRow;
+  static constexpr auto list =
+      std::tuple{field("clause", &S::clause), field("rule", &S::rule),
+                 field("measured", &S::measured), field("passed", &S::passed)};
 };
 
 template <>
@@ -61,6 +71,7 @@ struct Fields<Measurement> {
       field("reconnects", &S::reconnects),
       field("tps", &S::tps),
       field("headline", &S::headline),
+      field("audit", &S::audit, [](const S& m) { return !m.audit.empty(); }),
       field("latency", &S::latency),
       field("schedule_lag", &S::schedule_lag),
       field("pool_wait", &S::pool_wait),

@@ -198,9 +198,10 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_option("--warmup", a->warmup, "warm-up seconds (overrides the scenario)");
     cmd->add_option("--repeats", a->repeats, "measured runs per stage (overrides the scenario)");
     cmd->add_option("--workers", a->workers, "driver threads (default: one per core)");
-    cmd->add_option("--max-tries", a->max_tries,
-                    "attempts per transaction on serialization failure or deadlock (default: "
-                    "the workload's, 10 for tpcc-lite's strict isolation levels, else 1)");
+    cmd->add_option(
+        "--max-tries", a->max_tries,
+        "attempts per transaction on serialization failure or deadlock (default: "
+        "the workload's: until it commits for tpcc-lite's strict isolation levels, else 1)");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
     add_protocol_option(cmd, a->protocol);
     add_measure_overrides(cmd, a->overrides);

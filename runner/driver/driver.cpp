@@ -76,11 +76,12 @@ results::Measurement run_workload(const workload::Workload& workload,
                                   const workload::WorkloadParams& params,
                                   const std::string& conninfo, const DriverOptions& options,
                                   Progress& progress, const std::atomic<bool>* stop) {
-  auto problems = validate(options);
+  auto problems = validate(options, params.think_time);
   if (has_errors(problems)) throw InputError(std::move(problems));
 
   DriverOptions o = options;
-  if (o.max_tries == 0) o.max_tries = std::max(1, workload.default_max_tries(params));
+  // From here on 0 is RetryPolicy::kUntilCommit, the workload's own choice.
+  if (o.max_tries == 0) o.max_tries = std::max(0, workload.default_max_tries(params));
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int workers = o.workers > 0 ? o.workers : cores;
   workers = std::min(workers, o.clients);
@@ -114,19 +115,33 @@ results::Measurement run_workload(const workload::Workload& workload,
     ws[i % workers]->add_client(workload.make_client(params, i), i);
 
   // The workload's probe (TPC-C: sum(D_NEXT_O_ID)) on a connection of its own, read as the
-  // window starts and ends; a probe that fails leaves the cross-check out, not the run. It
+  // window starts and ends, each read timed: the workers judge each commit of the probe's type
+  // against the reads (Worker::count_probe), so the probe's rise has an exact bound. A probe
+  // that fails is an error of the cross-check (RunCounts::probe_error), not of the run. It
   // connects before the clients, as the other evidence connections do (clients taking every
   // slot cannot starve it), and by its name the wait sampler leaves it out.
   const std::string probe_sql = workload.window_probe_sql();
+  shared.probe_type = probe_sql.empty() ? -1 : workload.window_probe_type();
   std::optional<pg::Connection> probe_conn;
-  std::optional<double> probe_start;
-  auto read_probe = [&]() -> std::optional<double> {
+  std::string probe_error;
+  struct ProbeRead {
+    double value = 0;
+    std::int64_t began = 0, ended = 0;
+  };
+  std::optional<ProbeRead> probe_start, probe_end;
+  auto read_probe = [&]() -> std::optional<ProbeRead> {
     if (!probe_conn) return std::nullopt;
+    ProbeRead r;
     try {
+      r.began = now_us();
       const auto v = probe_conn->query_value(probe_sql);
-      return v ? std::optional<double>(std::stod(*v)) : std::nullopt;
+      r.ended = now_us();
+      if (!v) throw RuntimeError("it returned no value");
+      r.value = std::stod(*v);
+      return r;
     } catch (const std::exception& e) {
-      spdlog::warn("the workload's window probe failed: {}", e.what());
+      probe_error = fmt::format("the probe `{}` failed: {}", probe_sql, e.what());
+      spdlog::warn("{}", probe_error);
       probe_conn.reset();
       return std::nullopt;
     }
@@ -136,7 +151,8 @@ results::Measurement run_workload(const workload::Workload& workload,
       probe_conn = pg::Connection::open(conninfo);
       evidence::name_evidence_connection(*probe_conn);
     } catch (const std::exception& e) {
-      spdlog::warn("no connection for the workload's window probe: {}", e.what());
+      probe_error = fmt::format("no connection for the probe: {}", e.what());
+      spdlog::warn("{}", probe_error);
     }
   }
 
@@ -200,6 +216,7 @@ results::Measurement run_workload(const workload::Workload& workload,
   const std::int64_t window_end_planned =
       measure_start + static_cast<std::int64_t>(o.duration_s * 1e6);
   bool measure_started = false;
+  bool ended_early = false;  // a stop or on_poll: the workers judged no commit near the end
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     std::int64_t now = now_us();
@@ -207,6 +224,10 @@ results::Measurement run_workload(const workload::Workload& workload,
     if (!measure_started && now >= measure_start) {
       measure_started = true;
       probe_start = read_probe();
+      if (probe_start) {
+        shared.probe_read_start.store(probe_start->began, std::memory_order_relaxed);
+        shared.probe_read_end.store(probe_start->ended, std::memory_order_release);
+      }
       if (o.on_measure_start) o.on_measure_start();
       // The hooks' queries can take a second on a saturated server, while the clients go on:
       // the next tick divides what they published by the time that really passed (a stale
@@ -254,14 +275,16 @@ results::Measurement run_workload(const workload::Workload& workload,
       if (next_tick <= now) next_tick = now + 1'000'000;
     }
     // Threads finish shortly after the window ends (or after the stop flag).
-    if (now >= window_end_planned || stop_now) break;
+    if (now >= window_end_planned) break;
+    if (stop_now || end_now) ended_early = true;
+    if (stop_now) break;
     if (end_now) {
       // The workers close the window at the moment they see it: a shorter one.
       shared.end_early.store(true);
       break;
     }
   }
-  std::optional<double> probe_end = measure_started ? read_probe() : std::nullopt;
+  if (measure_started) probe_end = read_probe();
   if (measure_started && o.on_measure_end) o.on_measure_end();
   threads.join();
 
@@ -302,20 +325,53 @@ results::Measurement run_workload(const workload::Workload& workload,
   m.retries = total.retries;
   m.tps = m.duration_s > 0 ? static_cast<double>(m.committed + m.rolled_back) / m.duration_s : 0;
   // The workload's own figures (tpmC, ...): the driver knows no workload by name.
-  workload::RunCounts run{.duration_s = m.duration_s,
-                          .clients = o.pool_size > 0 ? o.clients : connected,
-                          .scale = params.scale,
-                          .think_time = params.think_time,
-                          .max_tries = o.max_tries,
-                          .probe_delta = {},
-                          .by_type = m.by_type,
-                          .counters = {}};
-  if (probe_start && probe_end) run.probe_delta = *probe_end - *probe_start;
+  workload::RunCounts run;
+  run.duration_s = m.duration_s;
+  run.clients = o.pool_size > 0 ? o.clients : connected;
+  run.scale = params.scale;
+  run.think_time = params.think_time && o.rate <= 0;  // waited only in the closed loop
+  run.max_tries = o.max_tries;
+  run.by_type = m.by_type;
+  if (probe_start && probe_end && !ended_early) {
+    run.probe_delta = probe_end->value - probe_start->value;
+    for (auto& w : ws) {
+      run.probe_sure += w->probe_sure_;
+      run.probe_in_flight += w->probe_in_flight_;
+      for (const auto& [began, ended] : w->probe_pending_) {
+        if (ended <= probe_start->began || began >= probe_end->ended) continue;  // outside
+        if (began >= probe_start->ended && ended <= probe_end->began)
+          ++run.probe_sure;
+        else
+          ++run.probe_in_flight;
+      }
+    }
+  } else if (!probe_sql.empty()) {
+    run.probe_error = ended_early ? "the window ended early (a stop or a switchback's end): "
+                                    "the reads were not where the workers expected them"
+                                  : probe_error;
+  }
+  run.in_flight_by_type.assign(shared.types, 0);
+  for (auto& w : ws) {
+    for (std::size_t i = 0; i < w->in_flight_by_type_.size() && i < shared.types; ++i)
+      run.in_flight_by_type[i] += w->in_flight_by_type_[i];
+    run.keying_asked_s += static_cast<double>(w->keying_asked_us_) / 1e6;
+    run.keying_waited_s += static_cast<double>(w->keying_waited_us_) / 1e6;
+    run.think_asked_s += static_cast<double>(w->think_asked_us_) / 1e6;
+    run.think_waited_s += static_cast<double>(w->think_waited_us_) / 1e6;
+  }
+  // Whole minutes of the window only: a last partial minute is no rate.
+  const auto whole_minutes = static_cast<std::size_t>(m.duration_s / 60);
+  run.per_minute.assign(whole_minutes, std::vector<std::uint64_t>(shared.types, 0));
+  for (auto& w : ws)
+    for (std::size_t k = 0; k < whole_minutes && k < w->per_minute_.size(); ++k)
+      for (std::size_t i = 0; i < w->per_minute_[k].size() && i < shared.types; ++i)
+        run.per_minute[k][i] += w->per_minute_[k][i];
   run.counters.assign(workload.counter_names().size(), 0);
   for (auto& w : ws)
     for (std::size_t i = 0; i < run.counters.size() && i < w->counters_.size(); ++i)
       run.counters[i] += w->counters_[i];
   m.headline = workload.headline(run);
+  m.audit = workload.audit(run);
   m.latency = total.latency.summary();
   if (o.rate > 0) m.schedule_lag = lag.summary();
   if (o.pool_size > 0) m.pool_wait = pool_wait.summary();

@@ -45,14 +45,18 @@ inline constexpr int kEndWindow = -2;
 
 struct DriverOptions {
   int clients = 1;
-  int workers = 0;         // worker threads; 0: one per core (never more than clients)
-  double warmup_s = 0;     // excluded from the results
+  int workers = 0;      // worker threads; 0: one per core (never more than clients)
+  double warmup_s = 0;  // excluded from the results
+  // Staggered start: client i of N starts its first transaction ramp_s * i / N after the
+  // clock starts (terminals arriving one by one, not all at once); within the warm-up.
+  double ramp_s = 0;
   double duration_s = 10;  // measured time after the warm-up
   double rate = 0;         // transactions per second in total; 0: closed loop
   int pool_size = 0;       // 0: one connection per client
   bool connect_per_transaction = false;
   Protocol protocol = Protocol::kPrepared;
-  // Attempts per transaction for retryable errors (1: no retry; 0: the workload's default).
+  // Attempts per transaction for retryable errors (1: no retry; 0: the workload's default,
+  // which may be RetryPolicy::kUntilCommit: tpcc-lite under repeatable read and serializable).
   int max_tries = 0;
   bool allow_partial = false;  // go on with the clients that could connect
   std::uint64_t seed = 1;      // arrival schedule; the workload's inputs use params.seed
@@ -73,8 +77,10 @@ struct DriverOptions {
   BlockTallies* blocks = nullptr;  // filled after the run when on_poll is set
 };
 
-// Checks the options; problems name the option (--clients, --rate, ...).
-std::vector<ConfigError> validate(const DriverOptions& options);
+// Checks the options; problems name the option (--clients, --rate, ...). `think_time`: the
+// workload's keying and think times are on (WorkloadParams::think_time), which only a closed
+// loop waits: with a fixed rate they are refused, never recorded as on and not waited.
+std::vector<ConfigError> validate(const DriverOptions& options, bool think_time = false);
 
 // Runs the workload on the database `conninfo` names (statements are prepared on every new
 // connection) and returns the measured window. Prints a progress line once a second.

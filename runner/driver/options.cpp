@@ -22,7 +22,7 @@ std::optional<Protocol> parse_protocol(std::string_view text) {
   return std::nullopt;
 }
 
-std::vector<ConfigError> validate(const DriverOptions& o) {
+std::vector<ConfigError> validate(const DriverOptions& o, bool think_time) {
   std::vector<ConfigError> errors;
   auto add = [&](std::string msg, std::string hint) {
     ConfigError e;
@@ -35,6 +35,10 @@ std::vector<ConfigError> validate(const DriverOptions& o) {
     add(fmt::format("--workers must be 0 (one per core) or more (got {})", o.workers), "");
   if (o.duration_s <= 0) add(fmt::format("--duration must be positive (got {})", o.duration_s), "");
   if (o.warmup_s < 0) add(fmt::format("--warmup must not be negative (got {})", o.warmup_s), "");
+  if (o.ramp_s < 0) add(fmt::format("--ramp must not be negative (got {})", o.ramp_s), "");
+  if (o.ramp_s > o.warmup_s)
+    add(fmt::format("--ramp {:g} s ends after the warm-up of {:g} s", o.ramp_s, o.warmup_s),
+        "the measured window must see every client running: raise --warmup to at least --ramp");
   if (o.rate < 0)
     add(fmt::format("--rate must not be negative (got {})", o.rate), "0 means closed loop");
   if (o.pool_size < 0)
@@ -42,7 +46,15 @@ std::vector<ConfigError> validate(const DriverOptions& o) {
         "0 means one connection per client");
   if (o.max_tries < 0)
     add(fmt::format("--max-tries must be 0 or more (got {})", o.max_tries),
-        "1 means no retry; 0 the workload's default (10 for tpcc-lite's strict isolation levels)");
+        "1 means no retry; 0 the workload's default (tpcc-lite under repeatable-read or "
+        "serializable: until the transaction commits)");
+  if (think_time && o.rate > 0)
+    add(fmt::format("--think-time cannot be combined with --rate {:g}: keying and think times "
+                    "are waited only in the closed loop, where a terminal's next transaction "
+                    "follows its last; a fixed rate sets the arrivals itself",
+                    o.rate),
+        "drop --rate (the spec's terminals: --think-time with 10 clients per warehouse) or "
+        "--think-time (a fixed rate without TPC-C's waits)");
   if (o.pool_size > 0 && o.connect_per_transaction)
     add("--pool-size and --connect-per-transaction cannot be combined",
         "a pool keeps its connections open");

@@ -1,6 +1,9 @@
 #include "driver/outcome.h"
 
+#include <algorithm>
 #include <optional>
+
+#include "common/clock.h"
 
 namespace pgslow::driver {
 
@@ -9,10 +12,19 @@ namespace {
 const std::string kRollback = "ROLLBACK";
 }  // namespace
 
+std::int64_t backoff_us(const RetryPolicy& policy, int retry, Random& rng) {
+  const int doublings = std::clamp(retry - 1, 0, 30);
+  const std::int64_t ceiling = std::min(policy.backoff_cap_us, policy.backoff_base_us << doublings);
+  return ceiling > 0 ? rng.uniform(0, ceiling) : 0;
+}
+
 Task<Outcome> run_with_retries(workload::Client& client, workload::Session& session,
-                               int max_tries) {
+                               const RetryPolicy& policy, Random& rng) {
   Outcome out;
+  const std::int64_t first = now_us();
+  auto closed = [&policy] { return policy.window_closed != nullptr && *policy.window_closed; };
   for (int attempt = 1;; ++attempt) {
+    if (attempt > 1) out.retry_us = now_us() - first;
     // C++ forbids co_await inside a catch block: keep the error, roll back after it.
     std::optional<pg::Error> error;
     try {
@@ -37,10 +49,14 @@ Task<Outcome> run_with_retries(workload::Client& client, workload::Session& sess
     } catch (const pg::Error&) {
       rollback_failed = true;  // the connection is gone: report the first error
     }
-    if (!rollback_failed && pg::is_retryable(cls) && attempt < max_tries) {
+    const bool tries_left =
+        policy.max_tries == RetryPolicy::kUntilCommit || attempt < policy.max_tries;
+    if (!rollback_failed && pg::is_retryable(cls) && tries_left && !closed()) {
       ++out.retries;
-      continue;
+      co_await session.sleep(backoff_us(policy, out.retries, rng));
+      if (!closed()) continue;
     }
+    out.window_closed = !rollback_failed && pg::is_retryable(cls) && tries_left && closed();
     out.kind = Outcome::Kind::kFailed;
     out.error_class = cls;
     out.connection_lost = rollback_failed;
@@ -51,6 +67,7 @@ Task<Outcome> run_with_retries(workload::Client& client, workload::Session& sess
 
 void Tally::add(const Outcome& o, std::int64_t latency_us) {
   retries += static_cast<std::uint64_t>(o.retries);
+  retry_us += o.retry_us;
   switch (o.kind) {
     case Outcome::Kind::kCommitted:
       ++committed;
@@ -72,6 +89,7 @@ void Tally::merge(const Tally& other) {
   rolled_back += other.rolled_back;
   failed += other.failed;
   retries += other.retries;
+  retry_us += other.retry_us;
   for (std::size_t i = 0; i < failures_by_class.size(); ++i)
     failures_by_class[i] += other.failures_by_class[i];
   latency.merge(other.latency);
@@ -84,6 +102,7 @@ results::TxTypeResult Tally::result(const std::string& name) const {
   r.rolled_back = rolled_back;
   r.failed = failed;
   r.retries = retries;
+  r.retry_time_us = static_cast<double>(retry_us);
   r.latency = latency.summary();
   return r;
 }

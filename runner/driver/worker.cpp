@@ -32,6 +32,8 @@ void Worker::add_client(std::unique_ptr<workload::Client> c, int global_index) {
   s.client = std::move(c);
   s.session = std::make_unique<DriverSession>(this, &shared_.statement_set);
   s.schedule.reseed(shared_.options.seed * 1000003ULL + static_cast<std::uint64_t>(global_index));
+  s.index = global_index;
+  s.backoff.reseed(shared_.options.seed * 7919ULL + static_cast<std::uint64_t>(global_index));
   clients_.push_back(std::move(s));
 }
 
@@ -169,9 +171,11 @@ void Worker::end_window(std::int64_t at) {
   ending_ = true;
   end_us_ = std::min(end_us_, at);
   window_end_ = end_us_;
+  in_flight_by_type_.assign(shared_.types, 0);
   for (const auto& c : clients_) {
     if (c.in_flight_since <= 0 || c.in_flight_since >= end_us_) continue;
     ++in_flight_at_end_;
+    ++in_flight_by_type_[c.type];
     in_flight_longest_us_ = std::max(in_flight_longest_us_, end_us_ - c.in_flight_since);
   }
   // In-flight statements are cancelled so the run ends promptly; their transactions finish
@@ -192,14 +196,41 @@ void Worker::end_window(std::int64_t at) {
   }
 }
 
+void Worker::count_probe(std::int64_t start, std::int64_t end) {
+  if (end < measure_start_) return;  // before the first read began
+  const std::int64_t read_end = shared_.probe_read_end.load(std::memory_order_acquire);
+  // Not yet judged against the first read, or near the second: judged after the run.
+  if (read_end == 0 || end >= planned_end_ || shared_.stopping()) {
+    probe_pending_.emplace_back(start, end);
+    return;
+  }
+  if (end <= shared_.probe_read_start.load(std::memory_order_relaxed)) return;
+  if (start >= read_end)
+    ++probe_sure_;
+  else
+    ++probe_in_flight_;
+}
+
+Task<void> Worker::wait_counted(std::int64_t us, std::int64_t& asked, std::int64_t& waited) {
+  const std::int64_t from = now_us();
+  co_await SleepAwaiter{this, from + us};
+  if (ending_ || from < measure_start_) co_return;
+  asked += us;
+  waited += now_us() - from;
+}
+
 Task<void> Worker::client_loop(ClientState& c) {
   const DriverOptions& o = shared_.options;
   const bool rate_mode = o.rate > 0;
   const double mean_gap_us = rate_mode ? 1e6 * o.clients / o.rate : 0;
   const bool pooled = o.pool_size > 0;
+  if (o.ramp_s > 0 && o.clients > 1)
+    co_await SleepAwaiter{
+        this,
+        shared_.start_us.load() + static_cast<std::int64_t>(o.ramp_s * 1e6 * c.index / o.clients)};
   if (rate_mode) c.next_arrival = now_us();
   while (!ending_) {
-    std::size_t type = c.client->choose();
+    const std::size_t type = c.client->choose();
     std::int64_t scheduled;
     if (rate_mode) {
       c.next_arrival += static_cast<std::int64_t>(c.schedule.exponential(mean_gap_us));
@@ -212,13 +243,14 @@ Task<void> Worker::client_loop(ClientState& c) {
     } else {
       // TPC-C's keying time (5.2.5.7): before the transaction, outside its response time.
       const std::int64_t keying = c.client->keying_time_us();
-      if (keying > 0) co_await SleepAwaiter{this, now_us() + keying};
+      if (keying > 0) co_await wait_counted(keying, keying_asked_us_, keying_waited_us_);
       scheduled = now_us();
     }
     if (ending_) break;
     // A closed loop starts when it is scheduled: one clock read fewer per transaction.
     const std::int64_t start = rate_mode ? now_us() : scheduled;
     c.in_flight_since = scheduled;
+    c.type = type;
 
     ConnSlot* slot = nullptr;
     Outcome outcome;
@@ -263,9 +295,10 @@ Task<void> Worker::client_loop(ClientState& c) {
     if (slot != nullptr) {
       c.session->bind(slot);
       try {
-        outcome = co_await run_with_retries(*c.client, *c.session, o.max_tries);
+        outcome = co_await run_with_retries(*c.client, *c.session, retry_, c.backoff);
       } catch (...) {
         fatal_ = std::current_exception();
+        outcome.kind = Outcome::Kind::kFailed;  // ends the run; never counted as committed
         end_window(now_us());
       }
       ran = true;
@@ -276,14 +309,17 @@ Task<void> Worker::client_loop(ClientState& c) {
     std::int64_t end = now_us();
     c.in_flight_since = 0;
 
-    if (outcome.kind == Outcome::Kind::kFailed)
+    // Retrying stopped by the window's end: in flight at the end (end_window), not failed.
+    if (outcome.kind == Outcome::Kind::kFailed && !outcome.window_closed)
       ++interval_failed_;
-    else
+    else if (outcome.kind != Outcome::Kind::kFailed)
       interval_.record(end - scheduled);
+    if (outcome.kind == Outcome::Kind::kCommitted && static_cast<int>(type) == shared_.probe_type)
+      count_probe(start, end);
     // Counted: finished inside the window, whenever it started. Counting only those that also
     // started after the warm-up would bias TPS low by about latency / duration per client and
     // hide the slowest transactions from p99 and max: worst for the catastrophic presets.
-    const bool measured = end > measure_start_ && end <= end_us_;
+    const bool measured = end > measure_start_ && end <= end_us_ && !outcome.window_closed;
     c.client->take_counters(measured ? counters_ : unmeasured_counters_);
     if (measured && shared_.max_blocks > 0) {
       if (const int b = shared_.block.load(std::memory_order_relaxed); b >= 0) {
@@ -298,6 +334,12 @@ Task<void> Worker::client_loop(ClientState& c) {
     }
     if (measured) {
       tallies_[type].add(outcome, end - scheduled);
+      if (outcome.kind != Outcome::Kind::kFailed) {
+        const auto minute = static_cast<std::size_t>((end - measure_start_) / 60'000'000);
+        if (per_minute_.size() <= minute) per_minute_.resize(minute + 1);
+        if (per_minute_[minute].empty()) per_minute_[minute].assign(shared_.types, 0);
+        ++per_minute_[minute][type];
+      }
       if (rate_mode) {
         schedule_lag_.record(start - scheduled);
         if (static_cast<double>(start - scheduled) <= results::kOnTimeLagUs) ++on_time_;
@@ -307,7 +349,7 @@ Task<void> Worker::client_loop(ClientState& c) {
     if (!ran) co_await SleepAwaiter{this, now_us() + 10'000};  // a refused connect: back off
     // TPC-C's think time (5.2.5.7): after the transaction, before the next menu.
     if (const std::int64_t think = rate_mode ? 0 : c.client->think_time_us(); think > 0)
-      co_await SleepAwaiter{this, now_us() + think};
+      co_await wait_counted(think, think_asked_us_, think_waited_us_);
   }
   --active_;
 }
@@ -359,8 +401,11 @@ void Worker::run() {
   if (o.pool_size > 0 && shared_.pool_open.load() > 0) {
     for (auto& c : clients_) c.loop = client_loop(c);
   }
+  retry_.max_tries = o.max_tries;
+  retry_.window_closed = &ending_;
   measure_start_ = t0 + static_cast<std::int64_t>(o.warmup_s * 1e6);
   end_us_ = measure_start_ + static_cast<std::int64_t>(o.duration_s * 1e6);
+  planned_end_ = end_us_;
   window_end_ = end_us_;
   next_publish_ = now_us() + kPublishUs;
   arm_tick(now_us());

@@ -32,9 +32,13 @@ struct ClientState {
   std::unique_ptr<DriverSession> session;
   std::unique_ptr<ConnSlot> own;  // its connection (not in pool mode)
   Random schedule{1};
+  Random backoff{1};
+  int index = 0;  // among all the run's clients: its place in the ramp  // retry backoffs: a stream
+                  // of their own keeps the arrivals as they were
   std::int64_t next_arrival = 0;
-  // The scheduled start of the transaction under way; 0 between transactions.
+  // The scheduled start of the transaction under way, and its type; 0 between transactions.
   std::int64_t in_flight_since = 0;
+  std::size_t type = 0;
   Task<void> loop;
 };
 
@@ -54,7 +58,12 @@ struct Shared {
   StatementSet statement_set;  // by name, with the protocol (the sessions read it)
   std::size_t types = 1;
   std::latch connected;
-  std::atomic<std::int64_t> start_us{0};    // 0 until the main thread starts the clock; -1: abort
+  std::atomic<std::int64_t> start_us{0};  // 0 until the main thread starts the clock; -1: abort
+  // The workload's probe (Workload::window_probe_sql): the type whose commits advance it, and
+  // when its first read began and ended (0 until the main thread has read it).
+  int probe_type = -1;
+  std::atomic<std::int64_t> probe_read_start{0};
+  std::atomic<std::int64_t> probe_read_end{0};
   const std::atomic<bool>* stop = nullptr;  // the caller's (Ctrl-C)
   std::atomic<bool> abort{false};           // the run's own: the main thread gave up
   std::atomic<bool> end_early{false};       // the main thread ended the window (on_poll)
@@ -104,6 +113,17 @@ class Worker final : public EventLoop, public Inbox {
   // by then: a lower bound on its latency (it ends after the window and is not counted).
   std::uint64_t in_flight_at_end_ = 0;
   std::int64_t in_flight_longest_us_ = 0;
+  std::vector<std::uint64_t> in_flight_by_type_;
+  // Keying and think times inside the window: asked for by the clients, and waited.
+  std::int64_t keying_asked_us_ = 0, keying_waited_us_ = 0;
+  std::int64_t think_asked_us_ = 0, think_waited_us_ = 0;
+  // Completions (committed + rolled back) per minute of the window, per type.
+  std::vector<std::vector<std::uint64_t>> per_minute_;
+  // Commits of the probe's type against the probe's reads (driver.cpp): between them for
+  // sure, in flight at the first read, and (start, end) of those judged after the run.
+  std::uint64_t probe_sure_ = 0;
+  std::uint64_t probe_in_flight_ = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> probe_pending_;
   Published published_;
   int client_count() const { return static_cast<int>(clients_.size()); }
 
@@ -164,6 +184,10 @@ class Worker final : public EventLoop, public Inbox {
   // Sets the tick to fire kTickUs after `now`, or at the window's end if that is sooner.
   void arm_tick(std::int64_t now);
   bool measuring_done(std::int64_t now) const { return now >= end_us_; }
+  void count_probe(std::int64_t start, std::int64_t end);
+  // Sleeps until `us` from now; adds the wait to `asked` and `waited` when it lay inside the
+  // window and the window's end did not cut it short.
+  Task<void> wait_counted(std::int64_t us, std::int64_t& asked, std::int64_t& waited);
 
   Shared& shared_;
   int index_;
@@ -181,7 +205,9 @@ class Worker final : public EventLoop, public Inbox {
   int active_ = 0;
   std::int64_t measure_start_ = 0;
   std::int64_t end_us_ = INT64_MAX;
+  std::int64_t planned_end_ = INT64_MAX;  // end_us_ before a stop or on_poll shortened it
   bool ending_ = false;
+  RetryPolicy retry_;  // its window_closed points at ending_
   Histogram interval_;
   std::uint64_t interval_failed_ = 0;
   std::int64_t next_publish_ = 0;

@@ -34,6 +34,9 @@ struct TxTypeResult {
   std::uint64_t rolled_back = 0;  // by design (New-Order's 1%), not failures
   std::uint64_t failed = 0;
   std::uint64_t retries = 0;
+  // The failed attempts and backoffs before the committed (or last) one, summed: inside the
+  // latencies, as a terminal's user waits for them too.
+  double retry_time_us = 0;
   LatencySummary latency;
 
   bool operator==(const TxTypeResult&) const = default;
@@ -48,6 +51,17 @@ struct HeadlineFigure {
   std::string warning;  // non-empty: the run breaks a rule of its benchmark (shown with it)
 
   bool operator==(const HeadlineFigure&) const = default;
+};
+
+// One rule of a workload's audit (TPC-C: what its tpmC label needs), measured on the run:
+// keyed by the benchmark's clause, with what was measured and whether it passed.
+struct AuditRow {
+  std::string clause;    // "5.2.3"; "pgslow" for the lab's own rules
+  std::string rule;      // "payment share at least 43%"
+  std::string measured;  // "43.5% of 1,234"
+  bool passed = false;
+
+  bool operator==(const AuditRow&) const = default;
 };
 
 // One measured run (warm-up excluded). Outcome totals, defined once (pgbench's rule):
@@ -72,6 +86,7 @@ struct Measurement {
   int idle_connections_measured = 0;  // the backends it was measured on
   std::vector<TxTypeResult> by_type;
   std::vector<HeadlineFigure> headline;  // the workload's own figures; empty for most
+  std::vector<AuditRow> audit;           // the workload's audit; empty for most
   std::map<std::string, std::uint64_t> failures_by_class;  // "serialization failure" -> n
   int clients_requested = 0;
   int clients_connected = 0;           // fewer than requested: refused connections (53300)

@@ -58,9 +58,24 @@ struct RunCounts {
   int clients = 0;          // that ran (connected)
   int scale = 0;            // WorkloadParams::scale
   bool think_time = false;  // WorkloadParams::think_time
-  int max_tries = 1;        // attempts per transaction
+  int max_tries = 1;        // attempts per transaction; 0: until it commits
   // Workload::window_probe_sql() at the window's end minus at its start; nullopt: none.
   std::optional<double> probe_delta;
+  // Why there is no probe_delta although the workload has a probe: the error, named.
+  std::string probe_error;
+  // The exact bound on probe_delta: the commits of window_probe_type() the driver saw between
+  // the two reads for certain (started after the first read ended, finished before the second
+  // began), and those that may fall between them (in flight at a read).
+  std::uint64_t probe_sure = 0;
+  std::uint64_t probe_in_flight = 0;
+  // Keying and think times (5.2.5.7) inside the measured window: what the clients asked for
+  // and what the driver waited; waits the window's end cut short are in neither.
+  double keying_asked_s = 0, keying_waited_s = 0;
+  double think_asked_s = 0, think_waited_s = 0;
+  // Transactions under way when the window closed, per type (in no count above).
+  std::vector<std::uint64_t> in_flight_by_type;
+  // Completions (committed + rolled back) per whole minute of the window, per type.
+  std::vector<std::vector<std::uint64_t>> per_minute;
   std::vector<results::TxTypeResult> by_type;  // in transaction_types() order
   std::vector<std::uint64_t> counters;         // in counter_names() order, summed over clients
 };
@@ -144,15 +159,21 @@ class Workload {
   virtual std::vector<results::HeadlineFigure> headline(const RunCounts& /*run*/) const {
     return {};
   }
+  // The workload's audit of the measured window (TPC-C's rules for tpmC); none by default.
+  virtual std::vector<results::AuditRow> audit(const RunCounts& /*run*/) const { return {}; }
   // Clients when the user set none (0 in WorkloadParams): TPC-C's ten terminals per warehouse;
   // 0: the caller's own default (bench 1, scenarios 8).
   virtual int default_clients(const WorkloadParams& /*params*/) const { return 0; }
-  // Attempts per transaction when the user set none (--max-tries 0).
+  // Attempts per transaction when the user set none (--max-tries 0); 0: retry until it
+  // commits (the measured window bounds it; driver/outcome.h's RetryPolicy).
   virtual int default_max_tries(const WorkloadParams& /*params*/) const { return 1; }
   // A query returning one number, run by the driver as the measured window starts and ends on
   // a connection of its own; its change is RunCounts::probe_delta (TPC-C: sum(D_NEXT_O_ID),
   // the New-Orders committed, to cross-check NOPM). Empty: none.
   virtual std::string window_probe_sql() const { return {}; }
+  // The transaction type (transaction_types() index) each commit of which advances the probe
+  // by one; the driver counts them against the probe's reads. -1: none.
+  virtual int window_probe_type() const { return -1; }
   // Consistency checks after a run; an empty list means the workload has none.
   virtual std::vector<CheckResult> check(pg::Connection& conn,
                                          const WorkloadParams& params) const = 0;

@@ -208,10 +208,16 @@ inline BenchResult sample_bench() {
   b.measurement.rolled_back = 70;
   b.measurement.failed = 2;
   b.measurement.retries = 4;
-  b.measurement.by_type = {{"new_order", 6900, 70, 2, 3, {}}, {"payment", 6600, 0, 0, 1, {}}};
+  b.measurement.by_type = {{"new_order", 6900, 70, 2, 3, 41'000, {}},
+                           {"payment", 6600, 0, 0, 1, 9'000, {}}};
   b.measurement.by_type[0].latency = b.measurement.latency;
   b.measurement.by_type[1].latency = b.measurement.latency;
   b.measurement.headline = {{"tpmC", 13940, "per minute", ""}, {"NOPM", 13800, "per minute", ""}};
+  b.measurement.audit = {
+      {"4.2.2", "10 terminals per warehouse", "20 terminals for 2 warehouses", true},
+      {"5.5.1.1", "measured interval at least 5 min", "30 s", false}};
+  b.measurement.in_flight_at_end = 3;
+  b.measurement.in_flight_longest_us = 2'100'000;
   b.data_bytes = 230'000'000;
   b.reset_seconds = 1.8;
   return b;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "workload/tpcc/audit.h"
 #include "workload/tpcc/constants.h"
 #include "workload/tpcc/tpcc.h"
 
@@ -205,8 +206,6 @@ RunCounts counts(std::uint64_t no_committed, std::uint64_t no_rolled_back, doubl
                  std::uint64_t deliveries_with_skip = 0) {
   RunCounts run;
   run.duration_s = seconds;
-  // A run that qualifies but for what a test changes: 10 terminals for 1 warehouse, think
-  // times on, every p90 within its limit, shares that meet 5.2.3's minimums.
   run.clients = 10;
   run.scale = 1;
   run.think_time = true;
@@ -222,7 +221,10 @@ RunCounts counts(std::uint64_t no_committed, std::uint64_t no_rolled_back, doubl
   run.by_type = {type("new_order", no_committed, no_rolled_back), type("payment", n),
                  type("order_status", n / 10), type("delivery", n / 10),
                  type("stock_level", n / 10)};
-  run.counters = {districts, skipped, deliveries_with_skip};
+  run.counters.assign(kCounters, 0);
+  run.counters[kDeliveryDistricts] = districts;
+  run.counters[kDeliverySkipped] = skipped;
+  run.counters[kDeliveriesWithSkip] = deliveries_with_skip;
   return run;
 }
 
@@ -233,95 +235,33 @@ const results::HeadlineFigure* figure(const std::vector<results::HeadlineFigure>
   return nullptr;
 }
 
-// The New-Order figure of a run that breaks a rule: not called tpmC, and the rule named.
-void expect_not_tpmc(const RunCounts& run, std::string_view rule) {
-  const auto figures = headline_figures(run);
-  ASSERT_FALSE(figures.empty());
-  EXPECT_EQ(figures[0].name, "New-Orders/min (not tpmC)");
-  EXPECT_NE(figures[0].warning.find(rule), std::string::npos) << figures[0].warning;
-  EXPECT_EQ(figure(figures, "tpmC"), nullptr);
-}
-
-// 5.4.2: tpmC = NOPM + rolled-back New-Orders per minute.
+// 5.4.2: tpmC = NOPM + rolled-back New-Orders per minute. (Whether it is called tpmC is the
+// audit's: audit_test.cpp.)
 TEST(Headline, TpmCIsNopmPlusRolledBackNewOrdersPerMinute) {
   // 100 Deliveries, one of which skipped 5 districts: within 2.7.4.2's threshold.
   const auto figures = headline_figures(counts(990, 10, 30, 1000, 5, 1));
-  ASSERT_EQ(figures.size(), 3u);
-  EXPECT_EQ(figures[0].name, "tpmC");
-  EXPECT_TRUE(figures[0].warning.empty());
+  ASSERT_GE(figures.size(), 3u);
   EXPECT_EQ(figures[1].name, "NOPM");
   EXPECT_DOUBLE_EQ(figures[1].value, 990 * 2.0);
   EXPECT_DOUBLE_EQ(figures[0].value, figures[1].value + 10 * 2.0);
-  EXPECT_EQ(figures[2].name, "Delivery skips");
-  EXPECT_DOUBLE_EQ(figures[2].value, 1.0);  // 1 of 100 Deliveries
-  EXPECT_EQ(figures[2].unit, "% of Deliveries, 0.50% of districts");
+  const auto* skips = figure(figures, "Delivery skips");
+  ASSERT_NE(skips, nullptr);
+  EXPECT_DOUBLE_EQ(skips->value, 1.0);  // 1 of 100 Deliveries
+  EXPECT_EQ(skips->unit, "% of Deliveries, 0.50% of districts");
+  EXPECT_EQ(figures.back().name, "audit");
 }
 
-// Each rule that disqualifies a run, alone.
-TEST(Headline, ThinkTimeOffIsNotTpmC) {
+TEST(Headline, FailedNewOrdersAreShownWheneverRetriesAreOn) {
   RunCounts run = counts(990, 10, 30, 0, 0);
-  run.think_time = false;
-  expect_not_tpmc(run, "keying and think times off (5.2.5.7)");
-}
-
-TEST(Headline, AP90AboveItsLimitIsNotTpmC) {
-  RunCounts run = counts(990, 10, 30, 0, 0);
-  run.by_type[0].latency.p90_us = 5e6;  // at the limit: allowed
-  run.by_type[4].latency.p90_us = 20e6;
-  EXPECT_EQ(headline_figures(run)[0].name, "tpmC");
-  run.by_type[0].latency.p90_us = 5.2e6;
-  expect_not_tpmc(run, "new_order p90 5.2 s above 5 s (5.2.5.3)");
-  run.by_type[0].latency.p90_us = 1e6;
-  run.by_type[4].latency.p90_us = 21e6;  // Stock-Level's limit is 20 s
-  expect_not_tpmc(run, "stock_level p90 21.0 s above 20 s (5.2.5.3)");
-}
-
-TEST(Headline, FailuresAreNotTpmCAndFailedNewOrdersAreShown) {
-  RunCounts run = counts(990, 10, 30, 0, 0);
+  run.max_tries = 0;  // until commit
+  EXPECT_NE(figure(headline_figures(run), "failed New-Orders"), nullptr);
   run.max_tries = 10;
   run.by_type[0].failed = 7;
-  expect_not_tpmc(run, "7 transactions failed after 10 tries");
   const auto figures = headline_figures(run);
   ASSERT_NE(figure(figures, "failed New-Orders"), nullptr);
   EXPECT_DOUBLE_EQ(figure(figures, "failed New-Orders")->value, 7);
-}
-
-TEST(Headline, TerminalsOtherThanTenPerWarehouseAreNotTpmCAndSayWhatChanges) {
-  RunCounts run = counts(990, 10, 30, 0, 0);
-  run.scale = 4;
-  run.clients = 8;
-  expect_not_tpmc(run, "8 terminals, not 10 per warehouse (4.2.2)");
-  const auto figures = headline_figures(run);  // figure() points into it
-  const auto* t = figure(figures, "terminals");
-  ASSERT_NE(t, nullptr);
-  EXPECT_NE(t->warning.find("32 of the 40 (warehouse, district) pairs have no terminal"),
-            std::string::npos)
-      << t->warning;
-  run.clients = 40;
-  EXPECT_EQ(figure(headline_figures(run), "terminals"), nullptr);
-}
-
-TEST(Headline, AShareBelowTheMinimumMixIsNotTpmC) {
-  RunCounts run = counts(100, 0, 60, 0, 0);
-  run.by_type[1].committed = 50;  // Payment 50 of 180
-  expect_not_tpmc(run, "payment share 27.8% below 43% (5.2.3)");
-  const auto figures = headline_figures(run);  // figure() points into it
-  const auto* share = figure(figures, "payment share");
-  ASSERT_NE(share, nullptr);
-  EXPECT_NE(share->warning.find("43%"), std::string::npos);
-  EXPECT_NE(share->warning.find("a run this short"), std::string::npos);
-}
-
-// The share warning names failures as the cause when counting them would meet the minimum.
-TEST(Headline, AShareShortForFailuresNamesThem) {
-  RunCounts run = counts(100, 0, 60, 0, 0);
-  run.by_type[1].committed = 60;
-  run.by_type[1].failed = 50;                  // 110 of 240 with the failures: 45.8%
-  const auto figures = headline_figures(run);  // figure() points into it
-  const auto* share = figure(figures, "payment share");
-  ASSERT_NE(share, nullptr);
-  EXPECT_NE(share->warning.find("50 failed payment transactions are left out"), std::string::npos)
-      << share->warning;
+  EXPECT_NE(figures[0].warning.find("7 failed (after 10 tries)"), std::string::npos)
+      << figures[0].warning;
 }
 
 // 2.7.4.2: skipped Deliveries over more than 1% or more than one, whichever is greater.
@@ -331,32 +271,15 @@ TEST(Headline, DeliverySkipsAtTheThresholdsEdge) {
     return headline_figures(counts(990, 10, 30, deliveries * 10, with_skip, with_skip));
   };
   EXPECT_TRUE(figure(at(200, 2), "Delivery skips")->warning.empty());
-  EXPECT_EQ(at(200, 2)[0].name, "tpmC");
   EXPECT_NE(figure(at(200, 3), "Delivery skips")->warning.find("3 of 200 Deliveries"),
             std::string::npos);
-  expect_not_tpmc(counts(990, 10, 30, 2000, 3, 3), "3 Deliveries with a skipped district");
   // 50 Deliveries: 1% is half of one, so one is allowed and two are not.
   EXPECT_TRUE(figure(at(50, 1), "Delivery skips")->warning.empty());
   EXPECT_FALSE(figure(at(50, 2), "Delivery skips")->warning.empty());
-  // Counted per Delivery, not per district: 11 districts skipped by 2 of 200 Deliveries are
-  // 1% of them, allowed, where 11 districts of 2,000 were 0.55%.
+  // Counted per Delivery, not per district.
   const auto figures = headline_figures(counts(990, 10, 30, 2000, 11, 2));
   EXPECT_DOUBLE_EQ(figure(figures, "Delivery skips")->value, 1.0);
   EXPECT_TRUE(figure(figures, "Delivery skips")->warning.empty());
-}
-
-// HammerDB's cross-check: the change of sum(D_NEXT_O_ID) against the New-Orders counted.
-TEST(Headline, NopmIsCrossCheckedAgainstDistrictOrderIds) {
-  RunCounts run = counts(990, 10, 30, 0, 0);
-  run.probe_delta = 990 + 20;  // 10 terminals: up to 20 in flight at the window's ends
-  const auto figures = headline_figures(run);  // figure() points into it
-  const auto* f = figure(figures, "NOPM by D_NEXT_O_ID");
-  ASSERT_NE(f, nullptr);
-  EXPECT_DOUBLE_EQ(f->value, 1010 * 2.0);
-  EXPECT_TRUE(f->warning.empty());
-  run.probe_delta = 990 + 21;
-  EXPECT_NE(figure(headline_figures(run), "NOPM by D_NEXT_O_ID")->warning.find("differ by 21"),
-            std::string::npos);
 }
 
 // 4.2.2: terminal i of W warehouses: the first 10 x W take distinct (warehouse, district).
@@ -376,7 +299,7 @@ TEST(Terminals, TenPerWarehouseTakeDistinctPairsSpreadOverWarehouses) {
   EXPECT_EQ(w->default_clients(p), 40);
   EXPECT_EQ(w->default_max_tries(p), 1);
   p.options["isolation"] = "serializable";
-  EXPECT_EQ(w->default_max_tries(p), 10);
+  EXPECT_EQ(w->default_max_tries(p), 0);  // until commit
 }
 
 }  // namespace
