@@ -276,9 +276,11 @@ Task<void> Worker::client_loop(ClientState& c) {
     std::int64_t end = now_us();
     c.in_flight_since = 0;
 
-    if (outcome.kind == Outcome::Kind::kFailed)
-      ++interval_failed_;
-    else
+    // The live line counts a failure that ended inside the window (or the warm-up): the
+    // statements end_window cancels fail after it and are in flight, not failed.
+    if (outcome.kind == Outcome::Kind::kFailed) {
+      if (end <= end_us_) ++interval_failed_;
+    } else
       interval_.record(end - scheduled);
     // Counted: finished inside the window, whenever it started. Counting only those that also
     // started after the warm-up would bias TPS low by about latency / duration per client and
