@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "report/attribution.h"
+#include "report/axes.h"
 #include "report/bench.h"
 #include "report/curve.h"
 #include "report/load_columns.h"
@@ -52,7 +53,7 @@ void render_console(const Run& run, std::ostream& terminal) {
   // (cumulative runs only, where it means the last step) is a detail line under the stage.
   const bool cumulative = run.mode != "isolated";
   TextTable table;
-  table.header = {"stage", "TPS", "tx", "vs baseline", "95% interval", "p99"};
+  table.header = {"stage", "TPS", "tx", "vs baseline", "TPS interval", "p99"};
   table.right = {false, true, true, true, true, true};
   const auto columns = load_columns(run);
   for (const auto& c : columns) {
@@ -61,9 +62,10 @@ void render_console(const Run& run, std::ostream& terminal) {
   }
   for (const auto& s : summaries) {
     const StageResult& stage = run.stages[s.index];
-    table.rows.push_back({stage.name, s.ran ? format_number(s.tps) : "failed",
-                          s.ran ? format_count(s.transactions) : "—",
-                          s.vs_baseline ? s.vs_baseline->text : "—", interval_text(s.vs_baseline),
+    std::string tps = s.ran ? format_number(s.tps) : "failed";
+    if (s.reference_tps > 0) tps += " (ref " + format_number(s.reference_tps) + ")";
+    table.rows.push_back({stage.name, tps, s.ran ? format_count(s.transactions) : "—",
+                          verdict_cell(s), interval_text(s.vs_baseline),
                           s.ran ? format_latency_us(s.p99_us) : "—"});
     const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
     for (const auto& c : columns) table.rows.back().push_back(c.cell(stage, m));
@@ -91,6 +93,11 @@ void render_console(const Run& run, std::ostream& terminal) {
                                               static_cast<double>(m->committed + m->rolled_back)));
       detail("CPU/tx", text);
     }
+    // The verdict's sentence when the cell names another axis than TPS, then every other axis.
+    if (verdict_needs_sentence(s)) detail("verdict", s.verdict.sentence);
+    const auto axes = wrap_items(axis_items(s, false), 100 - 14);
+    for (std::size_t l = 0; l < axes.size(); ++l)
+      out << (l == 0 ? "    axes      " : "              ") << axes[l] << "\n";
     if (!s.design.empty()) detail("measured", s.design);
     for (const auto& knob : stage.skipped) detail("skipped", describe_skipped(knob));
     if (!s.movers.empty()) {

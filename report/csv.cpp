@@ -72,6 +72,7 @@ void render_csv(const Run& run, std::ostream& out) {
                                      "effect_vs_baseline",
                                      "vs_baseline_low",
                                      "vs_baseline_high",
+                                     "verdict_vs_baseline",
                                      "p50_ms",
                                      "p99_ms",
                                      "failed",
@@ -84,6 +85,11 @@ void render_csv(const Run& run, std::ostream& out) {
     if (c.key != "failed") header.push_back(c.key);
   }
   header.insert(header.end(), {"pool_size", "rate", "connect_per_transaction"});
+  // Every axis against the baseline (results/axes.h): ratio stage / baseline, the interval at
+  // the confidence Holm's rule stated it at, and whether it moved.
+  for (const Axis& a : kAxes)
+    for (const char* part : {"_ratio", "_low", "_high", "_confidence", "_measurable"})
+      header.push_back("axis_" + std::string(a.key) + part);
   // A sweep point's value per swept dimension, as written ("32MB"): the curve's x axis.
   for (const auto& d : run.sweep) header.push_back("sweep_" + d);
   for (const auto& k : keys) header.push_back(k);
@@ -129,6 +135,7 @@ void render_csv(const Run& run, std::ostream& out) {
                                                        : "",
         s.vs_baseline && s.vs_baseline->interval.known ? csv_number(s.vs_baseline->interval.high)
                                                        : "",
+        s.verdict.sentence,
         m != nullptr ? csv_number(m->latency.p50_us / 1000) : "",
         m != nullptr ? csv_number(m->latency.p99_us / 1000) : "",
         m != nullptr ? std::to_string(m->failed) : "",
@@ -142,6 +149,18 @@ void render_csv(const Run& run, std::ostream& out) {
     }
     row.insert(row.end(), {std::to_string(stage.load.pool_size), csv_number(stage.load.rate),
                            stage.load.connect_per_transaction ? "true" : "false"});
+    for (const Axis& axis : kAxes) {
+      const AxisChange* found = nullptr;
+      for (const auto& a : s.axes)
+        if (a.axis == &axis) found = &a;
+      const bool known = found != nullptr && found->change.interval.known;
+      row.insert(row.end(),
+                 {found != nullptr ? csv_number(found->change.ratio) : "",
+                  known ? csv_number(found->change.interval.low) : "",
+                  known ? csv_number(found->change.interval.high) : "",
+                  known ? csv_number(found->change.interval.confidence) : "",
+                  found != nullptr ? (found->change.measurable ? "true" : "false") : ""});
+    }
     for (const auto& d : run.sweep) {
       const auto it = stage.sweep_values.find(d);
       row.push_back(it != stage.sweep_values.end() ? it->second : "");

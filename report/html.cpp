@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "report/attribution.h"
+#include "report/axes.h"
 #include "report/curve.h"
 #include "report/load_columns.h"
 #include "report/registry.h"
@@ -82,6 +83,8 @@ td.knobs { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-siz
 .slower { color: var(--bad); } .faster { color: var(--good); } .muted { color: var(--muted); }
 .failed { color: var(--bad); font-weight: 600; }
 .note { display: block; color: var(--bad); font-size: 11px; }
+.design { display: block; color: var(--muted); font-size: 11px; }
+svg.spark { width: 160px; height: 36px; }
 .headline { display: block; font-size: 11px; }
 .chart { background: var(--panel); border-radius: 6px; padding: 8px 12px 4px; }
 .chart svg { width: 100%; height: auto; display: block; }
@@ -239,6 +242,76 @@ std::string change_cell(const std::optional<Change>& c) {
   return fmt::format("<td class=\"num {}\">{}</td>", cls, html_escape(c->text));
 }
 
+// The verdict naming its axis, coloured by which way it went for the user, with how the stage
+// was measured beneath it.
+std::string verdict_td(const StageSummary& s) {
+  const std::string cell = verdict_cell(s);
+  const bool worse = cell.starts_with("costs") || cell.starts_with("tail +") ||
+                     (s.vs_baseline && s.vs_baseline->measurable && s.vs_baseline->ratio < 1 &&
+                      cell == s.vs_baseline->text);
+  const bool better =
+      !worse && (cell.starts_with("saves") || cell.starts_with("tail -") ||
+                 (s.vs_baseline && s.vs_baseline->measurable && cell == s.vs_baseline->text));
+  std::string out = fmt::format("<td class=\"num {}\">{}",
+                                worse    ? "slower"
+                                : better ? "faster"
+                                         : "muted",
+                                html_escape(cell));
+  if (!s.design.empty()) out += "<span class=\"design\">" + html_escape(s.design) + "</span>";
+  return out + "</td>";
+}
+
+// A stage's throughput over time as a small line: per second of its median run, or per block
+// of a switchback run (the stage's blocks in the stage's colour, the reference's in grey, on
+// one scale). Empty with fewer than two points.
+std::string series_svg(const StageResult& stage) {
+  struct Line {
+    std::vector<std::pair<double, double>> points;  // (x, TPS)
+    const char* colour;
+  };
+  std::vector<Line> lines;
+  if (stage.switchback) {
+    Line mine{{}, "#c0392b"};
+    Line reference{{}, "#8a94a3"};
+    for (std::size_t i = 0; i < stage.switchback->blocks.size(); ++i) {
+      const SwitchbackBlock& b = stage.switchback->blocks[i];
+      if (b.seconds <= 0) continue;
+      (b.stage ? mine : reference)
+          .points.emplace_back(static_cast<double>(i),
+                               static_cast<double>(b.transactions) / b.seconds);
+    }
+    lines = {reference, mine};
+  } else if (const Measurement* m = median_repeat(stage)) {
+    Line line{{}, "#3b6fd8"};
+    for (std::size_t i = 0; i < m->tps_per_second.size(); ++i)
+      if (std::isfinite(m->tps_per_second[i]))
+        line.points.emplace_back(static_cast<double>(i), m->tps_per_second[i]);
+    lines = {line};
+  }
+  double max_x = 0;
+  double max_y = 0;
+  std::size_t points = 0;
+  for (const auto& l : lines)
+    for (const auto& [x, y] : l.points) {
+      max_x = std::max(max_x, x);
+      max_y = std::max(max_y, y);
+      ++points;
+    }
+  if (points < 2 || max_x <= 0 || max_y <= 0) return "";
+  std::string out =
+      "<svg class=\"spark\" viewBox=\"0 0 160 36\" role=\"img\" aria-label=\"TPS over time\">";
+  for (const auto& l : lines) {
+    if (l.points.empty()) continue;
+    std::string pts;
+    for (const auto& [x, y] : l.points)
+      pts += fmt::format("{}{:.1f},{:.1f}", pts.empty() ? "" : " ", 2 + x / max_x * 156,
+                         34 - y / max_y * 32);
+    out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>",
+                       pts, l.colour);
+  }
+  return out + "</svg>";
+}
+
 }  // namespace
 
 // The attribution of one stage as a chart drawn here (no script needed): one bar per knob,
@@ -344,9 +417,13 @@ void render_html(const Run& run, std::ostream& out) {
   out << "</dl>\n";
 
   const bool cumulative = run.mode != "isolated";
+  // The server's CPU per transaction, when a local server gave it.
+  const bool cpu = std::any_of(summaries.begin(), summaries.end(),
+                               [](const StageSummary& s) { return s.cpu_vs_baseline.has_value(); });
   out << "<h2>Stages</h2>\n<table id=\"stages\">\n<thead><tr><th>Stage</th><th>Knobs changed</th>"
       << "<th class=\"num\">TPS</th><th class=\"num\">Transactions</th><th class=\"num\">vs "
-         "baseline</th><th class=\"num\">95% interval</th>"
+         "baseline</th><th class=\"num\">TPS interval</th>"
+      << (cpu ? "<th class=\"num\">CPU/tx vs baseline</th>" : "")
       << (cumulative ? "<th class=\"num\">vs previous</th>" : "") << "<th class=\"num\">p99</th>";
   const auto columns = load_columns(run);
   for (const auto& c : columns) out << "<th class=\"num\">" << html_escape(c.header) << "</th>";
@@ -374,8 +451,12 @@ void render_html(const Run& run, std::ostream& out) {
     out << "<tr><td class=\"stage\">" << html_escape(stage.name) << "</td><td class=\"knobs\">"
         << (knobs.empty() ? "—" : knobs) << "</td><td class=\"num\">" << tps << "</td>"
         << "<td class=\"num\">" << html_escape(s.ran ? s.transactions_text : "—") << "</td>"
-        << change_cell(s.vs_baseline) << "<td class=\"num\">"
-        << html_escape(interval_text(s.vs_baseline)) << "</td>"
+        << verdict_td(s) << "<td class=\"num\">" << html_escape(interval_text(s.vs_baseline))
+        << "</td>"
+        << (cpu ? "<td class=\"num\">" +
+                      html_escape(s.cpu_vs_baseline ? cost_change_text(*s.cpu_vs_baseline) : "—") +
+                      "</td>"
+                : std::string())
         << (cumulative ? change_cell(s.vs_previous) : std::string()) << "<td class=\"num\">"
         << (s.ran ? html_escape(format_latency_us(s.p99_us)) : "—") << "</td>";
     const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
@@ -384,6 +465,25 @@ void render_html(const Run& run, std::ostream& out) {
     out << "<td>" << (evidence.empty() ? "—" : evidence) << "</td></tr>\n";
   }
   out << "</tbody>\n</table>\n";
+
+  if (std::any_of(summaries.begin(), summaries.end(),
+                  [](const StageSummary& s) { return s.axes.size() > 1; })) {
+    out << "<h2>Every axis</h2>\n<p class=\"muted\">Each stage against the baseline on every "
+           "axis it measured, from the stage's own design; Holm's rule over a stage's axes keeps "
+           "the chance of any wrong verdict at 5%.</p>\n<table id=\"axes\">\n<thead><tr>"
+           "<th>Stage</th><th>Verdict</th><th>Axes</th><th>TPS over time</th></tr></thead>\n"
+           "<tbody>\n";
+    for (const auto& s : summaries) {
+      if (s.axes.size() <= 1) continue;
+      std::string items;
+      for (const auto& item : axis_items(s, true))
+        items += (items.empty() ? "" : "<br>") + html_escape(item);
+      out << "<tr><td class=\"stage\">" << html_escape(run.stages[s.index].name) << "</td><td>"
+          << html_escape(s.verdict.sentence) << "</td><td>" << items << "</td><td>"
+          << series_svg(run.stages[s.index]) << "</td></tr>\n";
+    }
+    out << "</tbody>\n</table>\n";
+  }
 
   for (const auto& curve : sweep_curves(run)) {
     out << "<h2>Sweep over " << html_escape(dimension_label(curve.dimension))

@@ -9,6 +9,7 @@
 #include "report/json_fields.h"
 #include "report/registry.h"
 #include "results/metric.h"
+#include "results/summary.h"
 #include "results/waits.h"
 
 namespace pgslow::report {
@@ -82,8 +83,61 @@ nlohmann::json attribution_json(const Attribution& a) {
   return nlohmann::json::parse(json_schema::write(attribution_in_metric_terms(a)).dump());
 }
 
+namespace {
+
+// What the report says of each stage against the baseline, axis by axis (written for readers,
+// derived from the measurements above it: never read back).
+// The stage's throughput over time: per second of its median run, or per block of a
+// switchback run (with which configuration each block ran).
+Json series_json(const StageResult& stage) {
+  Json tps = Json::array();
+  Json stage_blocks = Json::array();
+  if (stage.switchback) {
+    for (const auto& b : stage.switchback->blocks) {
+      tps.push_back(json_schema::number(
+          b.seconds > 0 ? static_cast<double>(b.transactions) / b.seconds : 0.0));
+      stage_blocks.push_back(b.stage);
+    }
+    return {{"per", "block"}, {"tps", tps}, {"stage_block", stage_blocks}};
+  }
+  if (const Measurement* m = median_repeat(stage))
+    for (double v : m->tps_per_second) tps.push_back(json_schema::number(v));
+  return {{"per", "second"}, {"tps", tps}};
+}
+
+Json effects_json(const StageResult& stage, const StageSummary& s) {
+  Json axes = Json::array();
+  for (const auto& a : s.axes) {
+    const Interval& i = a.change.interval;
+    Json axis = {{"axis", std::string(a.axis->key)},
+                 {"label", std::string(a.axis->label)},
+                 {"ratio", json_schema::number(a.change.ratio)},
+                 {"interval_known", i.known}};
+    if (i.known) {
+      axis["low"] = json_schema::number(i.low);
+      axis["high"] = json_schema::number(i.high);
+      axis["confidence"] = json_schema::number(i.confidence);
+      axis["could_see"] = json_schema::number(i.detectable());
+    }
+    axis["measurable"] = a.change.measurable;
+    axis["text"] = axis_change_text(a);
+    axes.push_back(std::move(axis));
+  }
+  return {{"verdict", s.verdict.cell},
+          {"verdict_text", s.verdict.sentence},
+          {"design", s.design},
+          {"axes", std::move(axes)},
+          {"series", series_json(stage)}};
+}
+
+}  // namespace
+
 std::string to_json(const Run& run) {
   Json doc = json_schema::write(run);
+  const auto summaries = summarize(run);
+  for (const auto& s : summaries)
+    if (!s.axes.empty() && s.index < doc["stages"].size())
+      doc["stages"][s.index]["effects"] = effects_json(run.stages[s.index], s);
   doc["schema_version"] = kSchemaVersion;
   // Invalid UTF-8 in a log excerpt must not make the whole report unwritable.
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -62,33 +62,34 @@ struct Fields<Measurement> {
   static constexpr auto memory_measured = [](const S& m) {
     return m.idle_connections_measured > 0;
   };
-  static constexpr auto list = std::tuple{
-      field("duration_s", &S::duration_s),
-      field("committed", &S::committed),
-      field("rolled_back", &S::rolled_back),
-      field("failed", &S::failed),
-      field("retries", &S::retries),
-      field("reconnects", &S::reconnects),
-      field("tps", &S::tps),
-      field("headline", &S::headline),
-      field("audit", &S::audit, [](const S& m) { return !m.audit.empty(); }),
-      field("latency", &S::latency),
-      field("schedule_lag", &S::schedule_lag),
-      field("pool_wait", &S::pool_wait),
-      field("connect_time", &S::connect_time),
-      field("on_time_ratio", &S::on_time_ratio),
-      field("by_type", &S::by_type),
-      field("failures_by_class", &S::failures_by_class),
-      field("clients_requested", &S::clients_requested),
-      field("clients_connected", &S::clients_connected),
-      field("connections_refused", &S::connections_refused),
-      field("tps_per_second", &S::tps_per_second),
-      field("in_flight_at_end", &S::in_flight_at_end, in_flight),
-      field("in_flight_longest_us", &S::in_flight_longest_us, in_flight),
-      field("server_cpu_s", &S::server_cpu_s, cpu_measured),
-      field("client_cpu_s", &S::client_cpu_s, cpu_measured),
-      field("idle_connection_pss_bytes", &S::idle_connection_pss_bytes, memory_measured),
-      field("idle_connections_measured", &S::idle_connections_measured, memory_measured)};
+  static constexpr auto list =
+      std::tuple{field("duration_s", &S::duration_s),
+                 field("committed", &S::committed),
+                 field("rolled_back", &S::rolled_back),
+                 field("failed", &S::failed),
+                 field("retries", &S::retries),
+                 field("reconnects", &S::reconnects),
+                 field("tps", &S::tps),
+                 field("headline", &S::headline),
+                 field("audit", &S::audit, [](const S& m) { return !m.audit.empty(); }),
+                 field("latency", &S::latency),
+                 field("schedule_lag", &S::schedule_lag),
+                 field("pool_wait", &S::pool_wait),
+                 field("connect_time", &S::connect_time),
+                 field("on_time_ratio", &S::on_time_ratio),
+                 field("by_type", &S::by_type),
+                 field("failures_by_class", &S::failures_by_class),
+                 field("clients_requested", &S::clients_requested),
+                 field("clients_connected", &S::clients_connected),
+                 field("connections_refused", &S::connections_refused),
+                 field("tps_per_second", &S::tps_per_second),
+                 field("in_flight_at_end", &S::in_flight_at_end, in_flight),
+                 field("in_flight_longest_us", &S::in_flight_longest_us, in_flight),
+                 field("server_cpu_s", &S::server_cpu_s, cpu_measured),
+                 field("client_cpu_s", &S::client_cpu_s, cpu_measured),
+                 field("idle_connection_pss_bytes", &S::idle_connection_pss_bytes, memory_measured),
+                 field("idle_connections_measured", &S::idle_connections_measured, memory_measured),
+                 field("per_tx", &S::per_tx, [](const S& m) { return !m.per_tx.empty(); })};
 };
 
 template <>
@@ -182,9 +183,12 @@ template <>
 struct Fields<SwitchbackBlock> {
   using S = SwitchbackBlock;
   static constexpr auto list =
-      std::tuple{field("stage", &S::stage), field("seconds", &S::seconds),
-                 field("transactions", &S::transactions), field("server_cpu_s", &S::server_cpu_s),
-                 field("client_cpu_s", &S::client_cpu_s)};
+      std::tuple{field("stage", &S::stage),
+                 field("seconds", &S::seconds),
+                 field("transactions", &S::transactions),
+                 field("server_cpu_s", &S::server_cpu_s),
+                 field("client_cpu_s", &S::client_cpu_s),
+                 field("per_tx", &S::per_tx, [](const S& b) { return !b.per_tx.empty(); })};
 };
 
 template <>
@@ -254,13 +258,16 @@ struct Fields<Expectation> {
 template <>
 struct Fields<ReferenceRun> {
   using S = ReferenceRun;
-  static constexpr auto list = std::tuple{field("after_stage", &S::after_stage),
-                                          field("tps", &S::tps),
-                                          field("transactions", &S::transactions),
-                                          field("duration_s", &S::duration_s),
-                                          field("tps_per_second", &S::tps_per_second),
-                                          field("server_cpu_s", &S::server_cpu_s),
-                                          field("error", &S::error)};
+  static constexpr auto list =
+      std::tuple{field("after_stage", &S::after_stage),
+                 field("tps", &S::tps),
+                 field("transactions", &S::transactions),
+                 field("duration_s", &S::duration_s),
+                 field("tps_per_second", &S::tps_per_second),
+                 field("server_cpu_s", &S::server_cpu_s),
+                 field("per_tx", &S::per_tx, [](const S& r) { return !r.per_tx.empty(); }),
+                 field("latency", &S::latency, [](const S& r) { return r.latency.p99_us > 0; }),
+                 field("error", &S::error)};
 };
 
 void write_schema_name(const Run& run, Json& out);

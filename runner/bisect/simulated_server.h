@@ -7,6 +7,7 @@
 // returns the model's metric of it, as the live measurers do.
 
 #include <cstdint>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -24,7 +25,9 @@ struct SimulatedKnob {
   double factor = 1.0;  // throughput multiplier when this knob is changed (0.1: 10x slower)
   bool needs_restart = false;
   double cpu_factor = 1.0;  // multiplier of the server's CPU seconds per transaction
-  double p99_factor = 1.0;  // multiplier of the latency's p99
+  double p99_factor = 1.0;  // multiplier of the latency's p99 (and p95)
+  // Multipliers of the cost axes' counters per transaction (results/axes.h: "wal_bytes" -> 1.3).
+  std::map<std::string, double> per_tx_factors = {};
 };
 
 // A knob whose effect depends on its value (`pgslow cliff`): flat down to `cliff`, then
@@ -74,12 +77,29 @@ struct SimulatedModel {
   bool server_cpu = true;  // false: runs carry no CPU figures, as for a remote server
   // The latency's p99 at base_tps; it grows as the machine's speed drops (noise, drift, bursts).
   double base_p99_us = 5000;
+  // The cost axes' counters per transaction of the good configuration ("wal_bytes" -> 2000),
+  // each run's with log-normal noise of its own: run() records them (Measurement::per_tx).
+  std::map<std::string, double> base_per_tx;
+  double counter_noise = 0.03;
+  // A neighbour that steals `neighbour_share` of the machine's CPU for spells of about
+  // `neighbour_on_s` seconds, about `neighbour_off_s` apart (exponential, seeded): run() and
+  // block() slow down by the share of their time it runs. 0: no neighbour.
+  double neighbour_share = 0;
+  double neighbour_on_s = 5;
+  double neighbour_off_s = 10;
 };
 
 class SimulatedServer final : public Measurer {
  public:
   explicit SimulatedServer(SimulatedModel model);
   std::vector<double> measure(const std::vector<Setting>& changes, int repeats) override;
+
+  // One run of `seconds` as a whole measurement (TPS, the server's CPU, p95/p99 and the cost
+  // counters per transaction), on the simulated clock: what measure() samples, and the axes'
+  // tests read every figure of it.
+  results::Measurement run(const std::vector<Setting>& changes, double seconds = 10);
+  // The kept part of one switchback block of `seconds` under `changes` (stage: which side).
+  results::SwitchbackBlock block(const std::vector<Setting>& changes, double seconds, bool stage);
 
   // The noise-free throughput of good plus `changes`.
   double expected_tps(const std::set<std::string>& changed) const;
@@ -95,6 +115,16 @@ class SimulatedServer final : public Measurer {
   SimulatedModel model_;
   std::mt19937_64 rng_;
   std::mt19937_64 cost_rng_;  // the CPU cost's own noise
+  std::mt19937_64 counter_rng_;
+  std::mt19937_64 neighbour_rng_;
+  // The simulated clock (run() and block() advance it) and the neighbour's spells so far.
+  double clock_s_ = 0;
+  std::vector<std::pair<double, double>> spells_;
+  // The share of [from, to) the neighbour ran in.
+  double stolen(double from, double to);
+  using Normal = std::normal_distribution<double>;
+  results::Measurement one_run(const std::set<std::string>& changed, double tps, double seconds,
+                               Normal& unit, Normal& cost_unit);
   int calls_ = 0;
   int runs_ = 0;
 };

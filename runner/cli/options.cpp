@@ -45,10 +45,15 @@ std::optional<results::Metric> parse_metric_option(const std::string& name, std:
 }
 
 void add_metric_option(CLI::App* cmd, std::optional<results::Metric>& metric,
-                       const std::string& what) {
+                       const std::string& what, bool* is_auto) {
   cmd->add_option_function<std::string>(
       "--metric",
-      [&metric](const std::string& v) {
+      [&metric, is_auto](const std::string& v) {
+        if (is_auto != nullptr && v == "auto") {
+          *is_auto = true;
+          metric.reset();
+          return;
+        }
         std::string error;
         metric = parse_metric_option(v, error);
         if (!metric) throw CLI::ValidationError("--metric", error);

@@ -28,8 +28,9 @@ std::optional<results::Metric> parse_metric_option(const std::string& name, std:
 // --metric tps|p99|cpu_per_tx|wal_bytes_per_tx|<evidence key>: what a search judges by (bisect,
 // run's attributions); an unknown name is refused with the valid ones and "did you mean".
 // `what` ends the help text ("default tps").
+// `is_auto` (run only): "auto" is accepted too, sets it and leaves `metric` unset.
 void add_metric_option(CLI::App* cmd, std::optional<results::Metric>& metric,
-                       const std::string& what);
+                       const std::string& what, bool* is_auto = nullptr);
 
 // KNOB=VALUE arguments (mystery fix, cliff --set) as settings: each a knob of the catalog, none
 // given twice. Only names and values: nothing here reads a file; the values are checked against

@@ -14,6 +14,7 @@
 #include "common/strings.h"
 #include "report/registry.h"
 #include "report/versions.h"
+#include "results/axes.h"
 #include "scenario/library.h"
 #include "scenario/plan.h"
 #include "server/pg_versions.h"
@@ -61,6 +62,7 @@ struct RunArgs {
   bool check_data = false;
   bool no_wait_sampling = false;
   std::optional<results::Metric> metric;  // --metric: what attributions judge by
+  bool metric_auto = false;               // --metric auto
   std::vector<std::string> versions;      // --versions 15,16,17,18
 };
 
@@ -76,6 +78,8 @@ stage::RunOptions run_options(const RunArgs& a) {
   options.check_data = a.check_data;
   options.no_wait_sampling = a.no_wait_sampling;
   options.metric = a.metric;
+  // --precision watches the metric's own axis; auto (the default): TPS or CPU/tx, first.
+  options.precision_axis = a.metric ? results::precision_axis_of(*a.metric) : "auto";
   return options;
 }
 
@@ -209,7 +213,10 @@ void add_run_commands(CLI::App& app, Context& ctx) {
                   "name each knob's part in every stage with several knobs (extra runs; "
                   "`pgslow plan --attribute` shows how many)");
     add_metric_option(cmd, a->metric,
-                      "for the attributions (default: the scenario's measure.metric, else tps)");
+                      "for the attributions (default: the scenario's measure.metric, else tps) "
+                      "and the axis --precision watches; auto (the default): attributions by "
+                      "tps, and --precision stops when TPS or CPU/tx reaches it, whichever first",
+                      &a->metric_auto);
     cmd->add_flag("--check-data", a->check_data,
                   "run the workload's consistency checks after each run; a failed check fails "
                   "the stage");

@@ -309,10 +309,12 @@ Task<void> Worker::client_loop(ClientState& c) {
     std::int64_t end = now_us();
     c.in_flight_since = 0;
 
-    // Retrying stopped by the window's end: in flight at the end (end_window), not failed.
-    if (outcome.kind == Outcome::Kind::kFailed && !outcome.window_closed)
-      ++interval_failed_;
-    else if (outcome.kind != Outcome::Kind::kFailed)
+    // The live line counts a failure that ended inside the window (or the warm-up): the
+    // statements end_window cancels fail after it and are in flight, not failed, and so is a
+    // transaction whose retrying the window's end stopped.
+    if (outcome.kind == Outcome::Kind::kFailed) {
+      if (end <= end_us_ && !outcome.window_closed) ++interval_failed_;
+    } else
       interval_.record(end - scheduled);
     if (outcome.kind == Outcome::Kind::kCommitted && static_cast<int>(type) == shared_.probe_type)
       count_probe(start, end);

@@ -102,6 +102,10 @@ struct Measurement {
   // the cost of a transaction, which moves much less with other load than TPS does.
   double server_cpu_s = 0;
   double client_cpu_s = 0;
+  // The evidence counters the cost axes read (results/axes.h: wal_bytes, wal_fpi, blocks_read,
+  // read_syscalls, temp_bytes), per transaction over this run's own evidence window; empty:
+  // not measured (no evidence connection, an older report).
+  std::map<std::string, double> per_tx = {};
 
   bool operator==(const Measurement&) const = default;
 };
@@ -231,6 +235,9 @@ struct SwitchbackBlock {
   std::uint64_t transactions = 0;  // committed + rolled back in the kept part
   double server_cpu_s = 0;         // every server process, in the kept part; 0: not measured
   double client_cpu_s = 0;         // pgslow's client threads
+  // The cost axes' counters per transaction over the kept part (Measurement::per_tx); empty:
+  // not measured.
+  std::map<std::string, double> per_tx = {};
 
   bool operator==(const SwitchbackBlock&) const = default;
 };
@@ -331,8 +338,10 @@ struct ReferenceRun {
   std::uint64_t transactions = 0;  // committed + rolled back
   double duration_s = 0;
   std::vector<double> tps_per_second;
-  double server_cpu_s = 0;  // as Measurement::server_cpu_s; 0: not measured
-  std::string error;        // the re-measurement failed: why
+  double server_cpu_s = 0;                    // as Measurement::server_cpu_s; 0: not measured
+  std::map<std::string, double> per_tx = {};  // as Measurement::per_tx
+  LatencySummary latency;                     // as Measurement::latency; zeros: not recorded
+  std::string error;                          // the re-measurement failed: why
 
   bool operator==(const ReferenceRun&) const = default;
 };

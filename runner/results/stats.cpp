@@ -211,6 +211,44 @@ Interval log_ratio_interval(double log_difference, double se, double df, double 
   return out;
 }
 
+double p_value(const Interval& interval) {
+  if (!interval.known || !(interval.df > 0) || !(interval.ratio > 0)) return 1;
+  const double t = t_quantile(1 - (1 - interval.confidence) / 2, interval.df);
+  const double se = std::log(interval.high / interval.ratio) / t;
+  if (!(se > 0)) return 1;
+  const double stat = std::fabs(std::log(interval.ratio)) / se;
+  return std::clamp(2 * (1 - t_cdf(stat, interval.df)), 0.0, 1.0);
+}
+
+Interval at_confidence(const Interval& interval, double confidence) {
+  if (!interval.known) {
+    Interval out = interval;
+    out.confidence = confidence;
+    return out;
+  }
+  const double t = t_quantile(1 - (1 - interval.confidence) / 2, interval.df);
+  const double se = std::log(interval.high / interval.ratio) / t;
+  return log_ratio_interval(std::log(interval.ratio), se, interval.df, confidence);
+}
+
+void holm(const std::vector<Interval*>& family, double confidence) {
+  std::vector<std::pair<double, Interval*>> known;
+  for (Interval* i : family)
+    if (i != nullptr && i->known) known.emplace_back(p_value(*i), i);
+  std::stable_sort(known.begin(), known.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const double alpha = 1 - confidence;
+  const std::size_t m = known.size();
+  bool stopped = false;
+  double level = alpha;
+  for (std::size_t k = 0; k < m; ++k) {
+    // Past the first comparison not called, the rest are tested (and stated) at its level.
+    if (!stopped) level = alpha / static_cast<double>(m - k);
+    if (known[k].first > level) stopped = true;
+    *known[k].second = at_confidence(*known[k].second, 1 - level);
+  }
+}
+
 Verdict verdict_of(const Interval& interval) {
   if (!interval.known) return Verdict::kUnknown;
   if (interval.high < 1) return Verdict::kSlower;

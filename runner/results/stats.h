@@ -62,6 +62,18 @@ struct Interval {
 // The interval of exp(log_difference) with standard error `se` of the log difference.
 Interval log_ratio_interval(double log_difference, double se, double df, double confidence = 0.95);
 
+// The two-sided p-value of "no change" given an interval (its estimate, bounds and degrees of
+// freedom give the t statistic); 1 when the interval is unknown.
+double p_value(const Interval& interval);
+// The same comparison stated at another confidence: same estimate, standard error and df.
+Interval at_confidence(const Interval& interval, double confidence);
+// Holm's step-down over a family of comparisons (a stage's axes): the known intervals ordered
+// by p-value, the k-th smallest tested at (1 - confidence) / (m - k + 1), stopping at the first
+// that is not called. Each interval is restated at the confidence its step tested it at, so it
+// leaves out "no change" exactly when Holm calls it, and the chance that any verdict of the
+// family is wrong stays at most 1 - confidence. Unknown intervals are not in the family.
+void holm(const std::vector<Interval*>& family, double confidence = 0.95);
+
 enum class Verdict { kSlower, kFaster, kWithinNoise, kUnknown };
 // Slower when the whole interval is below 1, faster when above, else within noise.
 Verdict verdict_of(const Interval& interval);

@@ -15,22 +15,16 @@ namespace pgslow::results {
 
 namespace {
 
-// A stage's server CPU per transaction, one value per run (log scale), in Runs' shape.
-Runs cost_runs_of(const StageResult& stage) {
+// A stage's runs on a cost or latency axis, one log value per run, in Runs' shape.
+Runs value_runs_of(const StageResult& stage, const Axis& axis) {
   Runs r;
   for (const auto& m : stage.repeats) {
-    const auto cost = metric_value(Metric::kCpuPerTx, m);
-    if (!cost) continue;
-    r.log_tps.push_back(std::log(*cost));
+    const auto v = axis_value(axis, m);
+    if (!v) continue;
+    r.log_tps.push_back(std::log(*v));
     r.transactions += m.committed + m.rolled_back;
   }
   return r;
-}
-
-// An interleaved baseline run's server CPU per transaction; nullopt when not measured.
-std::optional<double> cost_of(const ReferenceRun& ref) {
-  if (!ref.error.empty() || ref.server_cpu_s <= 0 || ref.transactions == 0) return std::nullopt;
-  return ref.server_cpu_s / static_cast<double>(ref.transactions);
 }
 
 // The reference blocks of a switchback run as one measured stage (their evidence and
@@ -157,25 +151,6 @@ void spread_of(const std::vector<double>& logs, Noise& n) {
   }
 }
 
-// The same noise for the server's CPU per transaction, from the same baseline runs.
-Noise cost_noise(const Run& run) {
-  Noise n;
-  std::vector<double> logs;
-  if (!run.stages.empty()) {
-    const Runs r = cost_runs_of(run.stages.front());
-    logs = r.log_tps;
-    n.transactions = r.transactions;
-  }
-  for (const auto& ref : run.references) {
-    const auto cost = cost_of(ref);
-    if (!cost) continue;
-    logs.push_back(std::log(*cost));
-    n.transactions += ref.transactions;
-  }
-  spread_of(logs, n);
-  return n;
-}
-
 }  // namespace
 
 Noise run_noise(const Run& run) {
@@ -264,12 +239,182 @@ Change change_of(const Interval& interval) {
   return c;
 }
 
-Change switchback_change(const Switchback& switchback, BlockFigure figure) {
-  Change c =
-      change_of(switchback_interval(switchback.blocks, figure, switchback_confidence(switchback)));
+namespace {
+
+// One axis of one baseline run (a reference run) as Runs: TPS with its within-run noise.
+Runs reference_axis_runs(const ReferenceRun& ref, const Axis& axis) {
+  if (axis.kind == AxisKind::kThroughput) return reference_runs(ref);
+  Runs r;
+  if (const auto v = axis_value(axis, ref)) {
+    r.log_tps = {std::log(*v)};
+    r.transactions = ref.transactions;
+  }
+  return r;
+}
+
+Runs axis_runs_of(const StageResult& stage, const Axis& axis) {
+  return axis.kind == AxisKind::kThroughput ? runs_of(stage) : value_runs_of(stage, axis);
+}
+
+// The restated intervals back into the changes, worded again.
+void apply_holm(std::vector<AxisChange>& changes, double confidence) {
+  std::vector<Interval*> family;
+  for (auto& c : changes) family.push_back(&c.change.interval);
+  holm(family, confidence);
+  for (auto& c : changes) {
+    const std::uint64_t reference = c.change.reference_transactions;
+    if (c.change.interval.known) c.change = change_of(c.change.interval);
+    c.change.reference_transactions = reference;
+  }
+}
+
+}  // namespace
+
+Noise axis_noise(const Run& run, const Axis& axis) {
+  if (axis.kind == AxisKind::kThroughput) return run_noise(run);
+  Noise n;
+  std::vector<double> logs;
+  if (!run.stages.empty() && stage_ran(run.stages.front())) {
+    const Runs r = value_runs_of(run.stages.front(), axis);
+    logs = r.log_tps;
+    n.transactions = r.transactions;
+  }
+  for (const auto& ref : run.references) {
+    const Runs r = reference_axis_runs(ref, axis);
+    logs.insert(logs.end(), r.log_tps.begin(), r.log_tps.end());
+    n.transactions += r.transactions;
+  }
+  spread_of(logs, n);
+  return n;
+}
+
+std::vector<AxisChange> compare_axes(const StageResult& stage,
+                                     const std::vector<const ReferenceRun*>& around,
+                                     const StageResult* baseline, bool baseline_adjacent,
+                                     const Run& run, double confidence) {
+  std::vector<AxisChange> out;
+  for (const Axis& axis : kAxes) {
+    const Runs mine = axis_runs_of(stage, axis);
+    Runs reference;
+    for (const ReferenceRun* ref : around) append(reference, reference_axis_runs(*ref, axis));
+    // The baseline stage itself right before the first stage, or when no reference run
+    // measured the axis around this stage.
+    if (baseline != nullptr && (baseline_adjacent || reference.log_tps.empty()))
+      append(reference, axis_runs_of(*baseline, axis));
+    const bool tps = axis.kind == AxisKind::kThroughput;
+    if (!tps && (mine.log_tps.empty() || reference.log_tps.empty())) continue;
+    out.push_back({&axis, compare_runs(mine, reference, axis_noise(run, axis), confidence)});
+  }
+  apply_holm(out, confidence);
+  return out;
+}
+
+std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback) {
+  const double confidence = switchback_confidence(switchback);
+  std::uint64_t reference_tx = 0;
   for (const auto& b : switchback.blocks)
-    if (!b.stage) c.reference_transactions += b.transactions;
-  return c;
+    if (!b.stage) reference_tx += b.transactions;
+  std::vector<AxisChange> out;
+  for (const Axis& axis : kAxes) {
+    const Interval i = switchback_interval(switchback.blocks, axis, confidence);
+    // TPS always (its "no interval" says so), another axis only when the blocks measured it.
+    if (!i.known && axis.kind != AxisKind::kThroughput) continue;
+    Change c = change_of(i);
+    c.reference_transactions = reference_tx;
+    out.push_back({&axis, c});
+  }
+  apply_holm(out, confidence);
+  return out;
+}
+
+std::string axis_change_text(const AxisChange& a) {
+  if (a.axis->kind == AxisKind::kThroughput)
+    return a.change.measurable ? a.change.text + " " + format_interval(a.change.interval)
+                               : a.change.text;
+  return cost_change_text(a.change);
+}
+
+namespace {
+
+// "+10.6% CPU/tx" (cell) or "+10.6% CPU/tx [+3.1%, +18.8%]" (sentence), factors from 2x.
+std::string named_change(const AxisChange& a, bool with_interval) {
+  const Change& c = a.change;
+  const std::string label(a.axis->label);
+  if (c.ratio >= 2 || c.ratio <= 0.5) {
+    std::string text = format_number(c.ratio) + "x the " + label;
+    if (with_interval)
+      text +=
+          fmt::format(" ({}–{}x)", format_number(c.interval.low), format_number(c.interval.high));
+    return text;
+  }
+  std::string text = format_signed_percent(c.ratio) + " " + label;
+  if (with_interval) text += " " + format_interval(c.interval);
+  return text;
+}
+
+}  // namespace
+
+AxesVerdict axes_verdict(const std::vector<AxisChange>& axes) {
+  AxesVerdict v;
+  const AxisChange* tps = nullptr;
+  bool any_known = false;
+  for (const auto& a : axes) {
+    if (a.axis->kind == AxisKind::kThroughput) tps = &a;
+    any_known = any_known || a.change.interval.known;
+  }
+  // Nothing to weigh: the TPS text as it is ("no interval", "n/a").
+  if (!any_known) {
+    if (tps != nullptr) v.cell = v.sentence = tps->change.text;
+    return v;
+  }
+  auto moved = [&](bool more, bool (*which)(const Axis&)) {
+    std::vector<const AxisChange*> out;
+    for (const auto& a : axes)
+      if (which(*a.axis) && a.change.measurable && (a.change.ratio > 1) == more) out.push_back(&a);
+    std::stable_sort(out.begin(), out.end(), [](const AxisChange* x, const AxisChange* y) {
+      return std::fabs(std::log(x->change.ratio)) > std::fabs(std::log(y->change.ratio));
+    });
+    return out;
+  };
+  const auto tps_rest = [&] {
+    if (tps == nullptr || !tps->change.interval.known) return std::string();
+    return "; TPS " + tps->change.text;
+  };
+  const bool tps_moved = tps != nullptr && tps->change.measurable;
+  auto word = [&](const char* verb, const std::vector<const AxisChange*>& list) {
+    v.cell = std::string(verb) + named_change(*list.front(), false);
+    v.sentence = std::string(verb);
+    for (std::size_t k = 0; k < list.size() && k < 2; ++k)
+      v.sentence += (k == 0 ? "" : ", ") + named_change(*list[k], true);
+    v.sentence += tps_rest();
+  };
+  const auto latency = [](const Axis& a) { return a.kind == AxisKind::kLatency; };
+  if (tps_moved && tps->change.ratio < 1) {
+    v.cell = tps->change.text;
+    v.sentence = axis_change_text(*tps);
+  } else if (const auto up = moved(true, is_cost); !up.empty()) {
+    word("costs ", up);
+  } else if (const auto tail = moved(true, latency); !tail.empty()) {
+    word("tail ", tail);
+  } else if (tps_moved) {
+    v.cell = tps->change.text;
+    v.sentence = axis_change_text(*tps);
+  } else if (const auto down = moved(false, is_cost); !down.empty()) {
+    word("saves ", down);
+  } else if (const auto quicker = moved(false, latency); !quicker.empty()) {
+    word("tail ", quicker);
+  } else {
+    v.cell = "no measurable effect";
+    std::string could;
+    for (const auto& a : axes) {
+      if (!a.change.interval.known) continue;
+      could += fmt::format("{}{} ±{}", could.empty() ? "" : ", ", a.axis->label,
+                           format_signed_percent(1 + a.change.interval.detectable())
+                               .substr(1));  // "+4.2%" without its sign
+    }
+    v.sentence = "no measurable effect (could see " + could + ")";
+  }
+  return v;
 }
 
 std::string stopping_text(double precision, const std::string& stopped) {
@@ -436,7 +581,6 @@ std::vector<StageSummary> summarize(const Run& run) {
       !run.stages.empty() && stage_ran(run.stages.front()) ? &run.stages.front() : nullptr;
   const bool isolated = run.mode == "isolated";
   const Noise noise = run_noise(run);
-  const Noise cpu_noise = cost_noise(run);
   const StageResult* previous = nullptr;
   for (std::size_t i = 0; i < run.stages.size(); ++i) {
     const StageResult& stage = run.stages[i];
@@ -458,6 +602,13 @@ std::vector<StageSummary> summarize(const Run& run) {
       if (s.repeats > 1) {
         s.tps_text += fmt::format(" ({}-{})", format_number(s.tps_min), format_number(s.tps_max));
       }
+      // A switchback stage is compared with its own reference blocks, not with the baseline
+      // stage's runs: their TPS stands beside its own.
+      if (stage.switchback) {
+        const Measurement reference = blocks_measurement(stage.switchback->blocks, false);
+        s.reference_tps = reference.tps;
+        if (reference.tps > 0) s.tps_text += " (reference " + format_number(reference.tps) + ")";
+      }
       s.transactions_text = format_count(s.transactions) + " tx";
       if (s.few_transactions) {
         s.note =
@@ -472,32 +623,24 @@ std::vector<StageSummary> summarize(const Run& run) {
       const bool closed = !fixed_rate(stage);
       if (previous != nullptr && !isolated && closed && !fixed_rate(*previous))
         s.vs_previous = compare_runs(mine, runs_of(*previous), noise);
-      if (baseline != nullptr && i > 0 && closed) {
-        // The baseline measured right before and right after this stage.
-        Runs around;
-        for (const auto& ref : run.references) {
-          if (ref.after_stage + 1 == i || ref.after_stage == i) append(around, reference_runs(ref));
-        }
-        if (i == 1 || around.log_tps.empty()) append(around, runs_of(*baseline));
-        s.vs_baseline = compare_runs(mine, around, noise, stage_confidence(stage));
-        // The same comparison of the server's CPU per transaction, from the same runs.
-        Runs cost_around;
-        for (const auto& ref : run.references) {
-          if (ref.after_stage + 1 != i && ref.after_stage != i) continue;
-          if (const auto cost = cost_of(ref)) cost_around.log_tps.push_back(std::log(*cost));
-        }
-        if (i == 1 || cost_around.log_tps.empty()) append(cost_around, cost_runs_of(*baseline));
-        const Runs cost = cost_runs_of(stage);
-        if (!cost.log_tps.empty() && !cost_around.log_tps.empty())
-          s.cpu_vs_baseline = compare_runs(cost, cost_around, cpu_noise, stage_confidence(stage));
-      }
       if (stage.switchback && closed) {
         // Measured against the baseline blocks around each of its own, in one run.
-        s.vs_baseline = switchback_change(*stage.switchback, BlockFigure::kTps);
-        const Change cost = switchback_change(*stage.switchback, BlockFigure::kCpuPerTx);
-        if (cost.interval.known) s.cpu_vs_baseline = cost;
+        s.axes = switchback_axis_changes(*stage.switchback);
         s.design = describe_switchback(*stage.switchback);
-      } else if (stage.precision > 0) {
+      } else if (baseline != nullptr && i > 0 && closed) {
+        // The baseline measured right before and right after this stage.
+        std::vector<const ReferenceRun*> around;
+        for (const auto& ref : run.references)
+          if (ref.after_stage + 1 == i || ref.after_stage == i) around.push_back(&ref);
+        s.axes = compare_axes(stage, around, baseline, i == 1, run, stage_confidence(stage));
+      }
+      for (const auto& a : s.axes) {
+        if (a.axis == &kTpsAxis) s.vs_baseline = a.change;
+        if (a.axis == &kCpuAxis && (!stage.switchback || a.change.interval.known))
+          s.cpu_vs_baseline = a.change;
+      }
+      if (!s.axes.empty()) s.verdict = axes_verdict(s.axes);
+      if (!(stage.switchback && closed) && stage.precision > 0) {
         s.design = fmt::format("{} runs alternating with the baseline", stage.repeats.size()) +
                    stopping_text(stage.precision, stage.stopped);
       }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "results/axes.h"
 #include "results/model.h"
 #include "results/stats.h"
 #include "results/switchback.h"
@@ -78,9 +79,38 @@ Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise
 double stage_confidence(const StageResult& stage);
 // A Change from an interval (its verdict and text), as compare_runs words it.
 Change change_of(const Interval& interval);
-// A switchback stage's change against the baseline blocks around it, of TPS or of CPU per
-// transaction (results/switchback.h).
-Change switchback_change(const Switchback& switchback, BlockFigure figure);
+// One axis of a stage against the baseline around it (results/axes.h), from the stage's own
+// design, its interval restated by Holm's rule over the stage's axes.
+struct AxisChange {
+  const Axis* axis = nullptr;
+  Change change;  // ratio stage / reference of the axis's value (above 1: more of it)
+};
+// A stage's axes: `mine` against `reference` for each, the run-to-run noise of each from
+// `noise` (an axis's own, noise_of), Holm's rule over those with an interval at `confidence`.
+// The TPS axis is always there when both ran; another only when both measured it.
+// `baseline` (the baseline stage) counts among the reference's runs when `baseline_adjacent`
+// (it ran right before the stage) or when no run of `around` measured the axis.
+std::vector<AxisChange> compare_axes(const StageResult& stage,
+                                     const std::vector<const ReferenceRun*>& around,
+                                     const StageResult* baseline, bool baseline_adjacent,
+                                     const Run& run, double confidence);
+// A switchback stage's axes against the baseline blocks around each of its own.
+std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback);
+// The run-to-run noise of one axis, from the baseline configuration's runs in time order.
+Noise axis_noise(const Run& run, const Axis& axis);
+// An axis's change for a reader: TPS as its verdict ("-3.0% slower", "within noise (could see
+// ±4.2%)"), any other as cost_change_text; each with the interval when it moved.
+std::string axis_change_text(const AxisChange& change);
+// The verdict over a stage's axes, naming the axis: the cell of the table ("-85.2% (6.7x
+// slower)", "costs +10.6% CPU/tx", "no measurable effect") and the sentence ("costs +10.6%
+// CPU/tx [+3.1%, +18.8%]; TPS within noise (could see ±19%)"; "no measurable effect (could
+// see TPS ±19%, CPU/tx ±4.0%)"). Slower comes first, then a cost that rose, then the tail
+// latency, then faster, then a cost that fell.
+struct AxesVerdict {
+  std::string cell;
+  std::string sentence;
+};
+AxesVerdict axes_verdict(const std::vector<AxisChange>& axes);
 // ", stopped at ±5% as asked", ", time budget spent before ±5% was reached" for a stage
 // measured to a precision; "" otherwise.
 std::string stopping_text(double precision, const std::string& stopped);
@@ -99,6 +129,7 @@ struct StageSummary {
   double tps = 0;         // median over repeats
   double tps_min = 0;
   double tps_max = 0;
+  double reference_tps = 0;  // a switchback stage: its reference blocks' TPS; else 0
   std::size_t repeats = 0;
   std::uint64_t transactions = 0;  // behind the median figure (committed + rolled back)
   bool few_transactions = false;
@@ -113,6 +144,10 @@ struct StageSummary {
   // The server's CPU per transaction against the baseline's (a local server): ratio > 1 costs
   // more. Text: "+12.0% [+9.1%, +15.2%]", or "within noise (could see ±3.1%)".
   std::optional<Change> cpu_vs_baseline;
+  // Every axis against the baseline, TPS and CPU/tx (the two above) included, in the axes'
+  // order, with Holm's rule over them; empty without a baseline comparison.
+  std::vector<AxisChange> axes;
+  AxesVerdict verdict;  // over `axes`; empty without them
   // How the stage was measured when it is not the default: "switchback, 21 blocks of 4 s",
   // "6 runs alternating with the baseline, stopped at ±5% as asked"; empty otherwise.
   std::string design;

@@ -7,38 +7,33 @@ namespace pgslow::results {
 
 namespace {
 
-// The block's figure on the log scale; nullopt when it was not measured.
-std::optional<double> log_figure(const SwitchbackBlock& b, BlockFigure figure) {
-  if (b.seconds <= 0 || b.transactions == 0) return std::nullopt;
-  const auto tx = static_cast<double>(b.transactions);
-  switch (figure) {
-    case BlockFigure::kTps:
-      return std::log(tx / b.seconds);
-    case BlockFigure::kCpuPerTx:
-      if (b.server_cpu_s <= 0) return std::nullopt;
-      return std::log(b.server_cpu_s / tx);
-    case BlockFigure::kClientCpu:
-      if (b.client_cpu_s <= 0) return std::nullopt;
-      return std::log(b.client_cpu_s / tx);
-  }
-  return std::nullopt;
-}
-
 // With white noise of variance s2 per block, d = s - (r1 + r2) / 2 has variance 1.5 s2, and
 // two differences sharing a reference block covary by s2 / 4: a correlation of 1/6.
 constexpr double kNeighbourCorrelation = 1.0 / 6.0;
 
 }  // namespace
 
-Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, BlockFigure figure,
+Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, const Axis& axis,
                              double confidence) {
   std::vector<std::optional<double>> logs;
   std::vector<bool> stage;
   for (const auto& b : blocks) {
-    logs.push_back(log_figure(b, figure));
+    const auto v = axis_value(axis, b);
+    logs.push_back(v ? std::optional<double>(std::log(*v)) : std::nullopt);
     stage.push_back(b.stage);
   }
   return alternating_interval(logs, stage, confidence);
+}
+
+std::vector<AxisInterval> switchback_axes(const std::vector<SwitchbackBlock>& blocks,
+                                          double confidence) {
+  std::vector<AxisInterval> out;
+  for (const Axis& a : kAxes) {
+    const Interval i = switchback_interval(blocks, a, confidence);
+    if (i.known) out.push_back({&a, i});
+  }
+  holm_over_axes(out, confidence);
+  return out;
 }
 
 std::vector<double> alternating_differences(const std::vector<std::optional<double>>& log_values,
@@ -149,10 +144,9 @@ bool SwitchbackRun::add(SwitchbackBlock block) {
   if (pairs >= looks_.back()) {
     done_ = true;
   }
-  if (design_.precision > 0) {
-    const Interval i = switchback_interval(blocks_, BlockFigure::kTps, look_confidence(design_));
-    if (i.known && i.half_width() <= design_.precision) done_ = reached_ = true;
-  }
+  if (design_.precision > 0 && precision_reached(switchback_axes(blocks_, look_confidence(design_)),
+                                                 design_.precision, design_.axis) != nullptr)
+    done_ = reached_ = true;
   return done_;
 }
 

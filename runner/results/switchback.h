@@ -10,25 +10,23 @@
 #include <optional>
 #include <vector>
 
+#include "results/axes.h"
 #include "results/model.h"
 #include "results/stats.h"
 
 namespace pgslow::results {
-
-// Which figure of a block an interval is about.
-enum class BlockFigure {
-  kTps,        // transactions per second: higher is better
-  kCpuPerTx,   // server CPU seconds per transaction: lower is better
-  kClientCpu,  // pgslow's client CPU seconds per transaction
-};
 
 // The stage's figure against the reference's as a ratio (stage / reference) with its interval
 // at `confidence`. Each stage block is compared with the mean of the reference blocks right
 // before and after it (a linear drift cancels); the mean of those log differences gets a
 // t interval whose standard error allows for the neighbours two differences share. Unknown
 // (known = false) with fewer than three stage blocks, or when the figure was not measured.
-Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, BlockFigure figure,
+Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, const Axis& axis,
                              double confidence = 0.95);
+// Every axis the blocks measured with a known interval, Holm's rule over them at `confidence`
+// (axes.h holm_over_axes), in the axes' order.
+std::vector<AxisInterval> switchback_axes(const std::vector<SwitchbackBlock>& blocks,
+                                          double confidence = 0.95);
 
 // The same comparison over any series that alternates between the reference and the stage,
 // one log value per element (nullopt: not measured), `stage` marking the stage's: separate
@@ -51,7 +49,10 @@ struct SwitchbackDesign {
   double settle_s = 1;   // dropped at the start of each block
   int min_pairs = 4;     // stage blocks before the first look
   int max_pairs = 10;    // the budget: stage blocks at most
-  double precision = 0;  // stop once the TPS interval's half-width is at most this; 0: never
+  double precision = 0;  // stop once the watched axis's half-width is at most this; 0: never
+  // The axis --precision watches (--metric): an axis key, or "auto": TPS or CPU/tx, whichever
+  // reaches the precision first (axes.h precision_reached).
+  std::string axis = "auto";
   double confidence = 0.95;
 };
 
@@ -89,8 +90,8 @@ class SwitchbackRun {
   Position at(double elapsed_s) const;
 
   // The kept part of block `block()` (the next one to end) has ended with these figures.
-  // Returns true when the run is over: the budget is spent, or a look found the TPS interval
-  // as narrow as the precision asked for.
+  // Returns true when the run is over: the budget is spent, or a look found the watched axis's
+  // interval as narrow as the precision asked for.
   bool add(SwitchbackBlock block);
   int block() const { return static_cast<int>(blocks_.size()); }
   bool done() const { return done_; }

@@ -210,6 +210,7 @@ class SwitchbackControl {
       if (kept_before_ && pending_ > 0) {
         if (auto after = snapshot ? snapshot() : std::nullopt) {
           evidence::add_window(evidence_[pending_ % 2], *kept_before_, *after);
+          block_evidence_ = evidence::delta(*kept_before_, *after);
           if (kept_before_->waits && after->waits) {
             waits_[pending_ % 2] = waits_[pending_ % 2].value_or(evidence::WaitCounts{});
             evidence::add_waits(*waits_[pending_ % 2], *kept_before_->waits, *after->waits);
@@ -244,6 +245,9 @@ class SwitchbackControl {
         b.client_cpu_s = shares->clients_s;
       }
     }
+    // The block's own counters per transaction: each block is one sample of the cost axes.
+    b.per_tx = results::axis_counters(block_evidence_, static_cast<double>(transactions));
+    block_evidence_.clear();
     pending_ = -1;
     run_.add(b);
   }
@@ -259,6 +263,7 @@ class SwitchbackControl {
   std::int64_t start_at_ = 0, end_at_ = 0;
   std::optional<evidence::Snapshot> kept_before_;
   std::map<std::string, double> evidence_[2];
+  std::map<std::string, double> block_evidence_;  // the pending block's kept part
   std::optional<evidence::WaitCounts> waits_[2];
   driver::BlockTallies tallies_;
 };
@@ -540,6 +545,9 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   if (before->waits && after->waits)
     out.waits = wait_profile(evidence::wait_delta(*before->waits, *after->waits));
   out.window_s = evidence::window_seconds(*before, *after);
+  // The cost axes' counters of this run alone (every repeat is one sample of them); the
+  // window may be a little longer than the measured run, so its transactions are TPS x window.
+  m.per_tx = results::axis_counters(out.evidence, m.tps * out.window_s);
   // The client's side of the evidence (docs/evidence.md): same keys as the catalog's `watch`.
   out.evidence["tps"] = m.tps;
   out.evidence["latency_p99"] = m.latency.p99_us;

@@ -175,6 +175,8 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
     rr.duration_s = rm.duration_s;
     rr.tps_per_second = rm.tps_per_second;
     rr.server_cpu_s = rm.server_cpu_s;
+    rr.per_tx = rm.per_tx;
+    rr.latency = rm.latency;
     run.references.push_back(std::move(rr));
     baseline_runs.push_back(rm);
   };
@@ -210,9 +212,11 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
       const bool alternate =
           i > 0 && st.reference == 0 && !st.attribute && m.repeats >= 2 && !st.switchback;
       const PlannedStage& base = plan.stages.front();
-      results::StageResult r = st.switchback
+      std::optional<results::SwitchbackDesign> design = st.switchback;
+      if (design) design->axis = options.precision_axis;
+      results::StageResult r = design
                                    ? lab.measure_switchback(configuration(base), configuration(st),
-                                                            load, *st.switchback, st.design_why)
+                                                            load, *design, st.design_why)
                                    : lab.measure(configuration(st), load,
                                                  alternate ? std::optional<int>(1) : std::nullopt);
       if (r.switchback) progress.note("  " + results::describe_switchback(*r.switchback));
@@ -309,11 +313,13 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
           if (std::find(looks.begin(), looks.end(), round) != looks.end()) {
             const results::StageSummary now = results::summarize(run)[i];
             results::StageResult& stage = run.stages.back();
-            if (now.vs_baseline && now.vs_baseline->interval.known &&
-                now.vs_baseline->interval.half_width() <= stage.precision) {
+            std::vector<results::AxisInterval> axes;
+            for (const auto& a : now.axes) axes.push_back({a.axis, a.change.interval});
+            if (const results::Axis* reached =
+                    results::precision_reached(axes, stage.precision, options.precision_axis)) {
               stage.stopped = "precision";
-              progress.note(
-                  fmt::format("  ±{:g}% reached after {} pairs", stage.precision * 100, round));
+              progress.note(fmt::format("  ±{:g}% reached on {} after {} pairs",
+                                        stage.precision * 100, reached->label, round));
               break;
             }
             if (round == rounds) stage.stopped = "budget";

@@ -40,6 +40,8 @@ struct RunOptions {
   bool no_wait_sampling = false;  // --no-wait-sampling, on top of measure.wait_sampling: off
   // What attributions judge by (--metric); unset: the scenario's measure.metric.
   std::optional<results::Metric> metric;
+  // The axis --precision watches (results/axes.h precision_reached): an axis key, or "auto".
+  std::string precision_axis = "auto";
 };
 
 // How the scenario's configurations are measured (its measure section, `options` overriding)

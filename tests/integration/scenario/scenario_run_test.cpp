@@ -357,7 +357,7 @@ stages:
   // the blocks' interval holds "no change" although the hog took a third of the machine or
   // more for half the run. Separate runs would read the hog as the stage's effect.
   const results::Interval wide =
-      results::switchback_interval(stage.switchback->blocks, results::BlockFigure::kTps, 0.995);
+      results::switchback_interval(stage.switchback->blocks, results::kTpsAxis, 0.995);
   EXPECT_LE(wide.low, 1.0) << r.output;
   EXPECT_GE(wide.high, 1.0) << r.output;
 }

@@ -80,8 +80,8 @@ Trial simulate(const Load& load, const SwitchbackDesign& design, std::uint64_t s
   Trial trial;
   trial.result = run.result();
   const double c = look_confidence(design);
-  trial.tps = switchback_interval(trial.result.blocks, BlockFigure::kTps, c);
-  trial.cpu = switchback_interval(trial.result.blocks, BlockFigure::kCpuPerTx, c);
+  trial.tps = switchback_interval(trial.result.blocks, kTpsAxis, c);
+  trial.cpu = switchback_interval(trial.result.blocks, kCpuAxis, c);
   return trial;
 }
 
@@ -135,8 +135,8 @@ TEST(Switchback, LooksAreFewAndEndAtTheBudget) {
 
 TEST(Switchback, FewerThanThreeStageBlocksGiveNoInterval) {
   std::vector<SwitchbackBlock> blocks{{false, 3, 3000}, {true, 3, 2800}, {false, 3, 3000}};
-  EXPECT_FALSE(switchback_interval(blocks, BlockFigure::kTps).known);
-  EXPECT_FALSE(switchback_interval(blocks, BlockFigure::kCpuPerTx).known);  // not measured
+  EXPECT_FALSE(switchback_interval(blocks, kTpsAxis).known);
+  EXPECT_FALSE(switchback_interval(blocks, kCpuAxis).known);  // not measured
 }
 
 TEST(Switchback, ALinearDriftCancels) {
@@ -146,7 +146,7 @@ TEST(Switchback, ALinearDriftCancels) {
     const double level = 3000 * std::exp(-0.02 * k) * (k % 2 ? 0.95 : 1);
     blocks.push_back({k % 2 == 1, 3, static_cast<std::uint64_t>(level * 3)});
   }
-  const Interval i = switchback_interval(blocks, BlockFigure::kTps);
+  const Interval i = switchback_interval(blocks, kTpsAxis);
   EXPECT_NEAR(i.ratio, 0.95, 0.002);
 }
 
@@ -198,7 +198,7 @@ TEST(Switchback, StoppingAtAPrecisionWithoutTheCorrectionWouldNotCover) {
     Interval last;
     for (std::size_t n = 7; n <= full.result.blocks.size(); n += 2) {
       blocks.assign(full.result.blocks.begin(), full.result.blocks.begin() + static_cast<long>(n));
-      last = switchback_interval(blocks, BlockFigure::kTps, 0.95);
+      last = switchback_interval(blocks, kTpsAxis, 0.95);
       if (last.known && last.half_width() <= 0.05) break;
     }
     covered += last.low <= load.effect && load.effect <= last.high;
