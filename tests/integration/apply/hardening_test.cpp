@@ -24,6 +24,7 @@
 #include "pg/connection.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
+#include "tests/support/restoring_test.h"
 
 namespace pgslow::testing {
 namespace {
@@ -67,36 +68,13 @@ std::string everything_under(const fs::path& dir) {
   return all;
 }
 
-class HardeningTest : public ::testing::Test {
+class HardeningTest : public RestoringTest {
  protected:
   static void SetUpTestSuite() {
-    original_ = new std::string(read_file(cluster_auto_conf()));
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("pgslow-hardening-" + std::to_string(::getpid())));
-    fs::create_directories(*dir_);
+    RestoringTest::SetUpTestSuite();
     write("reload.yaml", "settings:\n  work_mem: 64kB\n  random_page_cost: 40\n");
   }
-  static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
-    delete original_;
-    delete dir_;
-  }
-  void TearDown() override {
-    // Every test leaves the server as it found it.
-    EXPECT_FALSE(fs::exists(apply::journal_path(cluster_workdir()))) << "a journal was left behind";
-    EXPECT_EQ(read_file(cluster_auto_conf()), *original_) << "postgresql.auto.conf differs";
-  }
-  static void write(const std::string& name, const std::string& text) {
-    std::ofstream(*dir_ / name) << text;
-  }
-  static std::string file(const std::string& name) { return (*dir_ / name).string(); }
-
-  static std::string* original_;
-  static fs::path* dir_;
 };
-
-std::string* HardeningTest::original_ = nullptr;
-fs::path* HardeningTest::dir_ = nullptr;
 
 // ---- 1. the workdir is not trusted blindly --------------------------------------------------
 
@@ -137,9 +115,9 @@ TEST_F(HardeningTest, APlantedJournalAndSymlinkedLockInAnotherUsersWorkdirAreRef
   if (::geteuid() != 0) GTEST_SKIP() << "needs root: the attack is on root's pgslow";
   std::optional<std::pair<uid_t, gid_t>> user = intruder();
   if (!user) GTEST_SKIP() << "cannot create the unprivileged user pgslowintruder (useradd)";
-  const fs::path evil = *dir_ / "evil";
-  const fs::path victim = *dir_ / "victim";
-  const fs::path marker = *dir_ / "pwned";
+  const fs::path evil = dir_ / "evil";
+  const fs::path victim = dir_ / "victim";
+  const fs::path marker = dir_ / "pwned";
   fs::create_directories(evil);
   std::ofstream(victim) << "precious\n";
   apply::Journal j = planted_journal(marker);
@@ -165,7 +143,7 @@ TEST_F(HardeningTest, APlantedJournalAndSymlinkedLockInAnotherUsersWorkdirAreRef
   EXPECT_EQ(read_file(victim), "precious\n") << "root wrote through the planted symlink";
 
   // Root's own folder, but writable by everyone (a shared /var/tmp/pgslow): refused as well.
-  const fs::path shared = *dir_ / "shared";
+  const fs::path shared = dir_ / "shared";
   fs::create_directories(shared);
   fs::permissions(shared, fs::perms::all);
   Finished r = run_pgslow({"--workdir", shared.string(), "status"});
@@ -173,7 +151,7 @@ TEST_F(HardeningTest, APlantedJournalAndSymlinkedLockInAnotherUsersWorkdirAreRef
   EXPECT_NE(r.output.find("chmod go-w"), std::string::npos) << r.output;
 
   // Root's own private folder with a symlink as the lock: never written through.
-  const fs::path own = *dir_ / "own";
+  const fs::path own = dir_ / "own";
   fs::create_directories(own);
   fs::create_symlink(victim, own / "pgslow.lock");
   r = run_pgslow({"--workdir", own.string(), "recover"});
@@ -183,8 +161,8 @@ TEST_F(HardeningTest, APlantedJournalAndSymlinkedLockInAnotherUsersWorkdirAreRef
 }
 
 TEST_F(HardeningTest, AJournalsCommandsRunOnlyForTheServerTheUserNames) {
-  const fs::path wd = *dir_ / "named";
-  const fs::path marker = *dir_ / "reloaded";
+  const fs::path wd = dir_ / "named";
+  const fs::path marker = dir_ / "reloaded";
   fs::create_directories(wd);
   apply::Journal j = planted_journal(marker);
   apply::save_journal(wd, j);
@@ -296,7 +274,7 @@ TEST_F(HardeningTest, ARealPasswordWorksEverywhereAndIsFoundNowhere) {
       tcp + " password=" + secret + " sslpassword \t= '" + ssl_secret + "'";
   EXPECT_EQ(pg::Connection::open(with_secret).query_value("SELECT current_user"), "pgslow_pw");
 
-  const fs::path wd = *dir_ / "password-workdir";
+  const fs::path wd = dir_ / "password-workdir";
   const fs::path results = wd / "results" / "password-run";
   auto in_wd = [&](std::initializer_list<std::string> rest) {
     std::vector<std::string> out = {"--workdir", wd.string()};
@@ -491,7 +469,7 @@ TEST_F(HardeningTest, TimeZoneAndDateStyleCanBeSet) {
 }
 
 TEST_F(HardeningTest, CheckUsesTheScenariosOwnTarget) {
-  const fs::path wd = *dir_ / "check-workdir";
+  const fs::path wd = dir_ / "check-workdir";
   write("pgctl-target.yaml",
         fmt::format("name: pgctl-check\n"
                     "target:\n  kind: pgctl\n  data_dir: {}\n"
@@ -572,7 +550,7 @@ TEST_F(HardeningTest, CheckNamesAnUnknownWorkloadOnce) {
 
 TEST_F(HardeningTest, AFullDiskStopsBeforeAnyChangeAndLeavesNoTemporaryFile) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
-  const fs::path small = *dir_ / "small";
+  const fs::path small = dir_ / "small";
   fs::create_directories(small);
   if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=64k,mode=0755") != 0)
     GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);

@@ -20,34 +20,19 @@
 #include "pg/connection.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/pgslow_process.h"
+#include "tests/support/restoring_test.h"
 
 namespace pgslow::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-class SettingsTest : public ::testing::Test {
+class SettingsTest : public RestoringTest {
  protected:
-  static void SetUpTestSuite() {
-    original_ = new std::string(read_file(cluster_auto_conf()));
-    dir_ =
-        new fs::path(fs::temp_directory_path() / ("pgslow-settings-" + std::to_string(::getpid())));
-    fs::create_directories(*dir_);
-  }
-  static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
-    delete original_;
-    delete dir_;
-  }
   void TearDown() override {
-    EXPECT_FALSE(fs::exists(apply::journal_path(cluster_workdir()))) << "a journal was left behind";
-    EXPECT_EQ(read_file(cluster_auto_conf()), *original_) << "postgresql.auto.conf differs";
+    RestoringTest::TearDown();
     // A new session works: nothing left behind breaks a connection.
     EXPECT_EQ(pg::Connection::open(conninfo()).query_value("SELECT 40 + 2"), "42");
-  }
-  static std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(*dir_ / name) << text;
-    return (*dir_ / name).string();
   }
   static std::vector<std::string> in(const fs::path& workdir, std::vector<std::string> rest) {
     rest.insert(rest.begin(), {"--workdir", workdir.string()});
@@ -60,13 +45,7 @@ class SettingsTest : public ::testing::Test {
             fmt::format("SELECT current_setting('{}', true)", apply::kServerClaimParameter))
         .value_or("");
   }
-
-  static std::string* original_;
-  static fs::path* dir_;
 };
-
-std::string* SettingsTest::original_ = nullptr;
-fs::path* SettingsTest::dir_ = nullptr;
 
 // Finding 8: "evil, pg_catalog" went to ALTER SYSTEM as one quoted schema name; the read-back
 // failed and restore refused with "someone else changed it". Now the server holds the list.
@@ -129,7 +108,7 @@ TEST_F(SettingsTest, ASharedPreloadLibraryThatIsNotThereLeavesTheOriginalRunning
 // A's value as its original and later put it back. The server carries A's claim; B refuses.
 TEST_F(SettingsTest, AKeptApplyOfOneWorkdirStopsAnotherOnTheSameServerByConninfo) {
   const std::string f = write("planner.yaml", "settings:\n  random_page_cost: 1e300\n");
-  const fs::path b = *dir_ / "workdir-b";
+  const fs::path b = dir_ / "workdir-b";
   Finished a = run_pgslow(in(cluster_workdir(), {"apply", f}));
   ASSERT_EQ(a.exit_code, 0) << a.output;
   EXPECT_NE(server_claim().find(cluster_workdir().string()), std::string::npos) << server_claim();
@@ -162,8 +141,8 @@ TEST_F(SettingsTest, AKeptApplyOfOneWorkdirStopsAnotherOnTheSameServerByConninfo
 // Low findings: bisect's majors are range-checked, and a sweep too big to expand says so.
 TEST_F(SettingsTest, BisectMajorsAndASweepsSizeAreBoundedWithAClearError) {
   for (const std::string major : {"-1", "99"}) {
-    Finished r = run_pgslow(
-        in(*dir_ / "bisect", {"bisect", "--good-version", major, "--bad-version", "18"}));
+    Finished r =
+        run_pgslow(in(dir_ / "bisect", {"bisect", "--good-version", major, "--bad-version", "18"}));
     EXPECT_NE(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("--good-version " + major), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("15 to 18"), std::string::npos) << r.output;
@@ -173,7 +152,7 @@ TEST_F(SettingsTest, BisectMajorsAndASweepsSizeAreBoundedWithAClearError) {
   const std::string big =
       write("big-sweep.yaml", "workload: select-only\nsweep:\n  clients: [" + values +
                                   "]\n  pool_size: [" + values + "]\n");
-  Finished p = run_pgslow(in(*dir_ / "plan", {"plan", big}));
+  Finished p = run_pgslow(in(dir_ / "plan", {"plan", big}));
   EXPECT_NE(p.exit_code, 0) << p.output;
   EXPECT_EQ(p.output.find("bad_alloc"), std::string::npos) << p.output;
   EXPECT_NE(p.output.find("big-sweep.yaml:3"), std::string::npos) << p.output;
