@@ -4,6 +4,7 @@
 
 #include <ostream>
 
+#include "report/audit.h"
 #include "report/json.h"
 #include "report/text.h"
 #include "results/stats.h"
@@ -61,13 +62,7 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
     if (!f.warning.empty()) out << fmt::format("  warning: {}\n", f.warning);
   }
   // The workload's audit (TPC-C: what the tpmC label needs), row by row.
-  if (!m.audit.empty()) {
-    TextTable audit;
-    audit.header = {"audit", "clause", "rule", "measured"};
-    for (const auto& r : m.audit)
-      audit.rows.push_back({r.passed ? "PASS" : "FAIL", r.clause, r.rule, r.measured});
-    out << "\n" << audit.render() << "\n";
-  }
+  if (!m.audit.empty()) out << "\n" << audit_table(m.audit).render() << "\n";
   if (bench.load.rate > 0)
     out << fmt::format("schedule lag  p50 {}  p99 {}  max {} (rate {}/s; latency includes it)\n",
                        format_latency_us(m.schedule_lag.p50_us),

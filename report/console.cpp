@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "report/attribution.h"
+#include "report/audit.h"
 #include "report/axes.h"
 #include "report/bench.h"
 #include "report/curve.h"
@@ -109,8 +110,12 @@ void render_console(const Run& run, std::ostream& terminal) {
     if (!s.headline_text.empty()) detail("headline", s.headline_text);
     for (const auto& w : s.headline_warnings) detail("warning", w);
     for (const auto& w : stage.warnings) detail("warning", w);
-    if (const Measurement* m = s.ran ? median_repeat(stage) : nullptr; m && m->in_flight_at_end > 0)
-      detail("in flight", in_flight_text(*m));
+    if (const Measurement* m = s.ran ? median_repeat(stage) : nullptr) {
+      if (m->in_flight_at_end > 0) detail("in flight", in_flight_text(*m));
+      const auto audit = wrap_items(audit_parts(m->audit), 100 - 14);
+      for (std::size_t l = 0; l < audit.size(); ++l)
+        out << (l == 0 ? "    audit     " : "              ") << audit[l] << "\n";
+    }
     if (!stage.error.empty()) detail("error", stage.error);
     if (stage.attribution) {
       const auto lines = attribution_lines(*stage.attribution, "", 100 - 14);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "report/attribution.h"
+#include "report/audit.h"
 #include "report/load_columns.h"
 #include "report/registry.h"
 #include "report/text.h"
@@ -79,7 +80,8 @@ void render_csv(const Run& run, std::ostream& out) {
                                      "retries",
                                      "clients",
                                      "evidence_seconds",
-                                     "headline"};
+                                     "headline",
+                                     "audit"};
   const auto columns = load_columns(run);
   for (const auto& c : columns) {
     if (c.key != "failed") header.push_back(c.key);
@@ -143,6 +145,7 @@ void render_csv(const Run& run, std::ostream& out) {
         std::to_string(stage.load.clients),
         s.ran ? csv_number(s.window_seconds) : "",
         s.headline_text,
+        m != nullptr ? audit_summary(m->audit) : "",
     };
     for (const auto& c : columns) {
       if (c.key != "failed") row.push_back(c.csv(stage, m));

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "report/attribution.h"
+#include "report/audit.h"
 #include "report/axes.h"
 #include "report/curve.h"
 #include "report/load_columns.h"
@@ -527,6 +528,16 @@ void render_html(const Run& run, std::ostream& out) {
     out << "</tbody>\n</table>\n<p class=\"muted\">vs " << html_escape(a.reference) << "; "
         << html_escape(describe_attribution_cost(a))
         << (a.note.empty() ? "" : "; " + html_escape(a.note)) << "</p>\n";
+  }
+
+  // The workload's audit of each stage (TPC-C-lite: the rules the tpmC label needs).
+  for (const auto& s : summaries) {
+    const StageResult& stage = run.stages[s.index];
+    const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
+    if (m == nullptr || m->audit.empty()) continue;
+    out << "<h2>Audit: " << html_escape(stage.name) << "</h2>\n<p>"
+        << html_escape(audit_summary(m->audit)) << "</p>\n"
+        << html_table(audit_table(m->audit), "audit");
   }
 
   out << "<h2>Throughput per stage</h2>\n<div class=\"controls\"><label><input type=\"checkbox\" "

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "report/attribution.h"
+#include "report/audit.h"
 #include "report/axes.h"
 #include "report/curve.h"
 #include "report/load_columns.h"
@@ -119,6 +120,16 @@ void render_markdown(const Run& run, std::ostream& out) {
       out << "\nvs " << markdown_cell(a.reference) << "; " << describe_attribution_cost(a)
           << (a.note.empty() ? "" : "; " + markdown_cell(a.note)) << "\n";
     }
+  }
+
+  // The workload's audit of each stage (TPC-C-lite: the rules the tpmC label needs).
+  for (const auto& s : summaries) {
+    const StageResult& stage = run.stages[s.index];
+    const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
+    if (m == nullptr || m->audit.empty()) continue;
+    out << "\n## Audit: " << markdown_cell(stage.name) << "\n\n"
+        << markdown_cell(audit_summary(m->audit)) << " (docs/tpcc-lite.md \"The audit\")\n\n"
+        << markdown_table(audit_table(m->audit));
   }
 
   bool any_skipped = false;

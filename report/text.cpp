@@ -1,5 +1,7 @@
 #include "report/text.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "runner/common/printable.h"
@@ -71,6 +73,22 @@ std::string markdown_table(const TextTable& table) {
   out += "\n";
   for (const auto& row : table.rows) out += line(row);
   return out;
+}
+
+std::string html_table(const TextTable& table, const std::string& css_class) {
+  auto cell = [&](const char* tag, std::size_t c, const std::string& text) {
+    const bool num = c < table.right.size() && table.right[c];
+    return fmt::format("<{}{}>{}</{}>", tag, num ? " class=\"num\"" : "", html_escape(text), tag);
+  };
+  std::string out = "<table class=\"" + html_escape(css_class) + "\">\n<thead><tr>";
+  for (std::size_t c = 0; c < table.header.size(); ++c) out += cell("th", c, table.header[c]);
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& row : table.rows) {
+    out += "<tr>";
+    for (std::size_t c = 0; c < row.size(); ++c) out += cell("td", c, row[c]);
+    out += "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
 }
 
 std::string html_escape(const std::string& s) {

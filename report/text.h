@@ -26,6 +26,10 @@ struct TextTable {
 // The table in Markdown: each cell through markdown_cell, right-aligned columns as `--:`.
 std::string markdown_table(const TextTable& table);
 
+// The table in HTML: a <table> of class `css_class`, every cell through html_escape, numeric
+// columns of class "num".
+std::string html_table(const TextTable& table, const std::string& css_class);
+
 // Text for HTML: & < > " as entities.
 std::string html_escape(const std::string& s);
 // Markdown text that renders as itself: HTML (& < >) as entities, Markdown punctuation
