@@ -6,6 +6,7 @@
 #include <map>
 
 #include "bisect/conf_file.h"
+#include "common/paths.h"
 #include "common/strings.h"
 
 namespace pgslow::bisect {
@@ -73,7 +74,8 @@ Configuration load_configuration(const std::string& spec, const knobs::Catalog& 
   if (spec == "default") return c;  // the empty preset: the server as it is
   fs::path path(spec);
   std::error_code ec;
-  if (fs::is_regular_file(path, ec)) {
+  // A bare name is a preset or nothing: the current folder is not read (names_a_file).
+  if (names_a_file(spec) && fs::is_regular_file(path, ec)) {
     if (looks_like_conf_file(path)) {
       c.settings = normalised(load_conf_file(path));
     } else {
@@ -87,9 +89,9 @@ Configuration load_configuration(const std::string& spec, const knobs::Catalog& 
   auto suggestion = closest_match(spec, names);
   throw InputError(fmt::format(
       "'{}' is neither a preset nor a file{}; give a preset ({}), a settings YAML file, "
-      "or a postgresql.conf file",
-      spec, suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "",
-      join(names, ", ")));
+      "or a postgresql.conf file, a file as a path (./{} or a name ending in .yaml or .conf)",
+      spec, suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "", join(names, ", "),
+      spec));
 }
 
 Difference difference(const Configuration& good, const Configuration& bad,

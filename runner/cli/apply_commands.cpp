@@ -20,6 +20,7 @@
 #include "common/errors.h"
 #include "common/format.h"
 #include "common/log.h"
+#include "common/paths.h"
 #include "common/progress.h"
 #include "common/strings.h"
 #include "knobs/catalog.h"
@@ -53,7 +54,8 @@ Resolved resolve_settings_arg(const knobs::Catalog& catalog, const std::string& 
     return r;
   }
   std::error_code ec;
-  if (fs::is_regular_file(arg, ec)) {
+  // A bare name is a preset or nothing: the current folder is not read (names_a_file).
+  if (names_a_file(arg) && fs::is_regular_file(arg, ec)) {
     knobs::SettingsFile file = knobs::load_settings_file(arg);
     r.settings = knobs::resolve_settings(file, catalog);
     r.label = file.name.empty() ? arg : file.name;
@@ -63,10 +65,10 @@ Resolved resolve_settings_arg(const knobs::Catalog& catalog, const std::string& 
   std::vector<std::string> names;
   for (const knobs::Preset& p : catalog.presets()) names.push_back(p.name);
   std::optional<std::string> near = closest_match(arg, names);
-  throw InputError(
-      fmt::format("no preset or settings file named '{}'{}; `pgslow presets list` "
-                  "shows the presets",
-                  arg, near ? fmt::format(" (did you mean '{}'?)", *near) : ""));
+  throw InputError(fmt::format(
+      "no preset or settings file named '{}'{}; `pgslow presets list` shows the presets, and "
+      "a settings file is read only as a path (./{} or a name ending in .yaml)",
+      arg, near ? fmt::format(" (did you mean '{}'?)", *near) : "", arg));
 }
 
 void print_apply_result(const std::string& label, const server::ServerControl& server,

@@ -40,6 +40,11 @@ bool trusted_data_folder(const fs::path& dir, std::vector<std::string>& refused)
 
 }  // namespace
 
+bool names_a_file(const std::string& arg) {
+  const std::string ext = fs::path(arg).extension().string();
+  return arg.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml" || ext == ".conf";
+}
+
 fs::path data_root() {
   std::vector<std::string> refused;
   if (const char* home = std::getenv("PGSLOW_HOME"); home && *home) {

@@ -2,6 +2,7 @@
 // Where pgslow finds its data folders (knobs/, scenarios/) and its working directory.
 
 #include <filesystem>
+#include <string>
 
 namespace pgslow {
 
@@ -12,6 +13,12 @@ namespace pgslow {
 // (is_trusted_folder); $PGSLOW_HOME that does not is an error, and so is finding none. Never the
 // current folder.
 std::filesystem::path data_root();
+
+// Whether a command-line argument that could also be a library name (a scenario, lesson,
+// preset) is a path: it holds a '/' or ends in .yaml, .yml or .conf ("./quick", "my.yaml",
+// "postgresql.conf"). Anything else is only ever a name, never a file of the current folder:
+// as root, `cd /tmp && pgslow run quick` must not read a `quick` anyone could have put there.
+bool names_a_file(const std::string& arg);
 
 // Writes `contents` to `path` durably: a temporary file in the same folder, fsync, rename
 // over the target, fsync the folder. A reader sees the old bytes or the new, never a mix, and

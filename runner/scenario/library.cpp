@@ -34,11 +34,6 @@ std::vector<std::string> scenario_names() {
   return names;
 }
 
-bool names_a_file(const std::string& arg) {
-  const std::string ext = fs::path(arg).extension().string();
-  return arg.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml";
-}
-
 fs::path resolve_scenario(const std::string& arg, const fs::path& base) {
   const fs::path p(arg);
   const fs::path file = base.empty() || p.is_absolute() ? p : base / p;

@@ -13,10 +13,6 @@ namespace pgslow::scenario {
 // The names of the library's scenarios ("quick", "wal-hell", the workshop's), sorted.
 std::vector<std::string> scenario_names();
 
-// Whether a scenario or lesson argument is a path: it holds a '/' or ends in .yaml or .yml
-// ("./quick", "my.yaml"). Anything else is only ever a name of the library.
-bool names_a_file(const std::string& arg);
-
 // A scenario argument: a file when names_a_file (relative to `base` when given, else to the
 // current folder) and it exists, or the name of one in the library ("quick", "quick.yaml",
 // "workshop/01-cache"). A bare name never reads the current folder. Throws an InputError naming

@@ -320,7 +320,7 @@ fs::path resolve_lesson(const std::string& arg) {
   // As resolve_scenario: a bare name is only ever the library's, never a file of the current
   // folder.
   fs::path p(arg);
-  if (scenario::names_a_file(arg) && fs::exists(p)) return p;
+  if (names_a_file(arg) && fs::exists(p)) return p;
   for (const fs::path& c : {lessons_dir() / (arg + ".yaml"), lessons_dir() / arg}) {
     if (fs::exists(c)) return c;
   }

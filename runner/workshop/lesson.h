@@ -95,7 +95,7 @@ std::vector<Participant> load_answers(const std::filesystem::path& path, const L
 
 // The lesson files in data_root()/scenarios/workshop/lessons, by name.
 std::vector<std::string> lesson_names();
-// A lesson argument: a file when it is a path (scenario::names_a_file: "./cache", "my.yaml"),
+// A lesson argument: a file when it is a path (names_a_file, common/paths.h: "./cache", "my.yaml"),
 // else a name of the library ("cache"), never a file of the current folder.
 std::filesystem::path resolve_lesson(const std::string& arg);
 

@@ -155,6 +155,17 @@ TEST(LoadConfiguration, DefaultConfFileYamlAndTypos) {
   auto yaml = load_configuration((dir / "bad.yaml").string(), c);
   EXPECT_EQ(yaml.settings.size(), 2u);
 
+  // A bare name is a preset or nothing: a file of that name in the current folder (a shared
+  // /tmp, as root) is never read; the same file as a path is.
+  const fs::path here = fs::current_path();
+  fs::current_path(dir);
+  std::ofstream(dir / "planted") << "work_mem: 64MB\n";
+  EXPECT_THROW(load_configuration("planted", c), InputError);
+  EXPECT_EQ(load_configuration("./planted", c).settings.size(), 1u);
+  std::ofstream(dir / "postgresql.conf") << "work_mem = 8MB\n";
+  EXPECT_EQ(load_configuration("postgresql.conf", c).settings.size(), 1u);
+  fs::current_path(here);
+
   try {
     load_configuration("tiny-cahce", c);
     FAIL() << "expected InputError";

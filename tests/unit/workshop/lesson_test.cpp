@@ -183,9 +183,11 @@ TEST(LessonFile, ABareNameNeverReadsTheCurrentFolder) {
   EXPECT_EQ(scenario::resolve_scenario("./quick"), fs::path("./quick"));
   EXPECT_EQ(scenario::resolve_scenario("mine.yaml"), fs::path("mine.yaml"));
   EXPECT_EQ(resolve_lesson("./cache"), fs::path("./cache"));
-  EXPECT_TRUE(scenario::names_a_file("a/b"));
-  EXPECT_TRUE(scenario::names_a_file("b.yml"));
-  EXPECT_FALSE(scenario::names_a_file("quick"));
+  EXPECT_TRUE(names_a_file("a/b"));
+  EXPECT_TRUE(names_a_file("b.yml"));
+  EXPECT_TRUE(names_a_file("postgresql.conf"));
+  EXPECT_FALSE(names_a_file("quick"));
+  EXPECT_FALSE(names_a_file("settings"));
   fs::current_path(here);
   fs::remove_all(dir);
 }
