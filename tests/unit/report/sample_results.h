@@ -34,6 +34,11 @@ inline CliffPoint point(const std::string& value, double kb, int order, double r
   p.p99_us = 5000 / ratio;
   p.evidence = {
       {"temp_files", temp_files}, {"temp_bytes", temp_files * 1.5e6}, {"buffer_hit_ratio", 0.99}};
+  // Every axis against the baseline runs around the point: temp files cost where they spill.
+  const double temp = 1 + temp_files;
+  p.axes = {{"tps", {ratio, low, high, 5, 0.995, true}},
+            {"cpu_per_tx", {1.02, 0.96, 1.08, 5, 0.995, true}},
+            {"temp_bytes", {temp, temp * 0.9, temp * 1.1, 5, 0.995, true}}};
   return p;
 }
 
