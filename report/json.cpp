@@ -131,6 +131,7 @@ nlohmann::ordered_json axes_json(const std::vector<AxisChange>& axes) {
       axis["low"] = json_schema::number(i.low);
       axis["high"] = json_schema::number(i.high);
       axis["confidence"] = json_schema::number(i.confidence);
+      axis["df"] = json_schema::number(i.df);
       axis["could_see"] = json_schema::number(i.detectable());
     }
     axis["measurable"] = a.change.measurable;
