@@ -13,11 +13,15 @@ namespace pgslow::report {
 // The "vs baseline" cell: the verdict naming its axis ("-85.2% (6.7x slower)", "costs +10.6%
 // CPU/tx", "no measurable effect"), "—" without a comparison.
 std::string verdict_cell(const StageSummary& s);
+// The interval beside the verdict: of the axis the verdict names when it is a cost or the tail
+// ("CPU/tx +11.0% [+2.0%, +22.0%]"), else TPS's ("[-18.0%, -6.1%]", "—").
+std::string verdict_interval(const StageSummary& s);
 // Whether the verdict's sentence says more than the cell and the TPS interval beside it.
 bool verdict_needs_sentence(const StageSummary& s);
 // "WAL/tx +25.0% [+19.1%, +31.2%]", "p99 within noise (could see ±8.0%)": every axis but TPS
 // (the row's own columns) and, when `with_cpu` is false, CPU/tx (its own line).
 std::vector<std::string> axis_items(const StageSummary& s, bool with_cpu);
+std::vector<std::string> axis_items(const std::vector<AxisChange>& axes, bool with_cpu);
 // The items joined by "; " into lines of at most `width` characters (an item longer stays whole).
 std::vector<std::string> wrap_items(const std::vector<std::string>& items, std::size_t width);
 

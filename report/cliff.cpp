@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "report/axes.h"
+#include "report/json.h"
 #include "report/text.h"
 #include "results/evidence_info.h"
 #include "results/metric.h"
@@ -75,6 +77,26 @@ std::string evidence_header(const std::string& key) {
 
 bool is_baseline(const CliffResult& r, const CliffPoint* p) {
   return p == &r.baseline;
+}
+
+// One point's every axis for a reader: its verdict naming the axis and an item per axis.
+struct PointAxes {
+  std::string value;
+  AxesVerdict verdict;
+  std::vector<std::string> items;  // every axis but TPS (in the verdict)
+};
+
+const char* const kAxesIntro =
+    "every axis: each point against the baseline runs around it, Holm's rule over a point's axes";
+
+std::vector<PointAxes> point_axes(const CliffResult& r) {
+  std::vector<PointAxes> out;
+  for (const CliffPoint* p : points_in_value_order(r)) {
+    if (is_baseline(r, p) || p->axes.empty()) continue;
+    const std::vector<AxisChange> changes = axis_changes(p->axes);
+    out.push_back({p->value, axes_verdict(changes), axis_items(changes, true)});
+  }
+  return out;
 }
 
 // The table of points in value order, baseline first.
@@ -215,6 +237,17 @@ void render_cliff_console(const CliffResult& r, std::ostream& out) {
   out << printable_lines(points_table(r).render("  "));
   out << "\ncurve (effect against " << printable_lines(r.baseline.value) << "):\n";
   for (const auto& l : curve_lines(r)) out << "  " << printable_lines(l) << "\n";
+  if (const auto axes = point_axes(r); !axes.empty()) {
+    std::size_t width = 0;
+    for (const auto& a : axes) width = std::max(width, a.value.size());
+    out << "\n" << kAxesIntro << ":\n";
+    for (const auto& a : axes) {
+      out << "  " << printable_lines(fmt::format("{:<{}}  {}", a.value, width, a.verdict.sentence))
+          << "\n";
+      for (const auto& l : wrap_items(a.items, 88))
+        out << "  " << std::string(width + 2, ' ') << printable_lines(l) << "\n";
+    }
+  }
   out << "\n" << cost_line(r) << "\n";
   for (const auto& p : r.points)
     if (!p.error.empty()) out << "  " << printable_lines(p.value + ": " + p.error) << "\n";
@@ -231,7 +264,21 @@ void render_cliff_markdown(const CliffResult& r, std::ostream& out) {
   out << markdown_table(points_table(r));
   out << "\n```\n";
   for (const auto& l : curve_lines(r)) out << l << "\n";
-  out << "```\n\n" << markdown_text(cost_line(r)) << "\n";
+  out << "```\n\n";
+  if (const auto axes = point_axes(r); !axes.empty()) {
+    out << markdown_text(std::string(kAxesIntro) + ":") << "\n\n";
+    for (const auto& a : axes) {
+      out << "- **" << markdown_text(a.value) << "**: " << markdown_text(a.verdict.sentence);
+      if (!a.items.empty()) {
+        std::string items;
+        for (const auto& i : a.items) items += (items.empty() ? "" : "; ") + i;
+        out << ". " << markdown_text(items);
+      }
+      out << "\n";
+    }
+    out << "\n";
+  }
+  out << markdown_text(cost_line(r)) << "\n";
   for (const auto& p : r.points)
     if (!p.error.empty()) out << "\n- " << markdown_text(p.value + ": " + p.error) << "\n";
 }
@@ -370,7 +417,19 @@ void render_cliff_html(const CliffResult& r, std::ostream& out) {
       out << (t.right[i] ? "<td class=\"n\">" : "<td>") << html_escape(row[i]) << "</td>";
     out << "</tr>\n";
   }
-  out << "</table>\n<p>" << html_escape(cost_line(r)) << "</p>\n";
+  out << "</table>\n";
+  if (const auto axes = point_axes(r); !axes.empty()) {
+    out << "<p>" << html_escape(std::string(kAxesIntro)) << ".</p>\n<table>\n<tr><th>"
+        << html_escape(r.knob) << "</th><th>verdict</th><th>axes</th></tr>\n";
+    for (const auto& a : axes) {
+      std::string items;
+      for (const auto& i : a.items) items += (items.empty() ? "" : "<br>") + html_escape(i);
+      out << "<tr><td>" << html_escape(a.value) << "</td><td>" << html_escape(a.verdict.sentence)
+          << "</td><td>" << items << "</td></tr>\n";
+    }
+    out << "</table>\n";
+  }
+  out << "<p>" << html_escape(cost_line(r)) << "</p>\n";
   for (const auto& p : r.points)
     if (!p.error.empty()) out << "<p>" << html_escape(p.value + ": " + p.error) << "</p>\n";
   out << "</body></html>\n";
@@ -402,6 +461,14 @@ nlohmann::json cliff_to_json(const CliffResult& r) {
       j["effect"] = {{"ratio", e.ratio}, {"low", e.low}, {"high", e.high}};
       j["verdict"] = to_string(p.verdict);
       j["looks"] = p.looks;
+      if (!p.axes.empty()) {
+        // Every axis against the baseline runs around the point, Holm's rule over them.
+        const std::vector<AxisChange> changes = axis_changes(p.axes);
+        const AxesVerdict v = axes_verdict(changes);
+        j["axes_verdict"] = v.cell;
+        j["axes_verdict_text"] = v.sentence;
+        j["axes"] = nlohmann::json::parse(axes_json(changes).dump());
+      }
       if (!p.error.empty()) j["error"] = p.error;
     }
     return j;

@@ -54,7 +54,8 @@ void render_console(const Run& run, std::ostream& terminal) {
   // (cumulative runs only, where it means the last step) is a detail line under the stage.
   const bool cumulative = run.mode != "isolated";
   TextTable table;
-  table.header = {"stage", "TPS", "tx", "vs baseline", "TPS interval", "p99"};
+  // The interval is the verdict's: TPS's, or that of the cost or tail the verdict names.
+  table.header = {"stage", "TPS", "tx", "vs baseline", "interval", "p99"};
   table.right = {false, true, true, true, true, true};
   const auto columns = load_columns(run);
   for (const auto& c : columns) {
@@ -66,7 +67,7 @@ void render_console(const Run& run, std::ostream& terminal) {
     std::string tps = s.ran ? format_number(s.tps) : "failed";
     if (s.reference_tps > 0) tps += " (ref " + format_number(s.reference_tps) + ")";
     table.rows.push_back({stage.name, tps, s.ran ? format_count(s.transactions) : "—",
-                          verdict_cell(s), interval_text(s.vs_baseline),
+                          verdict_cell(s), verdict_interval(s),
                           s.ran ? format_latency_us(s.p99_us) : "—"});
     const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
     for (const auto& c : columns) table.rows.back().push_back(c.cell(stage, m));

@@ -262,13 +262,20 @@ std::string verdict_td(const StageSummary& s) {
   return out + "</td>";
 }
 
-// A stage's throughput over time as a small line: per second of its median run, or per block
-// of a switchback run (the stage's blocks in the stage's colour, the reference's in grey, on
-// one scale). Empty with fewer than two points.
-std::string series_svg(const StageResult& stage) {
+// What a stage's small plot over time shows: throughput, or the latency's p99 (a checkpoint's
+// spikes).
+enum class Series { kTps, kP99 };
+
+// A stage's throughput or p99 over time as a small line: per second of its median run, or per
+// block of a switchback run (the stage's blocks in the stage's colour, the reference's in grey,
+// on one scale). Empty with fewer than two points.
+std::string series_svg(const StageResult& stage, Series series) {
   struct Line {
-    std::vector<std::pair<double, double>> points;  // (x, TPS)
+    std::vector<std::pair<double, double>> points;  // (x, value)
     const char* colour;
+  };
+  const auto add = [](Line& line, std::size_t x, double y) {
+    if (std::isfinite(y) && y > 0) line.points.emplace_back(static_cast<double>(x), y);
   };
   std::vector<Line> lines;
   if (stage.switchback) {
@@ -277,16 +284,15 @@ std::string series_svg(const StageResult& stage) {
     for (std::size_t i = 0; i < stage.switchback->blocks.size(); ++i) {
       const SwitchbackBlock& b = stage.switchback->blocks[i];
       if (b.seconds <= 0) continue;
-      (b.stage ? mine : reference)
-          .points.emplace_back(static_cast<double>(i),
-                               static_cast<double>(b.transactions) / b.seconds);
+      add(b.stage ? mine : reference, i,
+          series == Series::kTps ? static_cast<double>(b.transactions) / b.seconds : b.p99_us);
     }
     lines = {reference, mine};
   } else if (const Measurement* m = median_repeat(stage)) {
-    Line line{{}, "#3b6fd8"};
-    for (std::size_t i = 0; i < m->tps_per_second.size(); ++i)
-      if (std::isfinite(m->tps_per_second[i]))
-        line.points.emplace_back(static_cast<double>(i), m->tps_per_second[i]);
+    Line line{{}, series == Series::kTps ? "#3b6fd8" : "#b7791f"};
+    const std::vector<double>& values =
+        series == Series::kTps ? m->tps_per_second : m->p99_per_second;
+    for (std::size_t i = 0; i < values.size(); ++i) add(line, i, values[i]);
     lines = {line};
   }
   double max_x = 0;
@@ -299,8 +305,9 @@ std::string series_svg(const StageResult& stage) {
       ++points;
     }
   if (points < 2 || max_x <= 0 || max_y <= 0) return "";
-  std::string out =
-      "<svg class=\"spark\" viewBox=\"0 0 160 36\" role=\"img\" aria-label=\"TPS over time\">";
+  std::string out = fmt::format(
+      "<svg class=\"spark\" viewBox=\"0 0 160 36\" role=\"img\" aria-label=\"{} over time\">",
+      series == Series::kTps ? "TPS" : "p99");
   for (const auto& l : lines) {
     if (l.points.empty()) continue;
     std::string pts;
@@ -472,7 +479,8 @@ void render_html(const Run& run, std::ostream& out) {
     out << "<h2>Every axis</h2>\n<p class=\"muted\">Each stage against the baseline on every "
            "axis it measured, from the stage's own design; Holm's rule over a stage's axes keeps "
            "the chance of any wrong verdict at 5%.</p>\n<table id=\"axes\">\n<thead><tr>"
-           "<th>Stage</th><th>Verdict</th><th>Axes</th><th>TPS over time</th></tr></thead>\n"
+           "<th>Stage</th><th>Verdict</th><th>Axes</th><th>TPS over time</th><th>p99 over "
+           "time</th></tr></thead>\n"
            "<tbody>\n";
     for (const auto& s : summaries) {
       if (s.axes.size() <= 1) continue;
@@ -481,7 +489,8 @@ void render_html(const Run& run, std::ostream& out) {
         items += (items.empty() ? "" : "<br>") + html_escape(item);
       out << "<tr><td class=\"stage\">" << html_escape(run.stages[s.index].name) << "</td><td>"
           << html_escape(s.verdict.sentence) << "</td><td>" << items << "</td><td>"
-          << series_svg(run.stages[s.index]) << "</td></tr>\n";
+          << series_svg(run.stages[s.index], Series::kTps) << "</td><td>"
+          << series_svg(run.stages[s.index], Series::kP99) << "</td></tr>\n";
     }
     out << "</tbody>\n</table>\n";
   }

@@ -87,27 +87,41 @@ namespace {
 
 // What the report says of each stage against the baseline, axis by axis (written for readers,
 // derived from the measurements above it: never read back).
-// The stage's throughput over time: per second of its median run, or per block of a
-// switchback run (with which configuration each block ran).
+// The stage's throughput and p99 (µs; 0: not recorded) over time: per second of its median
+// run, or per block of a switchback run (with which configuration each block ran).
 Json series_json(const StageResult& stage) {
   Json tps = Json::array();
+  Json p99 = Json::array();
   Json stage_blocks = Json::array();
   if (stage.switchback) {
     for (const auto& b : stage.switchback->blocks) {
       tps.push_back(json_schema::number(
           b.seconds > 0 ? static_cast<double>(b.transactions) / b.seconds : 0.0));
+      p99.push_back(json_schema::number(b.p99_us));
       stage_blocks.push_back(b.stage);
     }
-    return {{"per", "block"}, {"tps", tps}, {"stage_block", stage_blocks}};
+    return {{"per", "block"}, {"tps", tps}, {"p99_us", p99}, {"stage_block", stage_blocks}};
   }
-  if (const Measurement* m = median_repeat(stage))
+  if (const Measurement* m = median_repeat(stage)) {
     for (double v : m->tps_per_second) tps.push_back(json_schema::number(v));
-  return {{"per", "second"}, {"tps", tps}};
+    for (double v : m->p99_per_second) p99.push_back(json_schema::number(v));
+  }
+  return {{"per", "second"}, {"tps", tps}, {"p99_us", p99}};
 }
 
 Json effects_json(const StageResult& stage, const StageSummary& s) {
-  Json axes = Json::array();
-  for (const auto& a : s.axes) {
+  return {{"verdict", s.verdict.cell},
+          {"verdict_text", s.verdict.sentence},
+          {"design", s.design},
+          {"axes", axes_json(s.axes)},
+          {"series", series_json(stage)}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json axes_json(const std::vector<AxisChange>& axes) {
+  Json out = Json::array();
+  for (const auto& a : axes) {
     const Interval& i = a.change.interval;
     Json axis = {{"axis", std::string(a.axis->key)},
                  {"label", std::string(a.axis->label)},
@@ -117,20 +131,15 @@ Json effects_json(const StageResult& stage, const StageSummary& s) {
       axis["low"] = json_schema::number(i.low);
       axis["high"] = json_schema::number(i.high);
       axis["confidence"] = json_schema::number(i.confidence);
+      axis["df"] = json_schema::number(i.df);
       axis["could_see"] = json_schema::number(i.detectable());
     }
     axis["measurable"] = a.change.measurable;
     axis["text"] = axis_change_text(a);
-    axes.push_back(std::move(axis));
+    out.push_back(std::move(axis));
   }
-  return {{"verdict", s.verdict.cell},
-          {"verdict_text", s.verdict.sentence},
-          {"design", s.design},
-          {"axes", std::move(axes)},
-          {"series", series_json(stage)}};
+  return out;
 }
-
-}  // namespace
 
 std::string to_json(const Run& run) {
   Json doc = json_schema::write(run);

@@ -7,6 +7,7 @@
 
 #include "report/json_schema.h"
 #include "report/views.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 
@@ -18,6 +19,10 @@ inline constexpr int kSchemaVersion = 3;
 nlohmann::ordered_json measurement_json(const Measurement& m);
 // One stage's attribution as report.json writes it (also `pgslow bisect --isolate --json`).
 nlohmann::json attribution_json(const Attribution& a);
+
+// Every axis of a comparison (results/summary.h AxisChange) as report.json's `effects` lists
+// them: key, label, ratio, interval, could_see, measurable, text.
+nlohmann::ordered_json axes_json(const std::vector<AxisChange>& axes);
 
 std::string to_json(const Run& run);  // pretty-printed, ends with a newline
 // Parses `text`; `source` names it in errors (the file name). Throws ReadError.

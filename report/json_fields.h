@@ -83,6 +83,8 @@ struct Fields<Measurement> {
                  field("clients_connected", &S::clients_connected),
                  field("connections_refused", &S::connections_refused),
                  field("tps_per_second", &S::tps_per_second),
+                 field("p99_per_second", &S::p99_per_second,
+                       [](const S& m) { return !m.p99_per_second.empty(); }),
                  field("in_flight_at_end", &S::in_flight_at_end, in_flight),
                  field("in_flight_longest_us", &S::in_flight_longest_us, in_flight),
                  field("server_cpu_s", &S::server_cpu_s, cpu_measured),
@@ -182,13 +184,16 @@ struct Fields<WaitProfile> {
 template <>
 struct Fields<SwitchbackBlock> {
   using S = SwitchbackBlock;
+  static constexpr auto latency_recorded = [](const S& b) { return b.p99_us > 0; };
   static constexpr auto list =
       std::tuple{field("stage", &S::stage),
                  field("seconds", &S::seconds),
                  field("transactions", &S::transactions),
                  field("server_cpu_s", &S::server_cpu_s),
                  field("client_cpu_s", &S::client_cpu_s),
-                 field("per_tx", &S::per_tx, [](const S& b) { return !b.per_tx.empty(); })};
+                 field("per_tx", &S::per_tx, [](const S& b) { return !b.per_tx.empty(); }),
+                 field("p95_us", &S::p95_us, latency_recorded),
+                 field("p99_us", &S::p99_us, latency_recorded)};
 };
 
 template <>

@@ -85,11 +85,20 @@ std::string interval_cell(const Cell& c, bool is_baseline) {
   return format_interval(c.vs_baseline->interval);
 }
 
-// The effect and its 95% interval in one cell (Markdown, HTML).
+// The effect and its interval in one cell (Markdown, HTML), with the confidence the interval
+// is stated at: Holm's rule over the stage's axes states TPS's above 95% (97.5%, 99.4%, ...).
 std::string effect_with_interval(const Cell& c) {
   const std::string interval = interval_cell(c, false);
-  return interval == "—" ? effect_cell(c, false) : effect_cell(c, false) + " · 95% " + interval;
+  if (interval == "—") return effect_cell(c, false);
+  return effect_cell(c, false) + " · " + format_percent(c.vs_baseline->interval.confidence) + " " +
+         interval;
 }
+
+// What the intervals' confidence means, under every format's table.
+const char* const kConfidenceNote =
+    "Each interval is stated at the confidence Holm's rule tested it at over the stage's axes "
+    "(TPS, CPU/tx, WAL/tx, ...), so that all of a stage's verdicts together are wrong at most 5% "
+    "of the time.";
 
 std::string header_line(const VersionRuns& v) {
   const Run& first = v.runs.front();
@@ -162,8 +171,7 @@ void render_versions_console(const VersionRuns& v, std::ostream& terminal) {
   out << "pgslow run " << header_line(v) << "\n";
   out << "machine: " << describe_machine(v.runs.front().machine) << "\n\n";
   TextTable table;
-  table.header = {"stage",        "PostgreSQL",         "TPS",
-                  "transactions", "effect vs baseline", "95% interval"};
+  table.header = {"stage", "PostgreSQL", "TPS", "transactions", "effect vs baseline", "interval"};
   table.right = {false, false, true, true, true, true};
   for (std::size_t s = 0; s < t.stages.size(); ++s) {
     for (std::size_t r = 0; r < t.versions.size(); ++r) {
@@ -174,7 +182,8 @@ void render_versions_console(const VersionRuns& v, std::ostream& terminal) {
     }
   }
   out << table.render();
-  out << "\nEach effect is against the same version's baseline, measured in the same run.\n";
+  out << "\nEach effect is against the same version's baseline, measured in the same run.\n"
+      << kConfidenceNote << "\n";
   terminal << printable_lines(out.str());
 }
 
@@ -205,8 +214,8 @@ void render_versions_markdown(const VersionRuns& v, std::ostream& out) {
   }
   out << markdown_table(table);
   out << "\nTPS per version (transactions behind each figure in the JSON and CSV); the line "
-         "below is the stage's effect against that version's own baseline, with its 95% "
-         "interval.\n";
+         "below is the stage's effect against that version's own baseline, with its interval. "
+      << kConfidenceNote << "\n";
   for (const auto& run : v.runs) {
     for (const auto& st : run.stages) {
       for (const auto& k : st.skipped) {
@@ -310,7 +319,8 @@ void render_versions_html(const VersionRuns& v, std::ostream& out) {
     out << "</tr>\n";
   }
   out << "</tbody>\n</table>\n<p>TPS per version; below it, the stage's effect against that "
-         "version's own baseline, with its 95% interval.</p>\n</body>\n</html>\n";
+         "version's own baseline, with its interval. "
+      << kConfidenceNote << "</p>\n</body>\n</html>\n";
 }
 
 std::string version_label(const Run& run) {

@@ -8,7 +8,9 @@
 #include <sstream>
 
 #include "common/strings.h"
+#include "report/axes.h"
 #include "report/cliff.h"
+#include "report/json.h"
 #include "report/json_schema.h"
 #include "report/text.h"
 #include "results/evidence_info.h"
@@ -47,6 +49,11 @@ static void write_effect_words(const Effect& e, Json& out) {
   }
   out["verdict"] = verdict_word(e.verdict);
   out["text"] = describe_effect(e);
+  if (!e.axes.empty()) {
+    out["axes_verdict"] = e.axes_verdict.cell;
+    out["axes_verdict_text"] = e.axes_verdict.sentence;
+    out["axes"] = axes_json(e.axes);
+  }
 }
 static void read_effect_words(Effect& e, const Json& in, const Place& place) {
   e.interval.known = read_field(e.interval.low, in, "low", place) &&
@@ -57,6 +64,29 @@ static void read_effect_words(Effect& e, const Json& in, const Place& place) {
   read_field(verdict, in, "verdict", place);
   for (Verdict v : {Verdict::kSlower, Verdict::kFaster, Verdict::kWithinNoise})
     if (verdict == verdict_word(v)) e.verdict = v;
+  // The axes return with their intervals (a recorded session's reveal); the verdict over them
+  // is computed again.
+  const auto axes = in.find("axes");
+  if (axes == in.end() || !axes->is_array()) return;
+  for (std::size_t k = 0; k < axes->size(); ++k) {
+    const Json& a = (*axes)[k];
+    const Place at = place.at("axes").at(k);
+    std::string key;
+    read_field(key, a, "axis", at);
+    const Axis* axis = find_axis(key);
+    if (axis == nullptr) continue;
+    Interval i;
+    read_field(i.ratio, a, "ratio", at);
+    read_field(i.known, a, "interval_known", at);
+    if (i.known) {
+      read_field(i.low, a, "low", at);
+      read_field(i.high, a, "high", at);
+      read_field(i.confidence, a, "confidence", at);
+      read_field(i.df, a, "df", at);
+    }
+    e.axes.push_back({axis, change_of(i)});
+  }
+  e.axes_verdict = axes_verdict(e.axes);
 }
 
 template <>
@@ -277,11 +307,31 @@ Effect measure_effect(const StageResult& stage, const StageResult& reference) {
   return e;
 }
 
+void add_axes_in_run(Effect& e, const Run& run, const StageResult& stage) {
+  if (run.stages.empty() || &stage < run.stages.data() ||
+      &stage >= run.stages.data() + run.stages.size())
+    return;
+  const auto i = static_cast<std::size_t>(&stage - run.stages.data());
+  const StageSummary s = summarize(run).at(i);
+  e.axes = s.axes;
+  e.axes_verdict = s.verdict;
+}
+
+std::vector<std::string> effect_axes_lines(const Effect& e, std::size_t width) {
+  if (e.axes.empty() || e.axes_verdict.sentence.empty()) return {};
+  std::vector<std::string> out{"every axis: " + e.axes_verdict.sentence};
+  for (const auto& l : wrap_items(axis_items(e.axes, true), width)) out.push_back(l);
+  return out;
+}
+
 Effect effect_in_run(const Run& run, const StageResult& stage, const StageResult& reference) {
   Effect e = measure_effect(stage, reference);
   if (!e.known || e.ratio <= 0 || run.stages.empty() || &reference != &run.stages.front()) return e;
   const auto i = static_cast<std::size_t>(&stage - run.stages.data());  // stage is run's
-  const std::optional<Change> c = summarize(run).at(i).vs_baseline;
+  const StageSummary s = summarize(run).at(i);
+  e.axes = s.axes;
+  e.axes_verdict = s.verdict;
+  const std::optional<Change>& c = s.vs_baseline;
   if (!c) return e;
   e.ratio = c->ratio;
   e.interval = c->interval;
@@ -421,8 +471,11 @@ TextTable evidence_table(const std::vector<EvidenceRow>& rows, const std::string
 }  // namespace
 
 void render_reveal(const Reveal& r, std::ostream& out) {
-  out << fmt::format("  {} against {}: {}\n\n", r.stage, r.reference_stage,
+  out << fmt::format("  {} against {}: {}\n", r.stage, r.reference_stage,
                      describe_effect(r.effect));
+  const auto axes = effect_axes_lines(r.effect, 90);
+  for (std::size_t l = 0; l < axes.size(); ++l) out << (l == 0 ? "  " : "    ") << axes[l] << "\n";
+  out << "\n";
   if (!r.latency.empty()) {
     out << latency_table(r).render("  ")
         << "  Little's law: in a closed loop, mean latency = clients / tps.\n\n";
@@ -440,6 +493,8 @@ void render_reveal_markdown(const Reveal& r, std::ostream& out) {
       << markdown_text(fmt::format("{} against {}: {}.", r.stage, r.reference_stage,
                                    describe_effect(r.effect)))
       << "\n\n";
+  for (const auto& l : effect_axes_lines(r.effect, 1000)) out << "- " << markdown_text(l) << "\n";
+  if (!r.effect.axes.empty()) out << "\n";
   if (!r.latency.empty()) {
     out << "## Latency\n\n"
         << markdown_table(latency_table(r))
@@ -605,6 +660,8 @@ void render_mystery_reveal_console(const MysteryReveal& r, std::ostream& out) {
     for (const auto& d : r.decoys) out << fmt::format("  {} = {}\n", d.knob, d.value);
   }
   if (r.effect.known) out << "Measured: " << describe_effect(r.effect) << "\n";
+  const auto axes = effect_axes_lines(r.effect, 90);
+  for (std::size_t l = 0; l < axes.size(); ++l) out << (l == 0 ? "  " : "    ") << axes[l] << "\n";
   out << fmt::format("{} guess{}{}\n", r.guesses, r.guesses == 1 ? "" : "es",
                      r.solved ? ", solved" : ", not solved");
 }
@@ -620,6 +677,8 @@ void mystery_answer_markdown(const MysteryReveal& r, std::ostream& out) {
   for (const auto& d : r.decoys) t.rows.push_back({d.knob, d.value, "decoy (harmless)"});
   out << markdown_table(t) << "\n";
   if (r.effect.known) out << "Measured: " << markdown_text(describe_effect(r.effect)) << ".\n\n";
+  for (const auto& l : effect_axes_lines(r.effect, 1000)) out << "- " << markdown_text(l) << "\n";
+  if (!r.effect.axes.empty()) out << "\n";
   out << fmt::format("{} guess{}{}.\n", r.guesses, r.guesses == 1 ? "" : "es",
                      r.solved ? ", solved" : ", not solved");
 }

@@ -14,6 +14,7 @@
 #include "report/views.h"
 #include "results/cliff.h"
 #include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 
@@ -27,6 +28,11 @@ struct Effect {
   std::uint64_t transactions = 0;            // the stage's, all repeats
   std::uint64_t reference_transactions = 0;  // the reference's
   bool known = false;                        // false: one of the stages did not run
+  // Every axis against the run's baseline, as the run's report states it (add_axes_in_run),
+  // with the verdict naming its axis; empty against another stage. Read back from JSON with
+  // their intervals (the verdict computed again).
+  std::vector<AxisChange> axes;
+  AxesVerdict axes_verdict;
 };
 
 Effect measure_effect(const StageResult& stage, const StageResult& reference);
@@ -37,6 +43,12 @@ Effect effect_in_run(const Run& run, const StageResult& stage, const StageResult
 // "6.7x slower (95%: 6.1x-7.4x slower; 1,234 vs 45,678 transactions)",
 // "within noise (±3.1%; 4,321 vs 4,400 transactions)".
 std::string describe_effect(const Effect& effect);
+// `stage` (one of run.stages) against the run's baseline on every axis (results/summary.h
+// summarize: the design the stage used, Holm's rule over its axes), into `effect`.
+void add_axes_in_run(Effect& effect, const Run& run, const StageResult& stage);
+// "every axis: costs +11.0% CPU/tx [...]; TPS within noise (...)", then each axis but TPS,
+// wrapped at `width` (the caller indents them); empty without axes.
+std::vector<std::string> effect_axes_lines(const Effect& effect, std::size_t width);
 // "6.7x slower", "+12.0%": the ratio only, in the words of format_change.
 std::string describe_ratio(double ratio);
 

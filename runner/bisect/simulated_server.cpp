@@ -102,8 +102,10 @@ std::vector<double> SimulatedServer::measure(const std::vector<Setting>& changes
   Normal unit(0.0, 1.0);
   Normal cost_unit(0.0, 1.0);
   std::vector<double> samples;
-  for (int i = 0; i < repeats; ++i)
-    samples.push_back(search_sample_of(model_.metric, one_run(changed, tps, 10, unit, cost_unit)));
+  for (int i = 0; i < repeats; ++i) {
+    measured_.push_back(one_run(changed, tps, 10, unit, cost_unit));
+    samples.push_back(search_sample_of(model_.metric, measured_.back()));
+  }
   ++calls_;
   return samples;
 }
@@ -126,6 +128,8 @@ results::SwitchbackBlock SimulatedServer::block(const std::vector<Setting>& chan
   b.transactions = m.committed;
   b.server_cpu_s = m.server_cpu_s;
   b.per_tx = m.per_tx;
+  b.p95_us = m.latency.p95_us;
+  b.p99_us = m.latency.p99_us;
   return b;
 }
 

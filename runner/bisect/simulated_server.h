@@ -110,6 +110,8 @@ class SimulatedServer final : public Measurer {
 
   int calls() const { return calls_; }
   int runs() const { return runs_; }
+  // Every run measure() made, in order: what a live search's runs record beside their samples.
+  const std::vector<results::Measurement>& measured() const { return measured_; }
 
  private:
   SimulatedModel model_;
@@ -127,6 +129,7 @@ class SimulatedServer final : public Measurer {
                                Normal& unit, Normal& cost_unit);
   int calls_ = 0;
   int runs_ = 0;
+  std::vector<results::Measurement> measured_;
 };
 
 // `n` harmless knobs named k00, k01, ... (factors within ±1%), for tests to plant culprits in.

@@ -255,7 +255,10 @@ results::Measurement run_workload(const workload::Workload& workload,
       }
       double secs = static_cast<double>(now - last) / 1e6;
       double tps = secs > 0 ? static_cast<double>(second.count()) / secs : 0;
-      if (now > measure_start && !stop_now) m.tps_per_second.push_back(tps);
+      if (now > measure_start && !stop_now) {
+        m.tps_per_second.push_back(tps);
+        m.p99_per_second.push_back(second.percentile(0.99));
+      }
       const bool warming_up = now <= measure_start;
       if (warming_up) failed_in_warmup = failed_total;
       progress.update(progress_line(static_cast<double>(now - t0) / 1e6, warming_up, tps,
@@ -291,17 +294,16 @@ results::Measurement run_workload(const workload::Workload& workload,
   std::exception_ptr fatal;
   std::vector<Tally> tallies(shared.types);
   Histogram lag, pool_wait, connect_time;
-  Histogram block_latency[2];
+  std::vector<Histogram> block_latency(static_cast<std::size_t>(shared.max_blocks));
   std::uint64_t block_failed[2] = {0, 0};
   std::int64_t window_end = 0;
   for (auto& w : ws) {
     if (w->fatal_ && !fatal) fatal = w->fatal_;
     for (std::size_t i = 0; i < shared.types; ++i) tallies[i].merge(w->tallies_[i]);
     lag.merge(w->schedule_lag_);
-    for (int p = 0; p < 2; ++p) {
-      block_latency[p].merge(w->block_latency_[p]);
-      block_failed[p] += w->block_failed_[p];
-    }
+    for (std::size_t b = 0; b < block_latency.size(); ++b)
+      block_latency[b].merge(w->block_latency_[b]);
+    for (int p = 0; p < 2; ++p) block_failed[p] += w->block_failed_[p];
     pool_wait.merge(w->pool_wait_);
     connect_time.merge(w->connect_time_);
     m.reconnects += w->reconnects_;
@@ -388,10 +390,17 @@ results::Measurement run_workload(const workload::Workload& workload,
   if (o.blocks != nullptr && shared.max_blocks > 0) {
     BlockTallies& t = *o.blocks;
     t.finished.clear();
-    for (int b = 0; b < shared.max_blocks; ++b) t.finished.push_back(block_count(b));
+    t.block_latency.clear();
+    Histogram config_latency[2];  // even blocks run the reference, odd ones the stage
+    for (int b = 0; b < shared.max_blocks; ++b) {
+      t.finished.push_back(block_count(b));
+      const Histogram& h = block_latency[static_cast<std::size_t>(b)];
+      t.block_latency.push_back(h.summary());
+      config_latency[b & 1].merge(h);
+    }
     for (int p = 0; p < 2; ++p) {
-      t.latency[p] = block_latency[p].summary();
-      t.counted[p] = block_latency[p].count();
+      t.latency[p] = config_latency[p].summary();
+      t.counted[p] = config_latency[p].count();
       t.failed[p] = block_failed[p];
     }
   }

@@ -31,10 +31,12 @@ std::string_view protocol_name(Protocol p);
 // "simple" | "extended" | "prepared"; nullopt otherwise.
 std::optional<Protocol> parse_protocol(std::string_view text);
 
-// A switchback run's completions by block (results/switchback.h), and per configuration (even
-// blocks run the reference, odd ones the stage) the latency and failures of those counted.
+// A switchback run's completions and their latency by block (results/switchback.h), and per
+// configuration (even blocks run the reference, odd ones the stage) the latency and failures
+// of those counted.
 struct BlockTallies {
-  std::vector<std::uint64_t> finished;  // committed + rolled back, per block
+  std::vector<std::uint64_t> finished;                 // committed + rolled back, per block
+  std::vector<results::LatencySummary> block_latency;  // per block: each is a sample of p95/p99
   results::LatencySummary latency[2];
   std::uint64_t counted[2] = {0, 0};  // committed + rolled back, per configuration
   std::uint64_t failed[2] = {0, 0};

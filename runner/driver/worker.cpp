@@ -330,7 +330,7 @@ Task<void> Worker::client_loop(ClientState& c) {
         } else {
           shared_.block_finished[static_cast<std::size_t>(b)].fetch_add(1,
                                                                         std::memory_order_relaxed);
-          block_latency_[b & 1].record(end - scheduled);
+          block_latency_[static_cast<std::size_t>(b)].record(end - scheduled);
         }
       }
     }

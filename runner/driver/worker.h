@@ -83,6 +83,8 @@ class Worker final : public EventLoop, public Inbox {
  public:
   Worker(Shared& shared, int index, int count) : shared_(shared), index_(index), count_(count) {
     tallies_.resize(shared.types);
+    // Allocated before the clock starts: the hot path only records.
+    block_latency_.resize(static_cast<std::size_t>(shared.max_blocks));
   }
   ~Worker();
   Worker(const Worker&) = delete;
@@ -97,7 +99,7 @@ class Worker final : public EventLoop, public Inbox {
   std::vector<std::uint64_t> counters_;  // Client::take_counters() of measured transactions
   std::vector<std::uint64_t> unmeasured_counters_;  // the others: dropped
   Histogram schedule_lag_;
-  Histogram block_latency_[2];  // switchback: per configuration (block parity)
+  std::vector<Histogram> block_latency_;  // switchback: per block
   std::uint64_t block_failed_[2] = {0, 0};
   Histogram pool_wait_;
   Histogram connect_time_;     // every connection this worker opened

@@ -49,6 +49,12 @@ void holm_over_axes(std::vector<AxisInterval>& axes, double confidence) {
   holm(family, confidence);
 }
 
+std::vector<AxisEffect> axis_effects(const std::vector<AxisInterval>& axes) {
+  std::vector<AxisEffect> out;
+  for (const auto& a : axes) out.push_back({std::string(a.axis->key), a.interval});
+  return out;
+}
+
 const Axis* precision_reached(const std::vector<AxisInterval>& axes, double precision,
                               std::string_view choice) {
   if (!(precision > 0)) return nullptr;
@@ -130,9 +136,10 @@ std::optional<double> axis_value(const Axis& axis, const SwitchbackBlock& block)
       return cpu_per_tx(block.server_cpu_s, tx);
     case AxisKind::kPerTx:
       return per_tx(axis, block.per_tx);
-    case AxisKind::kLatency:
-      // The driver keeps one latency histogram per configuration, not per block.
-      return std::nullopt;
+    case AxisKind::kLatency: {
+      const double v = axis.percentile == 95 ? block.p95_us : block.p99_us;
+      return v > 0 ? std::optional<double>(v) : std::nullopt;
+    }
   }
   return std::nullopt;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "results/axes.h"
 #include "results/model.h"
 
 namespace pgslow::results {
@@ -43,6 +44,9 @@ struct CliffPoint {
   // absent: not sampled.
   std::optional<WaitProfile> waits;
   std::string error;  // a run the server rejected or that failed
+  // Every axis (results/axes.h) against the baseline runs around the point's own, Holm's rule
+  // over them (cliff_point_axes); empty: not computed (the baseline, the search alone).
+  std::vector<AxisEffect> axes;
 
   bool operator==(const CliffPoint&) const = default;
 };
@@ -75,6 +79,15 @@ struct CliffResult {
   std::string server;
   bool operator==(const CliffResult&) const = default;
 };
+
+// A point's every axis from the search's runs in the order it made them: `runs[c]` the c-th
+// (nullptr: it has no measurement), `calls[c]` the point it measured (-1: the baseline). The
+// point's runs and the baseline runs right around them alternate (B P B ... B) and each axis
+// gets alternating_interval's interval (results/switchback.h), Holm's rule over them at
+// `confidence`. Empty when the point has no run.
+std::vector<AxisEffect> cliff_point_axes(const std::vector<const Measurement*>& runs,
+                                         const std::vector<int>& calls, int point,
+                                         double confidence);
 
 // "down" when the values go down from `from` to `to` (work_mem 64MB -> 64kB), else "up".
 std::string cliff_direction(const CliffResult& r);

@@ -92,6 +92,9 @@ struct Measurement {
   int clients_connected = 0;           // fewer than requested: refused connections (53300)
   int connections_refused = 0;         // connections the server refused at the start (53300)
   std::vector<double> tps_per_second;  // the progress series, one value per second
+  // The latency's p99 (µs) of the transactions that finished in each of those seconds (0: none
+  // did): a checkpoint's spikes, which the run's own p99 averages away. Empty: not recorded.
+  std::vector<double> p99_per_second = {};
   // Transactions still under way when the window closed (counted as none of the above: a
   // transaction counts when it finishes inside the window), and how long the longest of them
   // had run by then, from its scheduled start: a lower bound on its latency.
@@ -238,6 +241,9 @@ struct SwitchbackBlock {
   // The cost axes' counters per transaction over the kept part (Measurement::per_tx); empty:
   // not measured.
   std::map<std::string, double> per_tx = {};
+  // The latency's tail over the kept part (µs); 0: not recorded (an older report).
+  double p95_us = 0;
+  double p99_us = 0;
 
   bool operator==(const SwitchbackBlock&) const = default;
 };

@@ -327,6 +327,13 @@ std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback) {
   return out;
 }
 
+std::vector<AxisChange> axis_changes(const std::vector<AxisEffect>& effects) {
+  std::vector<AxisChange> out;
+  for (const auto& e : effects)
+    if (const Axis* axis = find_axis(e.axis)) out.push_back({axis, change_of(e.interval)});
+  return out;
+}
+
 std::string axis_change_text(const AxisChange& a) {
   if (a.axis->kind == AxisKind::kThroughput)
     return a.change.measurable ? a.change.text + " " + format_interval(a.change.interval)
@@ -382,6 +389,7 @@ AxesVerdict axes_verdict(const std::vector<AxisChange>& axes) {
   };
   const bool tps_moved = tps != nullptr && tps->change.measurable;
   auto word = [&](const char* verb, const std::vector<const AxisChange*>& list) {
+    v.axis = list.front()->axis;
     v.cell = std::string(verb) + named_change(*list.front(), false);
     v.sentence = std::string(verb);
     for (std::size_t k = 0; k < list.size() && k < 2; ++k)
@@ -390,6 +398,7 @@ AxesVerdict axes_verdict(const std::vector<AxisChange>& axes) {
   };
   const auto latency = [](const Axis& a) { return a.kind == AxisKind::kLatency; };
   if (tps_moved && tps->change.ratio < 1) {
+    v.axis = tps->axis;
     v.cell = tps->change.text;
     v.sentence = axis_change_text(*tps);
   } else if (const auto up = moved(true, is_cost); !up.empty()) {
@@ -397,6 +406,7 @@ AxesVerdict axes_verdict(const std::vector<AxisChange>& axes) {
   } else if (const auto tail = moved(true, latency); !tail.empty()) {
     word("tail ", tail);
   } else if (tps_moved) {
+    v.axis = tps->axis;
     v.cell = tps->change.text;
     v.sentence = axis_change_text(*tps);
   } else if (const auto down = moved(false, is_cost); !down.empty()) {

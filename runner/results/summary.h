@@ -96,6 +96,8 @@ std::vector<AxisChange> compare_axes(const StageResult& stage,
                                      const Run& run, double confidence);
 // A switchback stage's axes against the baseline blocks around each of its own.
 std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback);
+// Axes a result kept (a cliff point's), as changes: their intervals as Holm's rule stated them.
+std::vector<AxisChange> axis_changes(const std::vector<AxisEffect>& effects);
 // The run-to-run noise of one axis, from the baseline configuration's runs in time order.
 Noise axis_noise(const Run& run, const Axis& axis);
 // An axis's change for a reader: TPS as its verdict ("-3.0% slower", "within noise (could see
@@ -109,6 +111,7 @@ std::string axis_change_text(const AxisChange& change);
 struct AxesVerdict {
   std::string cell;
   std::string sentence;
+  const Axis* axis = nullptr;  // the axis the cell names (TPS: slower, faster); nullptr: none
 };
 AxesVerdict axes_verdict(const std::vector<AxisChange>& axes);
 // ", stopped at ±5% as asked", ", time budget spent before ±5% was reached" for a stage

@@ -11,29 +11,58 @@ namespace {
 // two differences sharing a reference block covary by s2 / 4: a correlation of 1/6.
 constexpr double kNeighbourCorrelation = 1.0 / 6.0;
 
-}  // namespace
-
-Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, const Axis& axis,
-                             double confidence) {
+// One axis over a series that alternates: each element's value through axis_value (a block,
+// a run), `is_stage` saying which configuration it ran.
+template <typename Element, typename IsStage>
+Interval axis_interval(const std::vector<Element>& series, const Axis& axis, IsStage is_stage,
+                       double confidence) {
   std::vector<std::optional<double>> logs;
   std::vector<bool> stage;
-  for (const auto& b : blocks) {
-    const auto v = axis_value(axis, b);
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const auto v = series[i] != nullptr ? axis_value(axis, *series[i]) : std::nullopt;
     logs.push_back(v ? std::optional<double>(std::log(*v)) : std::nullopt);
-    stage.push_back(b.stage);
+    stage.push_back(is_stage(i));
   }
   return alternating_interval(logs, stage, confidence);
 }
 
-std::vector<AxisInterval> switchback_axes(const std::vector<SwitchbackBlock>& blocks,
-                                          double confidence) {
+// Every axis with a known interval, Holm's rule over them.
+template <typename Element, typename IsStage>
+std::vector<AxisInterval> axes_of(const std::vector<Element>& series, IsStage is_stage,
+                                  double confidence) {
   std::vector<AxisInterval> out;
   for (const Axis& a : kAxes) {
-    const Interval i = switchback_interval(blocks, a, confidence);
+    const Interval i = axis_interval(series, a, is_stage, confidence);
     if (i.known) out.push_back({&a, i});
   }
   holm_over_axes(out, confidence);
   return out;
+}
+
+std::vector<const SwitchbackBlock*> pointers(const std::vector<SwitchbackBlock>& blocks) {
+  std::vector<const SwitchbackBlock*> out;
+  for (const auto& b : blocks) out.push_back(&b);
+  return out;
+}
+
+}  // namespace
+
+Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, const Axis& axis,
+                             double confidence) {
+  return axis_interval(
+      pointers(blocks), axis, [&](std::size_t i) { return blocks[i].stage; }, confidence);
+}
+
+std::vector<AxisInterval> switchback_axes(const std::vector<SwitchbackBlock>& blocks,
+                                          double confidence) {
+  return axes_of(
+      pointers(blocks), [&](std::size_t i) { return blocks[i].stage; }, confidence);
+}
+
+std::vector<AxisInterval> alternating_axes(const std::vector<const Measurement*>& runs,
+                                           const std::vector<bool>& stage, double confidence) {
+  return axes_of(
+      runs, [&](std::size_t i) { return i < stage.size() && stage[i]; }, confidence);
 }
 
 std::vector<double> alternating_differences(const std::vector<std::optional<double>>& log_values,
@@ -117,7 +146,9 @@ Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool 
     m.committed += b.transactions;
     m.server_cpu_s += b.server_cpu_s;
     m.client_cpu_s += b.client_cpu_s;
-    if (b.seconds > 0) m.tps_per_second.push_back(static_cast<double>(b.transactions) / b.seconds);
+    if (b.seconds <= 0) continue;
+    m.tps_per_second.push_back(static_cast<double>(b.transactions) / b.seconds);
+    if (b.p99_us > 0) m.p99_per_second.push_back(b.p99_us);
   }
   m.tps = m.duration_s > 0 ? static_cast<double>(m.committed) / m.duration_s : 0;
   return m;

@@ -28,6 +28,15 @@ Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, const A
 std::vector<AxisInterval> switchback_axes(const std::vector<SwitchbackBlock>& blocks,
                                           double confidence = 0.95);
 
+// Every axis of separate runs that alternate between the reference and a configuration
+// (`stage` marks the configuration's runs: B P B P ... B; nullptr: a run with no measurement),
+// each run against the reference runs
+// on either side of it (alternating_interval), Holm's rule over those with an interval at
+// `confidence`, in the axes' order: a cliff point's axes, or any interleaved design's.
+std::vector<AxisInterval> alternating_axes(const std::vector<const Measurement*>& runs,
+                                           const std::vector<bool>& stage,
+                                           double confidence = 0.95);
+
 // The same comparison over any series that alternates between the reference and the stage,
 // one log value per element (nullopt: not measured), `stage` marking the stage's: separate
 // runs interleaved with the baseline (`pgslow cliff`) as well as a switchback run's blocks.
@@ -65,7 +74,8 @@ std::vector<int> look_schedule(const SwitchbackDesign& design);
 double confidence_over_looks(int looks, double confidence = 0.95);
 
 // The blocks of one configuration (`stage` true: the stage's) taken together as one
-// measurement: kept seconds, transactions, CPU, and one TPS value per block as its series.
+// measurement: kept seconds, transactions, CPU, and one TPS and p99 value per block as its
+// series.
 Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool stage);
 
 // The confidence of each look's interval: the stated confidence spread over the looks

@@ -64,9 +64,13 @@ results::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
     p.waits = median.waits;
   };
   fill(r.baseline, -1);
+  // Each call is one run: its measurement, for every axis of each point.
+  std::vector<const results::Measurement*> runs;
+  for (const auto& s : results) runs.push_back(s.repeats.empty() ? nullptr : &s.repeats.front());
   for (std::size_t i = 0; i < r.points.size(); ++i) {
     fill(r.points[i], static_cast<int>(i));
     r.points[i].effect.transactions = r.points[i].transactions;
+    r.points[i].axes = results::cliff_point_axes(runs, calls, static_cast<int>(i), r.confidence);
   }
   return r;
 }

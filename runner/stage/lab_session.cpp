@@ -718,9 +718,15 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
   result.why = why;
   result.reference_evidence = control.evidence(0);
   result.reference_waits = control.waits(0);
+  const driver::BlockTallies& t = control.tallies();
+  // Each block's tail is one sample of the latency axes, as its count is of TPS (read after
+  // the run: the workers keep the histograms, so the looks see TPS and the costs only).
+  for (std::size_t b = 0; b < result.blocks.size() && b < t.block_latency.size(); ++b) {
+    result.blocks[b].p95_us = t.block_latency[b].p95_us;
+    result.blocks[b].p99_us = t.block_latency[b].p99_us;
+  }
   // The stage's blocks taken together are its one measurement.
   results::Measurement m = results::blocks_measurement(result.blocks, true);
-  const driver::BlockTallies& t = control.tallies();
   m.failed = t.failed[1];
   m.latency = t.latency[1];
   m.clients_requested = m.clients_connected = stage.load.clients;

@@ -392,8 +392,10 @@ report::MysteryReveal mystery_reveal(const MysteryState& s) {
     r.culprits.push_back({c.name, c.value, key});
   }
   for (const auto& d : s.answer.decoys) r.decoys.push_back({d.name, d.value, false});
-  if (s.measured.stages.size() >= 2)
+  if (s.measured.stages.size() >= 2) {
     r.effect = report::measure_effect(s.measured.stages.back(), s.measured.stages.front());
+    report::add_axes_in_run(r.effect, s.measured, s.measured.stages.back());
+  }
   r.guesses = s.guesses;
   r.solved = s.solved;
   return r;

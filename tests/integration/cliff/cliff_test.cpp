@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -112,6 +113,23 @@ TEST(Cliff, SearchesWorkMemEndToEnd) {
   }
   // The evidence says why: at 256kB the sort of about 1.5 MB spills to temporary files.
   EXPECT_GT(points[0]["evidence"]["temp_files"].get<double>(), 0) << points[0].dump();
+  // Every point on every axis, from its runs and the baseline runs around them: temp/tx is
+  // where the spill shows, whatever TPS does.
+  for (const auto& p : points) {
+    ASSERT_TRUE(p.contains("axes")) << p.dump();
+    EXPECT_FALSE(p["axes_verdict_text"].get<std::string>().empty()) << p.dump();
+    std::set<std::string> keys;
+    for (const auto& a : p["axes"]) keys.insert(a["axis"].get<std::string>());
+    EXPECT_TRUE(keys.count("tps") && keys.count("cpu_per_tx") && keys.count("p99")) << p.dump();
+  }
+  for (const auto& a : points[0]["axes"]) {
+    if (a["axis"] == "temp_bytes") {
+      EXPECT_GT(a["ratio"].get<double>(), 1) << a.dump();
+    }
+  }
+  EXPECT_NE(r.output.find("every axis: each point against the baseline runs around it"),
+            std::string::npos)
+      << r.output;
   EXPECT_EQ(j["baseline"]["value"], "4MB");
   EXPECT_GE(j["baseline"]["runs"].get<int>(), 4);
   const int point_runs = 3 * static_cast<int>(points.size());

@@ -442,11 +442,17 @@ stages:
     EXPECT_GT(blocks[i].seconds, 2.5);  // a 4 s block less its settling second
     EXPECT_LT(blocks[i].seconds, 3.5);
     EXPECT_GT(blocks[i].server_cpu_s, 0);
+    // Each block's own latency: the latency axes' samples.
+    EXPECT_GT(blocks[i].p95_us, 0) << i;
+    EXPECT_LE(blocks[i].p95_us, blocks[i].p99_us) << i;
     if (blocks[i].stage) {
       EXPECT_LT(blocks[i].transactions, blocks[i - 1].transactions) << i;
       EXPECT_LT(blocks[i].transactions, blocks[i + 1].transactions) << i;
+      EXPECT_GE(blocks[i].p95_us, 9'000) << i;  // every commit sleeps 10 ms
     }
   }
+  ASSERT_EQ(stage.repeats.size(), 1u);
+  EXPECT_EQ(stage.repeats[0].p99_per_second.size(), 3u);  // one per stage block
   EXPECT_EQ(run.references.size(), 0u);  // the baseline was measured inside the run
   const auto summaries = results::summarize(run);
   ASSERT_TRUE(summaries[1].vs_baseline.has_value());
@@ -458,6 +464,10 @@ stages:
                           [](const results::AxisChange& a) { return a.change.measurable; }))
       << r.output;
   ASSERT_TRUE(summaries[1].cpu_vs_baseline.has_value()) << r.output;
+  const auto p99 = std::find_if(summaries[1].axes.begin(), summaries[1].axes.end(),
+                                [](const results::AxisChange& a) { return a.axis->key == "p99"; });
+  ASSERT_NE(p99, summaries[1].axes.end()) << r.output;
+  EXPECT_TRUE(p99->change.interval.known) << r.output;
   EXPECT_NE(r.output.find("measured  switchback, 7 blocks of 4 s"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("CPU/tx"), std::string::npos) << r.output;
   // Where the time went, split by block: the stage's blocks and the reference's each have

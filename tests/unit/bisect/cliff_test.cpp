@@ -12,6 +12,7 @@
 #include "bisect/simulated_server.h"
 #include "common/errors.h"
 #include "report/cliff.h"
+#include "results/summary.h"
 
 namespace pgslow::bisect {
 namespace {
@@ -98,6 +99,41 @@ TEST(Cliff, FindsThePlantedCliffOnOneSeed) {
   const std::string headline = report::cliff_headline(r);
   EXPECT_EQ(headline.rfind("safe down to 4MB (could see ±", 0), 0u) << headline;
   EXPECT_NE(headline.find(" there); at 2MB: -"), std::string::npos) << headline;
+}
+
+// Each point's every axis comes from its runs and the baseline runs around them, as its effect
+// does: the same TPS estimate, a cliff named "slower", and the axes the cliff leaves alone
+// (CPU/tx, WAL/tx, the latency, which the simulated cliff does not move) within noise.
+TEST(CliffAxes, EveryPointHasEveryAxisFromTheBaselineRunsAroundIt) {
+  SimulatedModel m = cliff_model(4096, 1, 0.02, 0);
+  m.base_per_tx = {{"wal_bytes", 2000}};
+  SimulatedServer sim(m);
+  std::vector<int> calls;
+  const results::CliffResult r = find_cliff(sim, work_mem_space(), {}, &calls);
+  ASSERT_EQ(sim.measured().size(), calls.size());
+  std::vector<const results::Measurement*> runs;
+  for (const auto& run : sim.measured()) runs.push_back(&run);
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    const results::CliffPoint& p = r.points[i];
+    const auto changes = results::axis_changes(
+        results::cliff_point_axes(runs, calls, static_cast<int>(i), r.confidence));
+    ASSERT_EQ(changes.size(), 5u) << p.value;  // TPS, CPU/tx, WAL/tx, p95, p99
+    EXPECT_NEAR(changes[0].change.ratio, p.effect.ratio, 1e-9) << p.value;
+    const results::AxesVerdict v = results::axes_verdict(changes);
+    if (p.base_value < 1024) {
+      EXPECT_NE(v.cell.find("slower"), std::string::npos) << v.cell;
+    }
+    if (p.base_value > 4096) {
+      EXPECT_EQ(v.cell, "no measurable effect") << p.value;
+    }
+    for (const auto& c : changes) {
+      if (c.axis != &results::kTpsAxis) {
+        EXPECT_FALSE(c.change.measurable) << p.value << " " << c.axis->key;
+      }
+    }
+  }
+  // No run, no axes.
+  EXPECT_TRUE(results::cliff_point_axes(runs, calls, 99, r.confidence).empty());
 }
 
 struct Rate {

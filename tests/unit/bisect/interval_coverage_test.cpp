@@ -8,44 +8,22 @@
 
 #include "bisect/simulated_server.h"
 #include "results/summary.h"
+#include "tests/support/simulated_runs.h"
 
 namespace pgslow::bisect {
 namespace {
 
-results::Measurement measured(double tps) {
-  results::Measurement m;
-  m.tps = tps;
-  m.duration_s = 10;
-  m.committed = static_cast<std::uint64_t>(tps * 10);
-  return m;
-}
+using testing::interleaved_run;
 
-// baseline, s1, baseline, s2, baseline, ... as stage::run_plan does it.
-results::Run interleaved_run(SimulatedServer& sim, const std::vector<std::string>& stages) {
-  results::Run run;
-  run.mode = "isolated";
-  results::StageResult base;
-  base.name = "baseline";
-  base.repeats.push_back(measured(sim.measure({}, 1)[0]));
-  run.stages.push_back(base);
-  for (std::size_t i = 0; i < stages.size(); ++i) {
-    results::StageResult st;
-    st.name = stages[i];
-    st.repeats.push_back(measured(sim.measure({{stages[i], "b", {}}}, 1)[0]));
-    run.stages.push_back(st);
-    results::ReferenceRun ref;
-    ref.after_stage = i + 1;
-    ref.tps = sim.measure({}, 1)[0];
-    ref.transactions = static_cast<std::uint64_t>(ref.tps * 10);
-    run.references.push_back(ref);
-  }
-  return run;
+// TPS alone: its interval at 95% (with more axes, Holm's rule states it higher).
+void tps_only(SimulatedModel& m) {
+  m.server_cpu = false;
+  m.base_p99_us = 0;
 }
 
 TEST(IntervalCoverage, About95PercentWithNoiseAndDrift) {
   const std::vector<std::string> stages = {"a", "b", "c", "d"};
-  int covered = 0;
-  int trials = 0;
+  testing::Coverage coverage;
   int wrong_direction = 0;
   for (std::uint64_t seed = 1; seed <= 500; ++seed) {
     SimulatedModel m;
@@ -53,6 +31,7 @@ TEST(IntervalCoverage, About95PercentWithNoiseAndDrift) {
     m.drift_per_run = -0.01;  // the machine gets 1% slower each run
     m.seed = seed;
     m.knobs = {{"a", 0.9}, {"b", 1.0}, {"c", 0.5}, {"d", 1.08}};
+    tps_only(m);
     SimulatedServer sim(m);
     const results::Run run = interleaved_run(sim, stages);
     const auto sums = results::summarize(run);
@@ -61,8 +40,7 @@ TEST(IntervalCoverage, About95PercentWithNoiseAndDrift) {
       const results::Interval& iv = sums[i].vs_baseline->interval;
       ASSERT_TRUE(iv.known);
       const double truth = m.knobs[i - 1].factor;
-      ++trials;
-      if (iv.low <= truth && truth <= iv.high) ++covered;
+      coverage.add(iv, truth);
       const results::Verdict v = results::verdict_of(iv);
       if ((truth < 1 && v == results::Verdict::kFaster) ||
           (truth > 1 && v == results::Verdict::kSlower))
@@ -72,11 +50,10 @@ TEST(IntervalCoverage, About95PercentWithNoiseAndDrift) {
     const results::Noise n = results::run_noise(run);
     ASSERT_TRUE(n.drift);
   }
-  const double coverage = static_cast<double>(covered) / trials;
-  EXPECT_GT(coverage, 0.91) << covered << " of " << trials;
-  EXPECT_LT(coverage, 0.99) << covered << " of " << trials;
+  EXPECT_GT(coverage.share(), 0.91) << coverage.covered << " of " << coverage.trials;
+  EXPECT_LT(coverage.share(), 0.99) << coverage.covered << " of " << coverage.trials;
   // A verdict pointing the wrong way is rarer still (at most the 2.5% tail).
-  EXPECT_LT(static_cast<double>(wrong_direction) / trials, 0.025);
+  EXPECT_LT(static_cast<double>(wrong_direction) / coverage.trials, 0.025);
 }
 
 TEST(IntervalCoverage, HarmlessStagesAreRarelyCalledEffects) {
@@ -89,6 +66,7 @@ TEST(IntervalCoverage, HarmlessStagesAreRarelyCalledEffects) {
     m.noise = 0.04;
     m.seed = seed;
     m.knobs = {{"b", 1.0}};
+    tps_only(m);
     SimulatedServer sim(m);
     const results::Run run = interleaved_run(sim, {"b", "b", "b"});
     const auto sums = results::summarize(run);

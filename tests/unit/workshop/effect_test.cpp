@@ -71,11 +71,18 @@ TEST(Effect, AgainstTheBaselineIsTheReportsVsBaseline) {
   EXPECT_DOUBLE_EQ(e.interval.low, summaries[2].vs_baseline->interval.low);
   EXPECT_DOUBLE_EQ(e.interval.high, summaries[2].vs_baseline->interval.high);
   EXPECT_EQ(e.reference_transactions, summaries[2].vs_baseline->reference_transactions);
+  // Every axis of the report's comparison, and its verdict naming the axis.
+  EXPECT_EQ(e.axes.size(), summaries[2].axes.size());
+  EXPECT_FALSE(e.axes.empty());
+  EXPECT_EQ(e.axes_verdict.sentence, summaries[2].verdict.sentence);
+  EXPECT_EQ(report::effect_axes_lines(e, 90).front(), "every axis: " + e.axes_verdict.sentence);
   EXPECT_NEAR(e.ratio, 0.75, 0.01);  // against the 800 TPS around it, not the first 1000
   EXPECT_NEAR(measure_effect(run.stages[2], run.stages[0]).ratio, 0.6, 0.01);
   // Against another stage there is no report comparison: the two stages' own runs.
   const Effect between = effect_in_run(run, run.stages[2], run.stages[1]);
   EXPECT_DOUBLE_EQ(between.ratio, measure_effect(run.stages[2], run.stages[1]).ratio);
+  EXPECT_TRUE(between.axes.empty());
+  EXPECT_TRUE(report::effect_axes_lines(between, 90).empty());
 }
 
 // Where the time went, in the reveal's evidence table: the stage's largest waits beside the
