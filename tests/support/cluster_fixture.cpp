@@ -146,8 +146,8 @@ void TemporaryCluster::remove() {
   watchdog_fd_ = -1;
 }
 
-TemporaryWorkdir::TemporaryWorkdir(const std::vector<int>& pg_versions)
-    : path_(make_temporary_workdir()), pg_versions_(pg_versions) {
+TemporaryWorkdir::TemporaryWorkdir(const std::vector<int>& pg_versions, const fs::path& parent)
+    : path_(make_temporary_workdir(parent)), pg_versions_(pg_versions) {
   for (int version : pg_versions_) {
     const server::ManagedCluster c = cluster(version);
     watchdog_fds_.push_back(start_watchdog(c.pg_bin() / "pg_ctl", *c.data_dir(), path_));

@@ -73,7 +73,9 @@ class TemporaryCluster {
 // installed.
 class TemporaryWorkdir {
  public:
-  explicit TemporaryWorkdir(const std::vector<int>& pg_versions);
+  // Made in `parent` when given (a file system a test made), else in TMPDIR.
+  explicit TemporaryWorkdir(const std::vector<int>& pg_versions,
+                            const std::filesystem::path& parent = {});
   ~TemporaryWorkdir();
   TemporaryWorkdir(const TemporaryWorkdir&) = delete;
   TemporaryWorkdir& operator=(const TemporaryWorkdir&) = delete;

@@ -6,6 +6,7 @@
 #include "common/reflink.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/vfs.h>
 
@@ -13,13 +14,16 @@
 #include <filesystem>
 #include <map>
 
+#include "common/process.h"
 #include "common/progress.h"
 #include "knobs/catalog.h"
 #include "pg/connection.h"
+#include "server/managed_cluster.h"
 #include "server/pg_versions.h"
 #include "stage/lab_session.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/data_checksum.h"
+#include "tests/support/pgslow_process.h"
 #include "tests/support/reflink_mount.h"
 #include "workload/dataset.h"
 #include "workload/registry.h"
@@ -145,6 +149,77 @@ TEST(ResetOnExt4, StageSaysTemplateCopyAndItsFirstSecondHasNoCheckpoint) {
   EXPECT_EQ(r.description, "template copy (FILE_COPY)");
   ASSERT_TRUE(r.evidence.count("checkpoints_requested")) << "no checkpoint evidence";
   EXPECT_EQ(r.evidence.at("checkpoints_requested"), 0);
+}
+
+// `pgslow server snapshot` then `bench --from-snapshot` in a workdir under `parent`, on the
+// default cluster: the snapshot says how it copied (`how`), is root's, and brings back a
+// template that was dropped after it was taken.
+void snapshot_round_trip(const fs::path& parent, const std::string& how) {
+  const int major = *server::default_cluster_major(parent, std::nullopt);
+  testing::TemporaryWorkdir workdir({major}, parent);
+  auto pgslow = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--workdir", workdir.path().string()});
+    return testing::run_pgslow(args, {}, std::chrono::seconds(300));
+  };
+  ASSERT_EQ(pgslow({"server", "start"}).exit_code, 0);
+  ASSERT_EQ(pgslow({"load", "-w", "tpcb-like", "--scale", "1"}).exit_code, 0);
+  const testing::Finished snap = pgslow({"server", "snapshot", "loaded"});
+  ASSERT_EQ(snap.exit_code, 0) << snap.output;
+  EXPECT_NE(snap.output.find(how), std::string::npos) << snap.output;
+  const fs::path kept = workdir.path() / "snapshots" / "cluster" / "loaded";
+  struct stat st {};
+  ASSERT_EQ(::lstat(kept.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, ::geteuid()) << "the snapshot must be pgslow's, not the server user's";
+  EXPECT_NE(pgslow({"server", "status"}).output.find("snapshots   loaded"), std::string::npos);
+
+  const server::ManagedCluster c = workdir.cluster(major);
+  pg::Connection conn = pg::Connection::open(c.conninfo());
+  conn.exec("DROP DATABASE pgslow_tpl_tpcb_like_1 WITH (FORCE)");
+  const testing::Finished bench = pgslow(
+      {"bench", "-w", "tpcb-like", "--scale", "1", "--duration", "1", "--from-snapshot", "loaded"});
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  EXPECT_NE(bench.output.find("started from " + kept.string()), std::string::npos) << bench.output;
+  EXPECT_EQ(bench.output.find("loaded tpcb-like"), std::string::npos)
+      << "the template came back with the snapshot, not by a new load:\n"
+      << bench.output;
+  const testing::Finished unknown = pgslow(
+      {"bench", "-w", "tpcb-like", "--scale", "1", "--duration", "1", "--from-snapshot", "other"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.output.find("has no snapshot 'other' (it has: loaded)"), std::string::npos)
+      << unknown.output;
+}
+
+TEST(Snapshot, OnExt4ItIsCopiedAndSaysSo) {
+  snapshot_round_trip(fs::temp_directory_path(), "copied byte for byte");
+}
+
+TEST_F(OnXfs, SnapshotIsClonedAndSaysSo) {
+  snapshot_round_trip(mount_->make_folder("snap"), "cloned copy-on-write (reflink)");
+}
+
+// The server's user plants a link in its data directory: root's copy refuses it, naming it,
+// and leaves no partial snapshot behind.
+TEST(Snapshot, ALinkInTheDataDirectoryIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the root boundary is root's";
+  const fs::path parent = fs::temp_directory_path();
+  const int major = *server::default_cluster_major(parent, std::nullopt);
+  testing::TemporaryWorkdir workdir({major}, parent);
+  auto pgslow = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--workdir", workdir.path().string()});
+    return testing::run_pgslow(args, {}, std::chrono::seconds(300));
+  };
+  ASSERT_EQ(pgslow({"server", "start"}).exit_code, 0);
+  const fs::path link = workdir.path() / "cluster" / "data" / "base" / "evil";
+  ProcessOptions as_postgres;
+  as_postgres.run_as = "postgres";
+  ASSERT_TRUE(run_process({"ln", "-s", "/etc/shadow", link.string()}, as_postgres).ok());
+  const testing::Finished snap = pgslow({"server", "snapshot", "bad"});
+  EXPECT_EQ(snap.exit_code, 1);
+  EXPECT_NE(snap.output.find("refuses to copy " + link.string()), std::string::npos) << snap.output;
+  const fs::path kept = workdir.path() / "snapshots" / "cluster";
+  for (const auto& entry : fs::directory_iterator(kept))
+    ADD_FAILURE() << "left behind: " << entry.path();
+  EXPECT_EQ(pgslow({"server", "status"}).output.find("snapshots"), std::string::npos);
 }
 
 }  // namespace
