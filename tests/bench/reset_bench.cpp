@@ -4,7 +4,8 @@
 // small XFS made with reflink=1 on a loop device (tests/support/reflink_mount.h), the data is
 // tpcc-lite at PGSLOW_RESET_BENCH_WAREHOUSES warehouses (default 10). After the clones, the
 // clone is checked: the workload's consistency checks, and every table's rows hashed in ctid
-// order against the template's. Needs root, loop devices and PostgreSQL 18 installed.
+// order against the template's. The same pair again with fsync off shows the copy's own cost
+// apart from the disk's flushes. Needs root, loop devices and PostgreSQL 18 installed.
 //
 //   sudo build/tests/bench/reset_bench --benchmark_min_time=1x --benchmark_repetitions=5
 
@@ -14,7 +15,9 @@
 #include <iostream>
 #include <memory>
 
+#include "common/errors.h"
 #include "common/progress.h"
+#include "pg/connection.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/data_checksum.h"
 #include "tests/support/reflink_mount.h"
@@ -32,7 +35,23 @@ struct Lab {
 };
 Lab* g_lab = nullptr;
 
-void BM_Reset(benchmark::State& state, workload::ResetMethod method) {
+// fsync as the server has it for the next connections (the reset opens its own).
+void set_fsync(bool on) {
+  const std::string conninfo = g_lab->cluster->get().conninfo();
+  pg::Connection c = pg::Connection::open(conninfo);
+  c.exec(on ? "ALTER SYSTEM RESET fsync" : "ALTER SYSTEM SET fsync = off");
+  c.exec("SELECT pg_reload_conf()");
+  // The postmaster reads the file on its own time: wait until a new session sees it.
+  for (int i = 0; i < 1000; ++i) {
+    if (pg::Connection::open(conninfo).query_value("SHOW fsync") == (on ? "on" : "off")) return;
+  }
+  throw RuntimeError("the server did not take fsync = " + std::string(on ? "on" : "off"));
+}
+
+// fsync off shows what the copy itself costs: FILE_COPY fsyncs every file it made and
+// checkpoints twice, and on a loop device each flush goes through to the disk beneath.
+void BM_Reset(benchmark::State& state, workload::ResetMethod method, bool fsync) {
+  set_fsync(fsync);
   g_lab->data->set_reset_method(method);
   g_lab->data->reset();  // the previous clone, of either kind, is dropped outside the timing
   for (auto _ : state) {
@@ -40,6 +59,7 @@ void BM_Reset(benchmark::State& state, workload::ResetMethod method) {
     state.SetIterationTime(r.seconds);
   }
   state.counters["bytes"] = static_cast<double>(g_lab->data->data_bytes());
+  set_fsync(true);
 }
 
 }  // namespace
@@ -66,13 +86,17 @@ int main(int argc, char** argv) {
   ConsoleProgress progress;
   lab.data->load(progress);
   g_lab = &lab;
-  benchmark::RegisterBenchmark("reset/template_copy", BM_Reset,
-                               workload::ResetMethod::kTemplateCopy)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("reset/clone", BM_Reset, workload::ResetMethod::kServerClone)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
+  for (bool fsync : {true, false}) {
+    const std::string suffix = fsync ? "" : "/fsync_off";
+    benchmark::RegisterBenchmark(("reset/template_copy" + suffix).c_str(), BM_Reset,
+                                 workload::ResetMethod::kTemplateCopy, fsync)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("reset/clone" + suffix).c_str(), BM_Reset,
+                                 workload::ResetMethod::kServerClone, fsync)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
 
