@@ -716,6 +716,16 @@ std::string ManagedCluster::SnapshotCopy::how() const {
                      copy.files);
 }
 
+void ManagedCluster::require_no_change_on(const std::string& why) const {
+  UniqueFd data = open_folder(data_dir_);
+  if (read_file_in(data.get(), "pgslow.owner", data_dir_ / "pgslow.owner", 4096)) {
+    throw RuntimeError(fmt::format(
+        "pgslow's settings are on the cluster in {} (pgslow.owner): {}. Run `pgslow restore` "
+        "(or let the run that holds them finish), then try again",
+        cluster_dir_.string(), why));
+  }
+}
+
 std::vector<std::string> ManagedCluster::snapshots() const {
   const fs::path folder = options_.workdir / kSnapshotsFolder / cluster_dir_.filename();
   std::error_code ec;
@@ -736,14 +746,7 @@ ManagedCluster::SnapshotCopy ManagedCluster::snapshot(const std::string& name) {
         cluster_dir_.string()));
   }
   const bool was_running = is_running();
-  UniqueFd data = open_folder(data_dir_);
-  if (read_file_in(data.get(), "pgslow.owner", data_dir_ / "pgslow.owner", 4096)) {
-    throw RuntimeError(fmt::format(
-        "pgslow's settings are on the cluster in {} (pgslow.owner): a snapshot would keep them. "
-        "Run `pgslow restore` (or let the run that holds them finish), then snapshot again",
-        cluster_dir_.string()));
-  }
-  data = UniqueFd();
+  require_no_change_on("a snapshot would keep them");
   // A clean shutdown: the copy starts without recovery, and nothing writes while it is made.
   if (was_running) stop();
   const std::int64_t t0 = now_us();
@@ -786,6 +789,8 @@ ManagedCluster::SnapshotCopy ManagedCluster::start_from_snapshot(const std::stri
         there.empty() ? std::string("it has none") : "it has: " + join(there, ", "),
         options_.pg_version ? fmt::format(" --pg-version {}", *options_.pg_version) : "", name));
   }
+  // The journal's originals belong to the data directory they were read from.
+  if (is_initialized()) require_no_change_on("the snapshot's data would replace them");
   if (is_running()) stop();
   prepare_workdir();  // the cluster folder, when it was destroyed since
   const std::int64_t t0 = now_us();

@@ -116,8 +116,8 @@ class ManagedCluster : public ServerControl {
   // Refused while a pgslow change is on the cluster (pgslow.owner): restore it first.
   SnapshotCopy snapshot(const std::string& name);
   // Replaces the data directory with a copy of the snapshot (the cluster stopped first; the
-  // old data removed), then starts the server. RuntimeError naming the snapshots there are
-  // when it has none of that name.
+  // old data removed), then starts the server; refused while a pgslow change is on it. RuntimeError
+  // naming the snapshots there are when it has none of that name.
   SnapshotCopy start_from_snapshot(const std::string& name,
                                    std::chrono::seconds timeout = std::chrono::seconds(60));
   // The snapshots of this cluster, by name.
@@ -129,6 +129,8 @@ class ManagedCluster : public ServerControl {
 
  private:
   std::string group_name() const;
+  // Throws RuntimeError, with `why`, when a pgslow change is on the cluster (pgslow.owner).
+  void require_no_change_on(const std::string& why) const;
   void prepare_workdir();
   void initdb();
   void write_settings();

@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "common/process.h"
@@ -220,6 +221,21 @@ TEST(Snapshot, ALinkInTheDataDirectoryIsRefused) {
   for (const auto& entry : fs::directory_iterator(kept))
     ADD_FAILURE() << "left behind: " << entry.path();
   EXPECT_EQ(pgslow({"server", "status"}).output.find("snapshots"), std::string::npos);
+
+  // A pgslow change on the cluster (its claim, pgslow.owner): neither a snapshot nor a start
+  // from one, whose data would drop what `pgslow restore` has to put back.
+  fs::remove(link);
+  ASSERT_EQ(pgslow({"server", "snapshot", "good"}).exit_code, 0);
+  std::ofstream(workdir.path() / "cluster" / "data" / "pgslow.owner") << "elsewhere\n";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"server", "snapshot", "claimed"},
+        std::vector<std::string>{"bench", "-w", "tpcb-like", "--duration", "1", "--from-snapshot",
+                                 "good"}}) {
+    const testing::Finished r = pgslow(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("Run `pgslow restore`"), std::string::npos) << r.output;
+  }
+  fs::remove(workdir.path() / "cluster" / "data" / "pgslow.owner");
 }
 
 }  // namespace
