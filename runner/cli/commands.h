@@ -21,6 +21,12 @@ void add_cliff_commands(CLI::App& app, Context& ctx);     // cliff
 void add_lesson_commands(CLI::App& app, Context& ctx);    // lesson (workshop)
 void add_mystery_commands(CLI::App& app, Context& ctx);   // mystery start|clues|guess|reveal
 
+// `--from-snapshot NAME` of run and bench (docs/server.md, "Snapshots"): the managed cluster
+// the context names starts from a copy of its snapshot NAME. An empty name does nothing;
+// `names_server` (the target options name another server) is refused.
+void add_from_snapshot_option(CLI::App* cmd, std::string& name);
+void start_from_snapshot(const Context& ctx, const std::string& name, bool names_server);
+
 // Runs before every command that touches a workdir: apply::repair_before_command for the
 // context's workdir and its managed cluster (apply/before_command.h).
 void before_command(Context& ctx, const std::string& command);

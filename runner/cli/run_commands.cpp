@@ -64,6 +64,7 @@ struct RunArgs {
   std::optional<results::Metric> metric;  // --metric: what attributions judge by
   bool metric_auto = false;               // --metric auto
   std::vector<std::string> versions;      // --versions 15,16,17,18
+  std::string from_snapshot;              // --from-snapshot NAME
 };
 
 stage::RunOptions run_options(const RunArgs& a) {
@@ -226,9 +227,16 @@ void add_run_commands(CLI::App& app, Context& ctx) {
                     "run on the managed cluster of each of these PostgreSQL major versions "
                     "(e.g. 15,16,17,18) and report them side by side")
         ->delimiter(',');
+    add_from_snapshot_option(cmd, a->from_snapshot);
     auto dashboard = add_dashboard_options(cmd);
     cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
+      if (!a->from_snapshot.empty() && !a->versions.empty()) {
+        throw InputError(
+            "--from-snapshot names one cluster's snapshot: run each version with --pg-version N "
+            "--from-snapshot NAME instead of --versions");
+      }
+      start_from_snapshot(ctx, a->from_snapshot, a->target.names_server());
       if (!a->versions.empty()) return run_versions(ctx, *a, cmd, *dashboard);
       Prepared p = prepare(ctx, a->scenario, a->target, a->overrides);
       fs::path out_dir = stage::results_folder(a->out, p.scenario.name);

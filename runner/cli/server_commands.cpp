@@ -1,4 +1,5 @@
-// pgslow server start | status | stop | destroy | conninfo: the managed cluster in the workdir.
+// pgslow server start | status | stop | destroy | snapshot | conninfo: the managed cluster in the
+// workdir.
 
 #include <fmt/format.h>
 
@@ -54,6 +55,8 @@ void print_status(const server::ManagedCluster& cluster) {
   rows.emplace_back("uptime", s.uptime ? format_uptime(*s.uptime) : "-");
   rows.emplace_back("log file", s.log_file.string());
   if (!s.pg_bin.empty()) rows.emplace_back("binaries", s.pg_bin.string());
+  if (const auto names = cluster.snapshots(); !names.empty())
+    rows.emplace_back("snapshots", join(names, ", "));
   if (s.initialized && s.port != 0) rows.emplace_back("conninfo", cluster.conninfo());
   std::size_t width = 0;
   for (const auto& [name, value] : rows) width = std::max(width, name.size());
@@ -80,7 +83,28 @@ void print_workdir_status(const Context& ctx) {
   }
 }
 
+void print_snapshot(const char* what, const server::ManagedCluster::SnapshotCopy& s) {
+  fmt::print("{} {}: {} files, {}, {} in {}\n", what, s.path.string(), format_count(s.copy.files),
+             format_size(static_cast<double>(s.copy.bytes)), s.how(), format_seconds(s.seconds));
+}
+
 }  // namespace
+
+void add_from_snapshot_option(CLI::App* cmd, std::string& name) {
+  cmd->add_option("--from-snapshot", name,
+                  "start the managed cluster from its snapshot NAME first (`pgslow server "
+                  "snapshot NAME`): the data loaded once, the same bytes for every run");
+}
+
+void start_from_snapshot(const Context& ctx, const std::string& name, bool names_server) {
+  if (name.empty()) return;
+  if (names_server) {
+    throw InputError(
+        "--from-snapshot starts pgslow's managed cluster from a snapshot: it cannot go with "
+        "--conninfo or --data-dir (another server's data is not pgslow's to replace)");
+  }
+  print_snapshot("started from", open_cluster(ctx).start_from_snapshot(name));
+}
 
 void add_server_commands(CLI::App& app, Context& ctx) {
   CLI::App* server = app.add_subcommand("server", "the managed PostgreSQL cluster in the workdir");
@@ -123,6 +147,17 @@ void add_server_commands(CLI::App& app, Context& ctx) {
         before_command(ctx, "server destroy");
         open_cluster(ctx).destroy();
       });
+
+  CLI::App* snapshot = server->add_subcommand(
+      "snapshot",
+      "stop the cluster and keep a copy of its data directory as NAME (cloned copy-on-write "
+      "where the file system can), then start it again; run and bench take --from-snapshot NAME");
+  auto snapshot_name = std::make_shared<std::string>();
+  snapshot->add_option("name", *snapshot_name, "the snapshot's name")->required();
+  snapshot->callback([&ctx, snapshot_name] {
+    before_command(ctx, "server snapshot");
+    print_snapshot("snapshot", open_cluster(ctx).snapshot(*snapshot_name));
+  });
 
   CLI::App* install = server->add_subcommand(
       "install",

@@ -175,12 +175,14 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
   bench->add_flag("--no-reset", *no_reset,
                   "run on the database --conninfo names as it is (e.g. tables `pgbench -i` made), "
                   "without a template clone");
+  auto from_snapshot = std::make_shared<std::string>();
+  add_from_snapshot_option(bench, *from_snapshot);
   bench->add_flag("--check-data", *check_data,
                   "run the workload's consistency checks after the run (exit 1 when one fails)");
   bench->add_flag("--no-wait-sampling", *no_waits,
                   "do not sample the backends' wait events (to measure the sampler's cost)");
   bench->callback([&ctx, bench_args, opts, json_file, no_reset, check_data, think_time, no_waits,
-                   spec, warmup_opt, ramp_opt, duration_opt] {
+                   spec, warmup_opt, ramp_opt, duration_opt, from_snapshot] {
     before_command(ctx, "bench");
     if (*spec) {
       // The audit's needs (docs/tpcc-lite.md, "The audit"), each unless given.
@@ -208,6 +210,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
 
     if (*no_reset && !bench_args->target.names_server())
       throw InputError("--no-reset needs --conninfo: the database to run on as it is");
+    start_from_snapshot(ctx, *from_snapshot, bench_args->target.names_server());
     std::unique_ptr<server::ServerControl> server =
         server::open_target(target_spec(ctx, bench_args->target));
     ConsoleProgress progress;

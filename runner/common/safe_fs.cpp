@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/reflink.h"
 
 namespace pgslow {
 
@@ -675,6 +677,144 @@ bool remove_tree_in(int dir, const std::string& name, const fs::path& shown_as) 
       fail("remove", shown_path(shown_as, levels) / n, errno);
   }
   return true;
+}
+
+namespace {
+
+// Copies the rest of `from` into `to`: in the kernel (copy_file_range), else by read and write.
+std::uint64_t copy_bytes(int from, int to, const fs::path& shown_as) {
+  std::uint64_t total = 0;
+  for (;;) {
+    const ssize_t n = ::copy_file_range(from, nullptr, to, nullptr, 1 << 30, 0);
+    if (n == 0) return total;
+    if (n > 0) {
+      total += static_cast<std::uint64_t>(n);
+      continue;
+    }
+    if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL)
+      fail("copy", shown_as, errno);
+    break;
+  }
+  std::vector<char> buf(1 << 20);
+  for (;;) {
+    const ssize_t n = ::read(from, buf.data(), buf.size());
+    if (n == 0) return total;
+    if (n < 0) fail("read", shown_as, errno);
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w = ::write(to, buf.data() + done, static_cast<std::size_t>(n - done));
+      if (w < 0) fail("write the copy of", shown_as, errno);
+      done += w;
+    }
+    total += static_cast<std::uint64_t>(n);
+  }
+}
+
+void give(int fd, const FileOwnership& owner, mode_t mode, const fs::path& shown_as) {
+  if (::fchown(fd, owner.uid, owner.gid) != 0)
+    fail("give its owner to the copy of", shown_as, errno);
+  if (::fchmod(fd, mode & 07777) != 0) fail("set the mode of the copy of", shown_as, errno);
+}
+
+struct CopyLevel {
+  OpenLevel from;
+  UniqueFd to;
+  mode_t mode = 0700;  // the source folder's, given to the copy once it is complete
+};
+
+}  // namespace
+
+TreeCopy copy_tree_in(int from_dir, const std::string& name, int to_dir, const std::string& to,
+                      const FileOwnership& owner, bool clone, const fs::path& shown_as) {
+  require_plain_name(name, shown_as);
+  require_plain_name(to, shown_as);
+  std::optional<OpenLevel> top = open_level(from_dir, name);
+  if (!top) fail("open the folder", shown_as, errno);
+  struct stat top_st {};
+  if (::fstat(top->fd(), &top_st) != 0) fail("read", shown_as, errno);
+  const uid_t source_owner = top_st.st_uid;
+  if (::mkdirat(to_dir, to.c_str(), 0700) != 0)
+    fail("make the folder for a copy of", shown_as, errno);
+  TreeCopy out;
+  try {
+    UniqueFd top_to(::openat(to_dir, to.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!top_to) fail("open the copy of", shown_as, errno);
+    std::vector<CopyLevel> levels;
+    levels.push_back(CopyLevel{std::move(*top), std::move(top_to), top_st.st_mode});
+    while (!levels.empty()) {
+      CopyLevel& here = levels.back();
+      const fs::path here_path = [&] {
+        fs::path p = shown_as;
+        for (std::size_t i = 1; i < levels.size(); ++i) p /= levels[i].from.name;
+        return p;
+      }();
+      errno = 0;
+      const dirent* entry = ::readdir(here.from.listing.get());
+      if (entry == nullptr) {
+        if (errno != 0) fail("read the folder", here_path, errno);
+        // The top folder keeps root's 0700 until the whole copy is there.
+        if (levels.size() > 1) give(here.to.get(), owner, here.mode, here_path);
+        levels.pop_back();
+        continue;
+      }
+      const std::string n = entry->d_name;
+      if (n == "." || n == "..") continue;
+      const fs::path path = here_path / n;
+      struct stat st {};
+      if (::fstatat(here.from.fd(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        fail("read", path, errno);
+      if (st.st_uid != source_owner) {
+        throw RuntimeError(fmt::format(
+            "pgslow refuses to copy {}: it belongs to uid {}, not to the owner of {} (uid {}). "
+            "Remove it, or copy the folder yourself",
+            path.string(), st.st_uid, shown_as.string(), source_owner));
+      }
+      if (S_ISDIR(st.st_mode)) {
+        if (levels.size() >= kMaxOpenFolders) {
+          throw RuntimeError("pgslow refuses to copy " + path.string() + ": more than " +
+                             std::to_string(kMaxOpenFolders) +
+                             " folders deep, which no data directory is");
+        }
+        std::optional<OpenLevel> sub = open_level(here.from.fd(), n);
+        if (!sub) fail("open the folder", path, errno);
+        if (::mkdirat(here.to.get(), n.c_str(), 0700) != 0) fail("make the copy of", path, errno);
+        UniqueFd sub_to(
+            ::openat(here.to.get(), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!sub_to) fail("open the copy of", path, errno);
+        levels.push_back(CopyLevel{std::move(*sub), std::move(sub_to), st.st_mode});
+        continue;
+      }
+      if (!S_ISREG(st.st_mode)) {
+        throw RuntimeError("pgslow refuses to copy " + path.string() +
+                           ": it is not a folder or a regular file (a link, a FIFO, a socket); "
+                           "remove it, or copy the folder yourself");
+      }
+      UniqueFd src = open_file_in(here.from.fd(), n, O_RDONLY, path);
+      if (!src) fail("open", path, ENOENT);
+      UniqueFd dst(::openat(here.to.get(), n.c_str(),
+                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+      if (!dst) fail("make the copy of", path, errno);
+      if (clone && clone_file(src.get(), dst.get())) {
+        ++out.cloned;
+        out.bytes += static_cast<std::uint64_t>(st.st_size);
+      } else {
+        out.bytes += copy_bytes(src.get(), dst.get(), path);
+      }
+      give(dst.get(), owner, st.st_mode, path);
+      ++out.files;
+    }
+    UniqueFd done(::openat(to_dir, to.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!done) fail("open the copy of", shown_as, errno);
+    static_cast<void>(::syncfs(done.get()));  // the copy on disk before it is used
+    give(done.get(), owner, top_st.st_mode, shown_as);
+  } catch (...) {
+    try {
+      remove_tree_in(to_dir, to, shown_as);
+    } catch (const std::exception&) {
+      // the first error says more
+    }
+    throw;
+  }
+  return out;
 }
 
 bool remove_tree(const fs::path& path) {

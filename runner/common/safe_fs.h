@@ -171,6 +171,25 @@ bool move_folder_in(int from_dir, const std::string& from, int to_dir, const std
 // fresh ".pgslow-removing-" name), so memory and descriptors stay bounded at any depth.
 bool remove_tree_in(int dir, const std::string& name, const std::filesystem::path& shown_as);
 
+// What copy_tree_in copied.
+struct TreeCopy {
+  std::uint64_t files = 0;
+  std::uint64_t bytes = 0;   // the files' sizes
+  std::uint64_t cloned = 0;  // files cloned copy-on-write (the rest were copied)
+};
+
+// Copies the folder `name` in `from_dir` into a new folder `to` in `to_dir` (one of pgslow's
+// own; `to` must not exist), following no link. Every entry must be a folder or a regular file
+// owned by the owner of `name` itself (a data directory: its server's user); anything else (a
+// link, a FIFO, another owner's file) is refused, naming it, and the partial copy removed.
+// Each file is cloned (FICLONE) when `clone` is set and the file system allows it, else its
+// bytes copied. The copies are made mode 0700/0600 and given `owner` (uid, gid) with the
+// source's permission bits, the top folder last, so no one else can reach into the copy while
+// it is made. Depth first, at most 32 folders deep (a data directory is 4): deeper is refused.
+TreeCopy copy_tree_in(int from_dir, const std::string& name, int to_dir, const std::string& to,
+                      const FileOwnership& owner, bool clone,
+                      const std::filesystem::path& shown_as);
+
 // remove_tree_in for a path: its folder opened with open_folder.
 bool remove_tree(const std::filesystem::path& path);
 

@@ -16,6 +16,7 @@ struct BenchResult {
   Measurement measurement;
   std::uint64_t data_bytes = 0;
   double reset_seconds = 0;
+  std::string reset_method;  // Run::reset_method; "" with --no-reset
   bool interrupted = false;  // the figures cover the time until Ctrl-C
 };
 

@@ -368,6 +368,9 @@ struct Run {
   std::string workload;
   int scale = 0;
   std::uint64_t data_bytes = 0;
+  // How each stage's data was reset before its window ("template copy (FILE_COPY)", "clone
+  // (PG18 file_copy_method=clone)"); "" when it was not. Its time is each stage's reset_seconds.
+  std::string reset_method;
   double warmup_s = 0;
   double duration_s = 0;
   int repeats = 1;

@@ -726,6 +726,20 @@ std::string describe_change(const KnobChange& change) {
   return text;
 }
 
+std::string describe_reset(const Run& run) {
+  // reset_seconds sums a stage's resets: one per repeat (a switchback stage resets once).
+  double seconds = 0;
+  std::size_t resets = 0;
+  for (const auto& stage : run.stages) {
+    if (stage.reset_seconds <= 0) continue;
+    seconds += stage.reset_seconds;
+    resets += stage.switchback ? 1 : std::max<std::size_t>(1, stage.repeats.size());
+  }
+  if (resets == 0) return run.reset_method;
+  return fmt::format("{}, {} per reset, before each measured window", run.reset_method,
+                     format_latency_us(seconds / static_cast<double>(resets) * 1e6));
+}
+
 std::vector<std::pair<std::string, std::string>> run_facts(const Run& run) {
   std::vector<std::pair<std::string, std::string>> facts;
   std::string server = run.server_version.empty() ? "unknown server" : run.server_version;
@@ -734,6 +748,7 @@ std::vector<std::pair<std::string, std::string>> run_facts(const Run& run) {
   // Only a run with an envelope says so: one without reads as it always did.
   if (!run.envelope.empty()) facts.emplace_back("envelope", run.envelope);
   facts.emplace_back("workload", describe_workload(run) + ", " + describe_clients(run));
+  if (!run.reset_method.empty()) facts.emplace_back("reset", describe_reset(run));
   facts.emplace_back("measure", describe_measure(run));
   if (!run.stages.empty()) facts.emplace_back("noise", describe_noise(run_noise(run)));
   facts.emplace_back("machine", describe_machine(run.machine));

@@ -207,6 +207,9 @@ std::string describe_clients(const Run& run);  // "8 clients" or "8-100 clients"
 std::string describe_change(const KnobChange& change);
 // The header of every format as (label, value) lines: server, workload, measure, noise,
 // machine, run.
+// "clone (PG18 file_copy_method=clone), 14.2 ms per reset, before each measured window": how
+// the stages' data was reset and what one reset took (its time is not in any window).
+std::string describe_reset(const Run& run);
 std::vector<std::pair<std::string, std::string>> run_facts(const Run& run);
 // "summarize_wal = on: needs PostgreSQL 17".
 std::string describe_skipped(const SkippedKnob& knob);

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/safe_fs.h"
 #include "server/envelope.h"
 #include "server/server_control.h"
 
@@ -99,12 +100,37 @@ class ManagedCluster : public ServerControl {
   // controllers as the server's (RuntimeError naming the restart it would need otherwise).
   // A later start() writes the options' envelope again, whatever a killed run left.
   void set_envelope(const Envelope& envelope) override;
+  // Snapshots of the loaded cluster (docs/server.md, "Snapshots"): its data directory copied,
+  // stopped, into <workdir>/snapshots/<cluster folder>/<name>, a copy that is pgslow's (root's
+  // when root), so the server's user cannot change what later runs start from. Each file is
+  // cloned copy-on-write where the file system can (XFS reflink=1, btrfs), else copied.
+  struct SnapshotCopy {
+    std::filesystem::path path;  // the snapshot
+    TreeCopy copy;
+    double seconds = 0;
+    // "cloned (reflink)", "copied (this file system cannot clone)", "partly cloned"
+    std::string how() const;
+  };
+  // Stops the server (a clean shutdown: the snapshot needs no recovery), copies the data
+  // directory, and starts it again when it was running. A snapshot of that name is replaced.
+  // Refused while a pgslow change is on the cluster (pgslow.owner): restore it first.
+  SnapshotCopy snapshot(const std::string& name);
+  // Replaces the data directory with a copy of the snapshot (the cluster stopped first; the
+  // old data removed), then starts the server; refused while a pgslow change is on it. RuntimeError
+  // naming the snapshots there are when it has none of that name.
+  SnapshotCopy start_from_snapshot(const std::string& name,
+                                   std::chrono::seconds timeout = std::chrono::seconds(60));
+  // The snapshots of this cluster, by name.
+  std::vector<std::string> snapshots() const;
+
   // The cgroup the server runs in (named after the cluster folder, so a run that was
   // interrupted leaves one that the next start reuses and the next stop removes).
   CgroupGroup envelope_group() const;
 
  private:
   std::string group_name() const;
+  // Throws RuntimeError, with `why`, when a pgslow change is on the cluster (pgslow.owner).
+  void require_no_change_on(const std::string& why) const;
   void prepare_workdir();
   void initdb();
   void write_settings();

@@ -45,6 +45,7 @@ results::BenchResult run_bench(server::ServerControl& server, const workload::Wo
   result.measurement = r.repeats.front();
   result.load = r.load;
   result.reset_seconds = r.reset_seconds;
+  result.reset_method = lab.reset_method();
   progress.note("");
   if (!options.reset_data) {
     pg::Connection c = pg::Connection::open(server.conninfo());

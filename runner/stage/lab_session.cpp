@@ -8,12 +8,14 @@
 
 #include "apply/server_state.h"
 #include "common/clock.h"
+#include "common/reflink.h"
 #include "common/strings.h"
 #include "driver/driver.h"
 #include "evidence/evidence.h"
 #include "pg/connection.h"
 #include "results/summary.h"
 #include "server/server_log.h"
+#include "server/target_kind.h"
 
 namespace pgslow::stage {
 
@@ -146,6 +148,33 @@ results::WaitProfile wait_profile(const evidence::WaitCounts& counts) {
   w.interval_ms = static_cast<double>(kWaitInterval.count());
   w.backends = counts.backends;
   return w;
+}
+
+// PostgreSQL 18 clones the template's files (file_copy_method = clone) where its data directory
+// can: pgslow's own cluster, on the workdir's file system, where a clone made in the workdir
+// (root's, unlike the data directory) works. Any other server, or a file system that cannot
+// clone, gets the byte copy: there, clone would be the kernel copying the bytes, not a fork.
+workload::ResetMethod choose_reset_method(server::ServerControl& server, const fs::path& workdir,
+                                          Progress& progress) {
+  const std::optional<fs::path> data_dir = server.data_dir();
+  if (!server::target_kind(server.kind()).in_workdir || !data_dir || workdir.empty())
+    return workload::ResetMethod::kTemplateCopy;
+  const int major = pg::Connection::open(server.conninfo()).major_version();
+  const ReflinkSupport reflink = probe_reflink(workdir);
+  std::string why;
+  if (!reflink.supported) {
+    why = reflink.why;
+  } else if (!same_file_system(workdir, *data_dir)) {
+    why = "the data directory is on another file system than the workdir";
+  } else if (major < 18) {
+    why = fmt::format(
+        "the workdir can clone files, but PostgreSQL {} has no file_copy_method (18 has)", major);
+  } else {
+    progress.note("data reset: the template's files are cloned (" + reflink.why + ")");
+    return workload::ResetMethod::kServerClone;
+  }
+  spdlog::info("data reset: template copy ({})", why);
+  return workload::ResetMethod::kTemplateCopy;
 }
 
 }  // namespace
@@ -301,6 +330,7 @@ LabSession::~LabSession() {
 
 void LabSession::prepare() {
   if (!options_.reset_data) return;
+  dataset_.set_reset_method(choose_reset_method(server_, options_.workdir, progress_));
   if (dataset_.load(progress_)) progress_.note("data loaded into the template");
   apply::InterruptGuard::throw_if_interrupted();
 }
@@ -308,6 +338,10 @@ void LabSession::prepare() {
 std::uint64_t LabSession::data_bytes() {
   if (data_bytes_ == 0 && options_.reset_data) data_bytes_ = dataset_.data_bytes();
   return data_bytes_;
+}
+
+std::string LabSession::reset_method() const {
+  return options_.reset_data ? workload::reset_method_name(dataset_.reset_method()) : "";
 }
 
 bool LabSession::envelope_grows(const server::Envelope& to) const {

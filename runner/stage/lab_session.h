@@ -152,6 +152,9 @@ class LabSession {
   int restarts() const { return restarts_; }
   int applies() const { return applies_; }
   std::uint64_t data_bytes();
+  // How prepare() chose to reset the data ("template copy (FILE_COPY)", ...); "" when the
+  // session resets none (bench --no-reset).
+  std::string reset_method() const;
 
  private:
   // What one run measured beside its Measurement, all from its measured window: the evidence

@@ -159,6 +159,7 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
 
   // The data: loaded once into a template (skipped when a matching one exists).
   lab.prepare();
+  run.reset_method = lab.reset_method();
 
   auto stamp_wall_time = [&] {
     run.wall_seconds = static_cast<double>(now_us() - wall_start) / 1e6;

@@ -66,9 +66,23 @@ class CopyWriter {
   bool open_ = true;
 };
 
+// How a stage's data is reset (docs/server.md, "Data reset"). Both are CREATE DATABASE ...
+// TEMPLATE ... STRATEGY FILE_COPY: the server flushes the template (a checkpoint), copies its
+// files and checkpoints again. kServerClone has PostgreSQL 18 copy each file as a
+// copy-on-write clone (file_copy_method = clone), so the copy costs a block map, not the bytes.
+enum class ResetMethod {
+  kTemplateCopy,
+  kServerClone,
+};
+
+// What the report's header says: "template copy (FILE_COPY)", "clone (PG18
+// file_copy_method=clone)".
+std::string reset_method_name(ResetMethod method);
+
 struct ResetResult {
   std::string conninfo;  // the fresh clone
   double seconds = 0;    // drop of the old clone + CREATE DATABASE ... TEMPLATE
+  ResetMethod method = ResetMethod::kTemplateCopy;
 };
 
 class Dataset {
@@ -86,8 +100,14 @@ class Dataset {
   // Loads the template unless a matching one exists (or `force`); true when it loaded.
   bool load(Progress& progress, bool force = false);
   // A fresh clone of the template; drops the previous clone. Throws RuntimeError when the
-  // template is missing or stale (run `pgslow load`).
+  // template is missing or stale (run `pgslow load`). Returns once the checkpoints the copy
+  // forced are counted in the server's statistics, so none of them lands in a window that
+  // starts after it.
   ResetResult reset();
+  // kServerClone only on a server of 18 or later whose data directory can clone files (the
+  // caller probed it: common/reflink.h); the default is kTemplateCopy.
+  void set_reset_method(ResetMethod method) { method_ = method; }
+  ResetMethod reset_method() const { return method_; }
   // pg_database_size of the clone (of the template when there is no clone yet).
   std::uint64_t data_bytes();
 
@@ -103,6 +123,7 @@ class Dataset {
   std::string fingerprint_;
   std::string template_;
   std::string clone_;
+  ResetMethod method_ = ResetMethod::kTemplateCopy;
 };
 
 // The database names a (workload, scale) uses: lower case, '-' as '_'.

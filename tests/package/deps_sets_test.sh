@@ -18,7 +18,7 @@ PATH="$work/bin:$PATH" "$deps" --dry-run test >"$work/test"
 cmp "$work/run" "$work/run-list" || { echo "--dry-run run differs from --list run"; exit 1; }
 grep -qx postgresql-15 "$work/run" || { echo "run does not install postgresql-15"; exit 1; }
 for p in libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-14 libclang-rt-14-dev \
-         chromium npm; do
+         chromium xfsprogs btrfs-progs npm; do
   if grep -qx "$p" "$work/run"; then echo "make run would install $p, a test-only package"; exit 1; fi
   # npm is looked for as a command, which this machine may have.
   if [ "$p" != npm ] && ! grep -qx "$p" "$work/test"; then

@@ -22,9 +22,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path make_temporary_workdir() {
+fs::path make_temporary_workdir(const fs::path& parent = {}) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = fmt::format("{}/pgslow-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  std::string pattern = fmt::format(
+      "{}/pgslow-test-XXXXXX", !parent.empty() ? parent.string() : (tmp && *tmp ? tmp : "/tmp"));
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) {
@@ -103,6 +104,20 @@ TemporaryCluster::TemporaryCluster(std::vector<std::pair<std::string, std::strin
   // commands the tests start read the same variable, so they reach the same cluster.
   if (const char* version = std::getenv("PGSLOW_PG_VERSION"); version && *version)
     options.pg_version = server::parse_major_version(version);
+  start(std::move(options));
+}
+
+TemporaryCluster::TemporaryCluster(const fs::path& parent, std::optional<int> pg_version)
+    : workdir_(make_temporary_workdir(parent)) {
+  server::ManagedOptions options;
+  options.workdir = workdir_;
+  options.pg_version = pg_version;
+  if (const char* version = std::getenv("PGSLOW_PG_VERSION"); !pg_version && version && *version)
+    options.pg_version = server::parse_major_version(version);
+  start(std::move(options));
+}
+
+void TemporaryCluster::start(server::ManagedOptions options) {
   cluster_ = std::make_unique<server::ManagedCluster>(std::move(options));
   watchdog_fd_ = start_watchdog(cluster_->pg_bin() / "pg_ctl", *cluster_->data_dir(), workdir_);
   try {
@@ -131,8 +146,8 @@ void TemporaryCluster::remove() {
   watchdog_fd_ = -1;
 }
 
-TemporaryWorkdir::TemporaryWorkdir(const std::vector<int>& pg_versions)
-    : path_(make_temporary_workdir()), pg_versions_(pg_versions) {
+TemporaryWorkdir::TemporaryWorkdir(const std::vector<int>& pg_versions, const fs::path& parent)
+    : path_(make_temporary_workdir(parent)), pg_versions_(pg_versions) {
   for (int version : pg_versions_) {
     const server::ManagedCluster c = cluster(version);
     watchdog_fds_.push_back(start_watchdog(c.pg_bin() / "pg_ctl", *c.data_dir(), path_));

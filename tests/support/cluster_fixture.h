@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +46,9 @@ class TemporaryCluster {
  public:
   explicit TemporaryCluster(std::vector<std::pair<std::string, std::string>> settings = {},
                             server::Envelope envelope = {});
+  // Its workdir made in `parent` (a file system a test made: reflink_mount.h), of
+  // `pg_version` (nullopt: PGSLOW_PG_VERSION's, else the default).
+  TemporaryCluster(const std::filesystem::path& parent, std::optional<int> pg_version);
   ~TemporaryCluster();
   TemporaryCluster(const TemporaryCluster&) = delete;
   TemporaryCluster& operator=(const TemporaryCluster&) = delete;
@@ -55,6 +59,8 @@ class TemporaryCluster {
   void remove();
 
  private:
+  void start(server::ManagedOptions options);
+
   std::filesystem::path workdir_;
   std::unique_ptr<server::ManagedCluster> cluster_;
   int watchdog_fd_ = -1;  // the watchdog cleans up when this closes (our exit, however it ends)
@@ -67,7 +73,9 @@ class TemporaryCluster {
 // installed.
 class TemporaryWorkdir {
  public:
-  explicit TemporaryWorkdir(const std::vector<int>& pg_versions);
+  // Made in `parent` when given (a file system a test made), else in TMPDIR.
+  explicit TemporaryWorkdir(const std::vector<int>& pg_versions,
+                            const std::filesystem::path& parent = {});
   ~TemporaryWorkdir();
   TemporaryWorkdir(const TemporaryWorkdir&) = delete;
   TemporaryWorkdir& operator=(const TemporaryWorkdir&) = delete;

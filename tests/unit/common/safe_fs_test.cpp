@@ -185,6 +185,70 @@ TEST_F(SafeFs, RemoveTreeRemovesATreeDeeperThanTheDescriptorLimit) {
   EXPECT_EQ(first_free_after, first_free_before) << "a descriptor was left open";
 }
 
+// A data directory's copy (server snapshot): every file and folder with its bytes and mode,
+// the copy given the owner asked for; on this machine's ext4 the files are copied, not cloned.
+TEST_F(SafeFs, CopyTreeCopiesFilesAndFoldersWithTheirModes) {
+  const fs::path tree = dir_ / "data";
+  fs::create_directories(tree / "base" / "1");
+  std::ofstream(tree / "PG_VERSION") << "18\n";
+  std::ofstream(tree / "base" / "1" / "1259") << std::string(100'000, 'r');
+  ::chmod((tree / "base" / "1" / "1259").c_str(), 0640);
+  ::chmod(tree.c_str(), 0750);
+  UniqueFd at = open_folder(dir_);
+  const FileOwnership mine{::geteuid(), ::getegid(), 0700};
+  const TreeCopy c = copy_tree_in(at.get(), "data", at.get(), "copy", mine, true, tree);
+  EXPECT_EQ(c.files, 2u);
+  EXPECT_EQ(c.bytes, 100'003u);
+  EXPECT_EQ(read_file(dir_ / "copy" / "PG_VERSION"), "18\n");
+  EXPECT_EQ(read_file(dir_ / "copy" / "base" / "1" / "1259"), std::string(100'000, 'r'));
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "copy" / "base" / "1" / "1259").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  ASSERT_EQ(::stat((dir_ / "copy").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0750u);
+  EXPECT_THROW(copy_tree_in(at.get(), "data", at.get(), "copy", mine, true, tree), RuntimeError)
+      << "the copy's folder must be new";
+}
+
+// A link (or a FIFO) the server's user plants in its data directory is refused, naming it,
+// never followed; nothing of the partial copy stays.
+TEST_F(SafeFs, CopyTreeRefusesALinkAndLeavesNoPartialCopy) {
+  const fs::path tree = dir_ / "data";
+  fs::create_directories(tree / "base");
+  std::ofstream(tree / "base" / "a") << "a";
+  fs::create_symlink(victim_, tree / "base" / "to-victim");
+  UniqueFd at = open_folder(dir_);
+  const FileOwnership mine{::geteuid(), ::getegid(), 0700};
+  try {
+    copy_tree_in(at.get(), "data", at.get(), "copy", mine, false, tree);
+    ADD_FAILURE() << "a link was copied";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find((tree / "base" / "to-victim").string()), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "copy"));
+  expect_victim_untouched();
+  fs::remove(tree / "base" / "to-victim");
+  ASSERT_EQ(::mkfifo((tree / "base" / "fifo").c_str(), 0600), 0);
+  EXPECT_THROW(copy_tree_in(at.get(), "data", at.get(), "copy", mine, false, tree), RuntimeError);
+  EXPECT_FALSE(fs::exists(dir_ / "copy"));
+}
+
+// A file of another user's in the tree is refused: only the tree's owner's files are copied.
+TEST_F(SafeFs, CopyTreeRefusesAnotherUsersFile) {
+  const auto nobody = other();
+  if (!nobody) GTEST_SKIP() << "needs root and a `nobody` user";
+  const fs::path tree = dir_ / "data";
+  fs::create_directories(tree);
+  std::ofstream(tree / "theirs") << "x";
+  ASSERT_EQ(::chown((tree / "theirs").c_str(), nobody->uid, nobody->gid), 0);
+  UniqueFd at = open_folder(dir_);
+  EXPECT_THROW(copy_tree_in(at.get(), "data", at.get(), "copy",
+                            FileOwnership{::geteuid(), ::getegid(), 0700}, true, tree),
+               RuntimeError);
+  EXPECT_FALSE(fs::exists(dir_ / "copy"));
+}
+
 TEST_F(SafeFs, MakeFolderInRefusesALinkInItsPlace) {
   UniqueFd dir = open_folder(dir_);
   fs::create_symlink(dir_ / "elsewhere", dir_ / "socket");

@@ -60,6 +60,7 @@ inline Run sample_run() {
   run.workload = "tpcc";
   run.scale = 4;
   run.data_bytes = 412ULL * 1024 * 1024;
+  run.reset_method = "template copy (FILE_COPY)";
   run.warmup_s = 10;
   run.duration_s = 60;
   run.repeats = 3;

@@ -169,5 +169,24 @@ TEST(Summary, DescribeChangeMarksRestarts) {
   EXPECT_EQ(describe_change({"work_mem", "", "64kB", "reload"}), "work_mem (default) → 64kB");
 }
 
+// The header names the reset's method and one reset's time (a stage's reset_seconds sums its
+// repeats' resets), and says nothing of a reset a run did not make.
+TEST(Summary, HeaderSaysHowTheDataWasResetAndWhatOneResetTook) {
+  results::Run run;
+  run.reset_method = "clone (PG18 file_copy_method=clone)";
+  StageResult a = stage_with({100, 101});  // two repeats, two resets
+  a.reset_seconds = 0.030;
+  StageResult b = stage_with({100});
+  b.reset_seconds = 0.015;
+  run.stages = {a, b};
+  EXPECT_EQ(describe_reset(run),
+            "clone (PG18 file_copy_method=clone), 15.0 ms per reset, before each measured window");
+  bool shown = false;
+  for (const auto& [label, value] : run_facts(run)) shown = shown || label == "reset";
+  EXPECT_TRUE(shown);
+  run.reset_method.clear();
+  for (const auto& [label, value] : run_facts(run)) EXPECT_NE(label, "reset");
+}
+
 }  // namespace
 }  // namespace pgslow::results
