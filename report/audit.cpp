@@ -4,7 +4,19 @@
 
 #include <algorithm>
 
+#include "results/summary.h"
+
 namespace pgslow::report {
+
+std::vector<StageAudit> stage_audits(const Run& run) {
+  std::vector<StageAudit> out;
+  for (const auto& s : summarize(run)) {
+    const StageResult& stage = run.stages[s.index];
+    const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
+    if (m != nullptr && !m->audit.empty()) out.push_back({&stage, &m->audit});
+  }
+  return out;
+}
 
 TextTable audit_table(const std::vector<AuditRow>& audit) {
   TextTable t;

@@ -11,6 +11,14 @@
 
 namespace pgslow::report {
 
+// A stage's audit, for the sections of report.md and report.html.
+struct StageAudit {
+  const StageResult* stage;
+  const std::vector<AuditRow>* rows;  // the median repeat's
+};
+// Every stage that ran with an audit, in the run's order.
+std::vector<StageAudit> stage_audits(const Run& run);
+
 // One row per rule: PASS or FAIL, the clause, the rule and what the run measured.
 TextTable audit_table(const std::vector<AuditRow>& audit);
 // "all 22 rows pass", or "21 of 22 rows pass" followed by one part per failed row ("failed:

@@ -540,14 +540,10 @@ void render_html(const Run& run, std::ostream& out) {
   }
 
   // The workload's audit of each stage (TPC-C-lite: the rules the tpmC label needs).
-  for (const auto& s : summaries) {
-    const StageResult& stage = run.stages[s.index];
-    const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
-    if (m == nullptr || m->audit.empty()) continue;
-    out << "<h2>Audit: " << html_escape(stage.name) << "</h2>\n<p>"
-        << html_escape(audit_summary(m->audit)) << "</p>\n"
-        << html_table(audit_table(m->audit), "audit");
-  }
+  for (const auto& a : stage_audits(run))
+    out << "<h2>Audit: " << html_escape(a.stage->name) << "</h2>\n<p>"
+        << html_escape(audit_summary(*a.rows)) << "</p>\n"
+        << html_table(audit_table(*a.rows), "audit");
 
   out << "<h2>Throughput per stage</h2>\n<div class=\"controls\"><label><input type=\"checkbox\" "
       << "id=\"log-scale\"" << (start_log ? " checked" : "") << "> log scale</label></div>\n"

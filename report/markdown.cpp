@@ -123,14 +123,10 @@ void render_markdown(const Run& run, std::ostream& out) {
   }
 
   // The workload's audit of each stage (TPC-C-lite: the rules the tpmC label needs).
-  for (const auto& s : summaries) {
-    const StageResult& stage = run.stages[s.index];
-    const Measurement* m = s.ran ? median_repeat(stage) : nullptr;
-    if (m == nullptr || m->audit.empty()) continue;
-    out << "\n## Audit: " << markdown_cell(stage.name) << "\n\n"
-        << markdown_cell(audit_summary(m->audit)) << " (docs/tpcc-lite.md \"The audit\")\n\n"
-        << markdown_table(audit_table(m->audit));
-  }
+  for (const auto& a : stage_audits(run))
+    out << "\n## Audit: " << markdown_cell(a.stage->name) << "\n\n"
+        << markdown_cell(audit_summary(*a.rows)) << " (docs/tpcc-lite.md \"The audit\")\n\n"
+        << markdown_table(audit_table(*a.rows));
 
   bool any_skipped = false;
   for (const auto& stage : run.stages) any_skipped = any_skipped || !stage.skipped.empty();

@@ -15,6 +15,7 @@
 #include "common/process.h"
 #include "pg/connection.h"
 #include "server/pg_versions.h"
+#include "tests/support/watchdog.h"
 
 namespace pgslow::testing {
 
@@ -39,41 +40,13 @@ fs::path make_temporary_workdir(const fs::path& parent = {}) {
 // open, then stops the server and removes the workdir. After a normal teardown it finds
 // nothing to do.
 int start_watchdog(const fs::path& pg_ctl, const fs::path& data_dir, const fs::path& workdir) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
-  std::string user = running_as_root() ? "postgres" : "";
-  // Arguments, not interpolation: paths with spaces or quotes stay intact.
-  std::vector<std::string> args = {
-      "sh",
-      "-c",
+  return start_watchdog_script(
       "cat >/dev/null\n"
       "if [ -n \"$4\" ]; then runuser -u \"$4\" -- \"$1\" stop -D \"$2\" -m immediate -w;\n"
       "else \"$1\" stop -D \"$2\" -m immediate -w; fi\n"
       "rm -rf \"$3\"\n",
       "pgslow-test-watchdog",
-      pg_ctl.string(),
-      data_dir.string(),
-      workdir.string(),
-      user};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setsid();  // a Ctrl-C or a killed process group must not take the watchdog along
-    ::dup2(fds[0], 0);
-    int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, 1);
-    ::dup2(devnull, 2);
-    ::execv("/bin/sh", argv.data());
-    ::_exit(127);
-  }
-  ::close(fds[0]);
-  if (pid < 0) {
-    ::close(fds[1]);
-    return -1;
-  }
-  return fds[1];
+      {pg_ctl.string(), data_dir.string(), workdir.string(), running_as_root() ? "postgres" : ""});
 }
 
 std::mutex g_mutex;

@@ -13,6 +13,7 @@
 
 #include "common/errors.h"
 #include "common/process.h"
+#include "tests/support/watchdog.h"
 
 namespace pgslow::testing {
 
@@ -24,36 +25,11 @@ namespace {
 // that the cluster's own watchdog is still stopping may hold files open) and removes the
 // folder. After a normal teardown it finds nothing to do.
 int start_mount_watchdog(const fs::path& mount_point, const fs::path& folder) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
-  std::vector<std::string> args = {
-      "sh",
-      "-c",
+  return start_watchdog_script(
       "cat >/dev/null\n"
       "if mountpoint -q \"$1\"; then umount \"$1\" || umount -l \"$1\"; fi\n"
       "rm -rf \"$2\"\n",
-      "pgslow-test-mount-watchdog",
-      mount_point.string(),
-      folder.string()};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setsid();
-    ::dup2(fds[0], 0);
-    int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, 1);
-    ::dup2(devnull, 2);
-    ::execv("/bin/sh", argv.data());
-    ::_exit(127);
-  }
-  ::close(fds[0]);
-  if (pid < 0) {
-    ::close(fds[1]);
-    return -1;
-  }
-  return fds[1];
+      "pgslow-test-mount-watchdog", {mount_point.string(), folder.string()});
 }
 
 bool program_exists(const std::string& name) {

@@ -6,18 +6,8 @@
 # a row's first cell is a folder (`runner/driver/`) or a file pattern (`runner/stage/lab_session.*`),
 # and a file belongs to the most specific row that matches it.
 
-file(STRINGS ${SOURCE_DIR}/docs/architecture.md doc)
-set(in_layers FALSE)
-set(layers "")
-foreach(line IN LISTS doc)
-  if(line MATCHES "^## Layers")
-    set(in_layers TRUE)
-  elseif(line MATCHES "^## ")
-    set(in_layers FALSE)
-  elseif(in_layers AND line MATCHES "^\\| `([^`]+)`")
-    list(APPEND layers "${CMAKE_MATCH_1}")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/layer_table.cmake)
+read_layer_table(${SOURCE_DIR}/docs/architecture.md layers layer_libraries)
 list(LENGTH layers layer_count)
 if(layer_count LESS 2)
   message(FATAL_ERROR "docs/architecture.md has no \"## Layers\" table to check the includes against")

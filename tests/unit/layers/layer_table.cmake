@@ -1,0 +1,23 @@
+# read_layer_table(<doc> <rows> <libraries>): the rows of docs/architecture.md's "## Layers"
+# table, from the bottom up: each row's first cell (a folder, `runner/driver/`, or a file
+# pattern, `runner/stage/lab_session.*`) into <rows> and its library into <libraries>. The one
+# reader of the documented order, for the include check (check_layers.cmake) and the link check
+# (CMakeLists.txt).
+function(read_layer_table doc rows_var libraries_var)
+  file(STRINGS ${doc} lines)
+  set(in_layers FALSE)
+  set(rows "")
+  set(libraries "")
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^## Layers")
+      set(in_layers TRUE)
+    elseif(line MATCHES "^## ")
+      set(in_layers FALSE)
+    elseif(in_layers AND line MATCHES "^\\| `([^`]+)`[^|]*\\| `([a-z_]+)`")
+      list(APPEND rows "${CMAKE_MATCH_1}")
+      list(APPEND libraries "${CMAKE_MATCH_2}")
+    endif()
+  endforeach()
+  set(${rows_var} "${rows}" PARENT_SCOPE)
+  set(${libraries_var} "${libraries}" PARENT_SCOPE)
+endfunction()
