@@ -58,12 +58,14 @@ struct RunArgs {
   int max_tries = 0;
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;
+  bool protocol_given = false;  // -M was given: over the scenario's measure.protocol
   ScenarioOverrides overrides;  // --attribute, --precision, --budget, --design
   bool check_data = false;
   bool no_wait_sampling = false;
-  std::optional<results::Metric> metric;  // --metric: what attributions judge by
-  bool metric_auto = false;               // --metric auto
-  std::vector<std::string> versions;      // --versions 15,16,17,18
+  std::optional<results::Metric> metric;     // --metric: what attributions judge by
+  bool metric_auto = false;                  // --metric auto
+  std::vector<std::string> versions;         // --versions 15,16,17,18
+  std::optional<server::PoolerSpec> pooler;  // --pooler
 };
 
 stage::RunOptions run_options(const RunArgs& a) {
@@ -74,12 +76,13 @@ stage::RunOptions run_options(const RunArgs& a) {
   options.workers = a.workers;
   options.max_tries = a.max_tries;
   options.allow_partial = a.allow_partial;
-  options.protocol = a.protocol;
+  if (a.protocol_given) options.protocol = a.protocol;
   options.check_data = a.check_data;
   options.no_wait_sampling = a.no_wait_sampling;
   options.metric = a.metric;
   // --precision watches the metric's own axis; auto (the default): TPS or CPU/tx, first.
   options.precision_axis = a.metric ? results::precision_axis_of(*a.metric) : "auto";
+  options.pooler = a.pooler;
   return options;
 }
 
@@ -208,6 +211,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
         "the workload's: until it commits for tpcc-lite's strict isolation levels, else 1)");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
     add_protocol_option(cmd, a->protocol);
+    add_pooler_option(cmd, a->pooler);
     add_measure_overrides(cmd, a->overrides);
     cmd->add_flag("--attribute", a->overrides.attribute,
                   "name each knob's part in every stage with several knobs (extra runs; "
@@ -229,6 +233,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     auto dashboard = add_dashboard_options(cmd);
     cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
+      a->protocol_given = cmd->get_option("--protocol")->count() > 0;
       if (!a->versions.empty()) return run_versions(ctx, *a, cmd, *dashboard);
       Prepared p = prepare(ctx, a->scenario, a->target, a->overrides);
       fs::path out_dir = stage::results_folder(a->out, p.scenario.name);

@@ -205,28 +205,44 @@ void PgBouncer::write_config() {
 
 void PgBouncer::save_state() const {
   write_file_durably(state_file_,
-                     fmt::format("# pgslow's PgBouncer, while it runs.\npid={}\nport={}\n",
-                                 pid_.value_or(0), port_));
+                     fmt::format("# pgslow's PgBouncer, while it runs.\npid={}\nport={}\n"
+                                 "# The pgslow process that started it.\nowner={}\n",
+                                 pid_.value_or(0), port_, ::getpid()));
 }
 
 void PgBouncer::stop_left_over() {
-  require_trusted_workdir(options_.workdir);
-  UniqueFd fd(open_trusted_file(state_file_, O_RDONLY));
-  if (!fd) return;
+  stop_left_over_pgbouncer(options_.workdir);
+}
+
+bool stop_left_over_pgbouncer(const fs::path& workdir) {
+  const fs::path state_file = workdir / "pooler.state";
+  require_trusted_workdir(workdir);
+  UniqueFd fd(open_trusted_file(state_file, O_RDONLY));
+  if (!fd) return false;
   int pid = 0;
-  for (const std::string& line : split(read_all(fd.get(), state_file_, 4096), '\n')) {
+  int owner = 0;
+  for (const std::string& line : split(read_all(fd.get(), state_file, 4096), '\n')) {
     if (line.starts_with("pid=")) pid = std::atoi(line.c_str() + 4);
+    if (line.starts_with("owner=")) owner = std::atoi(line.c_str() + 6);
   }
-  if (runs_config(pid, folder_ / "pgbouncer.ini")) {
+  // The pgslow that started it still runs (another command in this workdir): it is its own.
+  if (owner > 0 && owner != ::getpid() && ::kill(owner, 0) == 0 &&
+      proc_text(owner, "comm") == "pgslow")
+    return false;
+  bool stopped = false;
+  if (runs_config(pid, workdir / "pooler" / "pgbouncer.ini")) {
     spdlog::warn("stopping the PgBouncer (pid {}) an interrupted run left running", pid);
     end_process(pid);
+    stopped = true;
   }
   std::error_code ec;
-  fs::remove(state_file_, ec);
+  fs::remove(state_file, ec);
+  return stopped;
 }
 
 void PgBouncer::start(std::chrono::seconds timeout) {
   if (is_running()) return;
+  pid_.reset();  // one that died: the new process has its own
   stop_left_over();
   version_ = pgbouncer_version(options_.program);
   if (version_.empty()) {
@@ -305,6 +321,7 @@ void PgBouncer::set(const std::map<std::string, std::string>& settings) {
     if (auto why = check_pooler_setting(name, value, version_)) throw InputError(*why);
   }
   settings_ = settings;
+  if (!is_running()) return;  // start() writes them
   write_config();
   auto admin = pg::Connection::open(admin_conninfo(), pg::SessionKind::kWorkload);
   admin.exec("RELOAD");

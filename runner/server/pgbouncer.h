@@ -72,6 +72,7 @@ class PgBouncer {
   std::string admin_conninfo() const;
   // Rewrites the configuration with `settings` (replacing the options'), sends RELOAD on the
   // admin console and reads each value back with SHOW CONFIG; a mismatch is a RuntimeError.
+  // When it is not running: the settings its next start() takes.
   void set(const std::map<std::string, std::string>& settings);
   const std::map<std::string, std::string>& settings() const { return settings_; }
   // SHOW POOLS + SHOW STATS for `dbname`; zeros for a database it has not seen.
@@ -94,6 +95,10 @@ class PgBouncer {
   int port_ = 0;
   std::optional<int> pid_;
 };
+
+// Stops the PgBouncer a killed pgslow left running in `workdir` (its pooler.state names it, and
+// the pgslow that started it is gone); true when there was one. Every command runs it first.
+bool stop_left_over_pgbouncer(const std::filesystem::path& workdir);
 
 // Whether `pid` is a live PgBouncer process.
 bool is_live_pgbouncer(int pid);
