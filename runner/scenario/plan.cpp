@@ -261,7 +261,14 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   }
   if (plan.scenario.workload.clients == 0)
     plan.scenario.workload.clients = kDefaultScenarioClients;  // an unknown workload
-  if (scenario.pooler && scenario.pooler->managed()) check_pooler(*scenario.pooler, problems);
+  if (scenario.pooler && scenario.pooler->managed()) {
+    check_pooler(*scenario.pooler, problems);
+  } else if (std::any_of(scenario.stages.begin(), scenario.stages.end(),
+                         [](const StageSpec& st) { return st.load.pooler == "pgbouncer"; })) {
+    server::PoolerSpec swept;  // a sweep's `pooler: pgbouncer` points
+    swept.where = scenario.sweep.where;
+    check_pooler(swept, problems);
+  }
 
   results::LoadSettings base_load;
   base_load.clients = plan.scenario.workload.clients;
