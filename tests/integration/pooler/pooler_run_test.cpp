@@ -55,6 +55,12 @@ void wait_until_gone(int pid) {
   }
 }
 
+// A test that fails half-way leaves no PgBouncer behind: the one its pgslow left is stopped.
+class Pooler : public ::testing::Test {
+ protected:
+  void TearDown() override { server::stop_left_over_pgbouncer(workdir()); }
+};
+
 // A select-only scenario through pgslow's PgBouncer in transaction mode, pool of 2, whose one
 // stage sets random_page_cost (a reload).
 fs::path pooled_scenario(const std::string& name, int duration_s) {
@@ -72,7 +78,7 @@ fs::path pooled_scenario(const std::string& name, int duration_s) {
 
 // A pool of 2 for 8 clients: the clients' wait for a server connection is what the report
 // names, and PgBouncer is gone afterwards.
-TEST(Pooler, BenchThroughPgBouncerNamesTheClientsWait) {
+TEST_F(Pooler, BenchThroughPgBouncerNamesTheClientsWait) {
   cluster();
   ProcessResult r = pgslow({"bench", "-w", "select-only", "-s", "1", "-c", "8", "-T", "2", "-M",
                             "extended", "--pooler", "pgbouncer:transaction,default_pool_size=2"});
@@ -102,7 +108,7 @@ TEST(Pooler, BenchThroughPgBouncerNamesTheClientsWait) {
 // Debian's PgBouncer (1.18) has no protocol-level prepared statements in transaction mode: the
 // probe finds it before the workload runs, says it is the pooler, and the run falls back to
 // unnamed statements (no statement fails).
-TEST(Pooler, PreparedStatementsThroughTransactionModeAreFoundBeforeTheRun) {
+TEST_F(Pooler, PreparedStatementsThroughTransactionModeAreFoundBeforeTheRun) {
   cluster();
   const std::string version = server::pgbouncer_version();
   if (server::version_at_least(version, "1.21")) GTEST_SKIP() << "PgBouncer " << version;
@@ -122,7 +128,7 @@ TEST(Pooler, PreparedStatementsThroughTransactionModeAreFoundBeforeTheRun) {
 
 // PgBouncer killed with -9 one second into a workload on the changed server: that stage fails
 // naming PgBouncer, the next starts a new one, and the server's random_page_cost is back.
-TEST(Pooler, PgBouncerKilledMidRunIsNamedAndTheServerRestored) {
+TEST_F(Pooler, PgBouncerKilledMidRunIsNamedAndTheServerRestored) {
   cluster();
   const std::string before = testing::show_setting("random_page_cost");
   const fs::path file = pooled_scenario("pooler-killed", 4);
@@ -153,7 +159,7 @@ TEST(Pooler, PgBouncerKilledMidRunIsNamedAndTheServerRestored) {
 // pgslow killed with -9 mid-run: its PgBouncer (with the run's pool_mode and pool size) and the
 // journal of the server's changes are both left; the next command (recover) puts the server
 // back and stops that PgBouncer.
-TEST(Pooler, KilledRunLeavesAPgBouncerTheNextCommandStops) {
+TEST_F(Pooler, KilledRunLeavesAPgBouncerTheNextCommandStops) {
   cluster();
   const std::string before = testing::show_setting("random_page_cost");
   const fs::path file = pooled_scenario("pooler-kill9", 4);
