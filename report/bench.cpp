@@ -72,6 +72,19 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
     out << fmt::format("pool wait     p50 {}  p99 {}  max {} (pool of {}; latency includes it)\n",
                        format_latency_us(m.pool_wait.p50_us), format_latency_us(m.pool_wait.p99_us),
                        format_latency_us(m.pool_wait.max_us), bench.load.pool_size);
+  if (!bench.pooler.empty()) {
+    // What the pooler did (docs/pooler.md): a wait here is the pool's, not the server's.
+    auto value = [&](const char* key) {
+      auto it = bench.pooler_evidence.find(key);
+      return it == bench.pooler_evidence.end() ? 0.0 : it->second;
+    };
+    const double tx = m.tps * bench.measurement.duration_s;
+    out << fmt::format(
+        "pooler        {}: clients waited {} ms per transaction for a server connection, "
+        "{:.0f} server connections\n",
+        bench.pooler, format_number(tx > 0 ? value("pooler_wait_ms") / tx : 0, 3),
+        value("pooler_servers"));
+  }
   if (bench.load.connect_per_transaction)
     out << fmt::format("connect time  p50 {}  p99 {} (one connection per transaction)\n",
                        format_latency_us(m.connect_time.p50_us),

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "report/load_columns.h"
 #include "report/text.h"
 #include "results/stats.h"
 #include "results/summary.h"
@@ -75,8 +76,14 @@ std::vector<Curve> sweep_curves(const Run& run) {
       p.tps = median(tps);
       p.mean_us = m->latency.mean_us;
       p.p99_us = m->latency.p99_us;
-      if (s.load.pool_size > 0) p.pool_wait_p99_us = m->pool_wait.p99_us;
+      if (driver_pooled(s)) p.pool_wait_p99_us = m->pool_wait.p99_us;
       if (s.load.rate > 0) p.lag_p99_us = m->schedule_lag.p99_us;
+      const auto wait = s.evidence.find("pooler_wait_ms");
+      const auto servers = s.evidence.find("pooler_servers");
+      const double window = s.evidence_seconds > 0 ? s.evidence_seconds : m->duration_s;
+      if (wait != s.evidence.end() && p.tps * window > 0)
+        p.pooler_wait_us_per_tx = wait->second * 1000 / (p.tps * window);
+      if (servers != s.evidence.end()) p.pooler_servers = servers->second;
     }
     curves[it->second].points.push_back(p);
   }
@@ -100,14 +107,19 @@ std::string describe_knee(const Curve& c) {
 
 CurveTable curve_table(const Curve& c) {
   CurveTable t;
-  bool pool = false, lag = false;
+  bool pool = false, lag = false, pooler = false;
   for (const auto& p : c.points) {
     pool = pool || p.pool_wait_p99_us.has_value();
     lag = lag || p.lag_p99_us.has_value();
+    pooler = pooler || p.pooler_wait_us_per_tx.has_value();
   }
   t.header = {dimension_label(c.dimension), "TPS", "mean", "p99"};
   if (pool) t.header.push_back("pool wait p99");
   if (lag) t.header.push_back("lag p99");
+  if (pooler) {
+    t.header.push_back("PgBouncer wait/tx");
+    t.header.push_back("server conns");
+  }
   t.header.push_back("");
   for (std::size_t i = 0; i < c.points.size(); ++i) {
     const CurvePoint& p = c.points[i];
@@ -116,11 +128,16 @@ CurveTable curve_table(const Curve& c) {
       row.insert(row.end(), {"failed", "—", "—"});
       if (pool) row.push_back("—");
       if (lag) row.push_back("—");
+      if (pooler) row.insert(row.end(), {"—", "—"});
     } else {
       row.insert(row.end(),
                  {format_number(p.tps), format_latency_us(p.mean_us), format_latency_us(p.p99_us)});
       if (pool) row.push_back(p.pool_wait_p99_us ? format_latency_us(*p.pool_wait_p99_us) : "—");
       if (lag) row.push_back(p.lag_p99_us ? format_latency_us(*p.lag_p99_us) : "—");
+      if (pooler) {
+        row.push_back(p.pooler_wait_us_per_tx ? format_latency_us(*p.pooler_wait_us_per_tx) : "—");
+        row.push_back(p.pooler_servers ? fmt::format("{:.0f}", *p.pooler_servers) : "—");
+      }
     }
     std::string mark;
     if (c.peak && *c.peak == i) mark = "peak";

@@ -26,6 +26,10 @@ struct CurvePoint {
   double p99_us = 0;
   std::optional<double> pool_wait_p99_us;  // pool stages
   std::optional<double> lag_p99_us;        // fixed-rate stages
+  // What pgslow's PgBouncer did (docs/pooler.md), points through it: the clients' wait for a
+  // server connection per transaction, and the server connections it held.
+  std::optional<double> pooler_wait_us_per_tx;
+  std::optional<double> pooler_servers;
 };
 
 struct Curve {

@@ -36,6 +36,10 @@ std::string describe_rate_kept(const StageResult& stage, const Measurement& m) {
   return text;
 }
 
+bool driver_pooled(const StageResult& stage) {
+  return stage.load.pool_size > 0 && stage.load.pooler != "pgbouncer";
+}
+
 std::vector<LoadColumn> load_columns(const Run& run) {
   std::vector<LoadColumn> cols;
   cols.push_back({"mean", "mean_ms",
@@ -45,22 +49,20 @@ std::vector<LoadColumn> load_columns(const Run& run) {
                   [](const StageResult&, const Measurement* m) {
                     return m ? ms(m->latency.mean_us) : std::string();
                   }});
-  if (any_stage(run, [](const StageResult& s) { return s.load.pool_size > 0; })) {
+  if (any_stage(run, driver_pooled)) {
     cols.push_back({"pool wait p50", "pool_wait_p50_ms",
                     [](const StageResult& s, const Measurement* m) {
-                      return m && s.load.pool_size > 0 ? format_latency_us(m->pool_wait.p50_us)
-                                                       : kNone;
+                      return m && driver_pooled(s) ? format_latency_us(m->pool_wait.p50_us) : kNone;
                     },
                     [](const StageResult& s, const Measurement* m) {
-                      return m && s.load.pool_size > 0 ? ms(m->pool_wait.p50_us) : std::string();
+                      return m && driver_pooled(s) ? ms(m->pool_wait.p50_us) : std::string();
                     }});
     cols.push_back({"pool wait p99", "pool_wait_p99_ms",
                     [](const StageResult& s, const Measurement* m) {
-                      return m && s.load.pool_size > 0 ? format_latency_us(m->pool_wait.p99_us)
-                                                       : kNone;
+                      return m && driver_pooled(s) ? format_latency_us(m->pool_wait.p99_us) : kNone;
                     },
                     [](const StageResult& s, const Measurement* m) {
-                      return m && s.load.pool_size > 0 ? ms(m->pool_wait.p99_us) : std::string();
+                      return m && driver_pooled(s) ? ms(m->pool_wait.p99_us) : std::string();
                     }});
   }
   if (any_stage(run, fixed_rate)) {

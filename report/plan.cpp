@@ -16,7 +16,9 @@ namespace {
 // "8 clients, pool of 4, a new connection per transaction, ...".
 std::string load_text(const LoadSettings& load) {
   std::string text = fmt::format("{} clients", load.clients);
-  if (load.pool_size > 0) text += fmt::format(", pool of {}", load.pool_size);
+  if (load.pool_size > 0)
+    text += fmt::format(", {}pool of {}", load.pooler == "pgbouncer" ? "PgBouncer " : "",
+                        load.pool_size);
   if (load.connect_per_transaction) text += ", a new connection per transaction";
   if (load.rate > 0) text += fmt::format(", {:g} tx/s fixed rate", load.rate);
   if (load.rate_percent > 0)

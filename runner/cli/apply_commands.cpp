@@ -29,6 +29,7 @@
 #include "pg/connection.h"
 #include "report/text.h"
 #include "server/managed_cluster.h"
+#include "server/pgbouncer.h"
 #include "server/target.h"
 #include "server/target_kind.h"
 
@@ -370,6 +371,8 @@ void add_apply_commands(CLI::App& app, Context& ctx) {
 
 void before_command(Context& ctx, const std::string& command) {
   apply::repair_before_command(ctx.workdir, managed_target(ctx), command);
+  // A run killed with -9 leaves its PgBouncer, with the settings of its stage: it goes too.
+  server::stop_left_over_pgbouncer(ctx.workdir);
 }
 
 }  // namespace pgslow::cli

@@ -24,6 +24,14 @@ void add_protocol_option(CLI::App* cmd, driver::Protocol& protocol) {
       "how statements are sent, like pgbench -M: simple, extended or prepared (default)");
 }
 
+void add_pooler_option(CLI::App* cmd, std::optional<server::PoolerSpec>& pooler) {
+  cmd->add_option_function<std::string>(
+      "--pooler", [&pooler](const std::string& v) { pooler = server::parse_pooler_option(v); },
+      "put a pooler between the clients and the server: pgbouncer, pgbouncer:transaction "
+      "(session, transaction, statement), with ,default_pool_size=N and other PgBouncer "
+      "settings; or the conninfo of the target's own pooler ('host=/run/pgbouncer port=6432')");
+}
+
 CLI::Option* add_size_option(CLI::App* cmd, int& scale, const std::string& help) {
   CLI::Option* s = cmd->add_option("--scale,-s", scale, help);
   cmd->add_option("--warehouses", scale, "tpcc-lite's name for --scale")->excludes(s);

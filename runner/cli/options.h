@@ -11,11 +11,16 @@
 #include "driver/driver.h"
 #include "knobs/catalog.h"
 #include "results/model.h"
+#include "server/pooler.h"
 
 namespace pgslow::cli {
 
 // --protocol/-M simple|extended|prepared, like pgbench -M (run and bench).
 void add_protocol_option(CLI::App* cmd, driver::Protocol& protocol);
+
+// --pooler pgbouncer[:MODE][,name=value...] | CONNINFO (run and bench; docs/pooler.md): the
+// clients go through pgslow's own PgBouncer, or through the target's own pooler.
+void add_pooler_option(CLI::App* cmd, std::optional<server::PoolerSpec>& pooler);
 
 // --scale (-s) and --warehouses: one option, the workload's data size, under pgbench's name and
 // tpcc-lite's (load, bench, check-data, bisect, cliff); giving both is refused. Returns --scale.

@@ -58,13 +58,15 @@ struct RunArgs {
   int max_tries = 0;
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;
+  bool protocol_given = false;  // -M was given: over the scenario's measure.protocol
   ScenarioOverrides overrides;  // --attribute, --precision, --budget, --design
   bool check_data = false;
   bool no_wait_sampling = false;
-  std::optional<results::Metric> metric;  // --metric: what attributions judge by
-  bool metric_auto = false;               // --metric auto
-  std::vector<std::string> versions;      // --versions 15,16,17,18
-  std::string from_snapshot;              // --from-snapshot NAME
+  std::optional<results::Metric> metric;     // --metric: what attributions judge by
+  bool metric_auto = false;                  // --metric auto
+  std::vector<std::string> versions;         // --versions 15,16,17,18
+  std::string from_snapshot;                 // --from-snapshot NAME
+  std::optional<server::PoolerSpec> pooler;  // --pooler
 };
 
 stage::RunOptions run_options(const RunArgs& a) {
@@ -75,12 +77,13 @@ stage::RunOptions run_options(const RunArgs& a) {
   options.workers = a.workers;
   options.max_tries = a.max_tries;
   options.allow_partial = a.allow_partial;
-  options.protocol = a.protocol;
+  if (a.protocol_given) options.protocol = a.protocol;
   options.check_data = a.check_data;
   options.no_wait_sampling = a.no_wait_sampling;
   options.metric = a.metric;
   // --precision watches the metric's own axis; auto (the default): TPS or CPU/tx, first.
   options.precision_axis = a.metric ? results::precision_axis_of(*a.metric) : "auto";
+  options.pooler = a.pooler;
   return options;
 }
 
@@ -209,6 +212,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
         "the workload's: until it commits for tpcc-lite's strict isolation levels, else 1)");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
     add_protocol_option(cmd, a->protocol);
+    add_pooler_option(cmd, a->pooler);
     add_measure_overrides(cmd, a->overrides);
     cmd->add_flag("--attribute", a->overrides.attribute,
                   "name each knob's part in every stage with several knobs (extra runs; "
@@ -231,6 +235,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     auto dashboard = add_dashboard_options(cmd);
     cmd->callback([&ctx, a, cmd, dashboard] {
       before_command(ctx, "run");
+      a->protocol_given = cmd->get_option("--protocol")->count() > 0;
       if (!a->from_snapshot.empty() && !a->versions.empty()) {
         throw InputError(
             "--from-snapshot names one cluster's snapshot: run each version with --pg-version N "

@@ -168,6 +168,8 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
                     "random backoff (default: until it commits for tpcc-lite under "
                     "repeatable-read or serializable, else 1: no retry)");
   add_protocol_option(bench, opts->protocol);
+  auto pooler = std::make_shared<std::optional<server::PoolerSpec>>();
+  add_pooler_option(bench, *pooler);
   bench->add_flag("--allow-partial", opts->allow_partial,
                   "run with the clients that could connect when the server refuses some");
   bench->add_option("--seed", bench_args->seed, "random seed of the inputs")->capture_default_str();
@@ -182,7 +184,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
   bench->add_flag("--no-wait-sampling", *no_waits,
                   "do not sample the backends' wait events (to measure the sampler's cost)");
   bench->callback([&ctx, bench_args, opts, json_file, no_reset, check_data, think_time, no_waits,
-                   spec, warmup_opt, ramp_opt, duration_opt, from_snapshot] {
+                   spec, warmup_opt, ramp_opt, duration_opt, from_snapshot, pooler] {
     before_command(ctx, "bench");
     if (*spec) {
       // The audit's needs (docs/tpcc-lite.md, "The audit"), each unless given.
@@ -220,6 +222,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     bench_options.check_data = *check_data;
     bench_options.wait_sampling = !*no_waits;
     bench_options.workdir = ctx.workdir;
+    bench_options.pooler = *pooler;
     const results::BenchResult result =
         stage::run_bench(*server, w, params, bench_options, progress);
     std::fputs(report::rendered(result, "console").c_str(), stdout);

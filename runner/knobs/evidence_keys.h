@@ -37,7 +37,7 @@ struct EvidenceInfo {
 };
 
 // Every known key, in the order reports list them.
-inline constexpr std::array<EvidenceInfo, 47> kEvidenceCatalog = {{
+inline constexpr std::array<EvidenceInfo, 51> kEvidenceCatalog = {{
     // shared buffers and the OS
     {"buffer_hit_ratio", "hit ratio", EvidenceScale::kRatio, false, "cache"},
     {"blocks_read", "blocks read", EvidenceScale::kPerTransaction, false, "cache"},
@@ -99,6 +99,11 @@ inline constexpr std::array<EvidenceInfo, 47> kEvidenceCatalog = {{
     {"latency_p99", "p99 latency", EvidenceScale::kDriver, false, "driver"},
     {"schedule_lag", "schedule lag", EvidenceScale::kDriver, false, "driver"},
     {"pool_wait", "pool wait", EvidenceScale::kDriver, false, "driver"},
+    // the pooler in the path (PgBouncer's SHOW STATS / SHOW POOLS, docs/pooler.md)
+    {"pooler_wait_ms", "pooler wait ms", EvidenceScale::kPerTransaction, false, "pooler"},
+    {"pooler_max_wait_ms", "pooler longest wait ms", EvidenceScale::kLevel, false, "pooler"},
+    {"pooler_clients_waiting", "clients waiting in pooler", EvidenceScale::kLevel, false, "pooler"},
+    {"pooler_servers", "pooler server connections", EvidenceScale::kLevel, false, "pooler_servers"},
 }};
 
 inline const std::array<EvidenceInfo, kEvidenceCatalog.size()>& evidence_catalog() {

@@ -3,6 +3,7 @@
 // as a plain struct; report/bench.h renders it (console table, JSON).
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "results/model.h"
@@ -18,6 +19,10 @@ struct BenchResult {
   double reset_seconds = 0;
   std::string reset_method;  // Run::reset_method; "" with --no-reset
   bool interrupted = false;  // the figures cover the time until Ctrl-C
+  // The pooler the clients went through ("pgbouncer (transaction)"), empty: directly; what it
+  // did over the measured window (the pooler_* evidence keys, docs/pooler.md).
+  std::string pooler;
+  std::map<std::string, double> pooler_evidence;
 };
 
 }  // namespace pgslow::results

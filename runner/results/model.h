@@ -140,6 +140,9 @@ struct LoadSettings {
   double rate = 0;          // transactions per second, 0: closed loop
   int workers = 0;          // driver threads
   double rate_percent = 0;  // the rate as a share of the baseline's TPS ("75%"); 0: absolute
+  // The clients' path (docs/pooler.md): "" the run's pooler, if any; "driver" the driver's own
+  // pool (pool_size); "pgbouncer" pgslow's PgBouncer, whose pool pool_size then sizes.
+  std::string pooler;
 
   bool operator==(const LoadSettings&) const = default;
 };

@@ -514,10 +514,15 @@ std::vector<EvidenceMove> evidence_moves(const StageResult& stage, const StageRe
   for (const auto& [key, raw] : stage.evidence) {
     const EvidenceInfo info = evidence_info(key);
     if (info.scale == EvidenceScale::kDriver) continue;
-    const auto base_raw = baseline.evidence.find(key);
-    if (base_raw == baseline.evidence.end()) continue;
+    // A stage through PgBouncer against a baseline without it: the baseline's clients waited
+    // in no pooler, so its pooler figures are 0 (docs/pooler.md).
+    const bool pooler_key = key.starts_with("pooler_");
+    const auto base_found = baseline.evidence.find(key);
+    if (base_found == baseline.evidence.end() && !pooler_key) continue;
+    const double base_raw = base_found == baseline.evidence.end() ? 0 : base_found->second;
     const auto s = normalised_evidence(stage, key);
-    const auto b = normalised_evidence(baseline, key);
+    const auto b = base_found == baseline.evidence.end() ? std::optional<double>(0)
+                                                         : normalised_evidence(baseline, key);
     if (!s || !b) continue;
     double score = 0;
     if (info.scale == EvidenceScale::kRatio) {
@@ -528,11 +533,11 @@ std::vector<EvidenceMove> evidence_moves(const StageResult& stage, const StageRe
       score = std::fabs(std::log((ms + eps) / (mb + eps)));
     } else {
       const double min_count = info.bytes ? kMinEvidenceBytes : kMinEvidenceCount;
-      if (std::max(raw, base_raw->second) < min_count) continue;
+      if (std::max(raw, base_raw) < min_count) continue;
       // Each side is smoothed by what one event weighs there, so 0 -> 41 has a finite score
       // and a count resting on a handful of transactions cannot outrank a real move.
       const double eps_s = *unit_weight(stage, key);
-      const double eps_b = *unit_weight(baseline, key);
+      const double eps_b = unit_weight(baseline, key).value_or(eps_s);
       score = std::fabs(std::log((std::fabs(*s) + eps_s) / (std::fabs(*b) + eps_b)));
     }
     if (score < kMinScore) continue;

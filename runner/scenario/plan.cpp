@@ -10,6 +10,7 @@
 #include "common/strings.h"
 #include "knobs/value.h"
 #include "scenario/scenario.h"
+#include "server/pgbouncer.h"
 #include "workload/registry.h"
 
 namespace pgslow::scenario {
@@ -123,6 +124,7 @@ results::LoadSettings apply_load(results::LoadSettings load, const LoadKnobs& kn
     load.rate = 0;  // resolved from the baseline's TPS when the stage runs
   }
   if (knobs.workers) load.workers = *knobs.workers;
+  if (knobs.pooler) load.pooler = *knobs.pooler;
   return load;
 }
 
@@ -214,6 +216,25 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
 
 }  // namespace
 
+namespace {
+
+// The installed PgBouncer must run and have every setting the scenario gives it.
+void check_pooler(const server::PoolerSpec& pooler, std::vector<ConfigError>& problems) {
+  const std::string version = server::pgbouncer_version();
+  if (version.empty()) {
+    problems.push_back(ConfigError{pooler.where, "pooler: PgBouncer is not installed here",
+                                   "install it with `scripts/install-deps.sh run` (Debian's "
+                                   "pgbouncer package), or remove the pooler block"});
+    return;
+  }
+  for (const auto& [name, value] : pooler.settings) {
+    if (auto why = server::check_pooler_setting(name, value, version))
+      problems.push_back(ConfigError{pooler.where, "pooler: " + *why, ""});
+  }
+}
+
+}  // namespace
+
 Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
                const knobs::ServerSettings& server) {
   std::vector<ConfigError> problems;
@@ -240,6 +261,14 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   }
   if (plan.scenario.workload.clients == 0)
     plan.scenario.workload.clients = kDefaultScenarioClients;  // an unknown workload
+  if (scenario.pooler && scenario.pooler->managed()) {
+    check_pooler(*scenario.pooler, problems);
+  } else if (std::any_of(scenario.stages.begin(), scenario.stages.end(),
+                         [](const StageSpec& st) { return st.load.pooler == "pgbouncer"; })) {
+    server::PoolerSpec swept;  // a sweep's `pooler: pgbouncer` points
+    swept.where = scenario.sweep.where;
+    check_pooler(swept, problems);
+  }
 
   results::LoadSettings base_load;
   base_load.clients = plan.scenario.workload.clients;

@@ -53,8 +53,9 @@ std::string remove_layout(std::string s) {
 }
 
 const std::vector<std::string> kTopFields = {
-    "name",   "description", "target",        "workload",      "measure", "mode",      "baseline",
-    "stages", "expect",      "allow_changes", "allow_partial", "sweep",   "attribute", "server"};
+    "name",          "description", "target",    "workload", "measure",
+    "mode",          "baseline",    "stages",    "expect",   "allow_changes",
+    "allow_partial", "sweep",       "attribute", "server",   "pooler"};
 
 std::optional<int> read_positive_int(yaml::Reader& r, const YAML::Node& node, std::string_view what,
                                      long long min_value, long long max_value) {
@@ -102,6 +103,51 @@ void read_server(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
               "the CPUs the server may use, quoted, e.g. cpuset: \"1\"");
     }
   }
+}
+
+// `pooler: {kind: pgbouncer, pool_mode: transaction, default_pool_size: 10}`: pgslow's own
+// PgBouncer in front of the managed cluster; `{kind: external, conninfo: "..."}`: the target's
+// own pooler (docs/pooler.md).
+void read_pooler(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  std::vector<std::string> names = {"kind", "conninfo"};
+  for (const auto& spec : server::pooler_settings()) names.emplace_back(spec.name);
+  yaml::Fields f = r.fields(node, "pooler", names);
+  if (!node.IsMap()) return;
+  server::PoolerSpec pooler;
+  pooler.where = r.where(node);
+  if (auto kind = r.string(f.get("kind"), "pooler.kind")) {
+    if (*kind != "pgbouncer" && *kind != "external") {
+      r.error(f.get("kind"), fmt::format("unknown pooler kind {}", yaml::printable(*kind)),
+              "use pgbouncer (pgslow starts its own) or external (with the conninfo of the "
+              "target's own pooler)");
+    }
+    pooler.kind = *kind;
+  }
+  if (auto v = r.string(f.get("conninfo"), "pooler.conninfo")) pooler.conninfo = *v;
+  if (pooler.kind == "external" && pooler.conninfo.empty()) {
+    r.error(node, "an external pooler needs its conninfo",
+            "add e.g. conninfo: \"host=/run/pgbouncer port=6432\"");
+  }
+  if (pooler.kind != "external" && f.has("conninfo")) {
+    r.error(f.get("conninfo"), "pooler.conninfo is for kind: external",
+            "pgslow's own PgBouncer needs no conninfo: remove it");
+  }
+  for (const auto& spec : server::pooler_settings()) {
+    const std::string name(spec.name);
+    if (!f.has(name)) continue;
+    auto value = r.string(f.get(name), "pooler." + name);
+    if (!value) continue;
+    if (pooler.kind == "external") {
+      r.error(f.get(name), fmt::format("pooler.{} is for pgslow's own PgBouncer", name),
+              "pgslow does not change an external pooler: remove it, or use kind: pgbouncer");
+    } else if (auto why = server::check_pooler_setting(name, *value, "")) {
+      r.error(f.get(name), "pooler: " + *why);
+    } else {
+      pooler.settings[name] = *value;
+    }
+  }
+  s.pooler = pooler;
 }
 
 void read_workload(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
@@ -152,7 +198,16 @@ void read_measure(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (!node.IsDefined()) return;
   yaml::Fields f = r.fields(node, "measure",
                             {"warmup", "duration", "repeats", "check_data", "wait_sampling",
-                             "metric", "design", "pairs", "precision", "budget"});
+                             "metric", "design", "pairs", "precision", "budget", "protocol"});
+  if (auto v = r.string(f.get("protocol"), "measure.protocol")) {
+    if (auto p = driver::parse_protocol(trim(*v))) {
+      s.measure.protocol = *p;
+    } else {
+      r.error(f.get("protocol"),
+              fmt::format("measure.protocol = {} is not a protocol", yaml::printable(*v)),
+              "use simple, extended or prepared (pgbench -M)");
+    }
+  }
   if (auto v = r.duration(f.get("warmup"), "measure.warmup")) s.measure.warmup_s = *v;
   if (auto v = r.duration(f.get("duration"), "measure.duration")) {
     if (*v < 1) {
@@ -336,6 +391,7 @@ Scenario parse_scenario_node(yaml::Reader& r, const YAML::Node& root, Scenario s
   }
   read_target(r, f.get("target"), s);
   read_server(r, f.get("server"), s);
+  read_pooler(r, f.get("pooler"), s);
   if (auto v = r.boolean(f.get("allow_changes"), "allow_changes")) s.target.allow_changes = *v;
   if (auto v = r.boolean(f.get("allow_partial"), "allow_partial")) s.allow_partial = *v;
   read_workload(r, f.get("workload"), s);

@@ -10,8 +10,10 @@
 
 #include "common/errors.h"
 #include "common/yaml.h"
+#include "driver/driver.h"
 #include "knobs/catalog.h"
 #include "results/model.h"
+#include "server/pooler.h"
 #include "server/target.h"
 #include "workload/workload.h"
 
@@ -28,8 +30,10 @@ struct LoadKnobs {
   std::optional<double> rate;          // transactions per second
   std::optional<double> rate_percent;  // "75%": of the baseline's measured TPS
   std::optional<int> workers;
+  std::optional<std::string> pooler;  // "driver" or "pgbouncer" (LoadSettings::pooler)
   bool empty() const {
-    return !clients && !pool_size && !connect_per_transaction && !rate && !rate_percent && !workers;
+    return !clients && !pool_size && !connect_per_transaction && !rate && !rate_percent &&
+           !workers && !pooler;
   }
 };
 
@@ -75,6 +79,8 @@ struct MeasureSpec {
   double budget_s = 120;  // with a precision: a switchback stage's time at most
   // measure.metric: what attributions judge by (results/metric.h); run --metric overrides it.
   results::Metric metric = results::Metric::kTps;
+  // measure.protocol: how the clients send statements (pgbench -M); run -M overrides it.
+  driver::Protocol protocol = driver::Protocol::kPrepared;
 };
 
 struct PresetRef {
@@ -134,6 +140,8 @@ struct Scenario {
   server::TargetSpec target;  // kind managed unless the file says otherwise
   SourceLocation target_where;
   WorkloadSpec workload;
+  // `pooler:` (docs/pooler.md): the clients reach the server through it; unset: directly.
+  std::optional<server::PoolerSpec> pooler;
   MeasureSpec measure;
   Mode mode = Mode::kCumulative;
   // Name each knob's part in every stage with several knobs (docs/scenario-format.md).

@@ -82,6 +82,18 @@ std::vector<SweepDimension>& rows() {
        [](const SweepValue& v, StageSpec& p) {
          p.load.connect_per_transaction = v.text == "true";
        }},
+      // The clients' path (docs/pooler.md): the driver's own pool, or pgslow's PgBouncer sized
+      // by pool_size.
+      {"pooler",
+       [](std::string_view w) {
+         const std::string t = trim(w);
+         if (t != "driver" && t != "pgbouncer")
+           return invalid("is not a pooler",
+                          "write driver (the driver's own pool of pool_size connections) or "
+                          "pgbouncer (pgslow's PgBouncer, default_pool_size = pool_size)");
+         return valid(t);
+       },
+       [](const SweepValue& v, StageSpec& p) { p.load.pooler = v.text; }},
   };
   return table;
 }

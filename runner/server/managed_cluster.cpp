@@ -215,10 +215,9 @@ bool ManagedCluster::is_initialized() const {
   return fs::exists(data_dir_ / "PG_VERSION", ec);
 }
 
-namespace {
-
 // A folder only the server's user (and root) may enter: the cluster and its socket.
-void make_private(int folder, const fs::path& shown_as, const std::optional<SystemUser>& user) {
+void make_server_private(int folder, const fs::path& shown_as,
+                         const std::optional<SystemUser>& user) {
   struct stat st {};
   if (::fstat(folder, &st) != 0)
     throw RuntimeError(fmt::format("cannot read {}: {}", shown_as.string(), std::strerror(errno)));
@@ -235,8 +234,6 @@ void make_private(int folder, const fs::path& shown_as, const std::optional<Syst
                                    std::strerror(errno)));
   }
 }
-
-}  // namespace
 
 void ManagedCluster::prepare_workdir() {
   std::optional<SystemUser> user;
@@ -259,14 +256,14 @@ void ManagedCluster::prepare_workdir() {
   // user, who could put a symlink where the socket folder should be (common/safe_fs.h).
   UniqueFd workdir = open_folder(options_.workdir);
   UniqueFd cluster = make_folder_in(workdir.get(), cluster_dir_.filename(), cluster_dir_);
-  make_private(cluster.get(), cluster_dir_, user);
+  make_server_private(cluster.get(), cluster_dir_, user);
   // The socket folder is private: local connections are trusted, so only the server's user
   // (and root) may reach the socket. It is in the cluster folder, or in /tmp for a deep workdir.
   UniqueFd socket_parent = socket_dir_.parent_path() == cluster_dir_
                                ? UniqueFd(::dup(cluster.get()))
                                : open_folder(socket_dir_.parent_path());
   UniqueFd socket = make_folder_in(socket_parent.get(), socket_dir_.filename(), socket_dir_);
-  make_private(socket.get(), socket_dir_, user);
+  make_server_private(socket.get(), socket_dir_, user);
   if (!user) return;
 
   // The postgres user must traverse every folder above the cluster. pgslow's own workdir may

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/process.h"
 #include "common/safe_fs.h"
 #include "server/envelope.h"
 #include "server/server_control.h"
@@ -167,6 +168,12 @@ std::optional<int> default_cluster_major(const std::filesystem::path& workdir,
 // The clusters in the workdir, the default first, then cluster-<major> by major (the options to
 // open each; a workdir without any gives none).
 std::vector<ManagedOptions> workdir_clusters(const std::filesystem::path& workdir);
+
+// Makes the open folder `folder` private to the server's user `user` (and root): mode 0700,
+// owned by them (by us when `user` is empty). One another user left (a name in /tmp taken
+// ahead of pgslow) is refused, naming it. For the cluster's folders and the pooler's.
+void make_server_private(int folder, const std::filesystem::path& shown_as,
+                         const std::optional<SystemUser>& user);
 
 // Whether something (any process) listens on 127.0.0.1:port.
 bool port_in_use(int port);

@@ -26,6 +26,7 @@ results::BenchResult run_bench(server::ServerControl& server, const workload::Wo
   lab_options.measure.check_data = options.check_data;
   lab_options.measure.wait_sampling = options.wait_sampling;
   lab_options.measure.schedule_seed = d.seed;
+  lab_options.pooler = options.pooler;
   // Only a session that changes the configuration reads the catalog: bench starts without
   // parsing it (tens of milliseconds of CPU, counted against the driver by vs-pgbench).
   const knobs::Catalog catalog{};
@@ -46,6 +47,12 @@ results::BenchResult run_bench(server::ServerControl& server, const workload::Wo
   result.load = r.load;
   result.reset_seconds = r.reset_seconds;
   result.reset_method = lab.reset_method();
+  if (options.pooler) {
+    result.pooler = options.pooler->describe();
+    for (const auto& [key, value] : r.evidence) {
+      if (key.starts_with("pooler_")) result.pooler_evidence[key] = value;
+    }
+  }
   progress.note("");
   if (!options.reset_data) {
     pg::Connection c = pg::Connection::open(server.conninfo());

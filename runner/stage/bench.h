@@ -4,10 +4,12 @@
 // user runs it on a database as it is (like pgbench on tables `pgbench -i` made).
 
 #include <filesystem>
+#include <optional>
 
 #include "common/progress.h"
 #include "driver/driver.h"
 #include "results/bench.h"
+#include "server/pooler.h"
 #include "server/server_control.h"
 #include "workload/workload.h"
 
@@ -19,6 +21,7 @@ struct BenchOptions {
   bool check_data = false;       // the workload's consistency checks after the run
   bool wait_sampling = true;     // false: --no-wait-sampling
   std::filesystem::path workdir;
+  std::optional<server::PoolerSpec> pooler;  // --pooler (docs/pooler.md)
 };
 
 // Measures `workload` once on `server`. RuntimeError with the run's error when it failed; an

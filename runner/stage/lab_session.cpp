@@ -307,6 +307,7 @@ LabSession::LabSession(server::ServerControl& server, const knobs::Catalog& cata
       options_(std::move(options)),
       progress_(progress),
       dataset_(server.conninfo(), workload, params_),
+      pooler_(options_.pooler, server, options_.workdir),
       original_envelope_(server.current_envelope()) {
   if (options_.changes_configuration) {
     apply::require_permission(server_);
@@ -502,7 +503,11 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   // Who else used the CPU while the clock ran (a local server only: its /proc figures).
   std::optional<evidence::CpuTimes> cpu_before;
   std::optional<evidence::CpuTimes> cpu_after;
+  // The pooler's counters over the same window (docs/pooler.md).
+  std::optional<server::PoolerStats> pooler_before;
+  std::optional<server::PoolerStats> pooler_after;
   d.on_measure_start = [&] {
+    pooler_before = pooler_.stats(database);
     // The CPU times first: reading /proc takes no server time, while the snapshot's queries
     // wait their turn on a saturated server (over a second with 200 backends on one CPU), and
     // CPU per transaction would then miss that part of the window.
@@ -513,6 +518,7 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   };
   d.on_measure_end = [&] {
     if (server_pid) cpu_after = evidence::read_cpu_times(server_pid);
+    pooler_after = pooler_.stats(database);
     snapshot(after);
     lock_waits.stop();
     wait_sampler.stop();
@@ -549,8 +555,27 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
 
   // Test-only fault injection (docs/journal.md): a workload running on a changed server.
   if (applier_ != nullptr && applier_->has_changes()) apply::crash_point(apply::phase::kWorkload);
-  results::Measurement m = driver::run_workload(workload_, params, reset.conninfo, d, progress_,
-                                                apply::InterruptGuard::stop_flag());
+  // The clients go through the pooler when there is one; pgslow's own sessions never do.
+  const std::string client_conninfo =
+      pooler_.client_conninfo(reset.conninfo, database, load, d.pool_size);
+  if (d.protocol == driver::Protocol::kPrepared) {
+    // Found before the run: the pooler breaks named statements. The run falls back to unnamed
+    // ones and says so, rather than fail every statement and look like a slow server.
+    if (auto why = pooler_.prepared_statements_problem(client_conninfo)) {
+      d.protocol = driver::Protocol::kExtended;
+      stage.warnings.push_back(*why);
+      progress_.note(*why);
+    }
+  }
+  results::Measurement m;
+  try {
+    m = driver::run_workload(workload_, params, client_conninfo, d, progress_,
+                             apply::InterruptGuard::stop_flag());
+  } catch (const std::exception&) {
+    if (auto why = pooler_.died()) throw RuntimeError(*why);
+    throw;
+  }
+  if (auto why = pooler_.died()) throw RuntimeError(*why);
   lock_waits.stop();
   wait_sampler.stop();
   if (switchback != nullptr) {
@@ -586,8 +611,10 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   out.evidence["tps"] = m.tps;
   out.evidence["latency_p99"] = m.latency.p99_us;
   if (load.rate > 0) out.evidence["schedule_lag"] = m.schedule_lag.p99_us;
-  if (load.pool_size > 0) out.evidence["pool_wait"] = m.pool_wait.p99_us;
+  if (d.pool_size > 0) out.evidence["pool_wait"] = m.pool_wait.p99_us;
   out.evidence["connections_refused"] = m.connections_refused;
+  if (pooler_before && pooler_after)
+    add_pooler_evidence(*pooler_before, *pooler_after, out.evidence);
   return m;
 }
 

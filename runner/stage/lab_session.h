@@ -37,6 +37,7 @@
 #include "results/switchback.h"
 #include "server/server_control.h"
 #include "server/target.h"
+#include "stage/pooler_path.h"
 #include "workload/dataset.h"
 #include "workload/workload.h"
 
@@ -74,6 +75,8 @@ struct LabOptions {
   std::string command = "pgslow run";  // for the journal: who changed the server
   // A workshop mystery: the journal is sealed and names no setting (apply::Journal::hidden).
   bool hide_settings = false;
+  // The pooler the workload's clients go through (docs/pooler.md); unset: directly.
+  std::optional<server::PoolerSpec> pooler;
 };
 
 // What to measure: a whole configuration on top of the server's original one.
@@ -148,6 +151,7 @@ class LabSession {
   const MeasureOptions& options() const { return options_.measure; }
   const workload::Workload& workload() const { return workload_; }
   const workload::WorkloadParams& params() const { return params_; }
+  PoolerPath& pooler() { return pooler_; }
   // Restarts the applier actually made, and applies, over the session.
   int restarts() const { return restarts_; }
   int applies() const { return applies_; }
@@ -206,6 +210,7 @@ class LabSession {
   Progress& progress_;
   apply::InterruptGuard guard_;
   workload::Dataset dataset_;
+  PoolerPath pooler_;
   std::unique_ptr<apply::Applier> applier_;
   bool kept_ = false;  // keep() left a degradation on purpose: no restore on the way out
   server::Envelope original_envelope_;  // the server's when the session began

@@ -90,10 +90,11 @@ LabOptions make_lab_options(const Scenario& s, const RunOptions& options, const 
   m.workers = options.workers;
   m.max_tries = options.max_tries;
   m.allow_partial = options.allow_partial || s.allow_partial;
-  m.protocol = options.protocol;
+  m.protocol = options.protocol.value_or(s.measure.protocol);
   m.check_data = options.check_data || s.measure.check_data;
   m.wait_sampling = !options.no_wait_sampling && s.measure.wait_sampling;
   m.schedule_seed = s.workload.seed;
+  lab_options.pooler = options.pooler ? options.pooler : s.pooler;
   return lab_options;
 }
 

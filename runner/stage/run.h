@@ -35,13 +35,16 @@ struct RunOptions {
   int workers = 0;
   int max_tries = 0;  // 0: the workload's default
   bool allow_partial = false;
-  driver::Protocol protocol = driver::Protocol::kPrepared;
+  // -M; unset: the scenario's measure.protocol.
+  std::optional<driver::Protocol> protocol;
   bool check_data = false;        // --check-data, on top of the scenario's measure.check_data
   bool no_wait_sampling = false;  // --no-wait-sampling, on top of measure.wait_sampling: off
   // What attributions judge by (--metric); unset: the scenario's measure.metric.
   std::optional<results::Metric> metric;
   // The axis --precision watches (results/axes.h precision_reached): an axis key, or "auto".
   std::string precision_axis = "auto";
+  // --pooler: over the scenario's `pooler:` (docs/pooler.md).
+  std::optional<server::PoolerSpec> pooler;
 };
 
 // How the scenario's configurations are measured (its measure section, `options` overriding)

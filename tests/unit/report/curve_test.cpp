@@ -95,6 +95,37 @@ TEST(Curve, TwoDimensionsGiveOneCurvePerSeries) {
   ASSERT_TRUE(curves[1].points[1].lag_p99_us);
 }
 
+// The pooler sweep (docs/pooler.md): a PgBouncer point's pool is PgBouncer's, so no driver pool
+// wait; its wait per transaction and server connections come from the pooler's evidence.
+TEST(Curve, PgBouncerPointsShowThePoolersWaitNotTheDriversPool) {
+  results::Run run;
+  run.sweep = {"pool_size", "pooler"};
+  for (const char* path : {"driver", "pgbouncer"}) {
+    StageResult s = point(2, 1000, 8, 7);
+    s.sweep_values["pooler"] = path;
+    s.load.pooler = path;
+    s.evidence_seconds = 10;
+    if (std::string(path) == "pgbouncer") {
+      s.evidence["pooler_wait_ms"] = 50000;  // over 10,000 transactions: 5 ms each
+      s.evidence["pooler_servers"] = 2;
+    }
+    run.stages.push_back(s);
+  }
+  const auto curves = sweep_curves(run);
+  ASSERT_EQ(curves.size(), 2u);
+  EXPECT_EQ(curves[1].series, "pooler pgbouncer");
+  EXPECT_TRUE(curves[0].points[0].pool_wait_p99_us);
+  EXPECT_FALSE(curves[1].points[0].pool_wait_p99_us);
+  ASSERT_TRUE(curves[1].points[0].pooler_wait_us_per_tx);
+  EXPECT_DOUBLE_EQ(*curves[1].points[0].pooler_wait_us_per_tx, 5000);
+  const CurveTable t = curve_table(curves[1]);
+  EXPECT_EQ(t.header[4], "PgBouncer wait/tx");
+  EXPECT_EQ(t.rows[0][4], "5.00 ms");
+  EXPECT_EQ(t.rows[0][5], "2");
+  EXPECT_FALSE(driver_pooled(run.stages[1]));
+  EXPECT_TRUE(driver_pooled(run.stages[0]));
+}
+
 // A knob's sweep draws as a load dimension's: the values as written, in the knob's unit.
 TEST(Curve, AKnobSweepShowsItsValuesInTheKnobsUnit) {
   results::Run run;

@@ -151,6 +151,20 @@ TEST(Summary, TinyCountsAreNotMovers) {
   EXPECT_EQ(moves[0].key, "temp_files");
 }
 
+// A stage through PgBouncer against a direct baseline (docs/pooler.md): the clients' wait in the
+// pooler is the cause it names, the baseline having waited in none; other keys the baseline
+// lacks are still left out.
+TEST(Summary, APoolersWaitIsAMoverAgainstABaselineWithoutOne) {
+  StageResult base = stage_with({100});
+  StageResult s = stage_with({100});  // 6,000 transactions
+  base.evidence = {{"blocks_read", 6000}};
+  s.evidence = {{"blocks_read", 6000}, {"pooler_wait_ms", 150000}, {"wal_bytes", 1e9}};
+  const auto moves = evidence_moves(s, base);
+  ASSERT_EQ(moves.size(), 1u);
+  EXPECT_EQ(moves[0].key, "pooler_wait_ms");
+  EXPECT_EQ(moves[0].text, "pooler wait ms/tx 0 → 25.0");
+}
+
 TEST(Summary, SmallByteCountsAndInvisibleMovesAreNotMovers) {
   StageResult base = stage_with({100});
   StageResult s = stage_with({100});

@@ -450,5 +450,51 @@ TEST(EnvelopeValues, MemoryCpusAndCpusets) {
   EXPECT_EQ(e.describe(), "memory 200MB");
 }
 
+// `pooler:` (docs/pooler.md): PgBouncer's settings checked against the table, each problem at
+// its line; an external pooler needs its conninfo and takes no settings.
+TEST(ParseScenario, PoolerBlockIsValidatedWithItsLines) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse(
+      "name: p\n"
+      "workload: {name: select-only, scale: 1}\n"
+      "pooler:\n"
+      "  kind: pgbouncer\n"
+      "  pool_mode: transaction\n"
+      "  default_pool_size: 5\n",
+      problems);
+  EXPECT_EQ(all(problems).find("pooler"), std::string::npos) << all(problems);
+  ASSERT_TRUE(s.pooler);
+  EXPECT_TRUE(s.pooler->managed());
+  EXPECT_EQ(s.pooler->settings.at("pool_mode"), "transaction");
+  EXPECT_EQ(s.pooler->settings.at("default_pool_size"), "5");
+  EXPECT_EQ(s.pooler->where.line, 4);
+
+  problems.clear();
+  parse(
+      "name: p\n"
+      "workload: {name: select-only, scale: 1}\n"
+      "pooler:\n"
+      "  pool_mode: transactional\n"
+      "  default_pool_size: 0\n"
+      "  listen_port: 7\n",
+      problems);
+  const std::string text = all(problems);
+  EXPECT_NE(text.find("s.yaml:4:"), std::string::npos) << text;
+  EXPECT_NE(text.find("transactional"), std::string::npos) << text;
+  EXPECT_NE(text.find("s.yaml:5:"), std::string::npos) << text;
+  EXPECT_NE(text.find("s.yaml:6:"), std::string::npos) << text;
+
+  problems.clear();
+  parse(
+      "name: p\n"
+      "workload: {name: select-only, scale: 1}\n"
+      "pooler: {kind: external, pool_mode: session}\n",
+      problems);
+  const std::string external = all(problems);
+  EXPECT_NE(external.find("needs its conninfo"), std::string::npos) << external;
+  EXPECT_NE(external.find("pgslow does not change an external pooler"), std::string::npos)
+      << external;
+}
+
 }  // namespace
 }  // namespace pgslow::scenario

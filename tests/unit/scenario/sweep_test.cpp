@@ -36,6 +36,33 @@ sweep:
   EXPECT_EQ(s.stages[1].load.pool_size, 5);
 }
 
+// The pooler sweep (docs/pooler.md): the same pool sizes in the driver's pool and through
+// pgslow's PgBouncer, one curve per path; anything else is refused at its line.
+TEST(Sweep, ThePoolerIsADimensionOfTwoPaths) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse_scenario(R"(
+workload: select-only
+sweep:
+  pool_size: [2, 10]
+  pooler: [driver, pgbouncer]
+  load: {clients: 200}
+)",
+                              "s.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << all(problems);
+  ASSERT_EQ(s.stages.size(), 4u);
+  EXPECT_EQ(s.stages[0].name, "pool_size 2, pooler driver");
+  EXPECT_EQ(s.stages[0].load.pooler, "driver");
+  EXPECT_EQ(s.stages[3].name, "pool_size 10, pooler pgbouncer");
+  EXPECT_EQ(s.stages[3].load.pooler, "pgbouncer");
+  EXPECT_EQ(s.stages[3].load.pool_size, 10);
+
+  problems.clear();
+  parse_scenario("workload: select-only\nsweep:\n  pooler: [odyssey]\n", "s.yaml", problems);
+  const std::string text = all(problems);
+  EXPECT_NE(text.find("s.yaml:3:"), std::string::npos) << text;
+  EXPECT_NE(text.find("is not a pooler"), std::string::npos) << text;
+}
+
 TEST(Sweep, TwoDimensionsAndRelativeRatesThenTheStagesList) {
   std::vector<ConfigError> problems;
   Scenario s = parse_scenario(R"(

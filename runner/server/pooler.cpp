@@ -1,0 +1,172 @@
+#include "server/pooler.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "common/errors.h"
+#include "common/strings.h"
+
+namespace pgslow::server {
+
+const std::vector<PoolerSettingSpec>& pooler_settings() {
+  // Ranges: what PgBouncer accepts, cut to what a 2-core lab can use without exhausting the
+  // server's max_connections or the file descriptors (docs/pooler.md).
+  static const std::vector<PoolerSettingSpec> table = {
+      {"pool_mode",
+       "enum",
+       {"session", "transaction", "statement"},
+       0,
+       0,
+       "",
+       "when a server connection goes back to the pool"},
+      {"default_pool_size", "integer", {}, 1, 10000, "", "server connections per database/user"},
+      {"min_pool_size", "integer", {}, 0, 10000, "", "server connections kept open"},
+      {"reserve_pool_size",
+       "integer",
+       {},
+       0,
+       10000,
+       "",
+       "extra server connections for clients that waited reserve_pool_timeout"},
+      {"reserve_pool_timeout", "integer", {}, 0, 3600, "", "seconds before the reserve is used"},
+      {"max_client_conn", "integer", {}, 1, 100000, "", "client connections accepted"},
+      {"max_db_connections", "integer", {}, 0, 100000, "", "server connections per database"},
+      {"server_idle_timeout",
+       "integer",
+       {},
+       0,
+       86400,
+       "",
+       "seconds an idle server connection is kept"},
+      {"server_lifetime", "integer", {}, 0, 86400, "", "seconds a server connection lives"},
+      {"query_wait_timeout",
+       "integer",
+       {},
+       0,
+       86400,
+       "",
+       "seconds a client may wait for a server connection"},
+      {"max_prepared_statements",
+       "integer",
+       {},
+       0,
+       100000,
+       "1.21",
+       "protocol-level prepared statements tracked per client in transaction mode"},
+  };
+  return table;
+}
+
+const PoolerSettingSpec* find_pooler_setting(std::string_view name) {
+  for (const auto& s : pooler_settings()) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+namespace {
+
+std::vector<int> version_parts(std::string_view v) {
+  std::vector<int> parts;
+  for (const std::string& p : split(std::string(v), '.')) {
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), n);
+    if (ec != std::errc()) break;
+    parts.push_back(n);
+  }
+  return parts;
+}
+
+}  // namespace
+
+bool version_at_least(std::string_view a, std::string_view b) {
+  return version_parts(a) >= version_parts(b);
+}
+
+std::optional<std::string> check_pooler_setting(std::string_view name, std::string_view value,
+                                                std::string_view version) {
+  const PoolerSettingSpec* spec = find_pooler_setting(name);
+  if (spec == nullptr) {
+    std::vector<std::string_view> names;
+    for (const auto& s : pooler_settings()) names.push_back(s.name);
+    return fmt::format("unknown pooler setting `{}` (pgslow sets: {})", name,
+                       fmt::join(names, ", "));
+  }
+  if (!spec->since.empty() && !version.empty() && !version_at_least(version, spec->since)) {
+    return fmt::format(
+        "`{}` needs PgBouncer {} or later; this machine has PgBouncer {}, which does not have "
+        "it: leave it out, or install a newer PgBouncer",
+        name, spec->since, version);
+  }
+  if (spec->kind == "enum") {
+    if (std::find(spec->values.begin(), spec->values.end(), value) != spec->values.end())
+      return std::nullopt;
+    return fmt::format("`{}: {}` is not one of {}", name, value, fmt::join(spec->values, ", "));
+  }
+  long long n = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || ptr != value.data() + value.size()) {
+    return fmt::format("`{}: {}` is not a whole number", name, value);
+  }
+  if (n < spec->min || n > spec->max) {
+    return fmt::format("`{}: {}` is outside {}..{}", name, value, spec->min, spec->max);
+  }
+  return std::nullopt;
+}
+
+std::string PoolerSpec::describe() const {
+  if (!managed()) return "an external pooler";
+  std::string out = "pgbouncer";
+  std::vector<std::string> parts;
+  if (auto it = settings.find("pool_mode"); it != settings.end()) parts.push_back(it->second);
+  for (const auto& [name, value] : settings) {
+    if (name != "pool_mode") parts.push_back(fmt::format("{} {}", name, value));
+  }
+  if (!parts.empty()) out += fmt::format(" ({})", fmt::join(parts, ", "));
+  return out;
+}
+
+PoolerSpec parse_pooler_option(const std::string& text) {
+  PoolerSpec spec;
+  const std::string usage =
+      "--pooler takes `pgbouncer`, `pgbouncer:MODE` (session, transaction or statement), "
+      "optionally followed by `,name=value` settings (pgbouncer:transaction,default_pool_size=10), "
+      "or the conninfo of a pooler the target already has ('host=/run/pgbouncer port=6432')";
+  if (!text.starts_with("pgbouncer")) {
+    if (text.find('=') == std::string::npos) {
+      throw InputError(fmt::format("--pooler {}: not understood. {}", text, usage));
+    }
+    spec.kind = "external";
+    spec.conninfo = text;
+    return spec;
+  }
+  std::vector<std::string> parts = split(text, ',');
+  const std::string head = parts.front();
+  if (head != "pgbouncer") {
+    if (!head.starts_with("pgbouncer:")) {
+      throw InputError(fmt::format("--pooler {}: not understood. {}", text, usage));
+    }
+    spec.settings["pool_mode"] = head.substr(std::string("pgbouncer:").size());
+  }
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    auto eq = parts[i].find('=');
+    if (eq == std::string::npos) {
+      throw InputError(
+          fmt::format("--pooler {}: `{}` is not name=value. {}", text, parts[i], usage));
+    }
+    spec.settings[trim(parts[i].substr(0, eq))] = trim(parts[i].substr(eq + 1));
+  }
+  std::vector<std::string> problems;
+  for (const auto& [name, value] : spec.settings) {
+    if (auto why = check_pooler_setting(name, value, "")) problems.push_back(*why);
+  }
+  if (!problems.empty()) {
+    throw InputError(fmt::format("--pooler {}: {}", text, fmt::join(problems, "; ")));
+  }
+  return spec;
+}
+
+}  // namespace pgslow::server

@@ -1,0 +1,108 @@
+// pgslow's own PgBouncer in front of the shared managed cluster (docs/pooler.md): start,
+// connect through it, change its settings by RELOAD, read its pools, stop; and the one a killed
+// run left is stopped by the next start.
+
+#include "server/pgbouncer.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <new>
+
+#include "common/errors.h"
+#include "pg/connection.h"
+#include "pg/error.h"
+#include "server/pooler.h"
+#include "tests/support/cluster_fixture.h"
+
+namespace pgslow {
+namespace {
+
+namespace fs = std::filesystem;
+
+server::PgBouncerOptions options(std::map<std::string, std::string> settings = {}) {
+  server::PgBouncerOptions o;
+  o.workdir = testing::cluster_workdir();
+  o.server_socket_dir = testing::cluster().socket_dir();
+  o.server_port = testing::cluster().port();
+  o.settings = std::move(settings);
+  return o;
+}
+
+TEST(PgBouncer, StartsConnectsThroughItAndStops) {
+  server::PgBouncer pooler(options({{"pool_mode", "transaction"}}));
+  pooler.start();
+  ASSERT_TRUE(pooler.pid().has_value());
+  const int pid = *pooler.pid();
+  EXPECT_TRUE(server::is_live_pgbouncer(pid));
+  EXPECT_FALSE(pooler.version().empty());
+  // The folder and its socket are private to the server's user and root.
+  struct stat st {};
+  ASSERT_EQ(::stat(pooler.folder().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u);
+
+  auto conn = pg::Connection::open(pooler.conninfo("postgres"), pg::SessionKind::kWorkload);
+  EXPECT_EQ(conn.query_value("SELECT 1"), "1");
+  auto stats = pooler.stats("postgres");
+  EXPECT_GE(stats.total_query_count, 1);
+  EXPECT_GE(stats.servers_active + stats.servers_idle + stats.servers_used, 1);
+  conn.close();
+
+  pooler.stop();
+  EXPECT_FALSE(server::is_live_pgbouncer(pid));
+  EXPECT_FALSE(pooler.is_running());
+  EXPECT_THROW(pg::Connection::open(pooler.conninfo("postgres"), pg::SessionKind::kWorkload),
+               pg::Error);
+}
+
+TEST(PgBouncer, ReloadAppliesASettingAndReadsItBack) {
+  server::PgBouncer pooler(options({{"default_pool_size", "20"}}));
+  pooler.start();
+  pooler.set({{"default_pool_size", "3"}, {"pool_mode", "statement"}});
+  auto admin = pg::Connection::open(pooler.admin_conninfo(), pg::SessionKind::kWorkload);
+  pg::Result config = admin.exec("SHOW CONFIG");
+  std::map<std::string, std::string> seen;
+  for (int r = 0; r < config.rows(); ++r) {
+    seen[std::string(config.get(r, config.column("key")))] =
+        std::string(config.get(r, config.column("value")));
+  }
+  EXPECT_EQ(seen["default_pool_size"], "3");
+  EXPECT_EQ(seen["pool_mode"], "statement");
+}
+
+TEST(PgBouncer, RefusesASettingThisVersionLacks) {
+  const std::string version = server::pgbouncer_version();
+  ASSERT_FALSE(version.empty());
+  server::PgBouncer pooler(options({{"max_prepared_statements", "100"}}));
+  if (server::version_at_least(version, "1.21")) {
+    EXPECT_NO_THROW(pooler.start());
+  } else {
+    try {
+      pooler.start();
+      FAIL() << "max_prepared_statements accepted on PgBouncer " << version;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("needs PgBouncer 1.21"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(pooler.pid().has_value());
+  }
+}
+
+TEST(PgBouncer, TheNextStartStopsOneAKilledRunLeft) {
+  int left_pid = 0;
+  {
+    // A run killed with -9 never runs the destructor: this one is never destroyed either.
+    alignas(server::PgBouncer) static unsigned char storage[sizeof(server::PgBouncer)];
+    auto* first = new (storage) server::PgBouncer(options());
+    first->start();
+    left_pid = *first->pid();
+  }
+  ASSERT_TRUE(server::is_live_pgbouncer(left_pid));
+  server::PgBouncer next(options());
+  next.start();
+  EXPECT_FALSE(server::is_live_pgbouncer(left_pid));
+  EXPECT_NE(next.pid(), left_pid);
+}
+
+}  // namespace
+}  // namespace pgslow
