@@ -151,4 +151,10 @@ Finished run_pgslow(const std::vector<std::string>& args, const std::vector<std:
   return {p.exit_code(), p.killed_by(), p.output(), p.max_rss_kb()};
 }
 
+Finished run_pgslow_in(const std::filesystem::path& workdir, std::vector<std::string> args,
+                       std::chrono::seconds timeout) {
+  args.insert(args.begin(), {"--workdir", workdir.string()});
+  return run_pgslow(args, {}, timeout);
+}
+
 }  // namespace pgslow::testing

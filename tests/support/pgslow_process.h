@@ -60,5 +60,8 @@ struct Finished {
 // Runs pgslow to completion (at most `timeout`; then kills it and fails the test).
 Finished run_pgslow(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
                     std::chrono::seconds timeout = std::chrono::seconds(120));
+// The same with `--workdir workdir` in front of `args`.
+Finished run_pgslow_in(const std::filesystem::path& workdir, std::vector<std::string> args,
+                       std::chrono::seconds timeout = std::chrono::seconds(120));
 
 }  // namespace pgslow::testing

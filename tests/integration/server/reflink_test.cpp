@@ -159,8 +159,7 @@ void snapshot_round_trip(const fs::path& parent, const std::string& how) {
   const int major = *server::default_cluster_major(parent, std::nullopt);
   testing::TemporaryWorkdir workdir({major}, parent);
   auto pgslow = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"--workdir", workdir.path().string()});
-    return testing::run_pgslow(args, {}, std::chrono::seconds(300));
+    return testing::run_pgslow_in(workdir.path(), std::move(args), std::chrono::seconds(300));
   };
   ASSERT_EQ(pgslow({"server", "start"}).exit_code, 0);
   ASSERT_EQ(pgslow({"load", "-w", "tpcb-like", "--scale", "1"}).exit_code, 0);
@@ -206,8 +205,7 @@ TEST(Snapshot, ALinkInTheDataDirectoryIsRefused) {
   const int major = *server::default_cluster_major(parent, std::nullopt);
   testing::TemporaryWorkdir workdir({major}, parent);
   auto pgslow = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"--workdir", workdir.path().string()});
-    return testing::run_pgslow(args, {}, std::chrono::seconds(300));
+    return testing::run_pgslow_in(workdir.path(), std::move(args), std::chrono::seconds(300));
   };
   ASSERT_EQ(pgslow({"server", "start"}).exit_code, 0);
   const fs::path link = workdir.path() / "cluster" / "data" / "base" / "evil";

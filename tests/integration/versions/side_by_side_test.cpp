@@ -102,8 +102,7 @@ class VersionsRun : public ::testing::Test {
     return read_file(*workdir_->cluster(v).data_dir() / "postgresql.auto.conf");
   }
   static Finished pgslow(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--workdir", workdir().string()});
-    return testing::run_pgslow(args, {}, std::chrono::minutes(5));
+    return testing::run_pgslow_in(workdir(), std::move(args), std::chrono::minutes(5));
   }
 
   // Each cluster's configuration is as before and no journal waits to be restored.
