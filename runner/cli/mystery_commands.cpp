@@ -20,7 +20,7 @@
 #include "report/registry.h"
 #include "report/workshop.h"
 #include "server/target.h"
-#include "workshop/lab.h"
+#include "stage/run.h"
 #include "workshop/mystery.h"
 #include "workshop/record.h"
 
@@ -29,6 +29,19 @@ namespace pgslow::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+// A mystery's trial on the lab. Its stage marker names no knob: the dashboard is on the
+// participants' screens.
+results::StageResult measure_hidden(stage::Lab& lab, const stage::Trial& trial,
+                                    Progress& progress) {
+  progress.stage_started({trial.configuration.name, {}});
+  return lab.measure(trial);
+}
+
+// The mystery's degradation, left applied until `mystery reveal` (or `pgslow restore`).
+stage::Configuration kept_mystery(std::vector<knobs::Setting> settings) {
+  return {"mystery", std::move(settings), {}, std::nullopt};
+}
 
 struct StartArgs {
   int difficulty = 1;
@@ -84,11 +97,13 @@ void start(Context& ctx, const StartArgs& a, CLI::App* cmd, const DashboardArgs&
   state.measured.scenario = "mystery";
   state.measured.workload = sc.workload.name;
   state.measured.scale = sc.workload.scale;
-  workshop::Lab lab(*server, catalog, ctx.workdir, sc, options, progress, /*hidden=*/true);
+  std::unique_ptr<stage::LabSession> lab =
+      stage::open_scenario_lab(*server, catalog, ctx.workdir, sc, options, progress, true);
+  const stage::Timing timing = stage::make_timing(sc, options);
   for (const scenario::PlannedStage& st : plan.stages) {
-    results::StageResult r = lab.measure(st);
+    results::StageResult r = measure_hidden(*lab, stage::trial_of(st, timing), progress);
     if (!r.error.empty()) {
-      lab.restore();
+      lab->finish();
       throw RuntimeError(
           fmt::format("the {} stage could not be measured; configuration restored. Try another "
                       "--seed.",
@@ -97,7 +112,7 @@ void start(Context& ctx, const StartArgs& a, CLI::App* cmd, const DashboardArgs&
     state.measured.stages.push_back(std::move(r));
     apply::InterruptGuard::throw_if_interrupted();
   }
-  lab.keep(plan.stages.back().settings, "mystery");
+  lab->keep(kept_mystery(plan.stages.back().settings));
   workshop::save_mystery(ctx.workdir, state);
   const report::Effect e =
       report::measure_effect(state.measured.stages.back(), state.measured.stages.front());
@@ -170,16 +185,18 @@ void fix(Context& ctx, const FixArgs& a) {
     progress.note(fmt::format(
         "pgslow mystery fix: measuring the healthy and the broken server, then the fix{}",
         accepted.size() > 1 ? " and the fix without each of its changes" : ""));
-    workshop::Lab lab(*server, catalog, ctx.workdir, sc, options, progress, /*hidden=*/true);
+    std::unique_ptr<stage::LabSession> lab =
+        stage::open_scenario_lab(*server, catalog, ctx.workdir, sc, options, progress, true);
+    const stage::Trial mystery =
+        stage::trial_of(plan.stages.back(), stage::make_timing(sc, options));
     auto measure = [&](const std::string& name, std::vector<knobs::Setting> settings) {
-      scenario::PlannedStage st = plan.stages.back();
-      st.name = name;
-      st.changes.clear();
-      st.settings = std::move(settings);
-      results::StageResult r = lab.measure(st);
+      stage::Trial trial = mystery;
+      trial.configuration.name = name;
+      trial.configuration.settings = std::move(settings);
+      results::StageResult r = measure_hidden(*lab, trial, progress);
       apply::InterruptGuard::throw_if_interrupted();
       if (!r.error.empty()) {
-        lab.keep(broken, "mystery");
+        lab->keep(kept_mystery(broken));
         throw RuntimeError(
             fmt::format("the {} stage could not be measured ({}); the mystery is applied again",
                         name, printable(r.error)));
@@ -196,7 +213,7 @@ void fix(Context& ctx, const FixArgs& a) {
       without.push_back(
           measure(fmt::format("without change {}", i + 1), knobs::overlay(broken, rest)));
     }
-    lab.keep(broken, "mystery");
+    lab->keep(kept_mystery(broken));
     std::vector<std::string> refused = std::move(result.refused);
     result = workshop::score_fix(accepted, healthy, broken_run, fixed, without);
     result.refused = std::move(refused);

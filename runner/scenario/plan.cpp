@@ -10,6 +10,7 @@
 #include "common/strings.h"
 #include "knobs/value.h"
 #include "scenario/scenario.h"
+#include "scenario/sweep.h"
 #include "server/pgbouncer.h"
 #include "workload/registry.h"
 
@@ -110,23 +111,6 @@ struct StageDraft {
   std::map<std::string, std::string> sweep_values{};
   EnvelopeChange envelope{};
 };
-
-results::LoadSettings apply_load(results::LoadSettings load, const LoadKnobs& knobs) {
-  if (knobs.clients) load.clients = *knobs.clients;
-  if (knobs.pool_size) load.pool_size = *knobs.pool_size;
-  if (knobs.connect_per_transaction) load.connect_per_transaction = *knobs.connect_per_transaction;
-  if (knobs.rate) {
-    load.rate = *knobs.rate;
-    load.rate_percent = 0;
-  }
-  if (knobs.rate_percent) {
-    load.rate_percent = *knobs.rate_percent;
-    load.rate = 0;  // resolved from the baseline's TPS when the stage runs
-  }
-  if (knobs.workers) load.workers = *knobs.workers;
-  if (knobs.pooler) load.pooler = *knobs.pooler;
-  return load;
-}
 
 bool same_settings(const std::vector<knobs::Setting>& a, const std::vector<knobs::Setting>& b) {
   if (a.size() != b.size()) return false;
@@ -263,8 +247,10 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     plan.scenario.workload.clients = kDefaultScenarioClients;  // an unknown workload
   if (scenario.pooler && scenario.pooler->managed()) {
     check_pooler(*scenario.pooler, problems);
-  } else if (std::any_of(scenario.stages.begin(), scenario.stages.end(),
-                         [](const StageSpec& st) { return st.load.pooler == "pgbouncer"; })) {
+  } else if (std::any_of(scenario.stages.begin(), scenario.stages.end(), [](const StageSpec& st) {
+               const SweepValue* pooler = st.load.find("pooler");
+               return pooler != nullptr && pooler->text == "pgbouncer";
+             })) {
     server::PoolerSpec swept;  // a sweep's `pooler: pgbouncer` points
     swept.where = scenario.sweep.where;
     check_pooler(swept, problems);

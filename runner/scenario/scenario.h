@@ -22,18 +22,25 @@ namespace pgslow::scenario {
 enum class Mode { kCumulative, kIsolated, kBoth };
 std::string_view mode_name(Mode m);
 
-// Load-side knobs: the driver's settings for a stage. Unset fields keep the scenario's.
+// One value of a sweep's dimension as points show it ("10", "75%", "32MB"), and where it is
+// written (a range's values: where the range is).
+struct SweepValue {
+  std::string text;
+  SourceLocation where;
+};
+
+// Load-side knobs of a stage as written: the load dimensions it sets (scenario/sweep.h, one
+// row each), with their values; unset dimensions keep the scenario's. apply_load (plan.cpp)
+// sets each on the stage's results::LoadSettings through its row, so a new driver setting is
+// one field of LoadSettings and one row, and nothing here.
 struct LoadKnobs {
-  std::optional<int> clients;
-  std::optional<int> pool_size;
-  std::optional<bool> connect_per_transaction;
-  std::optional<double> rate;          // transactions per second
-  std::optional<double> rate_percent;  // "75%": of the baseline's measured TPS
-  std::optional<int> workers;
-  std::optional<std::string> pooler;  // "driver" or "pgbouncer" (LoadSettings::pooler)
-  bool empty() const {
-    return !clients && !pool_size && !connect_per_transaction && !rate && !rate_percent &&
-           !workers && !pooler;
+  std::map<std::string, SweepValue> values;  // by dimension name ("pool_size")
+
+  bool empty() const { return values.empty(); }
+  // The value written for `dimension`, or nullptr.
+  const SweepValue* find(const std::string& dimension) const {
+    auto it = values.find(dimension);
+    return it == values.end() ? nullptr : &it->second;
   }
 };
 
@@ -100,13 +107,6 @@ struct StageSpec {
   bool sweep_point = false;  // expanded from the sweep: section
   // A sweep point's value per dimension, as the curve shows it ("shared_buffers" -> "32MB").
   std::map<std::string, std::string> sweep_values;
-};
-
-// One value of a sweep's dimension as points show it ("10", "75%", "32MB"), and where it is
-// written (a range's values: where the range is).
-struct SweepValue {
-  std::string text;
-  SourceLocation where;
 };
 
 // `sweep:` (scenario/sweep.h): the values of one or two dimensions, load or knob.

@@ -55,11 +55,12 @@ SweepParse parse_rate(std::string_view written) {
   return valid(fmt::format("{:g}{}", v, percent ? "%" : ""));
 }
 
-void apply_rate(const SweepValue& v, StageSpec& point) {
+void set_rate(const SweepValue& v, results::LoadSettings& load) {
   const bool percent = v.text.back() == '%';
   const double number = std::strtod(v.text.c_str(), nullptr);
-  point.load.rate = percent ? std::nullopt : std::optional<double>(number);
-  point.load.rate_percent = percent ? std::optional<double>(number) : std::nullopt;
+  // One or the other: a relative rate is resolved from the baseline's TPS when the stage runs.
+  load.rate = percent ? 0 : number;
+  load.rate_percent = percent ? number : 0;
 }
 
 SweepParse parse_true_false(std::string_view written) {
@@ -68,32 +69,36 @@ SweepParse parse_true_false(std::string_view written) {
   return valid(b.number != 0 ? "true" : "false");
 }
 
-// The driver's settings (LoadKnobs, scenario.h), one row each.
+// The driver's settings (results::LoadSettings), one row each.
 std::vector<SweepDimension>& rows() {
   static std::vector<SweepDimension> table = {
-      {"clients", [](std::string_view w) { return whole(w, 1, 10000); },
-       [](const SweepValue& v, StageSpec& p) { p.load.clients = whole_of(v); }},
-      {"pool_size", [](std::string_view w) { return whole(w, 0, 10000); },
-       [](const SweepValue& v, StageSpec& p) { p.load.pool_size = whole_of(v); }},
-      {"rate", parse_rate, apply_rate},
-      {"workers", [](std::string_view w) { return whole(w, 0, 256); },
-       [](const SweepValue& v, StageSpec& p) { p.load.workers = whole_of(v); }},
-      {"connect_per_transaction", parse_true_false,
-       [](const SweepValue& v, StageSpec& p) {
-         p.load.connect_per_transaction = v.text == "true";
-       }},
+      load_row(
+          "clients", [](std::string_view w) { return whole(w, 1, 10000); },
+          [](const SweepValue& v, results::LoadSettings& l) { l.clients = whole_of(v); }),
+      load_row(
+          "pool_size", [](std::string_view w) { return whole(w, 0, 10000); },
+          [](const SweepValue& v, results::LoadSettings& l) { l.pool_size = whole_of(v); }),
+      load_row("rate", parse_rate, set_rate),
+      load_row(
+          "workers", [](std::string_view w) { return whole(w, 0, 256); },
+          [](const SweepValue& v, results::LoadSettings& l) { l.workers = whole_of(v); }),
+      load_row("connect_per_transaction", parse_true_false,
+               [](const SweepValue& v, results::LoadSettings& l) {
+                 l.connect_per_transaction = v.text == "true";
+               }),
       // The clients' path (docs/pooler.md): the driver's own pool, or pgslow's PgBouncer sized
       // by pool_size.
-      {"pooler",
-       [](std::string_view w) {
-         const std::string t = trim(w);
-         if (t != "driver" && t != "pgbouncer")
-           return invalid("is not a pooler",
-                          "write driver (the driver's own pool of pool_size connections) or "
-                          "pgbouncer (pgslow's PgBouncer, default_pool_size = pool_size)");
-         return valid(t);
-       },
-       [](const SweepValue& v, StageSpec& p) { p.load.pooler = v.text; }},
+      load_row(
+          "pooler",
+          [](std::string_view w) {
+            const std::string t = trim(w);
+            if (t != "driver" && t != "pgbouncer")
+              return invalid("is not a pooler",
+                             "write driver (the driver's own pool of pool_size connections) or "
+                             "pgbouncer (pgslow's PgBouncer, default_pool_size = pool_size)");
+            return valid(t);
+          },
+          [](const SweepValue& v, results::LoadSettings& l) { l.pooler = v.text; }),
   };
   return table;
 }
@@ -268,6 +273,19 @@ std::vector<SweepValue> read_values(yaml::Reader& r, const YAML::Node& node,
 }
 
 }  // namespace
+
+SweepDimension load_row(std::string name, std::function<SweepParse(std::string_view)> parse,
+                        std::function<void(const SweepValue&, results::LoadSettings&)> set_load) {
+  SweepDimension row{name, std::move(parse), {}, std::move(set_load)};
+  row.apply = [name](const SweepValue& v, StageSpec& point) { point.load.values[name] = v; };
+  return row;
+}
+
+results::LoadSettings apply_load(results::LoadSettings load, const LoadKnobs& knobs) {
+  for (const auto& row : rows())
+    if (const SweepValue* v = knobs.find(row.name)) row.set_load(*v, load);
+  return load;
+}
 
 const std::vector<SweepDimension>& load_dimensions() {
   return rows();

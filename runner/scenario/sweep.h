@@ -41,10 +41,20 @@ struct SweepParse {
 struct SweepDimension {
   std::string name;  // as written under `sweep:`, the curve's axis ("pool_size")
   std::function<SweepParse(std::string_view written)> parse;
-  // Sets a point's stage to the value (its load knobs or its settings); `where` is the value's
-  // place in the file, for the server's verdict on a knob's value.
+  // Sets a point's stage to the value (its load knobs, its settings or its envelope); `where`
+  // is the value's place in the file, for the server's verdict on a knob's value. A load row's
+  // records the value in the point's `load:` knobs (load_row).
   std::function<void(const SweepValue& value, StageSpec& point)> apply;
+  // A load row's setting of the driver's load, applied when the stage is planned (apply_load).
+  std::function<void(const SweepValue& value, results::LoadSettings& load)> set_load = {};
 };
+
+// A row of the driver's load: `set_load` sets its field of results::LoadSettings.
+SweepDimension load_row(std::string name, std::function<SweepParse(std::string_view)> parse,
+                        std::function<void(const SweepValue&, results::LoadSettings&)> set_load);
+
+// `load` with the stage's load knobs set on it, each through its row.
+results::LoadSettings apply_load(results::LoadSettings load, const LoadKnobs& knobs);
 
 // The load dimensions, in the order the docs list them.
 const std::vector<SweepDimension>& load_dimensions();

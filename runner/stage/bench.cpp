@@ -17,30 +17,32 @@ results::BenchResult run_bench(server::ServerControl& server, const workload::Wo
   lab_options.changes_configuration = false;
   lab_options.reset_data = options.reset_data;
   lab_options.workdir = options.workdir;
-  lab_options.measure.warmup_s = d.warmup_s;
-  lab_options.measure.duration_s = d.duration_s;
-  lab_options.measure.workers = d.workers;
-  lab_options.measure.max_tries = d.max_tries;
-  lab_options.measure.allow_partial = d.allow_partial;
-  lab_options.measure.protocol = d.protocol;
-  lab_options.measure.check_data = options.check_data;
-  lab_options.measure.wait_sampling = options.wait_sampling;
-  lab_options.measure.schedule_seed = d.seed;
   lab_options.pooler = options.pooler;
   // Only a session that changes the configuration reads the catalog: bench starts without
   // parsing it (tens of milliseconds of CPU, counted against the driver by vs-pgbench).
   const knobs::Catalog catalog{};
   LabSession lab(server, catalog, workload, params, lab_options, progress);
   lab.prepare();
-  results::LoadSettings load;
-  load.clients = d.clients;
-  load.rate = d.rate;
-  load.pool_size = d.pool_size;
-  load.connect_per_transaction = d.connect_per_transaction;
+  // The command line's driver options as one trial of no configuration change.
+  Trial trial;
+  trial.configuration.name = "bench";
+  trial.load.clients = d.clients;
+  trial.load.rate = d.rate;
+  trial.load.pool_size = d.pool_size;
+  trial.load.connect_per_transaction = d.connect_per_transaction;
+  trial.timing.warmup_s = d.warmup_s;
+  trial.timing.duration_s = d.duration_s;
+  trial.timing.workers = d.workers;
+  trial.timing.max_tries = d.max_tries;
+  trial.timing.allow_partial = d.allow_partial;
+  trial.timing.protocol = d.protocol;
+  trial.timing.check_data = options.check_data;
+  trial.timing.wait_sampling = options.wait_sampling;
+  trial.timing.schedule_seed = d.seed;
   results::BenchResult result;
   result.workload = workload.name();
   result.scale = params.scale;
-  results::StageResult r = lab.measure({"bench", {}, {}, std::nullopt}, load, 1);
+  results::StageResult r = lab.measure(trial);
   result.interrupted = apply::InterruptGuard::interrupted();
   if (r.repeats.empty() || (!r.error.empty() && !result.interrupted)) throw RuntimeError(r.error);
   result.measurement = r.repeats.front();

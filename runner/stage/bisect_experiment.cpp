@@ -130,9 +130,7 @@ bisect::Result run_bisect(const BisectExperiment& e, server::ServerControl& serv
   } else {
     LabSession lab(server, catalog, *checked.workload, params,
                    search_lab_options(e, "pgslow bisect"), progress);
-    results::LoadSettings load;
-    load.rate = e.rate;
-    LabMeasurer measurer(lab, diff.good, e.metric, load, "bisect");
+    LabMeasurer measurer(lab, search_trial(e, diff.good), e.metric, "bisect");
     lab.prepare();  // the template, once; a matching one is reused
     if (e.isolate) {
       // Each change's part: the same attribution `pgslow run --attribute` makes.

@@ -23,10 +23,11 @@ namespace {
 // the cache missing (hit ratio).
 const std::vector<std::string> kCliffEvidence = {"temp_files", "temp_bytes", "buffer_hit_ratio"};
 
-// Runs the search on `lab` (prepared); the configuration is the lab's to restore.
-results::CliffResult run_cliff(LabSession& lab, const bisect::CliffSpace& space,
+// Runs the search on `lab` (prepared) from `base` (the settings, load and timing every point
+// starts from); the configuration is the lab's to restore.
+results::CliffResult run_cliff(Lab& lab, const Trial& base, const bisect::CliffSpace& space,
                                const CliffExperimentOptions& options) {
-  LabMeasurer measurer(lab, options.settings, options.search.metric, {}, "cliff " + space.knob);
+  LabMeasurer measurer(lab, base, options.search.metric, "cliff " + space.knob);
   std::vector<std::string> evidence_keys = kCliffEvidence;
   for (const auto& k : options.evidence)
     if (std::find(evidence_keys.begin(), evidence_keys.end(), k) == evidence_keys.end())
@@ -273,7 +274,8 @@ results::CliffResult run_cliff_experiment(const CliffExperiment& e, server::Serv
   lab.prepare();  // the template, once; a matching one is reused
   // An error or Ctrl-C in the search: the session's destructor restores before it reaches the
   // user.
-  results::CliffResult result = run_cliff(lab, space, e.options);
+  results::CliffResult result =
+      run_cliff(lab, search_trial(e, e.options.settings), space, e.options);
   lab.finish();
   result.workload = workload_text;
   result.server = fmt::format("{} (PostgreSQL {})", server.describe(), live.major);

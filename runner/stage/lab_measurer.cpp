@@ -66,22 +66,21 @@ void move_envelope_changes(Configuration& configuration, const server::Envelope&
 
 }  // namespace
 
-LabMeasurer::LabMeasurer(LabSession& lab, std::vector<knobs::Setting> base, results::Metric metric,
-                         results::LoadSettings load, std::string name, Progress* progress)
+LabMeasurer::LabMeasurer(Lab& lab, Trial base, results::Metric metric, std::string name,
+                         Progress* progress)
     : lab_(lab),
       base_(std::move(base)),
       metric_(std::move(metric)),
-      load_(load),
       name_(std::move(name)),
       progress_(progress) {}
 
-results::StageResult LabMeasurer::measure_runs(const Configuration& configuration, int repeats,
+results::StageResult LabMeasurer::measure_runs(const Trial& trial, int repeats,
                                                std::vector<double>& samples) {
   const bool per_run = results::needs_evidence(metric_) && repeats > 1;
   results::StageResult all;
   for (int done = 0; done < repeats;) {
     const int n = per_run ? 1 : repeats;
-    results::StageResult r = lab_.measure(configuration, load_, n);
+    results::StageResult r = lab_.measure(trial.with_repeats(n));
     apply::InterruptGuard::throw_if_interrupted();
     if (!r.error.empty()) return r;  // the caller applies the failure rule
     for (const auto& m : r.repeats) {
@@ -104,13 +103,13 @@ std::vector<double> LabMeasurer::measure(const std::vector<knobs::Setting>& chan
   if (progress_ != nullptr)
     progress_->note(fmt::format("  {} {}: {} ({} run{})", name_, calls_, what, repeats,
                                 repeats == 1 ? "" : "s"));
-  Configuration configuration;
-  configuration.name =
+  Trial trial = base_;
+  trial.configuration.name =
       fmt::format("{}: {} change{}", name_, changes.size(), changes.size() == 1 ? "" : "s");
-  configuration.settings = knobs::overlay(base_, changes);
-  move_envelope_changes(configuration, lab_.original_envelope());
+  trial.configuration.settings = knobs::overlay(base_.configuration.settings, changes);
+  move_envelope_changes(trial.configuration, lab_.original_envelope());
   std::vector<double> samples;
-  results::StageResult r = measure_runs(configuration, repeats, samples);
+  results::StageResult r = measure_runs(trial, repeats, samples);
   if (!r.error.empty()) {
     if (!stage::rejected(r))
       throw RuntimeError(fmt::format("{}: the reference with {}: {}", name_, what, r.error));

@@ -1,9 +1,9 @@
 #pragma once
-// The one adapter between a search (bisect::Measurer: bisect, `bisect --isolate` and a
-// scenario's attribution) and the one measuring seam, stage::LabSession. A configuration is
-// `base` (good's settings, or the reference stage's) with some candidate changes on top,
-// measured under one load through the session: apply with the journal, restart only when
-// needed, values read back, a fresh template clone per run, evidence of the measured window.
+// The one adapter between a search (bisect::Measurer: bisect, `bisect --isolate`, cliff and a
+// scenario's attribution) and a Lab (stage/lab.h): live, apply with the journal, restart only
+// when needed, values read back, a fresh template clone per run, evidence of the measured
+// window; or simulated. A configuration is the `base` trial's (good's settings, or the
+// reference stage's) with some candidate changes on top, under the base's load and timing.
 // Its samples are of the metric and direction the search judges by (results/metric.h).
 //
 // The failure rule (docs/bisect.md "When a configuration fails"), one for every search:
@@ -14,8 +14,8 @@
 //   made it better;
 // - a run that fails for any other reason (the server restarted or stopped under it, clients
 //   refused, no value of the metric) throws RuntimeError: the search cannot go on without it;
-// - Ctrl-C throws apply::Interrupted. Restoring is the session's (LabSession::finish, or its
-//   destructor after an exception).
+// - Ctrl-C throws apply::Interrupted. Restoring is the lab's (Lab::finish, or the live
+//   session's destructor after an exception).
 
 #include <map>
 #include <string>
@@ -26,7 +26,8 @@
 #include "common/progress.h"
 #include "results/metric.h"
 #include "results/model.h"
-#include "stage/lab_session.h"
+#include "stage/lab.h"
+#include "stage/trial.h"
 
 namespace pgslow::stage {
 
@@ -34,8 +35,7 @@ class LabMeasurer final : public bisect::Measurer {
  public:
   // `name`: how the configurations are named in the journal and the progress ("bisect",
   // "wal-hell (attribution)"); `progress`: a line per call when set (attribution's).
-  LabMeasurer(LabSession& lab, std::vector<knobs::Setting> base, results::Metric metric,
-              results::LoadSettings load = {}, std::string name = "bisect",
+  LabMeasurer(Lab& lab, Trial base, results::Metric metric, std::string name = "bisect",
               Progress* progress = nullptr);
 
   std::vector<double> measure(const std::vector<knobs::Setting>& changes, int repeats) override;
@@ -61,13 +61,11 @@ class LabMeasurer final : public bisect::Measurer {
  private:
   // One configuration's runs: one call of the session, or one per run when the metric needs
   // each run's own evidence (the session keeps only the median run's).
-  results::StageResult measure_runs(const Configuration& configuration, int repeats,
-                                    std::vector<double>& samples);
+  results::StageResult measure_runs(const Trial& trial, int repeats, std::vector<double>& samples);
 
-  LabSession& lab_;
-  std::vector<knobs::Setting> base_;
+  Lab& lab_;
+  Trial base_;
   results::Metric metric_;
-  results::LoadSettings load_;
   std::string name_;
   Progress* progress_;
   std::vector<results::StageResult> results_;

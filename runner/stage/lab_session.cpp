@@ -423,10 +423,10 @@ bool LabSession::restore_after_error() noexcept {
   return ok;
 }
 
-results::Measurement LabSession::measure_once(const results::LoadSettings& load,
-                                              results::StageResult& stage, RunEvidence& out,
-                                              SwitchbackControl* switchback) {
-  const MeasureOptions& mo = options_.measure;
+results::Measurement LabSession::measure_once(const Trial& trial, results::StageResult& stage,
+                                              RunEvidence& out, SwitchbackControl* switchback) {
+  const Timing& mo = trial.timing;
+  const results::LoadSettings& load = trial.load;
   workload::ResetResult reset;
   if (options_.reset_data) {
     reset = dataset_.reset();
@@ -435,18 +435,7 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
     reset.conninfo = server_.conninfo();
   }
 
-  driver::DriverOptions d;
-  d.clients = load.clients > 0 ? load.clients : params_.clients;
-  d.workers = load.workers > 0 ? load.workers : mo.workers;
-  d.warmup_s = mo.warmup_s;
-  d.duration_s = mo.duration_s;
-  d.rate = load.rate;
-  d.pool_size = load.pool_size;
-  d.connect_per_transaction = load.connect_per_transaction;
-  d.max_tries = mo.max_tries;
-  d.allow_partial = mo.allow_partial;
-  d.protocol = mo.protocol;
-  d.seed = mo.schedule_seed;
+  driver::DriverOptions d = driver_options(trial, params_.clients);
   workload::WorkloadParams params = params_;
   params.clients = d.clients;
 
@@ -618,11 +607,12 @@ results::Measurement LabSession::measure_once(const results::LoadSettings& load,
   return m;
 }
 
-std::optional<results::Measurement> LabSession::measure_or_fail(results::StageResult& stage,
+std::optional<results::Measurement> LabSession::measure_or_fail(const Trial& trial,
+                                                                results::StageResult& stage,
                                                                 RunEvidence& out,
                                                                 SwitchbackControl* switchback) {
   try {
-    return measure_once(stage.load, stage, out, switchback);
+    return measure_once(trial, stage, out, switchback);
   } catch (const apply::Interrupted&) {
     throw;
   } catch (const InputError&) {
@@ -634,20 +624,13 @@ std::optional<results::Measurement> LabSession::measure_or_fail(results::StageRe
   }
 }
 
-results::StageResult LabSession::begin_stage(const std::string& name,
-                                             const results::LoadSettings& load) {
+results::StageResult LabSession::begin_stage(const Trial& trial) {
   apply::InterruptGuard::throw_if_interrupted();
   require_running(server_);
   results::StageResult stage;
-  stage.name = name;
-  stage.load = load;
-  if (stage.load.clients == 0) stage.load.clients = params_.clients;
-  if (stage.load.workers == 0) stage.load.workers = options_.measure.workers;
+  stage.name = trial.configuration.name;
+  stage.load = recorded_load(trial, params_.clients);
   return stage;
-}
-
-bool rejected(const results::StageResult& stage) {
-  return stage.error.starts_with(kRejectedError);
 }
 
 bool LabSession::set_envelope_for_run(const Configuration& configuration,
@@ -695,23 +678,22 @@ bool LabSession::apply_for_run(const Configuration& configuration, results::Stag
   }
 }
 
-results::StageResult LabSession::measure(const Configuration& configuration,
-                                         const results::LoadSettings& load,
-                                         std::optional<int> repeats) {
-  results::StageResult stage = begin_stage(configuration.name, load);
+results::StageResult LabSession::measure(const Trial& trial) {
+  const Configuration& configuration = trial.configuration;
+  results::StageResult stage = begin_stage(trial);
   server_.keep_log_bounded();  // before the stage's offset, so its excerpt is exact
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
   if (!set_envelope_for_run(configuration, stage, true)) return stage;
   if (!apply_for_run(configuration, stage, log_offset)) return stage;
   if (!set_envelope_for_run(configuration, stage, false)) return stage;
 
-  const int n = repeats.value_or(options_.measure.repeats);
+  const int n = trial.timing.repeats;
   std::vector<RunEvidence> per_repeat;
   std::vector<evidence::CpuShares> disturbed;  // the runs that other work disturbed
   for (int i = 0; i < n; ++i) {
     if (n > 1) progress_.note(fmt::format("  repeat {} of {}", i + 1, n));
     RunEvidence run;
-    auto m = measure_or_fail(stage, run);
+    auto m = measure_or_fail(trial, stage, run);
     if (!m) break;
     stage.repeats.push_back(std::move(*m));
     if (run.cpu && run.cpu->disturbance() > evidence::kDisturbedShare)
@@ -732,18 +714,18 @@ results::StageResult LabSession::measure(const Configuration& configuration,
     stage.waits = per_repeat[index].waits;
   }
   if (!disturbed.empty()) stage.warnings.push_back(disturbance_note(disturbed, n));
-  if (auto note = driver_bound_note(stage.repeats, options_.measure.workers))
+  if (auto note = driver_bound_note(stage.repeats, trial.timing.workers))
     stage.warnings.push_back(*note);
   stage.log_excerpt = log_since(server_.log_file(), log_offset);
   return stage;
 }
 
 results::StageResult LabSession::measure_switchback(const Configuration& reference,
-                                                    const Configuration& stage_configuration,
-                                                    const results::LoadSettings& load,
+                                                    const Trial& trial,
                                                     const results::SwitchbackDesign& design,
                                                     const std::string& why) {
-  results::StageResult stage = begin_stage(stage_configuration.name, load);
+  const Configuration& stage_configuration = trial.configuration;
+  results::StageResult stage = begin_stage(trial);
   server_.keep_log_bounded();
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
   // The stage's configuration first: a value the server rejects fails the stage before the
@@ -771,7 +753,7 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
   // The stage's evidence and waits are its kept blocks' (the control's); of the whole run's,
   // only who used the CPU.
   RunEvidence whole_run;
-  measure_or_fail(stage, whole_run, &control);
+  measure_or_fail(trial, stage, whole_run, &control);
   if (apply::InterruptGuard::interrupted() && stage.error.empty())
     stage.error = "interrupted: the measurement stopped early";
 

@@ -37,7 +37,9 @@
 #include "results/switchback.h"
 #include "server/server_control.h"
 #include "server/target.h"
+#include "stage/lab.h"
 #include "stage/pooler_path.h"
+#include "stage/trial.h"
 #include "workload/dataset.h"
 #include "workload/workload.h"
 
@@ -45,28 +47,10 @@ namespace pgslow::stage {
 
 class SwitchbackControl;
 
-// How one configuration is measured.
-struct MeasureOptions {
-  double warmup_s = 5;
-  double duration_s = 30;
-  int repeats = 1;
-  int workers = 0;    // driver threads; 0: one per core
-  int max_tries = 0;  // attempts per transaction on serialization failures and deadlocks; 0: the
-                      // workload's default
-  bool allow_partial = false;
-  driver::Protocol protocol = driver::Protocol::kPrepared;  // how statements are sent (-M)
-  bool check_data = false;  // consistency checks after each run; a failed check fails the stage
-  std::uint64_t schedule_seed = 1;  // the fixed-rate arrival schedule (the driver's seed)
-  // Sample the backends' wait events during the measured window (StageResult::waits);
-  // false: no sampler connection (measure.wait_sampling: off, --no-wait-sampling).
-  bool wait_sampling = true;
-};
-
 struct LabOptions {
   // The target as specified, recorded in the journal so another process can recover it.
   std::optional<server::TargetSpec> target;
   std::filesystem::path workdir;  // where the journal lives
-  MeasureOptions measure;
   // false (bench): the session never changes the configuration, so it needs no permission;
   // measure() refuses a configuration with settings.
   bool changes_configuration = true;
@@ -79,86 +63,57 @@ struct LabOptions {
   std::optional<server::PoolerSpec> pooler;
 };
 
-// What to measure: a whole configuration on top of the server's original one.
-struct Configuration {
-  std::string name;  // the stage name, "good + 3 changes", ...
-  std::vector<knobs::Setting> settings;
-  std::vector<std::string> presets;  // where the settings came from, for the journal
-  // The server's envelope for it (a sweep of server.memory/cpus), set on the live group
-  // before the data reset so the page cache is bounded while it is measured; unset: as it is.
-  std::optional<server::Envelope> envelope;
-};
-
-// The start of a StageResult's error when the server rejected the configuration itself (it
-// failed to start, a value differed after the apply), as opposed to a run that failed.
-inline constexpr std::string_view kRejectedError = "the server rejected this configuration: ";
-// Whether `stage` failed because the server rejected its configuration.
-bool rejected(const results::StageResult& stage);
-
-class LabSession {
+class LabSession final : public Lab {
  public:
   LabSession(server::ServerControl& server, const knobs::Catalog& catalog,
              const workload::Workload& workload, workload::WorkloadParams params,
              LabOptions options, Progress& progress);
   // Restores a configuration still changed (after an error or an interrupt), errors logged.
-  ~LabSession();
+  ~LabSession() override;
   LabSession(const LabSession&) = delete;
   LabSession& operator=(const LabSession&) = delete;
 
   // Loads the workload's template when it is missing or stale (a matching one is reused).
-  void prepare();
+  void prepare() override;
 
-  // Measures `configuration` under `load` (clients 0: the workload's), `repeats` times
-  // (default: the options'). Never throws for a rejected configuration or a failed run: the
-  // StageResult says why in `error`, with the server log excerpt. A SIGINT/SIGTERM during the
-  // workload ends it early and returns what was measured (`error` says so; check
-  // apply::InterruptGuard::interrupted() and end the command); one before or during the apply
-  // throws apply::Interrupted. InputError for a configuration that fails validation. A server
+  // Lab::measure, live. A configuration that fails validation throws InputError. A server
   // that restarted or stopped during a run fails the stage (`error` names what happened); one
   // that does not accept connections when measure() begins throws RuntimeError (the command
-  // ends, and the restore starts the server again with its original configuration).
-  results::StageResult measure(const Configuration& configuration,
-                               const results::LoadSettings& load,
-                               std::optional<int> repeats = std::nullopt);
+  // ends, and the restore starts the server again with its original configuration). The
+  // StageResult's error carries the server log excerpt.
+  results::StageResult measure(const Trial& trial) override;
 
-  // Measures `stage` against `reference` in one continuous run under `load` that switches
-  // between the two (ALTER SYSTEM + reload, journaled) every design.block_s seconds, on one
-  // data reset (results/switchback.h). Reload-only configurations: one that needs a restart
-  // fails the stage. The StageResult holds the stage's blocks taken together as its one
-  // repeat, their evidence, and `switchback` with every block; `why` says why the stage got
-  // this design. Errors as measure().
-  results::StageResult measure_switchback(const Configuration& reference,
-                                          const Configuration& stage,
-                                          const results::LoadSettings& load,
+  // Lab::measure_switchback, live: ALTER SYSTEM + reload per block, journaled, on one data
+  // reset. Reload-only configurations: one that needs a restart fails the stage.
+  results::StageResult measure_switchback(const Configuration& reference, const Trial& trial,
                                           const results::SwitchbackDesign& design,
-                                          const std::string& why);
+                                          const std::string& why) override;
 
   // Leaves `configuration` applied as a kept degradation (like `pgslow apply`: only `pgslow
   // restore`, or a mystery's reveal, undoes it); finish() then changes nothing.
-  void keep(const Configuration& configuration);
+  void keep(const Configuration& configuration) override;
   // The one restore policy: puts the original configuration back and verifies it. A failure
   // names `pgslow recover` and propagates (exit 1); the journal stays for recovery. Notes
   // "configuration restored" when something had changed. Safe to call twice.
-  void finish();
+  void finish() override;
   // The same on the way out of an error: never throws; a failure is logged with what repairs
   // it. Returns whether the original configuration is back.
-  bool restore_after_error() noexcept;
+  bool restore_after_error() noexcept override;
 
   server::ServerControl& server() { return server_; }
   // The server's envelope when the session began (a configuration's own envelope starts from it).
-  const server::Envelope& original_envelope() const { return original_envelope_; }
+  const server::Envelope& original_envelope() const override { return original_envelope_; }
   workload::Dataset& dataset() { return dataset_; }
-  const MeasureOptions& options() const { return options_.measure; }
   const workload::Workload& workload() const { return workload_; }
   const workload::WorkloadParams& params() const { return params_; }
   PoolerPath& pooler() { return pooler_; }
   // Restarts the applier actually made, and applies, over the session.
   int restarts() const { return restarts_; }
   int applies() const { return applies_; }
-  std::uint64_t data_bytes();
+  std::uint64_t data_bytes() override;
   // How prepare() chose to reset the data ("template copy (FILE_COPY)", ...); "" when the
   // session resets none (bench --no-reset).
-  std::string reset_method() const;
+  std::string reset_method() const override;
 
  private:
   // What one run measured beside its Measurement, all from its measured window: the evidence
@@ -171,14 +126,15 @@ class LabSession {
     std::optional<results::WaitProfile> waits;
   };
   // One run. `switchback`: the run switches configurations as it says (measure_switchback).
-  results::Measurement measure_once(const results::LoadSettings& load, results::StageResult& stage,
+  results::Measurement measure_once(const Trial& trial, results::StageResult& stage,
                                     RunEvidence& out, SwitchbackControl* switchback = nullptr);
   // measure_once, with a failed run (RuntimeError) recorded as the stage's error: nullopt.
-  std::optional<results::Measurement> measure_or_fail(results::StageResult& stage, RunEvidence& out,
+  std::optional<results::Measurement> measure_or_fail(const Trial& trial,
+                                                      results::StageResult& stage, RunEvidence& out,
                                                       SwitchbackControl* switchback = nullptr);
   // A stage's result before anything ran: its name and load (defaults filled in); throws when
   // interrupted or when the server does not accept connections.
-  results::StageResult begin_stage(const std::string& name, const results::LoadSettings& load);
+  results::StageResult begin_stage(const Trial& trial);
   // Applies `configuration` for a run; false when the server rejected it (`stage.error`
   // then says why).
   bool apply_for_run(const Configuration& configuration, results::StageResult& stage,

@@ -6,16 +6,13 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
-#include <ctime>
 #include <thread>
 
 #include "apply/interrupt.h"
+#include "apply/owner.h"
 #include "bisect/measurer.h"
-#include "common/clock.h"
 #include "common/strings.h"
-#include "common/version.h"
 #include "results/summary.h"
-#include "results/switchback.h"
 #include "stage/lab_measurer.h"
 #include "stage/lab_session.h"
 #include "workload/registry.h"
@@ -24,7 +21,6 @@ namespace pgslow::stage {
 
 using scenario::attribution_level_repeats;
 using scenario::Expectation;
-using scenario::kMinBaselineRuns;
 using scenario::Plan;
 using scenario::PlannedStage;
 using scenario::Scenario;
@@ -78,12 +74,8 @@ bool evaluate_expectations(const Scenario& scenario, results::Run& run) {
   return all;
 }
 
-LabOptions make_lab_options(const Scenario& s, const RunOptions& options, const fs::path& workdir) {
-  LabOptions lab_options;
-  lab_options.target = options.target;
-  lab_options.workdir = workdir;
-  lab_options.command = "pgslow run " + s.name;
-  MeasureOptions& m = lab_options.measure;
+Timing make_timing(const Scenario& s, const RunOptions& options) {
+  Timing m;
   m.warmup_s = options.warmup_s.value_or(s.measure.warmup_s);
   m.duration_s = options.duration_s.value_or(s.measure.duration_s);
   m.repeats = options.repeats.value_or(s.measure.repeats);
@@ -94,16 +86,32 @@ LabOptions make_lab_options(const Scenario& s, const RunOptions& options, const 
   m.check_data = options.check_data || s.measure.check_data;
   m.wait_sampling = !options.no_wait_sampling && s.measure.wait_sampling;
   m.schedule_seed = s.workload.seed;
+  return m;
+}
+
+LabOptions make_lab_options(const Scenario& s, const RunOptions& options, const fs::path& workdir) {
+  LabOptions lab_options;
+  lab_options.target = options.target;
+  lab_options.workdir = workdir;
+  lab_options.command = "pgslow run " + s.name;
   lab_options.pooler = options.pooler ? options.pooler : s.pooler;
   return lab_options;
+}
+
+Trial trial_of(const PlannedStage& stage, const Timing& timing,
+               const std::optional<server::Envelope>& sweep_envelope) {
+  Trial t;
+  t.configuration = {stage.name, stage.settings, {}, std::nullopt};
+  if (sweep_envelope) t.configuration.envelope = stage.envelope.over(*sweep_envelope);
+  t.load = stage.load;
+  t.timing = timing;
+  return t;
 }
 
 void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Catalog& catalog,
               const fs::path& workdir, const RunOptions& options, Progress& progress,
               results::Run& run) {
   const Scenario& s = plan.scenario;
-  const auto wall_start = now_us();
-
   const workload::Workload& wl = workload::find_workload(s.workload.name);
   workload::WorkloadParams params = workload_params(s);
   if (auto problems = wl.validate(params); has_errors(problems)) {
@@ -113,246 +121,41 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
     throw InputError(problems);
   }
 
+  PlanPolicy policy;
+  policy.timing = make_timing(s, options);
   // What attributions judge by; cpu_per_tx is refused before any run on a server whose CPU
   // time cannot be read.
-  const results::Metric metric = options.metric.value_or(s.measure.metric);
+  policy.metric = options.metric.value_or(s.measure.metric);
   for (const auto& st : plan.stages)
     if (st.attribute) {
-      bisect::require_measurable(metric, server);
+      bisect::require_measurable(policy.metric, server);
       break;
     }
-
+  policy.precision_axis = options.precision_axis;
   // A sweep of server.memory/cpus: every configuration carries its envelope (the baseline and
   // its interleaved runs the run's own), set on the live group before its data reset.
-  const bool envelope_sweep = s.sweep.envelope_dimension() != nullptr;
-  const server::Envelope run_envelope = server.current_envelope();
-  auto configuration = [&](const PlannedStage& st) {
-    Configuration c{st.name, st.settings, {}, std::nullopt};
-    if (envelope_sweep) c.envelope = st.envelope.over(run_envelope);
-    return c;
-  };
+  if (s.sweep.envelope_dimension() != nullptr) policy.sweep_envelope = server.current_envelope();
 
-  const LabOptions lab_options = make_lab_options(s, options, workdir);
-  const MeasureOptions& m = lab_options.measure;
-  LabSession lab(server, catalog, wl, params, lab_options, progress);
-
-  run.pgslow_version = kVersion;
-  run.scenario = s.name;
-  run.description = s.description;
-  {
-    std::time_t t = std::time(nullptr);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-    run.started_at = buf;
-  }
-  run.server_version = "PostgreSQL " + plan.server_version;
-  run.server_major = plan.server_major;
+  LabSession lab(server, catalog, wl, params, make_lab_options(s, options, workdir), progress);
   run.target = server.describe();
   run.envelope = server.envelope();
-  run.workload = s.workload.name;
-  run.scale = s.workload.scale;
-  run.warmup_s = m.warmup_s;
-  run.duration_s = m.duration_s;
-  run.repeats = m.repeats;
-  run.mode = std::string(mode_name(s.mode));
-  run.sweep = s.sweep.dimensions;
   run.machine = this_machine();
+  measure_plan(plan, lab, catalog, policy, progress, run);
+}
 
-  // The data: loaded once into a template (skipped when a matching one exists).
-  lab.prepare();
-  run.reset_method = lab.reset_method();
-
-  auto stamp_wall_time = [&] {
-    run.wall_seconds = static_cast<double>(now_us() - wall_start) / 1e6;
-  };
-  // The baseline configuration's runs (stage 0's settings and load) in time order: stage 0's
-  // repeats, the interleaved reference runs and attribution's reference runs. An attribution
-  // starts from the latest of them, so its reference level is the machine as it is now.
-  std::vector<results::Measurement> baseline_runs;
-  auto add_reference = [&](const results::Measurement& rm, std::size_t after_stage) {
-    results::ReferenceRun rr;
-    rr.after_stage = after_stage;
-    rr.tps = rm.tps;
-    rr.transactions = rm.committed + rm.rolled_back;
-    rr.duration_s = rm.duration_s;
-    rr.tps_per_second = rm.tps_per_second;
-    rr.server_cpu_s = rm.server_cpu_s;
-    rr.per_tx = rm.per_tx;
-    rr.latency = rm.latency;
-    run.references.push_back(std::move(rr));
-    baseline_runs.push_back(rm);
-  };
-  // The last stage measured in separate runs: the reference after it tops the baseline's runs
-  // up to kMinBaselineRuns (their noise is every separate stage's interval).
-  std::size_t last_separate = 0;
-  for (std::size_t i = 1; i < plan.stages.size(); ++i)
-    if (!plan.stages[i].switchback) last_separate = i;
-  try {
-    for (std::size_t i = 0; i < plan.stages.size(); ++i) {
-      const PlannedStage& st = plan.stages[i];
-      progress.note(fmt::format("stage {}/{}: {}", i + 1, plan.stages.size(), st.name));
-      results::LoadSettings load = st.load;
-      if (load.rate_percent > 0) {
-        // A relative rate: a share of the closed-loop baseline measured at the start.
-        const results::Measurement* b =
-            run.stages.empty() ? nullptr : results::median_repeat(run.stages.front());
-        const double base = b != nullptr ? b->tps : 0;
-        if (base <= 0)
-          throw RuntimeError(fmt::format(
-              "stage '{}' asks for {:g}% of the baseline's TPS, but the baseline did not run",
-              st.name, load.rate_percent));
-        load.rate = base * load.rate_percent / 100.0;
-        progress.note(fmt::format("  fixed rate {:g}% of {:.0f} = {:.0f} tx/s", load.rate_percent,
-                                  base, load.rate));
-      }
-      StageMarker marker{st.name, {}};
-      for (const auto& c : st.changes) marker.changes.push_back(results::describe_change(c));
-      progress.stage_started(marker);
-      // Alternating with the baseline (stage, baseline, stage, baseline, ...) instead of the
-      // stage's repeats back to back: the machine's speed wanders over tens of seconds on a
-      // shared machine, and back-to-back repeats measure that wander along with the stage.
-      const bool alternate =
-          i > 0 && st.reference == 0 && !st.attribute && m.repeats >= 2 && !st.switchback;
-      const PlannedStage& base = plan.stages.front();
-      std::optional<results::SwitchbackDesign> design = st.switchback;
-      if (design) design->axis = options.precision_axis;
-      results::StageResult r = design
-                                   ? lab.measure_switchback(configuration(base), configuration(st),
-                                                            load, *design, st.design_why)
-                                   : lab.measure(configuration(st), load,
-                                                 alternate ? std::optional<int>(1) : std::nullopt);
-      if (r.switchback) progress.note("  " + results::describe_switchback(*r.switchback));
-      r.description = st.description;
-      r.sweep_point = st.sweep_point;
-      r.sweep_values = st.sweep_values;
-      // The plan's changes compare with the stage measured before (what the table shows);
-      // the applier's compare with the original configuration.
-      r.changes = st.changes;
-      r.skipped = st.skipped;
-      for (const auto& w : st.warnings) {
-        if (std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end())
-          r.warnings.push_back(w);
-      }
-      if (i == 0) baseline_runs.insert(baseline_runs.end(), r.repeats.begin(), r.repeats.end());
-      if (run.data_bytes == 0 && r.error.empty()) run.data_bytes = lab.data_bytes();
-      // A switchback stage measured the baseline in its own blocks.
-      bool reference_after = !st.switchback;
-      if (st.attribute && r.error.empty() && !r.repeats.empty() &&
-          st.reference < run.stages.size() && !apply::InterruptGuard::interrupted()) {
-        progress.note(fmt::format("stage {}/{}: {}: naming each knob's part", i + 1,
-                                  plan.stages.size(), st.name));
-        // The reference's runs nearest in time (the baseline's, interleaved, in an isolated
-        // run; the reference stage's own in a cumulative one).
-        const results::StageResult& reference = run.stages[st.reference];
-        std::vector<results::Measurement> known_good;
-        if (st.reference == 0) {
-          const auto keep = std::min<std::size_t>(
-              baseline_runs.size(), static_cast<std::size_t>(attribution_level_repeats(m.repeats)));
-          known_good.assign(baseline_runs.end() - static_cast<std::ptrdiff_t>(keep),
-                            baseline_runs.end());
-        } else {
-          known_good = reference.repeats;
-        }
-        AttributionRuns extra;
-        try {
-          r.attribution = attribute_stage(plan, i, reference, r, catalog, m.repeats, metric, lab,
-                                          known_good, extra, progress);
-        } catch (const RuntimeError& e) {
-          // The stage's own figure stands; only the per-knob part is missing.
-          r.warnings.push_back(fmt::format("not attributed: {}", e.what()));
-          progress.note(r.warnings.back());
-        }
-        // The baseline measured during the attribution is the baseline measured right after
-        // this stage: it counts for the noise, the drift and this stage's comparison.
-        if (st.reference == 0 && st.load == plan.stages.front().load) {
-          for (const auto& rm : extra.reference) add_reference(rm, i);
-          // It ended with the baseline: that run is the interleaved reference after this stage.
-          reference_after = !extra.last_was_reference;
-        }
-        // Its runs of the whole stage are the stage measured again: the row rests on them too.
-        add_repeats(r, extra.stage);
-      }
-      run.stages.push_back(std::move(r));
-      apply::InterruptGuard::throw_if_interrupted();
-      // Interleaved baseline: the reference configuration again after every other stage, so
-      // the machine's drift is measured (the report's noise and drift figures) and each stage
-      // is compared with the baseline measured right around it.
-      if (i > 0 && reference_after) {
-        const bool alternating = alternate && run.stages.back().error.empty();
-        int rounds = alternating ? m.repeats : 1;
-        // --precision: more pairs of the stage and the baseline, within the budget, looking at
-        // the interval a few times at a confidence spread over the looks (results/switchback.h),
-        // so that stopping when it is narrow enough keeps its 95%.
-        std::vector<int> looks;
-        if (alternating && s.measure.precision > 0) {
-          results::SwitchbackDesign d;
-          d.precision = s.measure.precision;
-          d.min_pairs = m.repeats;
-          d.max_pairs = std::max(
-              m.repeats,
-              static_cast<int>(s.measure.budget_s / (2 * (m.warmup_s + m.duration_s + 1))));
-          looks = results::look_schedule(d);
-          rounds = looks.back();
-          run.stages.back().precision = d.precision;
-          run.stages.back().looks = static_cast<int>(looks.size());
-        }
-        for (int round = 1; round <= rounds; ++round) {
-          progress.note(fmt::format("  reference: {} again", base.name));
-          // The last reference tops the baseline up to kMinBaselineRuns (plan.h): the noise of
-          // every interval comes from these runs.
-          int repeats = alternating ? 1 : m.repeats;
-          if (last_separate == i && round == rounds)
-            repeats = std::max(repeats, kMinBaselineRuns - static_cast<int>(baseline_runs.size()));
-          results::StageResult ref = lab.measure(configuration(base), base.load, repeats);
-          for (const auto& rm : ref.repeats) add_reference(rm, i);
-          if (!ref.error.empty()) {
-            results::ReferenceRun rr;
-            rr.after_stage = i;
-            rr.error = ref.error;
-            run.references.push_back(std::move(rr));
-          }
-          apply::InterruptGuard::throw_if_interrupted();
-          if (std::find(looks.begin(), looks.end(), round) != looks.end()) {
-            const results::StageSummary now = results::summarize(run)[i];
-            results::StageResult& stage = run.stages.back();
-            std::vector<results::AxisInterval> axes;
-            for (const auto& a : now.axes) axes.push_back({a.axis, a.change.interval});
-            if (const results::Axis* reached =
-                    results::precision_reached(axes, stage.precision, options.precision_axis)) {
-              stage.stopped = "precision";
-              progress.note(fmt::format("  ±{:g}% reached on {} after {} pairs",
-                                        stage.precision * 100, reached->label, round));
-              break;
-            }
-            if (round == rounds) stage.stopped = "budget";
-          }
-          if (round == rounds) break;
-          progress.note(fmt::format("  {} again ({} of {})", st.name, round + 1, rounds));
-          results::StageResult again = lab.measure(configuration(st), load, 1);
-          results::StageResult& stage = run.stages.back();
-          if (!again.error.empty())
-            stage.warnings.push_back(
-                fmt::format("run {} of {} failed: {}", round + 1, rounds, again.error));
-          add_repeats(stage, {again});
-          apply::InterruptGuard::throw_if_interrupted();
-        }
-      }
-    }
-  } catch (...) {
-    stamp_wall_time();
-    lab.restore_after_error();
-    throw;
-  }
-  evaluate_expectations(s, run);
-  try {
-    lab.finish();
-  } catch (...) {
-    // A signal during the final restore (apply::Interrupted after the restore) or a failed
-    // restore: the run's results are complete all the same.
-    stamp_wall_time();
-    throw;
-  }
-  stamp_wall_time();
+std::unique_ptr<LabSession> open_scenario_lab(server::ServerControl& server,
+                                              const knobs::Catalog& catalog,
+                                              const fs::path& workdir, const Scenario& scenario,
+                                              const RunOptions& options, Progress& progress,
+                                              bool hidden) {
+  LabOptions lab_options = make_lab_options(scenario, options, workdir);
+  lab_options.command = apply::this_command_line();
+  lab_options.hide_settings = hidden;
+  auto lab =
+      std::make_unique<LabSession>(server, catalog, workload::find_workload(scenario.workload.name),
+                                   workload_params(scenario), lab_options, progress);
+  lab->prepare();
+  return lab;
 }
 
 void add_repeats(results::StageResult& stage, const std::vector<results::StageResult>& more) {
@@ -373,15 +176,20 @@ void add_repeats(results::StageResult& stage, const std::vector<results::StageRe
 results::Attribution attribute_stage(const Plan& plan, std::size_t index,
                                      const results::StageResult& reference,
                                      const results::StageResult& stage,
-                                     const knobs::Catalog& catalog, int repeats,
-                                     results::Metric metric, LabSession& lab,
-                                     const std::vector<results::Measurement>& known_good,
+                                     const knobs::Catalog& catalog, const PlanPolicy& policy,
+                                     Lab& lab, const std::vector<results::Measurement>& known_good,
                                      AttributionRuns& runs, Progress& progress) {
   const PlannedStage& st = plan.stages[index];
   const PlannedStage& ref = plan.stages[st.reference];
+  const int repeats = policy.timing.repeats;
+  const results::Metric& metric = policy.metric;
   std::vector<bisect::Candidate> candidates = attribution_candidates(st);
-  stage::LabMeasurer measurer(lab, ref.settings, metric, st.load, st.name + " (attribution)",
-                              &progress);
+  // The reference's settings under the stage's load (its envelope, if any, is the session's).
+  Trial base;
+  base.configuration.settings = ref.settings;
+  base.load = st.load;
+  base.timing = policy.timing;
+  stage::LabMeasurer measurer(lab, base, metric, st.name + " (attribution)", &progress);
   std::vector<knobs::Setting> all;
   for (const auto& c : candidates) all.push_back(c.change);
   measurer.seed(all, stage);

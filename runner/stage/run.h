@@ -1,13 +1,15 @@
 #pragma once
 // The experiment layer's scenario loop (docs/architecture.md): `pgslow run`, lessons and
-// mysteries measure a plan here. Each planned stage is measured
-// through the one seam, stage::LabSession (apply, reset, evidence, workload); the session
-// restores the configuration at the end, also on error or Ctrl-C. The result is a results::Run
-// that every renderer reads.
+// mysteries measure a plan here. measure_plan() is the policy: which trials, in which order
+// (interleaved baselines, switchback, precision, attribution, relative rates), on any Lab
+// (stage/lab.h); run_plan() runs it on the live lab, stage::LabSession, which restores the
+// configuration at the end, also on error or Ctrl-C. The result is a results::Run that every
+// renderer reads.
 
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,7 +22,9 @@
 #include "scenario/scenario.h"
 #include "server/server_control.h"
 #include "server/target.h"
+#include "stage/lab.h"
 #include "stage/lab_session.h"
+#include "stage/trial.h"
 #include "workload/dataset.h"
 #include "workload/workload.h"
 
@@ -47,18 +51,54 @@ struct RunOptions {
   std::optional<server::PoolerSpec> pooler;
 };
 
-// How the scenario's configurations are measured (its measure section, `options` overriding)
-// on the target `options` names, journaled in `workdir`.
+// The one overlay rule of a run's timing: the command line over the scenario's measure section.
+Timing make_timing(const scenario::Scenario& scenario, const RunOptions& options);
+
+// The live lab's options for the scenario: the target `options` names, journaled in `workdir`,
+// the pooler (--pooler over the scenario's).
 LabOptions make_lab_options(const scenario::Scenario& scenario, const RunOptions& options,
                             const std::filesystem::path& workdir);
 
-// Runs every stage of the plan on `server`, restores the configuration and evaluates the
-// expectations, filling `run` as it goes (stages that failed carry their error). On an
-// interrupt or error the configuration is restored and the exception propagates; `run` then
-// holds the stages measured so far.
+// A planned stage as a trial: its name, whole configuration and load, under `timing`; with
+// `sweep_envelope` (a sweep of server.memory/cpus), its envelope over that one.
+Trial trial_of(const scenario::PlannedStage& stage, const Timing& timing,
+               const std::optional<server::Envelope>& sweep_envelope = std::nullopt);
+
+// How measure_plan() measures a plan, beside the plan itself.
+struct PlanPolicy {
+  Timing timing;                                   // every trial's (make_timing)
+  results::Metric metric = results::Metric::kTps;  // what attributions judge by
+  // The axis --precision watches (results/axes.h precision_reached): an axis key, or "auto".
+  std::string precision_axis = "auto";
+  // A sweep of server.memory/cpus: every configuration carries its envelope over this one (the
+  // server's when the run began); unset: no envelope sweep.
+  std::optional<server::Envelope> sweep_envelope;
+};
+
+// The policy of a run, on any lab: prepares it, measures every stage of the plan (with its
+// interleaved baseline runs, switchback blocks, precision rounds and attribution), puts the
+// configuration back (Lab::finish) and evaluates the expectations, filling `run` as it goes
+// (stages that failed carry their error). On an interrupt or error the lab restores
+// (Lab::restore_after_error) and the exception propagates; `run` then holds the stages
+// measured so far.
+void measure_plan(const scenario::Plan& plan, Lab& lab, const knobs::Catalog& catalog,
+                  const PlanPolicy& policy, Progress& progress, results::Run& run);
+
+// measure_plan() on `server` through the live lab, after the checks that need the server (the
+// workload's parameters, a metric the server can measure), with the run's header filled in.
 void run_plan(const scenario::Plan& plan, server::ServerControl& server,
               const knobs::Catalog& catalog, const std::filesystem::path& workdir,
               const RunOptions& options, Progress& progress, results::Run& run);
+
+// A prepared live lab for `scenario`'s workload on `server`, for a caller that schedules its
+// own trials (the mystery: its stages one by one, the last one kept). `hidden`: the journal is
+// sealed and names no setting (apply::Journal::hidden).
+std::unique_ptr<LabSession> open_scenario_lab(server::ServerControl& server,
+                                              const knobs::Catalog& catalog,
+                                              const std::filesystem::path& workdir,
+                                              const scenario::Scenario& scenario,
+                                              const RunOptions& options, Progress& progress,
+                                              bool hidden);
 
 // The runs an attribution made itself that measure what the run measures anyway: the
 // reference configuration (interleaved baseline runs) and the whole stage (its repeats).
@@ -73,17 +113,15 @@ struct AttributionRuns {
 void add_repeats(results::StageResult& stage, const std::vector<results::StageResult>& more);
 
 // Names each knob's part in a measured stage (plan.stages[index].attribute), judged by
-// `metric`: bisect's attribution through stage::LabMeasurer over the lab session, reusing the
+// `policy.metric`: bisect's attribution through stage::LabMeasurer over the lab, reusing the
 // stage's runs and `known_good` (the reference configuration's runs nearest in time) as the
-// levels. The runs
-// of the reference and of the whole stage it made itself are returned in `runs`: run_plan
-// counts them as interleaved baseline runs and as the stage's repeats.
+// levels. The runs of the reference and of the whole stage it made itself are returned in
+// `runs`: measure_plan counts them as interleaved baseline runs and as the stage's repeats.
 results::Attribution attribute_stage(const scenario::Plan& plan, std::size_t index,
                                      const results::StageResult& reference,
                                      const results::StageResult& stage,
-                                     const knobs::Catalog& catalog, int repeats,
-                                     results::Metric metric, LabSession& lab,
-                                     const std::vector<results::Measurement>& known_good,
+                                     const knobs::Catalog& catalog, const PlanPolicy& policy,
+                                     Lab& lab, const std::vector<results::Measurement>& known_good,
                                      AttributionRuns& runs, Progress& progress);
 
 // Fills Run::expectations from the stages' TPS; true when all passed.

@@ -38,9 +38,16 @@ LabOptions search_lab_options(const SearchLoad& load, const std::string& command
   options.target = load.target;
   options.workdir = load.workdir;
   options.command = command;
-  options.measure.warmup_s = load.warmup_s;
-  options.measure.duration_s = load.duration_s;
   return options;
+}
+
+Trial search_trial(const SearchLoad& load, std::vector<knobs::Setting> settings) {
+  Trial trial;
+  trial.configuration.settings = std::move(settings);
+  trial.load.rate = load.rate;
+  trial.timing.warmup_s = load.warmup_s;
+  trial.timing.duration_s = load.duration_s;
+  return trial;
 }
 
 }  // namespace pgslow::stage

@@ -14,6 +14,7 @@
 #include "server/server_control.h"
 #include "server/target.h"
 #include "stage/lab_session.h"
+#include "stage/trial.h"
 #include "workload/workload.h"
 
 namespace pgslow::stage {
@@ -46,8 +47,12 @@ CheckedLoad check_search_load(const SearchLoad& load, std::vector<ConfigError>& 
 knobs::ServerSettings read_live_settings(server::ServerControl& server);
 
 // The session options of a search's runs: its target and workdir for the journal, `command`
-// ("pgslow bisect") as its name there, the warm-up and duration of each run.
+// ("pgslow bisect") as its name there.
 LabOptions search_lab_options(const SearchLoad& load, const std::string& command);
+
+// The trial every configuration of a search starts from: `settings` under the search's load
+// (its rate; clients are the workload's) and timing (warm-up and duration of each run).
+Trial search_trial(const SearchLoad& load, std::vector<knobs::Setting> settings);
 
 // A problem of a command-line option, for the list every search checks before anything changes.
 void add_option_problem(std::vector<ConfigError>& problems, const std::string& message);

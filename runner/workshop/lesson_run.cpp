@@ -14,7 +14,6 @@
 #include "report/registry.h"
 #include "report/text.h"
 #include "report/workshop.h"
-#include "workshop/lab.h"
 #include "workshop/prediction.h"
 
 namespace pgslow::workshop {
@@ -263,7 +262,7 @@ results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
   io.out << std::flush;
   if (io.dashboard != nullptr) io.dashboard->set_step("run", l.title);
   results::Run run;
-  measure_plan(s.plan, s.server, s.catalog, s.workdir, s.run_options, progress, run);
+  stage::run_plan(s.plan, s.server, s.catalog, s.workdir, s.run_options, progress, run);
 
   const results::StageResult* stage = find_stage(run, l.stage);
   const results::StageResult* ref = find_stage(run, l.reference);

@@ -90,12 +90,13 @@ TEST(BisectLive, CostPerTransactionSamplesAreFiniteAndFollowTheWork) {
   params.clients = 2;
   stage::LabOptions lab_options;
   lab_options.workdir = cluster().cluster_dir().parent_path();
-  lab_options.measure.warmup_s = 0.5;
-  lab_options.measure.duration_s = 1.5;
   SilentProgress progress;
   stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
   lab.prepare();
-  stage::LabMeasurer measurer(lab, {}, results::Metric::kCpuPerTx);
+  stage::Trial base;
+  base.timing.warmup_s = 0.5;
+  base.timing.duration_s = 1.5;
+  stage::LabMeasurer measurer(lab, base, results::Metric::kCpuPerTx);
   const std::vector<double> good = measurer.measure({}, 2);
   const std::vector<double> seq_scans =
       measurer.measure({{"random_page_cost", "1e300", {"test", 0, 0}}}, 1);

@@ -52,10 +52,6 @@ results::StageResult measure_one_stage(server::ServerControl& server, const fs::
   stage::LabOptions o;
   o.changes_configuration = false;
   o.workdir = workdir;
-  o.measure.warmup_s = 0;  // the window opens right after the reset
-  o.measure.duration_s = 1;
-  o.measure.workers = 1;
-  o.measure.wait_sampling = false;
   const knobs::Catalog catalog{};
   workload::WorkloadParams params;
   params.scale = scale;
@@ -63,7 +59,13 @@ results::StageResult measure_one_stage(server::ServerControl& server, const fs::
   SilentProgress quiet;
   stage::LabSession lab(server, catalog, workload::find_workload(workload), params, o, quiet);
   lab.prepare();
-  results::StageResult r = lab.measure({"first second", {}, {}, std::nullopt}, {}, 1);
+  stage::Trial trial;
+  trial.configuration.name = "first second";
+  trial.timing.warmup_s = 0;  // the window opens right after the reset
+  trial.timing.duration_s = 1;
+  trial.timing.workers = 1;
+  trial.timing.wait_sampling = false;
+  results::StageResult r = lab.measure(trial);
   r.description = lab.reset_method();  // carried out for the test to read
   return r;
 }

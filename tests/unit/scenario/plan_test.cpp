@@ -79,7 +79,7 @@ Scenario three_stages(Mode mode) {
   wal.name = "wal";
   wal.presets = {{"wal", {"t.yaml", 7, 15}}};
   wal.settings = {{"work_mem", "64kB", {"t.yaml", 9, 7}}};
-  wal.load.clients = 16;
+  wal.load.values["clients"] = {"16", {"t.yaml", 8, 3}};
   StageSpec planner;
   planner.name = "planner";
   planner.settings = {{"random_page_cost", "1e300", {"t.yaml", 12, 7}}};
@@ -103,7 +103,7 @@ TEST(MakePlan, ClientsLeftOutAreTheWorkloadsDefault) {
   s.workload.name = "tpcc-lite";
   s.workload.scale = 4;
   s.workload.clients = 0;
-  s.stages[1].load.clients.reset();
+  s.stages[1].load.values.erase("clients");
   Plan plan = make_plan(s, catalog(), server15());
   EXPECT_EQ(plan.scenario.workload.clients, 40);
   for (const auto& st : plan.stages) EXPECT_EQ(st.load.clients, 40) << st.name;

@@ -6,6 +6,7 @@
 
 #include "common/paths.h"
 #include "common/strings.h"
+#include "scenario/sweep.h"
 
 namespace pgslow::scenario {
 namespace {
@@ -134,10 +135,12 @@ expect:
   EXPECT_EQ(s.stages[0].presets[0].name, "tiny-cache");
   EXPECT_EQ(s.stages[0].settings[0].value, "2MB");
   EXPECT_EQ(s.stages[0].settings[0].where.line, 20);
-  EXPECT_EQ(*s.stages[1].load.clients, 50);
-  EXPECT_EQ(*s.stages[1].load.pool_size, 5);
-  EXPECT_TRUE(*s.stages[1].load.connect_per_transaction);
-  EXPECT_DOUBLE_EQ(*s.stages[1].load.rate, 1000);
+  const results::LoadSettings load = apply_load({}, s.stages[1].load);
+  EXPECT_EQ(load.clients, 50);
+  EXPECT_EQ(load.pool_size, 5);
+  EXPECT_TRUE(load.connect_per_transaction);
+  EXPECT_DOUBLE_EQ(load.rate, 1000);
+  EXPECT_EQ(s.stages[1].load.find("pool_size")->where.line, 24);  // where it is written
   ASSERT_EQ(s.expect.size(), 2u);
   EXPECT_DOUBLE_EQ(s.expect[0].value, 2);
   EXPECT_DOUBLE_EQ(s.expect[1].value, 0.10);

@@ -9,6 +9,11 @@
 namespace pgslow::scenario {
 namespace {
 
+// A stage's load knobs as its plan sets them on the driver's load.
+results::LoadSettings planned_load(const StageSpec& stage) {
+  return apply_load({}, stage.load);
+}
+
 std::string all(const std::vector<ConfigError>& problems) {
   std::string out;
   for (const auto& p : problems) out += p.str() + "\n";
@@ -31,9 +36,9 @@ sweep:
   EXPECT_EQ(s.stages[2].name, "pool_size 150");
   for (const auto& st : s.stages) {
     EXPECT_TRUE(st.sweep_point);
-    EXPECT_EQ(st.load.clients, 200);
+    EXPECT_EQ(planned_load(st).clients, 200);
   }
-  EXPECT_EQ(s.stages[1].load.pool_size, 5);
+  EXPECT_EQ(planned_load(s.stages[1]).pool_size, 5);
 }
 
 // The pooler sweep (docs/pooler.md): the same pool sizes in the driver's pool and through
@@ -51,10 +56,10 @@ sweep:
   ASSERT_TRUE(problems.empty()) << all(problems);
   ASSERT_EQ(s.stages.size(), 4u);
   EXPECT_EQ(s.stages[0].name, "pool_size 2, pooler driver");
-  EXPECT_EQ(s.stages[0].load.pooler, "driver");
+  EXPECT_EQ(planned_load(s.stages[0]).pooler, "driver");
   EXPECT_EQ(s.stages[3].name, "pool_size 10, pooler pgbouncer");
-  EXPECT_EQ(s.stages[3].load.pooler, "pgbouncer");
-  EXPECT_EQ(s.stages[3].load.pool_size, 10);
+  EXPECT_EQ(planned_load(s.stages[3]).pooler, "pgbouncer");
+  EXPECT_EQ(planned_load(s.stages[3]).pool_size, 10);
 
   problems.clear();
   parse_scenario("workload: select-only\nsweep:\n  pooler: [odyssey]\n", "s.yaml", problems);
@@ -80,12 +85,12 @@ stages:
   EXPECT_EQ(s.stages[0].name, "rate 25%, clients 8");
   EXPECT_EQ(s.stages[1].name, "rate 75%, clients 8");
   EXPECT_EQ(s.stages[3].name, "rate 75%, clients 256");
-  EXPECT_EQ(s.stages[3].load.rate_percent, 75);
-  EXPECT_FALSE(s.stages[3].load.rate);
-  EXPECT_EQ(s.stages[3].load.clients, 256);
+  EXPECT_EQ(planned_load(s.stages[3]).rate_percent, 75);
+  EXPECT_EQ(planned_load(s.stages[3]).rate, 0);
+  EXPECT_EQ(planned_load(s.stages[3]).clients, 256);
   EXPECT_EQ(s.stages[4].name, "fix");
   EXPECT_FALSE(s.stages[4].sweep_point);
-  EXPECT_EQ(s.stages[4].load.rate, 1000);
+  EXPECT_EQ(planned_load(s.stages[4]).rate, 1000);
 }
 
 TEST(Sweep, BadValuesNameFileLineAndReason) {
@@ -178,7 +183,7 @@ sweep:
   EXPECT_EQ(clients, (std::vector<std::string>{"1", "2", "3", "4"}));
   ASSERT_EQ(s.stages.size(), 24u);  // a curve over work_mem per number of clients
   EXPECT_EQ(s.stages[7].name, "work_mem 16MB, clients 2");
-  EXPECT_EQ(s.stages[7].load.clients, 2);
+  EXPECT_EQ(planned_load(s.stages[7]).clients, 2);
   EXPECT_EQ(s.stages[7].settings[0].value, "16MB");
 }
 
@@ -238,21 +243,21 @@ TEST(Sweep, AnUnknownKnobOrABadRangeNamesFileLineAndAFix) {
 // A new load dimension is one row: this test adds one (clients sharing a pool, written
 // "200/10"), and a sweep over it parses, expands and draws a curve, with nothing else changed.
 TEST(Sweep, ANewDimensionIsOneRow) {
-  add_load_dimension(
-      {"pooled_clients",
-       [](std::string_view written) {
-         int clients = 0, pool = 0;
-         char tail = 0;
-         const std::string text(written);
-         if (std::sscanf(text.c_str(), "%d/%d%c", &clients, &pool, &tail) != 2 || clients < 1 ||
-             pool < 1)
-           return SweepParse{{}, "is not clients/pool", "write e.g. 200/10"};
-         return SweepParse{std::to_string(clients) + "/" + std::to_string(pool), {}, {}};
-       },
-       [](const SweepValue& v, StageSpec& point) {
-         point.load.clients = std::stoi(v.text);
-         point.load.pool_size = std::stoi(v.text.substr(v.text.find('/') + 1));
-       }});
+  add_load_dimension(load_row(
+      "pooled_clients",
+      [](std::string_view written) {
+        int clients = 0, pool = 0;
+        char tail = 0;
+        const std::string text(written);
+        if (std::sscanf(text.c_str(), "%d/%d%c", &clients, &pool, &tail) != 2 || clients < 1 ||
+            pool < 1)
+          return SweepParse{{}, "is not clients/pool", "write e.g. 200/10"};
+        return SweepParse{std::to_string(clients) + "/" + std::to_string(pool), {}, {}};
+      },
+      [](const SweepValue& v, results::LoadSettings& load) {
+        load.clients = std::stoi(v.text);
+        load.pool_size = std::stoi(v.text.substr(v.text.find('/') + 1));
+      }));
   std::vector<ConfigError> problems;
   Scenario s = parse_scenario(R"(
 workload: select-only
@@ -264,9 +269,9 @@ sweep:
   ASSERT_TRUE(problems.empty()) << all(problems);
   ASSERT_EQ(s.stages.size(), 3u);
   EXPECT_EQ(s.stages[2].name, "pooled_clients 400/50, workers 2");
-  EXPECT_EQ(s.stages[2].load.clients, 400);
-  EXPECT_EQ(s.stages[2].load.pool_size, 50);
-  EXPECT_EQ(s.stages[2].load.workers, 2);
+  EXPECT_EQ(planned_load(s.stages[2]).clients, 400);
+  EXPECT_EQ(planned_load(s.stages[2]).pool_size, 50);
+  EXPECT_EQ(planned_load(s.stages[2]).workers, 2);
 
   // A stage's load: takes it too, and a bad value is an error at its line.
   parse_scenario("workload: select-only\nstages:\n  - name: a\n    load: {pooled_clients: lots}\n",
