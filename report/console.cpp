@@ -3,10 +3,10 @@
 #include <ostream>
 #include <sstream>
 
-#include "report/attribution.h"
+#include "report/attribution_view.h"
 #include "report/audit.h"
-#include "report/axes.h"
-#include "report/bench.h"
+#include "report/axes_view.h"
+#include "report/bench_view.h"
 #include "report/curve.h"
 #include "report/load_columns.h"
 #include "report/registry.h"

@@ -7,7 +7,7 @@
 #include <set>
 #include <string_view>
 
-#include "report/attribution.h"
+#include "report/attribution_view.h"
 #include "report/audit.h"
 #include "report/load_columns.h"
 #include "report/registry.h"

@@ -5,14 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "report/attribution.h"
+#include "report/attribution_view.h"
 #include "report/audit.h"
-#include "report/axes.h"
+#include "report/axes_view.h"
 #include "report/curve.h"
 #include "report/load_columns.h"
 #include "report/registry.h"
 #include "report/text.h"
-#include "report/waits.h"
+#include "report/waits_view.h"
 #include "results/evidence_info.h"
 #include "results/metric.h"
 #include "results/stats.h"

@@ -4,9 +4,9 @@
 #include <ostream>
 #include <set>
 
-#include "report/attribution.h"
+#include "report/attribution_view.h"
 #include "report/audit.h"
-#include "report/axes.h"
+#include "report/axes_view.h"
 #include "report/curve.h"
 #include "report/load_columns.h"
 #include "report/registry.h"

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "common/strings.h"
-#include "report/axes.h"
-#include "report/cliff.h"
+#include "report/axes_view.h"
+#include "report/cliff_view.h"
 #include "report/json.h"
 #include "report/json_schema.h"
 #include "report/text.h"

@@ -6,16 +6,16 @@
 #include <iostream>
 #include <memory>
 
-#include "bisect/configuration.h"
-#include "bisect/sources.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/progress.h"
+#include "experiment/bisect_experiment.h"
 #include "report/registry.h"
 #include "results/metric.h"
+#include "search/configuration.h"
+#include "search/sources.h"
 #include "server/pg_versions.h"
 #include "server/target.h"
-#include "stage/bisect_experiment.h"
 
 namespace pgslow::cli {
 namespace {
@@ -30,26 +30,26 @@ struct BisectArgs {
   double min_effect = 10;                 // percent
   std::optional<results::Metric> metric;  // unset: tps
   std::string direction = "slower";
-  stage::BisectExperiment experiment;
+  experiment::BisectExperiment experiment;
   TargetOptions target;
   std::string json;
   std::string markdown;
 };
 
 // --good/--good-from/--good-version (which = "good"): exactly one; the configuration it names.
-bisect::Configuration source_of(const std::string& which, const std::string& spec,
+search::Configuration source_of(const std::string& which, const std::string& spec,
                                 const std::string& from, std::optional<long long> version,
                                 const knobs::Catalog& catalog,
-                                std::vector<bisect::Excluded>& left_out) {
+                                std::vector<search::Excluded>& left_out) {
   const int given = (spec.empty() ? 0 : 1) + (from.empty() ? 0 : 1) + (version ? 1 : 0);
   if (given != 1)
     throw InputError(
         fmt::format("give the {0} configuration once: --{0} PRESET|FILE, --{0}-from CONNINFO or "
                     "--{0}-version MAJOR{1}",
                     which, given == 0 ? "" : fmt::format(" ({} were given)", given)));
-  if (!spec.empty()) return bisect::load_configuration(spec, catalog);
+  if (!spec.empty()) return search::load_configuration(spec, catalog);
   if (!from.empty()) {
-    bisect::Sourced s = bisect::configuration_from_server(from);
+    search::Sourced s = search::configuration_from_server(from);
     left_out.insert(left_out.end(), s.left_out.begin(), s.left_out.end());
     return s.configuration;
   }
@@ -60,7 +60,7 @@ bisect::Configuration source_of(const std::string& which, const std::string& spe
 void bisect_command(Context& ctx, BisectArgs& a) {
   before_command(ctx, "bisect");
   knobs::Catalog catalog = knobs::Catalog::load_default();
-  stage::BisectExperiment& e = a.experiment;
+  experiment::BisectExperiment& e = a.experiment;
   if (a.good_version.has_value() != a.bad_version.has_value())
     throw InputError("--good-version and --bad-version go together: give both majors");
   e.good = source_of("good", a.good, a.good_from, a.good_version, catalog, e.left_out);
@@ -77,9 +77,9 @@ void bisect_command(Context& ctx, BisectArgs& a) {
   std::unique_ptr<server::ServerControl> server = server::open_target(spec);
   std::unique_ptr<Progress> progress = command_progress(ctx);
 
-  const bisect::Result result = stage::run_bisect(e, *server, catalog, *progress);
+  const search::Result result = experiment::run_bisect(e, *server, catalog, *progress);
 
-  const results::BisectResult shown = bisect::to_report(result);
+  const results::BisectResult shown = search::to_report(result);
   std::cout << report::rendered(shown, "console") << std::flush;
   for (const auto& [format, path] : {std::pair{"json", a.json}, std::pair{"md", a.markdown}}) {
     if (!path.empty()) write_requested_output(path, report::rendered(shown, format), *progress);
@@ -106,7 +106,7 @@ void add_bisect_commands(CLI::App& app, Context& ctx) {
                   "with --bad-version: the built-in defaults that differ between two "
                   "PostgreSQL majors (15-18 installed), applied to the server under test");
   cmd->add_option("--bad-version", a->bad_version, "the other major (see --good-version)");
-  stage::BisectExperiment& e = a->experiment;
+  experiment::BisectExperiment& e = a->experiment;
   cmd->add_option("--workload", e.workload, "workload to measure with")->capture_default_str();
   add_size_option(cmd, e.scale, "workload scale (tpcc-lite: warehouses)")->capture_default_str();
   cmd->add_option("--clients", e.clients, "simulated clients")->capture_default_str();

@@ -1,6 +1,6 @@
 // `pgslow cliff KNOB --from A --to B`: how far a knob can go from A towards B before it
 // hurts. Parses and wires only: the search is bisect/cliff.h, the experiment
-// stage/cliff_experiment.h, the output report/cliff.h; docs/cliff.md explains them.
+// stage/cliff_experiment.h, the output report/cliff_view.h; docs/cliff.md explains them.
 
 #include <fmt/format.h>
 
@@ -10,17 +10,17 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/progress.h"
-#include "report/cliff.h"
+#include "experiment/cliff_experiment.h"
+#include "report/cliff_view.h"
 #include "report/registry.h"
 #include "results/metric.h"
 #include "server/target.h"
-#include "stage/cliff_experiment.h"
 
 namespace pgslow::cli {
 namespace {
 
 struct CliffArgs {
-  stage::CliffExperiment experiment;  // the options bind to its fields
+  experiment::CliffExperiment experiment;  // the options bind to its fields
   std::optional<results::Metric> metric;
   std::vector<std::string> fixed;  // --set KNOB=VALUE
   TargetOptions target;
@@ -32,7 +32,7 @@ struct CliffArgs {
 
 void cliff_command(Context& ctx, CliffArgs& a) {
   before_command(ctx, "cliff");
-  stage::CliffExperiment& e = a.experiment;
+  experiment::CliffExperiment& e = a.experiment;
   e.options.search.metric = a.metric.value_or(results::Metric::kTps);
   e.target = target_spec(ctx, a.target);
   e.workdir = ctx.workdir;
@@ -44,7 +44,8 @@ void cliff_command(Context& ctx, CliffArgs& a) {
   };
   const knobs::Catalog catalog = knobs::Catalog::load_default();
   e.options.settings = parse_knob_assignments(a.fixed, catalog);
-  const results::CliffResult result = stage::run_cliff_experiment(e, *server, catalog, *progress);
+  const results::CliffResult result =
+      experiment::run_cliff_experiment(e, *server, catalog, *progress);
 
   std::cout << report::rendered(result, "console") << std::flush;
   for (const auto& [format, path] : {std::pair{"json", a.json}, std::pair{"md", a.markdown},

@@ -19,7 +19,7 @@
 #include "knobs/validate.h"
 #include "knobs/value.h"
 #include "pg/connection.h"
-#include "report/catalog.h"
+#include "report/catalog_view.h"
 #include "report/registry.h"
 #include "scenario/library.h"
 #include "scenario/plan.h"

@@ -86,7 +86,7 @@ void record(const std::string& dir, report::RecordedLesson lesson) {
 }
 
 fs::path out_dir(const LessonArgs& a, const workshop::Lesson& lesson) {
-  return stage::results_folder(a.out, "lesson-" + lesson.name);
+  return experiment::results_folder(a.out, "lesson-" + lesson.name);
 }
 
 // A cliff lesson: the search its `cliff:` names, on the managed cluster in the machine it asks
@@ -107,7 +107,7 @@ void cliff_lesson(Context& ctx, const workshop::Lesson& lesson, const LessonArgs
   machine.memory = c.memory;
   machine.cpus = c.cpus;
   machine.cpuset = c.cpuset;
-  stage::CliffExperiment experiment = workshop::cliff_experiment(lesson);
+  experiment::CliffExperiment experiment = workshop::cliff_experiment(lesson);
   if (a.duration) experiment.duration_s = *a.duration;
   if (a.warmup) experiment.warmup_s = *a.warmup;
   if (a.repeats) experiment.options.search.repeats = *a.repeats;
@@ -192,7 +192,7 @@ void add_lesson_commands(CLI::App& app, Context& ctx) {
     const knobs::ServerSettings live = knobs::ServerSettings::read(conn);
     conn.close();
 
-    stage::RunOptions options = stage::run_options_for(p);
+    experiment::RunOptions options = experiment::run_options_for(p);
     options.duration_s = a->duration;
     options.warmup_s = a->warmup;
     options.repeats = a->repeats;

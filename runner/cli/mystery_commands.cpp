@@ -15,12 +15,12 @@
 #include "cli/scenario_support.h"
 #include "common/progress.h"
 #include "common/strings.h"
+#include "experiment/run.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
 #include "report/registry.h"
 #include "report/workshop.h"
 #include "server/target.h"
-#include "stage/run.h"
 #include "workshop/mystery.h"
 #include "workshop/record.h"
 
@@ -32,14 +32,14 @@ namespace {
 
 // A mystery's trial on the lab. Its stage marker names no knob: the dashboard is on the
 // participants' screens.
-results::StageResult measure_hidden(stage::Lab& lab, const stage::Trial& trial,
+results::StageResult measure_hidden(experiment::Lab& lab, const experiment::Trial& trial,
                                     Progress& progress) {
   progress.stage_started({trial.configuration.name, {}});
   return lab.measure(trial);
 }
 
 // The mystery's degradation, left applied until `mystery reveal` (or `pgslow restore`).
-stage::Configuration kept_mystery(std::vector<knobs::Setting> settings) {
+experiment::Configuration kept_mystery(std::vector<knobs::Setting> settings) {
   return {"mystery", std::move(settings), {}, std::nullopt};
 }
 
@@ -76,7 +76,7 @@ void start(Context& ctx, const StartArgs& a, CLI::App* cmd, const DashboardArgs&
   scenario::Plan plan = scenario::make_plan(sc, catalog, knobs::ServerSettings::read(conn));
   conn.close();
 
-  stage::RunOptions options;
+  experiment::RunOptions options;
   options.target = sc.target;
   options.duration_s = a.duration;
   options.warmup_s = a.warmup;
@@ -97,11 +97,11 @@ void start(Context& ctx, const StartArgs& a, CLI::App* cmd, const DashboardArgs&
   state.measured.scenario = "mystery";
   state.measured.workload = sc.workload.name;
   state.measured.scale = sc.workload.scale;
-  std::unique_ptr<stage::LabSession> lab =
-      stage::open_scenario_lab(*server, catalog, ctx.workdir, sc, options, progress, true);
-  const stage::Timing timing = stage::make_timing(sc, options);
+  std::unique_ptr<experiment::LabSession> lab =
+      experiment::open_scenario_lab(*server, catalog, ctx.workdir, sc, options, progress, true);
+  const experiment::Timing timing = experiment::make_timing(sc, options);
   for (const scenario::PlannedStage& st : plan.stages) {
-    results::StageResult r = measure_hidden(*lab, stage::trial_of(st, timing), progress);
+    results::StageResult r = measure_hidden(*lab, experiment::trial_of(st, timing), progress);
     if (!r.error.empty()) {
       lab->finish();
       throw RuntimeError(
@@ -177,7 +177,7 @@ void fix(Context& ctx, const FixArgs& a) {
       apply::InterruptGuard guard;
       apply::restore_from_journal(ctx.workdir, *wj.journal, sc.target);
     }
-    stage::RunOptions options;
+    experiment::RunOptions options;
     options.target = sc.target;
     options.duration_s = a.duration;
     options.warmup_s = a.warmup;
@@ -185,12 +185,12 @@ void fix(Context& ctx, const FixArgs& a) {
     progress.note(fmt::format(
         "pgslow mystery fix: measuring the healthy and the broken server, then the fix{}",
         accepted.size() > 1 ? " and the fix without each of its changes" : ""));
-    std::unique_ptr<stage::LabSession> lab =
-        stage::open_scenario_lab(*server, catalog, ctx.workdir, sc, options, progress, true);
-    const stage::Trial mystery =
-        stage::trial_of(plan.stages.back(), stage::make_timing(sc, options));
+    std::unique_ptr<experiment::LabSession> lab =
+        experiment::open_scenario_lab(*server, catalog, ctx.workdir, sc, options, progress, true);
+    const experiment::Trial mystery =
+        experiment::trial_of(plan.stages.back(), experiment::make_timing(sc, options));
     auto measure = [&](const std::string& name, std::vector<knobs::Setting> settings) {
-      stage::Trial trial = mystery;
+      experiment::Trial trial = mystery;
       trial.configuration.name = name;
       trial.configuration.settings = std::move(settings);
       results::StageResult r = measure_hidden(*lab, trial, progress);

@@ -12,15 +12,15 @@
 #include "common/process.h"
 #include "common/progress.h"
 #include "common/strings.h"
+#include "experiment/run.h"
 #include "report/registry.h"
-#include "report/versions.h"
+#include "report/versions_view.h"
 #include "results/axes.h"
 #include "scenario/library.h"
 #include "scenario/plan.h"
 #include "server/pg_versions.h"
 #include "server/target.h"
 #include "server/target_kind.h"
-#include "stage/run.h"
 #include "workshop/dashboard.h"
 
 namespace pgslow::cli {
@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs,
                  const ScenarioOverrides& overrides) {
   // The target options win over the scenario's own target.
-  return stage::prepare_scenario(
+  return experiment::prepare_scenario(
       scenario::resolve_scenario(arg), overrides,
       [&](const server::TargetSpec& own) { return target_spec(ctx, targs, &own); });
 }
@@ -69,8 +69,8 @@ struct RunArgs {
   std::optional<server::PoolerSpec> pooler;  // --pooler
 };
 
-stage::RunOptions run_options(const RunArgs& a) {
-  stage::RunOptions options;
+experiment::RunOptions run_options(const RunArgs& a) {
+  experiment::RunOptions options;
   options.duration_s = a.duration;
   options.warmup_s = a.warmup;
   options.repeats = a.repeats;
@@ -89,7 +89,7 @@ stage::RunOptions run_options(const RunArgs& a) {
 
 // A run's results folder and `--versions`' side by side files in every format; the stages so far
 // of an interrupted run on the terminal.
-stage::ResultsOutput results_output() {
+experiment::ResultsOutput results_output() {
   return {report::write_results,
           [](const results::Run& run) { report::render_console(run, std::cout); },
           report::write_versions};
@@ -134,7 +134,7 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
   // Every version's programs are there before the first cluster is created or started: a
   // missing one (`pgslow server install N`) leaves the workdir as it was.
   for (int major : majors) server::pg_bin_for_version(major);
-  std::vector<stage::VersionPoint> versions;
+  std::vector<experiment::VersionPoint> versions;
   for (int major : majors) {
     Context c = ctx;
     c.pg_version = major;
@@ -147,16 +147,16 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
     versions.push_back({major, std::move(p)});
   }
   const std::string name = versions.front().prepared.scenario.name;
-  const fs::path out_dir = stage::results_folder(a.out, name);
+  const fs::path out_dir = experiment::results_folder(a.out, name);
 
   ConsoleProgress console;
   std::unique_ptr<workshop::Dashboard> board =
       open_dashboard(cmd, dashboard, "pgslow run --versions " + name);
   SilentProgress none;
   TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
-  const results::VersionRuns runs = stage::run_versions(
+  const results::VersionRuns runs = experiment::run_versions(
       versions, run_options(a), ctx.workdir, out_dir, progress, results_output(),
-      [&](const stage::VersionPoint& v) {
+      [&](const experiment::VersionPoint& v) {
         if (board)
           board->watch_server(v.prepared.server->conninfo(), v.prepared.server->data_dir());
       });
@@ -166,8 +166,8 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
       out_dir.string());
   linger(board.get(), dashboard);
   for (std::size_t i = 0; i < versions.size(); ++i)
-    stage::check_run(runs.runs[i], out_dir / fmt::format("pg{}", versions[i].major),
-                     fmt::format("PostgreSQL {}: ", versions[i].major));
+    experiment::check_run(runs.runs[i], out_dir / fmt::format("pg{}", versions[i].major),
+                          fmt::format("PostgreSQL {}: ", versions[i].major));
 }
 
 }  // namespace
@@ -244,20 +244,20 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       start_from_snapshot(ctx, a->from_snapshot, a->target.names_server());
       if (!a->versions.empty()) return run_versions(ctx, *a, cmd, *dashboard);
       Prepared p = prepare(ctx, a->scenario, a->target, a->overrides);
-      fs::path out_dir = stage::results_folder(a->out, p.scenario.name);
+      fs::path out_dir = experiment::results_folder(a->out, p.scenario.name);
       ConsoleProgress console;
       std::unique_ptr<workshop::Dashboard> board =
           open_dashboard(cmd, *dashboard, "pgslow run " + p.scenario.name);
       if (board) board->watch_server(p.server->conninfo(), p.server->data_dir());
       SilentProgress none;
       TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
-      results::Run run =
-          stage::run_prepared(p, run_options(*a), ctx.workdir, out_dir, progress, results_output());
+      results::Run run = experiment::run_prepared(p, run_options(*a), ctx.workdir, out_dir,
+                                                  progress, results_output());
       report::render_console(run, std::cout);
       std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
       std::cout << left_running_note(ctx, p);
       linger(board.get(), *dashboard);
-      stage::check_run(run, out_dir);
+      experiment::check_run(run, out_dir);
     });
   }
 }

@@ -12,21 +12,21 @@
 
 #include "cli/context.h"
 #include "cli/target_options.h"
+#include "experiment/scenario_experiment.h"
 #include "knobs/catalog.h"
 #include "results/model.h"
 #include "scenario/plan.h"
 #include "scenario/scenario.h"
 #include "server/server_control.h"
-#include "stage/scenario_experiment.h"
 #include "workshop/dashboard.h"
 
 namespace pgslow::cli {
 
-using Prepared = stage::PreparedScenario;
-using stage::ScenarioOverrides;
+using Prepared = experiment::PreparedScenario;
+using experiment::ScenarioOverrides;
 
 // The scenario `arg` names, prepared on the server the target options name (else the
-// scenario's own target): stage::prepare_scenario. Changes nothing.
+// scenario's own target): experiment::prepare_scenario. Changes nothing.
 Prepared prepare(Context& ctx, const std::string& arg, const TargetOptions& targs,
                  const ScenarioOverrides& overrides = {});
 

@@ -14,13 +14,13 @@
 #include "common/progress.h"
 #include "common/strings.h"
 #include "driver/driver.h"
+#include "experiment/bench.h"
 #include "knobs/catalog.h"
 #include "pg/connection.h"
 #include "report/registry.h"
 #include "report/text.h"
 #include "server/managed_cluster.h"
 #include "server/target.h"
-#include "stage/bench.h"
 #include "workload/dataset.h"
 #include "workload/registry.h"
 
@@ -216,7 +216,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     std::unique_ptr<server::ServerControl> server =
         server::open_target(target_spec(ctx, bench_args->target));
     ConsoleProgress progress;
-    stage::BenchOptions bench_options;
+    experiment::BenchOptions bench_options;
     bench_options.driver = *opts;
     bench_options.reset_data = !*no_reset;
     bench_options.check_data = *check_data;
@@ -224,7 +224,7 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     bench_options.workdir = ctx.workdir;
     bench_options.pooler = *pooler;
     const results::BenchResult result =
-        stage::run_bench(*server, w, params, bench_options, progress);
+        experiment::run_bench(*server, w, params, bench_options, progress);
     std::fputs(report::rendered(result, "console").c_str(), stdout);
     std::fflush(stdout);
     if (!json_file->empty()) write_file_durably(*json_file, report::rendered(result, "json"));

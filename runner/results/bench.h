@@ -1,6 +1,6 @@
 #pragma once
 // `pgslow bench`'s result: one measurement of a workload with no knob changes (like pgbench),
-// as a plain struct; report/bench.h renders it (console table, JSON).
+// as a plain struct; report/bench_view.h renders it (console table, JSON).
 
 #include <cstdint>
 #include <map>

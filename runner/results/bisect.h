@@ -1,7 +1,7 @@
 #pragma once
-// `pgslow bisect`'s result as plain structs. runner/bisect fills a BisectResult from its search
-// (bisect::to_report); report/bisect.h renders it (console, Markdown, JSON). Nothing here knows
-// the catalog, the server or the search.
+// `pgslow bisect`'s result as plain structs. runner/search fills a BisectResult from its search
+// (search::to_report); report/bisect_view.h renders it (console, Markdown, JSON). Nothing here
+// knows the catalog, the server or the search.
 
 #include <optional>
 #include <string>
@@ -70,7 +70,7 @@ struct BisectExcluded {
 };
 
 // What a bisect found, apart from its two lists of settings (whose type is the search's own:
-// bisect::Result derives from this too).
+// search::Result derives from this too).
 struct BisectFindings {
   std::string good_label;  // as the user named them ("default", "pgtune.conf", ...)
   std::string bad_label;

@@ -2,7 +2,7 @@
 // What `pgslow knobs show` and `pgslow presets list|show` return: one knob of the catalog with
 // its live pg_settings row, the presets, one preset with each knob's verdict against a live
 // server. The commands fill them from the catalog and the server, already in the words a
-// reader sees ("128MB", "restart"); report/catalog.h renders them (console, Markdown, JSON).
+// reader sees ("128MB", "restart"); report/catalog_view.h renders them (console, Markdown, JSON).
 
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // `pgslow check-data`'s result: a workload's consistency checks on one clone. The workloads
-// fill the checks (workload::Workload::check); report/check_data.h renders them (console,
+// fill the checks (workload::Workload::check); report/check_data_view.h renders them (console,
 // Markdown, JSON).
 
 #include <string>

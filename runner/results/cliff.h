@@ -1,8 +1,8 @@
 #pragma once
 // What `pgslow cliff KNOB --from A --to B` found (docs/cliff.md): the first value of a knob,
 // going from A towards B, whose effect against A leaves the baseline's interval. Plain
-// structs, filled by the search (runner/bisect/cliff.h) and the experiment layer (the runs'
-// figures and evidence); report/cliff.h renders them in every format.
+// structs, filled by the search (runner/search/cliff_search.h) and the experiment layer (the runs'
+// figures and evidence); report/cliff_view.h renders them in every format.
 
 #include <cstdint>
 #include <map>

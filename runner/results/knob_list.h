@@ -1,7 +1,7 @@
 #pragma once
 // `pgslow knobs list`'s result: the knob catalog as a table, with the live server's value,
 // availability and how each applies when a server was asked. The command fills it from the
-// catalog and pg_settings; report/knob_list.h renders it (console, Markdown, JSON).
+// catalog and pg_settings; report/knob_list_view.h renders it (console, Markdown, JSON).
 
 #include <optional>
 #include <string>

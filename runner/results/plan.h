@@ -1,6 +1,6 @@
 #pragma once
 // `pgslow plan`'s result: what a run of the scenario would do, changing nothing. The engine
-// fills it from its plan (scenario::plan_result); report/plan.h renders it (console, Markdown,
+// fills it from its plan (scenario::plan_result); report/plan_view.h renders it (console, Markdown,
 // JSON).
 
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// `run --versions`: the same scenario's run on each version; report/versions.h renders them
+// `run --versions`: the same scenario's run on each version; report/versions_view.h renders them
 // side by side.
 
 #include <vector>

@@ -6,11 +6,11 @@
 #include <map>
 #include <set>
 
-#include "bisect/attribution.h"
 #include "common/strings.h"
 #include "knobs/value.h"
 #include "scenario/scenario.h"
 #include "scenario/sweep.h"
+#include "search/attribution.h"
 #include "server/pgbouncer.h"
 #include "workload/registry.h"
 
@@ -375,10 +375,10 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     if (d.attribute && !stage.is_baseline && stage.changes.size() >= 2) {
       stage.attribute = true;
       stage.attribution_units = static_cast<int>(
-          bisect::attribution_units(attribution_candidates(stage), bisect::together_groups(catalog))
+          search::attribution_units(attribution_candidates(stage), search::together_groups(catalog))
               .size());
       stage.attribution_runs =
-          bisect::expected_attribution_runs(stage.attribution_units, scenario.measure.repeats,
+          search::expected_attribution_runs(stage.attribution_units, scenario.measure.repeats,
                                             attribution_level_repeats(scenario.measure.repeats));
       // Two spare runs for a verdict near the threshold, and two more pairs (remainder, good)
       // when the stage without its cause is not plainly like the reference (docs/bisect.md,
@@ -453,10 +453,10 @@ int attribution_level_repeats(int repeats) {
   return std::max(2, repeats);
 }
 
-std::vector<bisect::Candidate> attribution_candidates(const PlannedStage& stage) {
-  std::vector<bisect::Candidate> out;
+std::vector<search::Candidate> attribution_candidates(const PlannedStage& stage) {
+  std::vector<search::Candidate> out;
   for (const auto& c : stage.changes) {
-    bisect::Candidate k;
+    search::Candidate k;
     k.change.name = c.name;
     k.change.value = c.new_value;
     k.good_value = c.old_value;

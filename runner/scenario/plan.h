@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "bisect/result.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "results/model.h"
 #include "results/plan.h"
 #include "results/switchback.h"
 #include "scenario/scenario.h"
+#include "search/result.h"
 
 namespace pgslow::scenario {
 
@@ -60,7 +60,7 @@ inline constexpr int kMinBaselineRuns = 3;
 int attribution_level_repeats(int repeats);
 
 // The stage's changes versus its reference as bisect candidates (attribution's input).
-std::vector<bisect::Candidate> attribution_candidates(const PlannedStage& stage);
+std::vector<search::Candidate> attribution_candidates(const PlannedStage& stage);
 
 // Checks the scenario against the catalog (presets, knob names) and the live server (versions,
 // ranges, contexts, cross-parameter rules). Throws InputError carrying every problem.
@@ -83,7 +83,7 @@ void check_scenario_offline(const Scenario& scenario, const knobs::Catalog& cata
 // The server's current value of a parameter as a person writes it ("128MB", "on").
 std::string current_value(const knobs::ServerSettings& server, const std::string& name);
 
-// `pgslow plan`'s result (report/plan.h renders it): per stage the knobs with old and new
+// `pgslow plan`'s result (report/plan_view.h renders it): per stage the knobs with old and new
 // values, reload or restart, skipped knobs with reasons, the load, and the estimated duration.
 results::PlanResult plan_result(const Plan& plan);
 

@@ -64,7 +64,7 @@ void parse_cliff(yaml::Reader& r, const YAML::Node& node, const std::string& fil
       r.fields(node, "cliff",
                {"knob", "from", "to", "resolution", "settings", "workload", "measure", "server"});
   CliffLesson c;
-  stage::CliffExperiment& e = c.search;
+  experiment::CliffExperiment& e = c.search;
   e.duration_s = 4;
   c.where = r.where(node);
   e.options.knob = to_lower(r.string(f.get("knob"), "cliff.knob", true, node).value_or(""));

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "experiment/cliff_experiment.h"
 #include "knobs/catalog.h"
 #include "scenario/plan.h"
-#include "stage/cliff_experiment.h"
 
 namespace pgslow::workshop {
 
@@ -35,7 +35,7 @@ struct CliffLesson {
   // The knob, the range, the fixed settings, the workload and the runs, as `pgslow cliff` takes
   // them (scripts resolved against the lesson's folder). Durations default to 4 s runs after
   // 2 s of warm-up.
-  stage::CliffExperiment search;
+  experiment::CliffExperiment search;
   std::string memory;  // the server's envelope, as --memory/--cpus/--cpuset take it
   std::string cpus;
   std::string cpuset;

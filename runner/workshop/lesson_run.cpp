@@ -10,7 +10,7 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/strings.h"
-#include "report/cliff.h"
+#include "report/cliff_view.h"
 #include "report/registry.h"
 #include "report/text.h"
 #include "report/workshop.h"
@@ -71,14 +71,14 @@ void explain(const Lesson& l, const knobs::Catalog& catalog, const knobs::Server
 }
 
 // A value of a cliff lesson's range as the search would write it: the grid's middle.
-double middle_of_the_range(const bisect::CliffSpace& space) {
-  const std::vector<double> grid = bisect::cliff_grid(space, 2);
+double middle_of_the_range(const search::CliffSpace& space) {
+  const std::vector<double> grid = search::cliff_grid(space, 2);
   return grid[grid.size() / 2];
 }
 
 // `space`: a cliff lesson's search, whose value the questions without choices ask for.
 std::vector<Participant> predict(const Lesson& l, LessonIo& io,
-                                 const bisect::CliffSpace* space = nullptr) {
+                                 const search::CliffSpace* space = nullptr) {
   heading(io.out, "PREDICT", "(write your answers down before the run)");
   for (std::size_t i = 0; i < l.predict.size(); ++i) {
     const PredictQuestion& q = l.predict[i];
@@ -87,9 +87,9 @@ std::vector<Participant> predict(const Lesson& l, LessonIo& io,
       io.out << fmt::format("       {}) {}\n", static_cast<char>('a' + c), q.choices[c]);
     if (q.is_effect() && space != nullptr) {
       io.out << fmt::format("       (a value of {} between {} and {}, e.g. \"{}\")\n", space->knob,
-                            bisect::cliff_value_text(*space, space->from),
-                            bisect::cliff_value_text(*space, space->to),
-                            bisect::cliff_value_text(*space, middle_of_the_range(*space)));
+                            search::cliff_value_text(*space, space->from),
+                            search::cliff_value_text(*space, space->to),
+                            search::cliff_value_text(*space, middle_of_the_range(*space)));
     } else if (q.is_effect()) {
       io.out << "       (in words: \"slower, about 3x\", \"-20%\", \"no change\")\n";
     }
@@ -119,7 +119,7 @@ std::vector<Participant> predict(const Lesson& l, LessonIo& io,
           }
           if (q.is_effect() && space != nullptr && !a.empty() && !parse_cliff_guess(a, *space)) {
             io.out << fmt::format("    a value of {}, please, e.g. {}\n", space->knob,
-                                  bisect::cliff_value_text(*space, space->from));
+                                  search::cliff_value_text(*space, space->from));
             continue;
           }
           if (!a.empty()) p.answers[q.id] = a;
@@ -195,9 +195,10 @@ void show_reveal(const Reveal& reveal, const Lesson& l, LessonIo& io) {
 
 // The cliff lesson's search space against the live server; a problem names the lesson's
 // `cliff:` (its file, line and column), where the value was written.
-bisect::CliffSpace checked_space(const CliffLessonSetup& s) {
+search::CliffSpace checked_space(const CliffLessonSetup& s) {
   try {
-    return stage::cliff_space(s.experiment.options, s.catalog, s.live, s.server.current_envelope());
+    return experiment::cliff_space(s.experiment.options, s.catalog, s.live,
+                                   s.server.current_envelope());
   } catch (const InputError& e) {
     std::vector<ConfigError> problems = e.problems();
     if (problems.empty()) problems.push_back({{}, e.what(), "", ConfigError::Severity::kError});
@@ -219,7 +220,7 @@ struct Guess {
 
 // A value by its distance from the cliff (score_cliff_guess), a choice as in any lesson.
 report::PredictionRow score_cliff_answer(const Guess& g, const results::CliffResult& c,
-                                         const bisect::CliffSpace& space) {
+                                         const search::CliffSpace& space) {
   report::PredictionRow row{g.who, g.question->id, g.answer, "", 0, 0};
   if (!g.question->is_effect()) {
     row.verdict = score_choice(*g.question, g.answer);
@@ -262,7 +263,7 @@ results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
   io.out << std::flush;
   if (io.dashboard != nullptr) io.dashboard->set_step("run", l.title);
   results::Run run;
-  stage::run_plan(s.plan, s.server, s.catalog, s.workdir, s.run_options, progress, run);
+  experiment::run_plan(s.plan, s.server, s.catalog, s.workdir, s.run_options, progress, run);
 
   const results::StageResult* stage = find_stage(run, l.stage);
   const results::StageResult* ref = find_stage(run, l.reference);
@@ -305,8 +306,8 @@ results::Run run_lesson(const LessonSetup& s, LessonIo& io, Progress& progress,
   return run;
 }
 
-stage::CliffExperiment cliff_experiment(const Lesson& lesson) {
-  stage::CliffExperiment e = lesson.cliff->search;
+experiment::CliffExperiment cliff_experiment(const Lesson& lesson) {
+  experiment::CliffExperiment e = lesson.cliff->search;
   e.options.evidence = lesson.reveal_evidence;
   for (const DiagnoseQuestion& q : lesson.diagnose)
     e.options.evidence.insert(e.options.evidence.end(), q.evidence.begin(), q.evidence.end());
@@ -315,9 +316,9 @@ stage::CliffExperiment cliff_experiment(const Lesson& lesson) {
 
 report::CliffReveal run_cliff_lesson(CliffLessonSetup& s, LessonIo& io, Progress& progress) {
   const Lesson& l = s.lesson;
-  stage::CliffExperiment& e = s.experiment;
+  experiment::CliffExperiment& e = s.experiment;
   // The values the room guesses, checked against the live server before anyone answers.
-  const bisect::CliffSpace space = checked_space(s);
+  const search::CliffSpace space = checked_space(s);
   io.out << fmt::format("LESSON {}: {}{}\n", l.name, l.title,
                         l.minutes > 0 ? fmt::format(" (about {} minutes)", l.minutes) : "");
   if (io.dashboard != nullptr) io.dashboard->set_step("explain", l.title);
@@ -338,20 +339,20 @@ report::CliffReveal run_cliff_lesson(CliffLessonSetup& s, LessonIo& io, Progress
   }
 
   const int steps =
-      static_cast<int>(bisect::cliff_grid(space, e.options.search.resolution).size()) - 1;
+      static_cast<int>(search::cliff_grid(space, e.options.search.resolution).size()) - 1;
   heading(io.out, "RUN",
           fmt::format("the cliff of {} from {} towards {} (at most {} points of {} runs, each "
                       "between runs of {})",
-                      space.knob, bisect::cliff_value_text(space, space.from), e.options.to,
-                      bisect::cliff_max_points(steps), e.options.search.repeats,
-                      bisect::cliff_value_text(space, space.from)));
+                      space.knob, search::cliff_value_text(space, space.from), e.options.to,
+                      search::cliff_max_points(steps), e.options.search.repeats,
+                      search::cliff_value_text(space, space.from)));
   io.out << std::flush;
   if (io.dashboard != nullptr) {
     io.dashboard->set_step("run", l.title);
     results::CliffPoint from;
-    from.value = bisect::cliff_value_text(space, space.from);
+    from.value = search::cliff_value_text(space, space.from);
     from.base_value = space.from;
-    io.dashboard->open_cliff(space.knob, from, bisect::cliff_value_text(space, space.to), space.to);
+    io.dashboard->open_cliff(space.knob, from, search::cliff_value_text(space, space.to), space.to);
     std::vector<CliffGuessMark> marks;
     for (const Guess& g : guesses) {
       if (g.question != &l.predict.front()) continue;
@@ -365,7 +366,7 @@ report::CliffReveal run_cliff_lesson(CliffLessonSetup& s, LessonIo& io, Progress
   };
   report::CliffReveal reveal;
   reveal.lesson = l.name;
-  reveal.cliff = stage::run_cliff_experiment(e, s.server, s.catalog, progress);
+  reveal.cliff = experiment::run_cliff_experiment(e, s.server, s.catalog, progress);
   const results::CliffResult& c = reveal.cliff;
 
   for (const Guess& g : guesses) reveal.predictions.push_back(score_cliff_answer(g, c, space));

@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "common/progress.h"
+#include "experiment/cliff_experiment.h"
+#include "experiment/run.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "report/workshop.h"
 #include "results/model.h"
 #include "scenario/plan.h"
 #include "server/server_control.h"
-#include "stage/cliff_experiment.h"
-#include "stage/run.h"
 #include "workshop/dashboard.h"
 #include "workshop/lesson.h"
 
@@ -30,7 +30,7 @@ struct LessonSetup {
   const knobs::Catalog& catalog;
   const knobs::ServerSettings& live;  // the server's values, for Explain
   std::filesystem::path workdir;
-  stage::RunOptions run_options;
+  experiment::RunOptions run_options;
 };
 
 struct LessonIo {
@@ -49,7 +49,8 @@ results::Run run_lesson(const LessonSetup& setup, LessonIo& io, Progress& progre
 // A cliff lesson (Lesson::cliff): the search as the lesson's `cliff:` gives it, on its server.
 struct CliffLessonSetup {
   const Lesson& lesson;
-  stage::CliffExperiment experiment;  // cliff_experiment(lesson, ...) with the command's options
+  experiment::CliffExperiment
+      experiment;  // cliff_experiment(lesson, ...) with the command's options
   server::ServerControl& server;
   const knobs::Catalog& catalog;
   const knobs::ServerSettings& live;
@@ -57,7 +58,7 @@ struct CliffLessonSetup {
 
 // The experiment a cliff lesson's `cliff:` describes: its knob, range, fixed settings and the
 // evidence its reveal and diagnose questions name (kept at each point).
-stage::CliffExperiment cliff_experiment(const Lesson& lesson);
+experiment::CliffExperiment cliff_experiment(const Lesson& lesson);
 
 // Explain, Predict (the value where it starts to hurt), Run (the cliff search live: each
 // point on the dashboard's curve beside the room's guesses), Reveal (each guess scored by its

@@ -15,11 +15,11 @@
 #include <string_view>
 #include <vector>
 
+#include "experiment/run.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "report/workshop.h"
 #include "results/model.h"
-#include "stage/run.h"
 
 namespace pgslow::workshop {
 

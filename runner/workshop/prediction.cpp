@@ -104,7 +104,7 @@ std::optional<std::size_t> match_choice(const std::string& answer,
   return std::nullopt;
 }
 
-std::optional<double> parse_cliff_guess(const std::string& text, const bisect::CliffSpace& space) {
+std::optional<double> parse_cliff_guess(const std::string& text, const search::CliffSpace& space) {
   const std::string t = trim(text);
   if (t.empty()) return std::nullopt;
   std::optional<double> v;
@@ -122,9 +122,9 @@ std::optional<double> parse_cliff_guess(const std::string& text, const bisect::C
 }
 
 CliffGuessScore score_cliff_guess(double guess, const results::CliffResult& c,
-                                  const bisect::CliffSpace& space) {
+                                  const search::CliffSpace& space) {
   const bool down = c.to_value < c.baseline.base_value;
-  auto text = [&](double v) { return bisect::cliff_value_text(space, v); };
+  auto text = [&](double v) { return search::cliff_value_text(space, v); };
   // "above" and "below" in value terms, whichever way the search went.
   auto side = [&](double factor, bool higher) {
     return fmt::format("{:.1f}x {} the cliff", factor, higher ? "above" : "below");

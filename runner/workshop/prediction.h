@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "bisect/cliff.h"
 #include "report/workshop.h"
+#include "search/cliff_search.h"
 
 namespace pgslow::workshop {
 
@@ -30,7 +30,7 @@ std::string score_effect_prediction(const EffectPrediction& p, const report::Eff
 // A guess of the value where a cliff begins, as a person writes it ("160MB", "1.5", "4MB"), in
 // the search's base unit (kB for memory); nullopt when it is not a value of the searched knob
 // or lies outside a log scale (zero or less).
-std::optional<double> parse_cliff_guess(const std::string& text, const bisect::CliffSpace& space);
+std::optional<double> parse_cliff_guess(const std::string& text, const search::CliffSpace& space);
 
 // How far a guess of the cliff's beginning is from where the search found it, on the log scale.
 // The cliff lies between the last safe value and the first harmful one: a guess there is right
@@ -42,7 +42,7 @@ struct CliffGuessScore {
   std::string verdict;
 };
 CliffGuessScore score_cliff_guess(double guess, const results::CliffResult& cliff,
-                                  const bisect::CliffSpace& space);
+                                  const search::CliffSpace& space);
 
 // A multiple-choice answer: the choice by its letter ("b"), its number ("2") or its text.
 // nullopt when it matches no choice.

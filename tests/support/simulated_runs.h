@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "bisect/simulated_server.h"
 #include "results/model.h"
 #include "results/stats.h"
+#include "search/simulated_server.h"
 
 namespace pgslow::testing {
 
-// A run's measurement as an interleaved reference run (stage::run_plan's).
+// A run's measurement as an interleaved reference run (experiment::run_plan's).
 inline results::ReferenceRun reference_of(const results::Measurement& m, std::size_t after) {
   results::ReferenceRun r;
   r.after_stage = after;
@@ -32,9 +32,9 @@ struct Layout {
   double seconds = 10;
 };
 
-// As stage::run_plan in an isolated run: the baseline, then each stage (knob "b" of the
+// As experiment::run_plan in an isolated run: the baseline, then each stage (knob "b" of the
 // simulator's model) alternating with the baseline `repeats` times.
-inline results::Run interleaved_run(bisect::SimulatedServer& sim,
+inline results::Run interleaved_run(search::SimulatedServer& sim,
                                     const std::vector<std::string>& stages, Layout layout = {}) {
   results::Run run;
   run.mode = "isolated";

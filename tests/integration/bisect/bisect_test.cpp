@@ -1,12 +1,10 @@
 // Bisect on the real managed cluster through the library function `pgslow bisect` calls
-// (stage::run_bisect: the one adapter, stage::LabMeasurer, over the one measuring seam,
-// stage::LabSession): bad = ten harmless changes plus the two planner costs of
+// (experiment::run_bisect: the one adapter, experiment::LabMeasurer, over the one measuring seam,
+// experiment::LabSession): bad = ten harmless changes plus the two planner costs of
 // the published run that make index scans look infinitely expensive. On select-only (an index
 // lookup per transaction) either cost alone forces sequential scans, so bisect must name them (one
 // round each, or both as one group) and nothing else, within a bounded number of runs, and leave
 // the configuration as it found it.
-
-#include "report/bisect.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -17,18 +15,19 @@
 #include <cmath>
 #include <set>
 
-#include "bisect/bisector.h"
-#include "bisect/configuration.h"
-#include "bisect/measurer.h"
 #include "common/progress.h"
+#include "experiment/bisect_experiment.h"
+#include "experiment/lab_measurer.h"
+#include "experiment/lab_session.h"
 #include "knobs/catalog.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
+#include "report/bisect_view.h"
 #include "results/metric.h"
+#include "search/bisector.h"
+#include "search/configuration.h"
+#include "search/measurer.h"
 #include "server/pg_versions.h"
-#include "stage/bisect_experiment.h"
-#include "stage/lab_measurer.h"
-#include "stage/lab_session.h"
 #include "tests/support/cluster_fixture.h"
 #include "workload/registry.h"
 
@@ -70,7 +69,7 @@ class CpuHog {
 };
 
 // Runs of good measured again (drift control), not search.
-int good_again(const bisect::Result& r) {
+int good_again(const search::Result& r) {
   int n = 0;
   for (const auto& run : r.runs)
     if (run.purpose == "good" && run.number > 1) n += run.new_runs;
@@ -83,20 +82,20 @@ int good_again(const bisect::Result& r) {
 TEST(BisectLive, CostPerTransactionSamplesAreFiniteAndFollowTheWork) {
   knobs::Catalog catalog = knobs::Catalog::load_default();
   server::ManagedCluster& server = cluster();
-  EXPECT_NO_THROW(bisect::require_measurable(results::Metric::kCpuPerTx, server));
+  EXPECT_NO_THROW(search::require_measurable(results::Metric::kCpuPerTx, server));
   const workload::Workload& wl = workload::find_workload("select-only");
   workload::WorkloadParams params;
   params.scale = 1;
   params.clients = 2;
-  stage::LabOptions lab_options;
+  experiment::LabOptions lab_options;
   lab_options.workdir = cluster().cluster_dir().parent_path();
   SilentProgress progress;
-  stage::LabSession lab(server, catalog, wl, params, lab_options, progress);
+  experiment::LabSession lab(server, catalog, wl, params, lab_options, progress);
   lab.prepare();
-  stage::Trial base;
+  experiment::Trial base;
   base.timing.warmup_s = 0.5;
   base.timing.duration_s = 1.5;
-  stage::LabMeasurer measurer(lab, base, results::Metric::kCpuPerTx);
+  experiment::LabMeasurer measurer(lab, base, results::Metric::kCpuPerTx);
   const std::vector<double> good = measurer.measure({}, 2);
   const std::vector<double> seq_scans =
       measurer.measure({{"random_page_cost", "1e300", {"test", 0, 0}}}, 1);
@@ -121,8 +120,8 @@ TEST(BisectLive, CostPerTransactionSamplesAreFiniteAndFollowTheWork) {
 
 TEST(BisectLive, FindsThePlannerCostsAmongHarmlessChanges) {
   knobs::Catalog catalog = knobs::Catalog::load_default();
-  bisect::Configuration good{"default", {}};
-  bisect::Configuration bad{"bad", {}};
+  search::Configuration good{"default", {}};
+  search::Configuration bad{"bad", {}};
   for (auto [name, value] :
        std::vector<std::pair<std::string, std::string>>{{"work_mem", "8MB"},
                                                         {"maintenance_work_mem", "128MB"},
@@ -145,11 +144,11 @@ TEST(BisectLive, FindsThePlannerCostsAmongHarmlessChanges) {
     pg::Connection conn = pg::Connection::open(conninfo());
     live = knobs::ServerSettings::read(conn);
   }
-  bisect::Difference diff = bisect::difference(good, bad, catalog, live);
+  search::Difference diff = search::difference(good, bad, catalog, live);
   ASSERT_EQ(diff.candidates.size(), 12u);
   EXPECT_TRUE(diff.excluded.empty());
 
-  stage::BisectExperiment e;
+  experiment::BisectExperiment e;
   e.good = good;
   e.bad = bad;
   e.workload = "select-only";
@@ -160,11 +159,11 @@ TEST(BisectLive, FindsThePlannerCostsAmongHarmlessChanges) {
   e.repeats = 2;
   e.workdir = cluster().cluster_dir().parent_path();
   SilentProgress progress;
-  bisect::Result r;
+  search::Result r;
   {
     // The hog starts after the levels (about 4 runs of 2.5 s plus the load) and lasts the search.
     CpuHog hog(std::chrono::seconds(15), std::chrono::seconds(150));
-    r = stage::run_bisect(e, server, catalog, progress);
+    r = experiment::run_bisect(e, server, catalog, progress);
   }
   EXPECT_EQ(r.candidates.size(), 12u);
 
@@ -202,15 +201,15 @@ class NotesProgress final : public Progress {
   std::vector<std::string> notes;
 };
 
-bisect::Configuration settings(const std::string& label,
+search::Configuration settings(const std::string& label,
                                const std::vector<std::pair<std::string, std::string>>& values) {
-  bisect::Configuration c{label, {}};
+  search::Configuration c{label, {}};
   for (const auto& [name, value] : values) c.settings.push_back({name, value, {label, 0, 0}});
   return c;
 }
 
-stage::BisectExperiment short_runs(const std::string& workload) {
-  stage::BisectExperiment e;
+experiment::BisectExperiment short_runs(const std::string& workload) {
+  experiment::BisectExperiment e;
   e.workload = workload;
   e.scale = 1;
   e.clients = 4;
@@ -227,7 +226,7 @@ stage::BisectExperiment short_runs(const std::string& workload) {
 // updates never feel. The tally names it as the one that helped, and nothing as hurting.
 TEST(BisectLive, DirectionFasterNamesTheAdvisorsChangeThatHelps) {
   knobs::Catalog catalog = knobs::Catalog::load_default();
-  stage::BisectExperiment e = short_runs("tpcb-like");
+  experiment::BisectExperiment e = short_runs("tpcb-like");
   e.good = {"default", {}};
   e.bad = settings("advisor.conf", {{"default_statistics_target", "150"},
                                     {"effective_cache_size", "2GB"},
@@ -239,7 +238,7 @@ TEST(BisectLive, DirectionFasterNamesTheAdvisorsChangeThatHelps) {
   // the 10x of synchronous_commit inside the noise.
   e.repeats = 3;
   SilentProgress progress;
-  const bisect::Result r = stage::run_bisect(e, cluster(), catalog, progress);
+  const search::Result r = experiment::run_bisect(e, cluster(), catalog, progress);
   ASSERT_TRUE(r.clearly_different) << r.conclusion;
   ASSERT_TRUE(r.attribution) << r.conclusion;
   std::set<std::string> found;
@@ -251,7 +250,7 @@ TEST(BisectLive, DirectionFasterNamesTheAdvisorsChangeThatHelps) {
   // test can check. A certain answer must be exactly the one change that helps.
   if (r.uncertain) GTEST_SKIP() << "the search stayed uncertain on this machine: " << r.conclusion;
   EXPECT_EQ(found, std::set<std::string>{"synchronous_commit"}) << r.conclusion;
-  const std::string tally = report::attribution_tally(bisect::to_report(r));
+  const std::string tally = report::attribution_tally(search::to_report(r));
   EXPECT_EQ(tally.find("advisor.conf's 4 changes: 1 helped (synchronous_commit TPS +"), 0u)
       << tally;
   EXPECT_NE(tally.find(", 0 hurt"), std::string::npos) << tally;
@@ -267,7 +266,7 @@ TEST(BisectLive, DirectionFasterNamesTheAdvisorsChangeThatHelps) {
 // by tens of percent, not a hundredfold.
 TEST(BisectLive, MetricP99FindsAKnobThatOnlyMovesTheLatency) {
   knobs::Catalog catalog = knobs::Catalog::load_default();
-  stage::BisectExperiment e = short_runs("tpcb-like");
+  experiment::BisectExperiment e = short_runs("tpcb-like");
   e.rate = 10;
   e.duration_s = 3;
   e.good = {"default", {}};
@@ -277,7 +276,7 @@ TEST(BisectLive, MetricP99FindsAKnobThatOnlyMovesTheLatency) {
                            {"commit_siblings", "0"}});
   e.metric = results::Metric::kP99;
   SilentProgress progress;
-  const bisect::Result r = stage::run_bisect(e, cluster(), catalog, progress);
+  const search::Result r = experiment::run_bisect(e, cluster(), catalog, progress);
   ASSERT_TRUE(r.clearly_different) << r.conclusion;
   std::set<std::string> found;
   for (const auto& g : r.culprits) found.insert(g.knobs.begin(), g.knobs.end());
@@ -294,14 +293,14 @@ TEST(BisectLive, VersionDefaultsAreListedAndRun) {
       GTEST_SKIP() << "PostgreSQL " << major << " is not installed (`pgslow server install "
                    << major << "`)";
   knobs::Catalog catalog = knobs::Catalog::load_default();
-  stage::BisectExperiment e = short_runs("tpcb-like");
+  experiment::BisectExperiment e = short_runs("tpcb-like");
   e.clients = 2;
   e.duration_s = 1;
   e.warmup_s = 0.3;
   e.good_version = 16;
   e.bad_version = 18;
   NotesProgress progress;
-  const bisect::Result r = stage::run_bisect(e, cluster(), catalog, progress);
+  const search::Result r = experiment::run_bisect(e, cluster(), catalog, progress);
   EXPECT_TRUE(progress.has("built-in defaults differ between PostgreSQL 16 and 18"));
   // 18 raised both I/O concurrency defaults to 16 (from 1 and 10).
   EXPECT_TRUE(progress.has("effective_io_concurrency")) << progress.notes.front();

@@ -18,13 +18,13 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/process.h"
+#include "experiment/cliff_experiment.h"
+#include "experiment/run.h"
 #include "knobs/catalog.h"
 #include "pg/connection.h"
 #include "pg/error.h"
 #include "scenario/plan.h"
 #include "server/target.h"
-#include "stage/cliff_experiment.h"
-#include "stage/run.h"
 #include "tests/support/cluster_fixture.h"
 
 namespace pgslow {
@@ -368,13 +368,13 @@ sweep:
   auto conn = pg::Connection::open(c.get().conninfo());
   const scenario::Plan plan = scenario::make_plan(s, catalog, knobs::ServerSettings::read(conn));
   conn = pg::Connection();
-  stage::RunOptions options;
+  experiment::RunOptions options;
   options.warmup_s = 0.5;
   options.duration_s = 1;
   options.no_wait_sampling = true;
   LimitWatch watch(group);
   results::Run run;
-  stage::run_plan(plan, c.get(), catalog, c.workdir(), options, watch, run);
+  experiment::run_plan(plan, c.get(), catalog, c.workdir(), options, watch, run);
 
   // baseline, 192MB, baseline again, 64MB, baseline again.
   const std::uint64_t unlimited = server::Envelope::kUnlimitedMemory;
@@ -400,7 +400,7 @@ sweep:
   LimitWatch interrupted(group);
   interrupted.interrupt_at = "server.memory 64MB";
   results::Run cut;
-  EXPECT_THROW(stage::run_plan(plan, c.get(), catalog, c.workdir(), options, interrupted, cut),
+  EXPECT_THROW(experiment::run_plan(plan, c.get(), catalog, c.workdir(), options, interrupted, cut),
                apply::Interrupted);
   apply::InterruptGuard::reset_for_tests();
   ASSERT_FALSE(interrupted.seen.empty());
@@ -437,7 +437,7 @@ TEST(Envelope, ACliffOverTheServersMemorySetsEachRunsLimitAndPutsTheRunsBack) {
   const server::CgroupGroup group = c.get().envelope_group();
   ASSERT_EQ(group.memory_limit(), 256 * kMiB);
 
-  stage::CliffExperiment e;
+  experiment::CliffExperiment e;
   e.workload = "select-only";
   e.scale = 1;
   e.clients = 2;
@@ -453,7 +453,7 @@ TEST(Envelope, ACliffOverTheServersMemorySetsEachRunsLimitAndPutsTheRunsBack) {
   e.options.settings = {{"shared_buffers", "16MB", {"--set", 0, 0}}};
   const knobs::Catalog catalog = knobs::Catalog::load_default();
   LimitWatch watch(group);
-  const results::CliffResult r = stage::run_cliff_experiment(e, c.get(), catalog, watch);
+  const results::CliffResult r = experiment::run_cliff_experiment(e, c.get(), catalog, watch);
 
   std::vector<std::uint64_t> limits;
   for (const auto& [stage, limit] : watch.seen) limits.push_back(limit);
@@ -474,7 +474,7 @@ TEST(Envelope, ACliffOverTheServersMemorySetsEachRunsLimitAndPutsTheRunsBack) {
   e.workdir = plain.workdir();
   LimitWatch none(group);
   try {
-    stage::run_cliff_experiment(e, plain.get(), catalog, none);
+    experiment::run_cliff_experiment(e, plain.get(), catalog, none);
     ADD_FAILURE() << "a search of server.memory ran without an envelope";
   } catch (const InputError& err) {
     EXPECT_NE(std::string(err.what()).find("needs the server in an envelope"), std::string::npos)

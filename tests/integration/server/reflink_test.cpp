@@ -17,11 +17,11 @@
 
 #include "common/process.h"
 #include "common/progress.h"
+#include "experiment/lab_session.h"
 #include "knobs/catalog.h"
 #include "pg/connection.h"
 #include "server/managed_cluster.h"
 #include "server/pg_versions.h"
-#include "stage/lab_session.h"
 #include "tests/support/cluster_fixture.h"
 #include "tests/support/data_checksum.h"
 #include "tests/support/pgslow_process.h"
@@ -49,7 +49,7 @@ bool installed(int major) {
 // One stage of a workload on `server`, through the one measuring seam, with its evidence.
 results::StageResult measure_one_stage(server::ServerControl& server, const fs::path& workdir,
                                        const std::string& workload, int scale) {
-  stage::LabOptions o;
+  experiment::LabOptions o;
   o.changes_configuration = false;
   o.workdir = workdir;
   const knobs::Catalog catalog{};
@@ -57,9 +57,9 @@ results::StageResult measure_one_stage(server::ServerControl& server, const fs::
   params.scale = scale;
   params.clients = 2;
   SilentProgress quiet;
-  stage::LabSession lab(server, catalog, workload::find_workload(workload), params, o, quiet);
+  experiment::LabSession lab(server, catalog, workload::find_workload(workload), params, o, quiet);
   lab.prepare();
-  stage::Trial trial;
+  experiment::Trial trial;
   trial.configuration.name = "first second";
   trial.timing.warmup_s = 0;  // the window opens right after the reset
   trial.timing.duration_s = 1;

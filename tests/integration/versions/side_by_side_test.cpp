@@ -23,7 +23,7 @@
 #include "common/strings.h"
 #include "pg/connection.h"
 #include "report/json.h"
-#include "report/versions.h"
+#include "report/versions_view.h"
 #include "server/managed_cluster.h"
 #include "server/pg_versions.h"
 #include "tests/support/cluster_fixture.h"

@@ -3,7 +3,7 @@
 # from the bottom up), never up; it fails naming each file and include that runs up.
 #
 # The order is read from the document itself, so the document and the code cannot drift apart:
-# a row's first cell is a folder (`runner/driver/`) or a file pattern (`runner/stage/lab_session.*`),
+# a row's first cell is a folder (`runner/driver/`) or a file pattern (`runner/experiment/lab_session.*`),
 # and a file belongs to the most specific row that matches it.
 
 include(${CMAKE_CURRENT_LIST_DIR}/layer_table.cmake)

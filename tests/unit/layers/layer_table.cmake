@@ -1,6 +1,6 @@
 # read_layer_table(<doc> <rows> <libraries>): the rows of docs/architecture.md's "## Layers"
 # table, from the bottom up: each row's first cell (a folder, `runner/driver/`, or file
-# patterns, `runner/stage/lab_session.*`, comma-joined when there are several) into <rows> and its library into <libraries>. The one
+# patterns, `runner/experiment/lab_session.*`, comma-joined when there are several) into <rows> and its library into <libraries>. The one
 # reader of the documented order, for the include check (check_layers.cmake) and the link check
 # (CMakeLists.txt).
 function(read_layer_table doc rows_var libraries_var)

@@ -1,9 +1,9 @@
 // The console's interval column beside the verdict: the interval of the axis the verdict names
 // (a cost, the tail), TPS's otherwise.
 
-#include "report/axes.h"
-
 #include <gtest/gtest.h>
+
+#include "report/axes_view.h"
 
 namespace pgslow::report {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "report/cliff.h"
+#include "report/cliff_view.h"
 #include "tests/unit/report/sample_results.h"
 
 namespace pgslow::report {

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "report/bench.h"
-#include "report/bisect.h"
-#include "report/check_data.h"
-#include "report/cliff.h"
-#include "report/knob_list.h"
-#include "report/plan.h"
+#include "report/bench_view.h"
+#include "report/bisect_view.h"
+#include "report/check_data_view.h"
+#include "report/cliff_view.h"
+#include "report/knob_list_view.h"
+#include "report/plan_view.h"
 #include "report/registry.h"
-#include "report/versions.h"
+#include "report/versions_view.h"
 #include "tests/unit/report/sample_run.h"
 
 namespace pgslow::report::testing {

@@ -2,14 +2,13 @@
 // knobs to its dominant waits with the baseline's share beside them, the stacked bars, JSON.
 // Goldens: tests/unit/report/golden/waits.*; PGSLOW_UPDATE_GOLDEN=1 rewrites them.
 
-#include "report/waits.h"
-
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "report/json.h"
 #include "report/registry.h"
+#include "report/waits_view.h"
 #include "results/summary.h"
 #include "tests/unit/report/golden.h"
 #include "tests/unit/report/sample_run.h"

@@ -4,8 +4,8 @@
 
 #include <sstream>
 
-#include "bisect/attribution.h"
-#include "report/plan.h"
+#include "report/plan_view.h"
+#include "search/attribution.h"
 
 namespace pgslow::scenario {
 namespace {
@@ -194,7 +194,7 @@ TEST(MakePlan, AttributionCostsExtraRunsOnlyWhereAStageHasSeveralKnobs) {
   const PlannedStage& wal = plan.stages[2];
   ASSERT_GE(wal.changes.size(), 2u);
   EXPECT_TRUE(wal.attribute);
-  EXPECT_EQ(wal.attribution_runs, bisect::expected_attribution_runs(wal.attribution_units, 1,
+  EXPECT_EQ(wal.attribution_runs, search::expected_attribution_runs(wal.attribution_units, 1,
                                                                     attribution_level_repeats(1)));
   EXPECT_FALSE(plan.stages[3].attribute) << "one knob: nothing to attribute";
   EXPECT_EQ(plan.attribution_runs, wal.attribution_runs);

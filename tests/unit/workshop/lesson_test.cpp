@@ -67,7 +67,7 @@ TEST(LessonFile, ACliffLessonNamesItsSearchAndNoScenario) {
       "dir/l.yaml", problems);
   ASSERT_FALSE(has_errors(problems)) << all(problems);
   ASSERT_TRUE(l.cliff);
-  const stage::CliffExperiment& e = l.cliff->search;
+  const experiment::CliffExperiment& e = l.cliff->search;
   EXPECT_EQ(e.options.knob, "work_mem");
   EXPECT_EQ(e.scripts, std::vector<std::string>{"dir/s.sql@2"});
   EXPECT_EQ(e.duration_s, 3);

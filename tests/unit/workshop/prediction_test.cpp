@@ -69,8 +69,8 @@ TEST(Prediction, MatchesChoicesByLetterNumberOrText) {
 
 // ---- cliff lessons: a guess of where a knob starts to hurt -----------------------------
 
-bisect::CliffSpace work_mem_space() {
-  bisect::CliffSpace s;
+search::CliffSpace work_mem_space() {
+  search::CliffSpace s;
   s.knob = "work_mem";
   s.from = 65536;  // 64MB in kB
   s.to = 64;
@@ -109,14 +109,14 @@ results::CliffResult work_mem_cliff(bool with_cliff = true) {
 }
 
 TEST(CliffGuess, ReadsAValueOfTheKnobInItsUnits) {
-  const bisect::CliffSpace s = work_mem_space();
+  const search::CliffSpace s = work_mem_space();
   EXPECT_EQ(parse_cliff_guess("3MB", s), 3072);
   EXPECT_EQ(parse_cliff_guess(" 512kB ", s), 512);
   EXPECT_EQ(parse_cliff_guess("1024", s), 1024);  // a bare number is in kB, as in postgresql.conf
   EXPECT_FALSE(parse_cliff_guess("lots", s));
   EXPECT_FALSE(parse_cliff_guess("", s));
   EXPECT_FALSE(parse_cliff_guess("-4MB", s));
-  bisect::CliffSpace memory = s;
+  search::CliffSpace memory = s;
   memory.knob = "server.memory";
   EXPECT_EQ(parse_cliff_guess("160MB", memory), 160 * 1024);
   EXPECT_FALSE(parse_cliff_guess("160", memory));  // the machine's memory needs a unit
@@ -125,7 +125,7 @@ TEST(CliffGuess, ReadsAValueOfTheKnobInItsUnits) {
 // Between the last safe and the first harmful value: right. Elsewhere: the factor to the
 // nearer of the two, on the log scale, and which side.
 TEST(CliffGuess, IsScoredByItsDistanceFromTheCliffOnTheLogScale) {
-  const bisect::CliffSpace s = work_mem_space();
+  const search::CliffSpace s = work_mem_space();
   const results::CliffResult c = work_mem_cliff();
   CliffGuessScore in = score_cliff_guess(3072, c, s);
   EXPECT_EQ(in.off_by, 1);
@@ -143,7 +143,7 @@ TEST(CliffGuess, IsScoredByItsDistanceFromTheCliffOnTheLogScale) {
 }
 
 TEST(CliffGuess, WithoutACliffInTheRangeAGuessInsideItIsOffByAtLeastItsFactorToTheFarEnd) {
-  const bisect::CliffSpace s = work_mem_space();
+  const search::CliffSpace s = work_mem_space();
   const results::CliffResult c = work_mem_cliff(false);
   CliffGuessScore inside = score_cliff_guess(1024, c, s);
   EXPECT_DOUBLE_EQ(inside.off_by, 16);

@@ -1,0 +1,45 @@
+#include "report/axes_view.h"
+
+namespace pgslow::report {
+
+std::string verdict_cell(const StageSummary& s) {
+  if (!s.verdict.cell.empty()) return s.verdict.cell;
+  return s.vs_baseline ? s.vs_baseline->text : "—";
+}
+
+std::string verdict_interval(const StageSummary& s) {
+  if (s.verdict.axis != nullptr && s.verdict.axis != &kTpsAxis)
+    for (const auto& a : s.axes)
+      if (a.axis == s.verdict.axis) return std::string(a.axis->label) + " " + axis_change_text(a);
+  return interval_text(s.vs_baseline);
+}
+
+bool verdict_needs_sentence(const StageSummary& s) {
+  return s.vs_baseline && !s.verdict.sentence.empty() && s.verdict.cell != s.vs_baseline->text;
+}
+
+std::vector<std::string> axis_items(const StageSummary& s, bool with_cpu) {
+  return axis_items(s.axes, with_cpu);
+}
+
+std::vector<std::string> axis_items(const std::vector<AxisChange>& axes, bool with_cpu) {
+  std::vector<std::string> out;
+  for (const auto& a : axes) {
+    if (a.axis == &kTpsAxis || (a.axis == &kCpuAxis && !with_cpu)) continue;
+    out.push_back(std::string(a.axis->label) + " " + axis_change_text(a));
+  }
+  return out;
+}
+
+std::vector<std::string> wrap_items(const std::vector<std::string>& items, std::size_t width) {
+  std::vector<std::string> lines;
+  for (const auto& item : items) {
+    if (!lines.empty() && lines.back().size() + 2 + item.size() <= width)
+      lines.back() += "; " + item;
+    else
+      lines.push_back(item);
+  }
+  return lines;
+}
+
+}  // namespace pgslow::report

@@ -1,0 +1,33 @@
+#pragma once
+// `pgslow bench` as an experiment (docs/architecture.md): one measurement of a workload with no
+// configuration change, through the one measuring seam, from a fresh template clone unless the
+// user runs it on a database as it is (like pgbench on tables `pgbench -i` made).
+
+#include <filesystem>
+#include <optional>
+
+#include "common/progress.h"
+#include "driver/driver.h"
+#include "results/bench.h"
+#include "server/pooler.h"
+#include "server/server_control.h"
+#include "workload/workload.h"
+
+namespace pgslow::experiment {
+
+struct BenchOptions {
+  driver::DriverOptions driver;  // clients, duration, warm-up, rate, pool, tries, protocol, seed
+  bool reset_data = true;        // false: --no-reset
+  bool check_data = false;       // the workload's consistency checks after the run
+  bool wait_sampling = true;     // false: --no-wait-sampling
+  std::filesystem::path workdir;
+  std::optional<server::PoolerSpec> pooler;  // --pooler (docs/pooler.md)
+};
+
+// Measures `workload` once on `server`. RuntimeError with the run's error when it failed; an
+// interrupted run returns what it measured, with `interrupted` set.
+results::BenchResult run_bench(server::ServerControl& server, const workload::Workload& workload,
+                               const workload::WorkloadParams& params, const BenchOptions& options,
+                               Progress& progress);
+
+}  // namespace pgslow::experiment

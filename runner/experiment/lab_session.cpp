@@ -1,0 +1,787 @@
+#include "experiment/lab_session.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "apply/server_state.h"
+#include "common/clock.h"
+#include "common/reflink.h"
+#include "common/strings.h"
+#include "driver/driver.h"
+#include "evidence/evidence.h"
+#include "pg/connection.h"
+#include "results/summary.h"
+#include "server/server_log.h"
+#include "server/target_kind.h"
+
+namespace pgslow::experiment {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::uintmax_t log_offset_now(const std::optional<fs::path>& log) {
+  return log ? server::log_size(*log) : 0;
+}
+
+// The server log lines written since `offset`, the last `max_lines` of them: the stage's
+// excerpt in the results folder.
+std::string log_since(const std::optional<fs::path>& log, std::uintmax_t offset,
+                      std::size_t max_lines = 200) {
+  if (!log) return {};
+  std::vector<std::string> lines;
+  try {
+    lines = split(server::read_log_since(*log, offset), '\n');
+  } catch (const std::exception& e) {
+    return fmt::format("(the server log could not be read: {})\n", e.what());
+  }
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  std::string out;
+  std::size_t first = lines.size() > max_lines ? lines.size() - max_lines : 0;
+  if (first > 0) out += fmt::format("... {} earlier lines left out\n", first);
+  for (std::size_t i = first; i < lines.size(); ++i) out += lines[i] + "\n";
+  return out;
+}
+
+// What a stage's report says when work other than the server and pgslow's clients took the
+// CPU during its runs: the worst run's shares.
+std::string disturbance_note(const std::vector<evidence::CpuShares>& runs, int of) {
+  const auto worst = std::max_element(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+    return a.disturbance() < b.disturbance();
+  });
+  return fmt::format(
+      "the machine was disturbed: work other than the server and pgslow's clients used up to "
+      "{:.0f}% of its CPU during {} of {} run{} of this stage (other programs {:.0f}%, pgslow's "
+      "dashboard and evidence {:.0f}%); its figures may be slower than the configuration alone "
+      "explains",
+      worst->disturbance() * 100, runs.size(), of, of == 1 ? "" : "s", worst->other_programs * 100,
+      worst->pgslow_other * 100);
+}
+
+// When pgslow's client threads were nearly always busy, the figure measures the driver, not
+// the server: the report says so.
+std::optional<std::string> driver_bound_note(const std::vector<results::Measurement>& runs,
+                                             int workers) {
+  const int threads = workers > 0 ? workers : static_cast<int>(std::thread::hardware_concurrency());
+  double busiest = 0;
+  for (const auto& m : runs) {
+    const int used = std::min(std::max(1, threads), std::max(1, m.clients_connected));
+    if (m.duration_s > 0 && m.client_cpu_s > 0)
+      busiest = std::max(busiest, m.client_cpu_s / (m.duration_s * used));
+  }
+  if (busiest < 0.9) return std::nullopt;
+  return fmt::format(
+      "the driver may be the bottleneck: pgslow's client threads were busy {:.0f}% of the time; "
+      "the server could go faster than this figure (give the driver more threads with "
+      "--workers, or fewer clients)",
+      busiest * 100);
+}
+
+constexpr std::string_view kPostmasterStartSql = "SELECT pg_postmaster_start_time()::text";
+
+// " The server's memory envelope (...) killed 1 server process that ran out of memory: ..."
+// when the envelope's kill count has grown past `kills_before`; "" otherwise. A backend killed
+// so takes the server through crash recovery, the postmaster killed so stops it: either way the
+// run's error says that the envelope was the cause and what to change.
+std::string out_of_memory_cause(const server::ServerControl& server, std::uint64_t kills_before) {
+  const std::optional<std::uint64_t> kills = server.out_of_memory_kills();
+  if (!kills || *kills <= kills_before) return "";
+  const std::uint64_t n = *kills - kills_before;
+  return fmt::format(
+      " The server's memory envelope ({}) killed {} server process{} that ran out of memory: give "
+      "the server more memory (--memory, or server.memory in the scenario) or make it use less "
+      "(shared_buffers, work_mem, fewer clients).",
+      server.envelope(), n, n == 1 ? "" : "es");
+}
+
+// After a run: throws RuntimeError when the server stopped or restarted since `started_at`
+// (pg_postmaster_start_time() read through `probe` before the run). The clients reconnect after
+// a restart and count the lost transactions as failed: the figure then measures the outage and
+// a cold cache, not the configuration, so the stage fails. The probe's own session answers
+// even when the clients took every connection slot.
+void require_same_server(const server::ServerControl& server, std::optional<pg::Connection>& probe,
+                         const std::optional<std::string>& started_at,
+                         std::uint64_t out_of_memory_kills_before) {
+  if (!probe || !started_at) return;  // nothing to compare with: the next measure() checks
+  try {
+    if (probe->query_value(kPostmasterStartSql) == started_at) return;
+  } catch (const pg::Error& e) {
+    spdlog::debug("the evidence connection broke: {}", e.what());
+  }
+  std::optional<std::string> now;
+  try {
+    pg::Connection conn = pg::Connection::open(server.conninfo());
+    now = conn.query_value(kPostmasterStartSql);
+  } catch (const pg::Error& e) {
+    throw RuntimeError(
+        fmt::format("{} stopped during the measurement ({}); the stage's figure is not valid.{}",
+                    server.describe(), e.server_message().empty() ? e.what() : e.server_message(),
+                    out_of_memory_cause(server, out_of_memory_kills_before)));
+  }
+  if (now == started_at) return;  // only the probe's session ended
+  throw RuntimeError(fmt::format(
+      "{} restarted during the measurement (up since {}, before since {}); the stage's figure "
+      "includes the restart and is not valid.{}",
+      server.describe(), now.value_or("?"), *started_at,
+      out_of_memory_cause(server, out_of_memory_kills_before)));
+}
+
+// Before a measurement: a server that stopped under an earlier one cannot be measured; the
+// restore (the caller's way out) starts it again with its original configuration.
+void require_running(const server::ServerControl& server) {
+  if (apply::server_accepts_connections(server)) return;
+  throw RuntimeError(
+      fmt::format("{} does not accept connections (it stopped during the run); "
+                  "nothing more can be measured.{}",
+                  server.describe(), out_of_memory_cause(server, 0)));
+}
+
+// How often the wait sampler reads pg_stat_activity (docs/evidence.md: its cost, measured).
+constexpr std::chrono::milliseconds kWaitInterval(10);
+
+results::WaitProfile wait_profile(const evidence::WaitCounts& counts) {
+  results::WaitProfile w;
+  w.samples = counts.samples;
+  w.interval_ms = static_cast<double>(kWaitInterval.count());
+  w.backends = counts.backends;
+  return w;
+}
+
+// PostgreSQL 18 clones the template's files (file_copy_method = clone) where its data directory
+// can: pgslow's own cluster, on the workdir's file system, where a clone made in the workdir
+// (root's, unlike the data directory) works. Any other server, or a file system that cannot
+// clone, gets the byte copy: there, clone would be the kernel copying the bytes, not a fork.
+workload::ResetMethod choose_reset_method(server::ServerControl& server, const fs::path& workdir,
+                                          Progress& progress) {
+  const std::optional<fs::path> data_dir = server.data_dir();
+  if (!server::target_kind(server.kind()).in_workdir || !data_dir || workdir.empty())
+    return workload::ResetMethod::kTemplateCopy;
+  const int major = pg::Connection::open(server.conninfo()).major_version();
+  const ReflinkSupport reflink = probe_reflink(workdir);
+  std::string why;
+  if (!reflink.supported) {
+    why = reflink.why;
+  } else if (!same_file_system(workdir, *data_dir)) {
+    why = "the data directory is on another file system than the workdir";
+  } else if (major < 18) {
+    why = fmt::format(
+        "the workdir can clone files, but PostgreSQL {} has no file_copy_method (18 has)", major);
+  } else {
+    progress.note("data reset: the template's files are cloned (" + reflink.why + ")");
+    return workload::ResetMethod::kServerClone;
+  }
+  spdlog::info("data reset: template copy ({})", why);
+  return workload::ResetMethod::kTemplateCopy;
+}
+
+}  // namespace
+
+// Drives a switchback run from the driver's controlling thread (DriverOptions::on_poll): which
+// block completions count in, when to switch the configuration, the CPU readings and evidence
+// snapshots that bound each block's kept part, and when the run is over.
+class SwitchbackControl {
+ public:
+  // `apply` puts one of the two configurations in place (true: the stage's); it throws what
+  // the applier throws.
+  SwitchbackControl(results::SwitchbackDesign design, std::function<void(bool)> apply)
+      : run_(design), apply_(std::move(apply)) {}
+
+  // Set by measure_once: a CPU reading (nullopt without a local server) and an evidence
+  // snapshot (nullopt when it cannot be read).
+  std::function<std::optional<evidence::CpuTimes>()> read_cpu;
+  std::function<std::optional<evidence::Snapshot>()> snapshot;
+
+  int poll(double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
+    try {
+      return step(elapsed_s, finished);
+    } catch (...) {
+      // A rejected configuration, an interrupt: the run ends; measure_switchback rethrows.
+      failure_ = std::current_exception();
+      return driver::kEndWindow;
+    }
+  }
+
+  // After the run: the block whose kept part ended last is complete too.
+  void finish(const driver::BlockTallies& tallies) {
+    tallies_ = tallies;
+    if (pending_ >= 0) close_pending(tallies.finished[static_cast<std::size_t>(pending_)]);
+  }
+  const driver::BlockTallies& tallies() const { return tallies_; }
+
+  const results::SwitchbackRun& run() const { return run_; }
+  const std::exception_ptr& failure() const { return failure_; }
+  // The evidence of each configuration's kept parts together (0: reference, 1: stage).
+  const std::map<std::string, double>& evidence(int config) const { return evidence_[config]; }
+  // The wait samples of each configuration's kept parts (nullopt: not sampled).
+  std::optional<results::WaitProfile> waits(int config) const {
+    if (!waits_[config]) return std::nullopt;
+    return wait_profile(*waits_[config]);
+  }
+
+ private:
+  int step(double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
+    const results::SwitchbackRun::Position at = run_.at(elapsed_s);
+    if (counting_ && at.block != counting_block_) {
+      // The kept part ends at this reading; nothing more counts in it from the next store on.
+      end_cpu_ = read_cpu ? read_cpu() : std::nullopt;
+      end_at_ = now_us();
+      counting_ = false;
+      pending_ = counting_block_;
+      return -1;
+    }
+    if (pending_ >= 0) {
+      // One poll later every completion of the block has been counted.
+      // The first block follows the data reset: its full-page images and cold pages belong to
+      // no configuration, so the baseline's evidence starts with its second block.
+      if (kept_before_ && pending_ > 0) {
+        if (auto after = snapshot ? snapshot() : std::nullopt) {
+          evidence::add_window(evidence_[pending_ % 2], *kept_before_, *after);
+          block_evidence_ = evidence::delta(*kept_before_, *after);
+          if (kept_before_->waits && after->waits) {
+            waits_[pending_ % 2] = waits_[pending_ % 2].value_or(evidence::WaitCounts{});
+            evidence::add_waits(*waits_[pending_ % 2], *kept_before_->waits, *after->waits);
+          }
+        }
+      }
+      close_pending(finished(pending_));
+      if (run_.done()) return driver::kEndWindow;
+    }
+    if (at.block != applied_block_) {
+      apply_(at.stage);
+      applied_block_ = at.block;
+      return -1;
+    }
+    if (!counting_ && at.counting && at.block == run_.block()) {
+      kept_before_ = snapshot ? snapshot() : std::nullopt;
+      start_cpu_ = read_cpu ? read_cpu() : std::nullopt;
+      start_at_ = now_us();
+      counting_ = true;
+      counting_block_ = at.block;
+    }
+    return counting_ ? counting_block_ : -1;
+  }
+
+  void close_pending(std::uint64_t transactions) {
+    results::SwitchbackBlock b;
+    b.seconds = static_cast<double>(end_at_ - start_at_) / 1e6;
+    b.transactions = transactions;
+    if (start_cpu_ && end_cpu_) {
+      if (const auto shares = evidence::cpu_shares(*start_cpu_, *end_cpu_)) {
+        b.server_cpu_s = shares->server_s;
+        b.client_cpu_s = shares->clients_s;
+      }
+    }
+    // The block's own counters per transaction: each block is one sample of the cost axes.
+    b.per_tx = results::axis_counters(block_evidence_, static_cast<double>(transactions));
+    block_evidence_.clear();
+    pending_ = -1;
+    run_.add(b);
+  }
+
+  results::SwitchbackRun run_;
+  std::function<void(bool)> apply_;
+  std::exception_ptr failure_;
+  int applied_block_ = 0;  // the reference is in place when the run starts
+  bool counting_ = false;
+  int counting_block_ = -1;
+  int pending_ = -1;  // a block whose kept part ended and whose count is not read yet
+  std::optional<evidence::CpuTimes> start_cpu_, end_cpu_;
+  std::int64_t start_at_ = 0, end_at_ = 0;
+  std::optional<evidence::Snapshot> kept_before_;
+  std::map<std::string, double> evidence_[2];
+  std::map<std::string, double> block_evidence_;  // the pending block's kept part
+  std::optional<evidence::WaitCounts> waits_[2];
+  driver::BlockTallies tallies_;
+};
+
+LabSession::LabSession(server::ServerControl& server, const knobs::Catalog& catalog,
+                       const workload::Workload& workload, workload::WorkloadParams params,
+                       LabOptions options, Progress& progress)
+    : server_(server),
+      catalog_(catalog),
+      workload_(workload),
+      params_(std::move(params)),
+      options_(std::move(options)),
+      progress_(progress),
+      dataset_(server.conninfo(), workload, params_),
+      pooler_(options_.pooler, server, options_.workdir),
+      original_envelope_(server.current_envelope()) {
+  if (options_.changes_configuration) {
+    apply::require_permission(server_);
+    applier_ =
+        std::make_unique<apply::Applier>(server_, options_.workdir, catalog_, options_.target);
+    if (options_.hide_settings) applier_->hide_settings();
+  }
+}
+
+void LabSession::keep(const Configuration& configuration) {
+  if (applier_ == nullptr) throw InputError("this session does not change the configuration");
+  applier_->apply(configuration.settings, apply::Operation::kApply,
+                  {configuration.name, configuration.presets, options_.command});
+  applier_->keep();
+  kept_ = true;
+}
+
+LabSession::~LabSession() {
+  restore_after_error();
+}
+
+void LabSession::prepare() {
+  if (!options_.reset_data) return;
+  dataset_.set_reset_method(choose_reset_method(server_, options_.workdir, progress_));
+  if (dataset_.load(progress_)) progress_.note("data loaded into the template");
+  apply::InterruptGuard::throw_if_interrupted();
+}
+
+std::uint64_t LabSession::data_bytes() {
+  if (data_bytes_ == 0 && options_.reset_data) data_bytes_ = dataset_.data_bytes();
+  return data_bytes_;
+}
+
+std::string LabSession::reset_method() const {
+  return options_.reset_data ? workload::reset_method_name(dataset_.reset_method()) : "";
+}
+
+bool LabSession::envelope_grows(const server::Envelope& to) const {
+  const server::Envelope now = server_.current_envelope();
+  // No limit (0) or an unlimited one is the largest.
+  auto memory = [](std::uint64_t b) { return b == 0 ? server::Envelope::kUnlimitedMemory : b; };
+  return memory(to.memory_bytes) >= memory(now.memory_bytes);
+}
+
+void LabSession::restore_envelope() {
+  if (server_.current_envelope() == original_envelope_) return;
+  server_.set_envelope(original_envelope_);
+  progress_.note("the server's envelope is back to " + (original_envelope_.empty()
+                                                            ? std::string("none")
+                                                            : original_envelope_.describe()));
+}
+
+bool LabSession::settings_to_restore() const {
+  return applier_ != nullptr && applier_->has_changes() && !kept_;
+}
+
+void LabSession::in_restore_order(const std::function<void()>& envelope,
+                                  const std::function<void()>& settings) {
+  const bool envelope_first = envelope_grows(original_envelope_);
+  if (envelope_first) envelope();
+  if (settings_to_restore()) settings();
+  if (!envelope_first) envelope();
+}
+
+void LabSession::finish() {
+  const bool restoring = settings_to_restore();
+  in_restore_order([this] { restore_envelope(); },
+                   [this] {
+                     try {
+                       applier_->restore();
+                     } catch (const apply::Interrupted&) {
+                       throw;
+                     } catch (const std::exception& e) {
+                       throw RuntimeError(fmt::format(
+                           "restoring the original configuration of {} failed: {}; run `pgslow "
+                           "recover` to repair it (the journal keeps what to put back)",
+                           server_.describe(), e.what()));
+                     }
+                     progress_.note("configuration restored");
+                   });
+  // A signal that arrived while restoring still ends the command with 130/143, never 0.
+  if (restoring) apply::InterruptGuard::throw_if_interrupted();
+}
+
+bool LabSession::restore_after_error() noexcept {
+  bool ok = true;
+  try {
+    in_restore_order(
+        [this] {
+          // The envelope is pgslow's own, not the server's configuration: put back even after a
+          // failed restore, and never a reason for `pgslow recover` (the next start writes the
+          // options' limits again, docs/envelope.md).
+          try {
+            restore_envelope();
+          } catch (const std::exception& e) {
+            spdlog::error("putting the server's envelope back failed: {}", e.what());
+          }
+        },
+        [&] {
+          try {
+            applier_->restore();
+            progress_.note("configuration restored");
+          } catch (const std::exception& e) {
+            spdlog::error("restoring the configuration failed: {}; `pgslow recover` repairs it",
+                          e.what());
+            ok = false;
+          }
+        });
+  } catch (const std::exception& e) {
+    spdlog::error("putting the configuration back failed: {}", e.what());
+    return false;
+  }
+  return ok;
+}
+
+results::Measurement LabSession::measure_once(const Trial& trial, results::StageResult& stage,
+                                              RunEvidence& out, SwitchbackControl* switchback) {
+  const Timing& mo = trial.timing;
+  const results::LoadSettings& load = trial.load;
+  workload::ResetResult reset;
+  if (options_.reset_data) {
+    reset = dataset_.reset();
+    stage.reset_seconds += reset.seconds;
+  } else {
+    reset.conninfo = server_.conninfo();
+  }
+
+  driver::DriverOptions d = driver_options(trial, params_.clients);
+  workload::WorkloadParams params = params_;
+  params.clients = d.clients;
+
+  // Evidence covers the measured window only: snapshots at the end of the warm-up and at the
+  // end of the run. pgslow's own connections (the probe and the lock-wait sampler) are opened
+  // BEFORE the clients, so clients taking every connection slot cannot starve them; evidence
+  // that still cannot be read (the server went away) is left out, never fatal to the run.
+  std::optional<pg::Connection> probe;
+  const std::string database = options_.reset_data ? dataset_.clone_name() : std::string();
+  if (!database.empty()) progress_.measuring(stage.name, database);
+  evidence::LockWaitSampler lock_waits(reset.conninfo, database);
+  // A local server: its postmaster, for the /proc figures (CPU times, commit_delay's sleep).
+  const std::optional<std::filesystem::path> data_dir = server_.data_dir();
+  const std::optional<int> server_pid =
+      data_dir ? evidence::postmaster_pid_of(*data_dir) : std::nullopt;
+  evidence::WaitSampler wait_sampler(reset.conninfo, database, kWaitInterval, server_pid);
+  try {
+    probe = pg::Connection::open(reset.conninfo);
+    // The wait sampler leaves pgslow's own connections out by this name.
+    evidence::name_evidence_connection(*probe);
+    lock_waits.open();
+    if (mo.wait_sampling) wait_sampler.open();
+  } catch (const pg::Error& e) {
+    spdlog::warn("evidence connection failed: {}; the stage's evidence is left out", e.what());
+  }
+  // When the server started, to tell after the run whether it restarted under the workload,
+  // and how many of its processes its memory envelope had killed, to tell whether it did.
+  const std::uint64_t out_of_memory_kills = server_.out_of_memory_kills().value_or(0);
+  std::optional<std::string> started_at;
+  if (probe) {
+    try {
+      started_at = probe->query_value(kPostmasterStartSql);
+    } catch (const pg::Error& e) {
+      spdlog::debug("cannot read the server's start time: {}", e.what());
+    }
+  }
+  evidence::SnapshotOptions snap_options;
+  snap_options.database = database;
+  snap_options.data_dir = data_dir;
+  snap_options.log_file = server_.log_file();
+  snap_options.lock_waits = &lock_waits;
+  if (mo.wait_sampling) snap_options.waits = &wait_sampler;
+  std::optional<evidence::Snapshot> before;
+  std::optional<evidence::Snapshot> after;
+  std::string evidence_error;
+  auto snapshot = [&](std::optional<evidence::Snapshot>& into) {
+    if (!probe) return;
+    try {
+      into = evidence::take_snapshot(*probe, snap_options);
+    } catch (const std::exception& e) {
+      evidence_error = e.what();
+    }
+  };
+  // Who else used the CPU while the clock ran (a local server only: its /proc figures).
+  std::optional<evidence::CpuTimes> cpu_before;
+  std::optional<evidence::CpuTimes> cpu_after;
+  // The pooler's counters over the same window (docs/pooler.md).
+  std::optional<server::PoolerStats> pooler_before;
+  std::optional<server::PoolerStats> pooler_after;
+  d.on_measure_start = [&] {
+    pooler_before = pooler_.stats(database);
+    // The CPU times first: reading /proc takes no server time, while the snapshot's queries
+    // wait their turn on a saturated server (over a second with 200 backends on one CPU), and
+    // CPU per transaction would then miss that part of the window.
+    if (server_pid) cpu_before = evidence::read_cpu_times(server_pid);
+    lock_waits.start();
+    if (mo.wait_sampling) wait_sampler.start();
+    snapshot(before);
+  };
+  d.on_measure_end = [&] {
+    if (server_pid) cpu_after = evidence::read_cpu_times(server_pid);
+    pooler_after = pooler_.stats(database);
+    snapshot(after);
+    lock_waits.stop();
+    wait_sampler.stop();
+  };
+  // The server's memory per idle connection, read from /proc while the clients sit connected
+  // before the clock starts (a local server only: its postmaster's children).
+  std::optional<evidence::BackendMemory> idle_memory;
+  if (server_pid) {
+    d.on_connected = [&](const std::vector<int>& pids) {
+      idle_memory = evidence::backend_memory(pids, *server_pid);
+    };
+  }
+
+  driver::BlockTallies tallies;
+  if (switchback != nullptr) {
+    switchback->read_cpu = [&]() -> std::optional<evidence::CpuTimes> {
+      if (!server_pid) return std::nullopt;
+      return evidence::read_cpu_times(server_pid);
+    };
+    switchback->snapshot = [&]() -> std::optional<evidence::Snapshot> {
+      std::optional<evidence::Snapshot> s;
+      snapshot(s);
+      return s;
+    };
+    const results::SwitchbackDesign& design = switchback->run().design();
+    d.max_blocks = 2 * design.max_pairs + 2;
+    // Longer than the longest schedule: the control ends the window when the run is over.
+    d.duration_s = design.block_s * d.max_blocks + 1;
+    d.blocks = &tallies;
+    d.on_poll = [switchback](double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
+      return switchback->poll(elapsed_s, finished);
+    };
+  }
+
+  // Test-only fault injection (docs/journal.md): a workload running on a changed server.
+  if (applier_ != nullptr && applier_->has_changes()) apply::crash_point(apply::phase::kWorkload);
+  // The clients go through the pooler when there is one; pgslow's own sessions never do.
+  const std::string client_conninfo =
+      pooler_.client_conninfo(reset.conninfo, database, load, d.pool_size);
+  if (d.protocol == driver::Protocol::kPrepared) {
+    // Found before the run: the pooler breaks named statements. The run falls back to unnamed
+    // ones and says so, rather than fail every statement and look like a slow server.
+    if (auto why = pooler_.prepared_statements_problem(client_conninfo)) {
+      d.protocol = driver::Protocol::kExtended;
+      stage.warnings.push_back(*why);
+      progress_.note(*why);
+    }
+  }
+  results::Measurement m;
+  try {
+    m = driver::run_workload(workload_, params, client_conninfo, d, progress_,
+                             apply::InterruptGuard::stop_flag());
+  } catch (const std::exception&) {
+    if (auto why = pooler_.died()) throw RuntimeError(*why);
+    throw;
+  }
+  if (auto why = pooler_.died()) throw RuntimeError(*why);
+  lock_waits.stop();
+  wait_sampler.stop();
+  if (switchback != nullptr) {
+    if (switchback->failure()) std::rethrow_exception(switchback->failure());
+    switchback->finish(tallies);
+  }
+  require_same_server(server_, probe, started_at, out_of_memory_kills);
+  if (idle_memory) {
+    m.idle_connections_measured = idle_memory->backends;
+    m.idle_connection_pss_bytes =
+        static_cast<double>(idle_memory->pss_bytes) / idle_memory->backends;
+  }
+  // A failed check throws RuntimeError: the stage fails with the offending rows named.
+  if (mo.check_data) workload::check_data(workload_, reset.conninfo, params);
+  out = RunEvidence{};
+  if (cpu_before && cpu_after) {
+    if (auto shares = evidence::cpu_shares(*cpu_before, *cpu_after)) {
+      out.cpu = *shares;
+      m.server_cpu_s = shares->server_s;
+      m.client_cpu_s = shares->clients_s;
+    }
+  }
+  if (!evidence_error.empty()) stage.warnings.push_back("evidence incomplete: " + evidence_error);
+  if (!before || !after) return m;  // stopped before the measured window, or no probe
+  out.evidence = evidence::delta(*before, *after);
+  if (before->waits && after->waits)
+    out.waits = wait_profile(evidence::wait_delta(*before->waits, *after->waits));
+  out.window_s = evidence::window_seconds(*before, *after);
+  // The cost axes' counters of this run alone (every repeat is one sample of them); the
+  // window may be a little longer than the measured run, so its transactions are TPS x window.
+  m.per_tx = results::axis_counters(out.evidence, m.tps * out.window_s);
+  // The client's side of the evidence (docs/evidence.md): same keys as the catalog's `watch`.
+  out.evidence["tps"] = m.tps;
+  out.evidence["latency_p99"] = m.latency.p99_us;
+  if (load.rate > 0) out.evidence["schedule_lag"] = m.schedule_lag.p99_us;
+  if (d.pool_size > 0) out.evidence["pool_wait"] = m.pool_wait.p99_us;
+  out.evidence["connections_refused"] = m.connections_refused;
+  if (pooler_before && pooler_after)
+    add_pooler_evidence(*pooler_before, *pooler_after, out.evidence);
+  return m;
+}
+
+std::optional<results::Measurement> LabSession::measure_or_fail(const Trial& trial,
+                                                                results::StageResult& stage,
+                                                                RunEvidence& out,
+                                                                SwitchbackControl* switchback) {
+  try {
+    return measure_once(trial, stage, out, switchback);
+  } catch (const apply::Interrupted&) {
+    throw;
+  } catch (const InputError&) {
+    throw;
+  } catch (const RuntimeError& e) {
+    // The run failed: the server restarted or stopped under it, clients were refused, ...
+    stage.error = e.what();
+    return std::nullopt;
+  }
+}
+
+results::StageResult LabSession::begin_stage(const Trial& trial) {
+  apply::InterruptGuard::throw_if_interrupted();
+  require_running(server_);
+  results::StageResult stage;
+  stage.name = trial.configuration.name;
+  stage.load = recorded_load(trial, params_.clients);
+  return stage;
+}
+
+bool LabSession::set_envelope_for_run(const Configuration& configuration,
+                                      results::StageResult& stage, bool before_settings) {
+  if (!configuration.envelope) return true;
+  stage.envelope = configuration.envelope->describe();
+  if (envelope_grows(*configuration.envelope) != before_settings) return true;
+  try {
+    server_.set_envelope(*configuration.envelope);
+    return true;
+  } catch (const RuntimeError& e) {
+    // The host refused the limit (v1 cannot reclaim below what the server holds): the stage
+    // is not measured in an envelope it did not get.
+    stage.error = std::string(kRejectedError) + e.what();
+    return false;
+  }
+}
+
+bool LabSession::apply_for_run(const Configuration& configuration, results::StageResult& stage,
+                               std::uintmax_t log_offset) {
+  if (applier_ == nullptr) {
+    if (!configuration.settings.empty())
+      throw RuntimeError("internal: a read-only lab session was asked to change the configuration");
+    return true;
+  }
+  try {
+    apply::ApplyLabel label{configuration.name, configuration.presets, options_.command};
+    apply::ApplyResult applied =
+        applier_->apply(configuration.settings, apply::Operation::kRun, label);
+    ++applies_;
+    if (applied.restarted) ++restarts_;
+    stage.changes = applied.knob_changes();
+    stage.skipped = applied.skipped;
+    stage.warnings = applied.warnings;
+    return true;
+  } catch (const apply::Interrupted&) {
+    throw;
+  } catch (const InputError&) {
+    throw;
+  } catch (const RuntimeError& e) {
+    // The server rejected the configuration; the applier put the original back.
+    stage.error = std::string(kRejectedError) + e.what();
+    stage.log_excerpt = log_since(server_.log_file(), log_offset);
+    return false;
+  }
+}
+
+results::StageResult LabSession::measure(const Trial& trial) {
+  const Configuration& configuration = trial.configuration;
+  results::StageResult stage = begin_stage(trial);
+  server_.keep_log_bounded();  // before the stage's offset, so its excerpt is exact
+  const std::uintmax_t log_offset = log_offset_now(server_.log_file());
+  if (!set_envelope_for_run(configuration, stage, true)) return stage;
+  if (!apply_for_run(configuration, stage, log_offset)) return stage;
+  if (!set_envelope_for_run(configuration, stage, false)) return stage;
+
+  const int n = trial.timing.repeats;
+  std::vector<RunEvidence> per_repeat;
+  std::vector<evidence::CpuShares> disturbed;  // the runs that other work disturbed
+  for (int i = 0; i < n; ++i) {
+    if (n > 1) progress_.note(fmt::format("  repeat {} of {}", i + 1, n));
+    RunEvidence run;
+    auto m = measure_or_fail(trial, stage, run);
+    if (!m) break;
+    stage.repeats.push_back(std::move(*m));
+    if (run.cpu && run.cpu->disturbance() > evidence::kDisturbedShare)
+      disturbed.push_back(*run.cpu);
+    per_repeat.push_back(std::move(run));
+    if (apply::InterruptGuard::interrupted()) {
+      // The driver stopped early: what was measured is returned; the caller ends the command.
+      stage.error = "interrupted: the measurement stopped early";
+      break;
+    }
+  }
+  // The median repeat (results::median_repeat, the one rule) stands for the stage: its evidence
+  // and its evidence window, so per-transaction figures divide by the repeat they describe.
+  if (const results::Measurement* median = results::median_repeat(stage)) {
+    const auto index = static_cast<std::size_t>(median - stage.repeats.data());
+    stage.evidence = per_repeat[index].evidence;
+    stage.evidence_seconds = per_repeat[index].window_s;
+    stage.waits = per_repeat[index].waits;
+  }
+  if (!disturbed.empty()) stage.warnings.push_back(disturbance_note(disturbed, n));
+  if (auto note = driver_bound_note(stage.repeats, trial.timing.workers))
+    stage.warnings.push_back(*note);
+  stage.log_excerpt = log_since(server_.log_file(), log_offset);
+  return stage;
+}
+
+results::StageResult LabSession::measure_switchback(const Configuration& reference,
+                                                    const Trial& trial,
+                                                    const results::SwitchbackDesign& design,
+                                                    const std::string& why) {
+  const Configuration& stage_configuration = trial.configuration;
+  results::StageResult stage = begin_stage(trial);
+  server_.keep_log_bounded();
+  const std::uintmax_t log_offset = log_offset_now(server_.log_file());
+  // The stage's configuration first: a value the server rejects fails the stage before the
+  // run, and the stage's changes are those the table reports. Its envelope is the reference's
+  // (a stage of its own envelope gets separate runs, scenario/plan.cpp).
+  if (!set_envelope_for_run(stage_configuration, stage, true)) return stage;
+  if (!apply_for_run(stage_configuration, stage, log_offset)) return stage;
+  if (!set_envelope_for_run(stage_configuration, stage, false)) return stage;
+  results::StageResult scratch;
+  if (!apply_for_run(reference, scratch, log_offset)) {
+    stage.error = scratch.error;
+    stage.log_excerpt = scratch.log_excerpt;
+    return stage;
+  }
+  SwitchbackControl control(design, [&](bool to_stage) {
+    const Configuration& c = to_stage ? stage_configuration : reference;
+    apply::ApplyResult applied =
+        applier_->apply(c.settings, apply::Operation::kRun, {c.name, c.presets, options_.command});
+    ++applies_;
+    if (applied.restarted) {
+      ++restarts_;
+      throw RuntimeError("the configuration needed a restart in the middle of a switchback run");
+    }
+  });
+  // The stage's evidence and waits are its kept blocks' (the control's); of the whole run's,
+  // only who used the CPU.
+  RunEvidence whole_run;
+  measure_or_fail(trial, stage, whole_run, &control);
+  if (apply::InterruptGuard::interrupted() && stage.error.empty())
+    stage.error = "interrupted: the measurement stopped early";
+
+  results::Switchback result = control.run().result();
+  result.why = why;
+  result.reference_evidence = control.evidence(0);
+  result.reference_waits = control.waits(0);
+  const driver::BlockTallies& t = control.tallies();
+  // Each block's tail is one sample of the latency axes, as its count is of TPS (read after
+  // the run: the workers keep the histograms, so the looks see TPS and the costs only).
+  for (std::size_t b = 0; b < result.blocks.size() && b < t.block_latency.size(); ++b) {
+    result.blocks[b].p95_us = t.block_latency[b].p95_us;
+    result.blocks[b].p99_us = t.block_latency[b].p99_us;
+  }
+  // The stage's blocks taken together are its one measurement.
+  results::Measurement m = results::blocks_measurement(result.blocks, true);
+  m.failed = t.failed[1];
+  m.latency = t.latency[1];
+  m.clients_requested = m.clients_connected = stage.load.clients;
+  if (m.committed > 0) stage.repeats.push_back(std::move(m));
+  stage.evidence = control.evidence(1);
+  stage.waits = control.waits(1);
+  stage.evidence_seconds = stage.repeats.empty() ? 0 : stage.repeats.front().duration_s;
+  if (whole_run.cpu && whole_run.cpu->disturbance() > evidence::kDisturbedShare)
+    stage.warnings.push_back(disturbance_note({*whole_run.cpu}, 1));
+  stage.switchback = std::move(result);
+  stage.log_excerpt = log_since(server_.log_file(), log_offset);
+  return stage;
+}
+
+}  // namespace pgslow::experiment
