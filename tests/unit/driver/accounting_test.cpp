@@ -137,10 +137,15 @@ TEST(Accounts, ClosedLoopKeepsNoLateness) {
   f.started = f.scheduled + 4'000;
   a.record(f, kWindow);
   EXPECT_EQ(a.schedule_lag.count(), 0u);
+  // Nor does its Measurement, whatever the accounts hold.
+  a.schedule_lag.record(4'000);
+  a.on_time = 1;
   a.window_end = kWindow.end;
   RunFacts facts;
   facts.measure_start = kWindow.start;
-  EXPECT_EQ(measurement_of(a, facts).schedule_lag, results::LatencySummary{});
+  const results::Measurement m = measurement_of(a, facts);
+  EXPECT_EQ(m.schedule_lag, results::LatencySummary{});
+  EXPECT_EQ(m.on_time_ratio, 0);
 }
 
 TEST(Accounts, PoolWaitIsFromTheStartToTheGrant) {
@@ -159,6 +164,12 @@ TEST(Accounts, PoolWaitIsFromTheStartToTheGrant) {
   EXPECT_EQ(
       a.tallies[0].failures_by_class[static_cast<std::size_t>(pg::ErrorClass::kTooManyConnections)],
       1u);
+  a.window_end = kWindow.end;
+  RunFacts facts;
+  facts.measure_start = kWindow.start;
+  EXPECT_EQ(measurement_of(a, facts).pool_wait, results::LatencySummary{});  // not pooled
+  facts.pooled = true;
+  EXPECT_DOUBLE_EQ(measurement_of(a, facts).pool_wait.max_us, 7'000);
 }
 
 TEST(Accounts, SwitchbackBlocksCountCompletionsByBlockAndFailuresByConfiguration) {
@@ -250,12 +261,16 @@ TEST(Accounts, ProbeCommitsAreJudgedAgainstTheReads) {
     a.record_probe_commit(started, ended, kWindow, first.began, first.ended, undecided);
   };
   commit(8 * kSecond, 9 * kSecond);                // before the first read began
+  commit(8 * kSecond, 9 * kSecond, true);          // also when judged after the run
+  commit(9 * kSecond, first.began);                // ended as the first read began
   commit(9 * kSecond, 10 * kSecond + 100);         // in flight at the first read
   commit(20 * kSecond, 21 * kSecond);              // between the reads for sure
+  commit(first.ended, 22 * kSecond);               // began as the first read ended: sure
+  commit(first.ended - 1, 23 * kSecond);           // began while it was read: in flight
   commit(69 * kSecond, 70 * kSecond + 100, true);  // near the end: judged after the run
   commit(69 * kSecond, 69 * kSecond + 1, true);    // near the end, inside
-  EXPECT_EQ(a.probe_sure, 1u);
-  EXPECT_EQ(a.probe_in_flight, 1u);
+  EXPECT_EQ(a.probe_sure, 2u);
+  EXPECT_EQ(a.probe_in_flight, 2u);
   EXPECT_EQ(a.probe_pending.size(), 2u);
   // Not read yet: every commit waits for the reads.
   a.record_probe_commit(11 * kSecond, 12 * kSecond, kWindow, 0, 0, false);
@@ -263,8 +278,8 @@ TEST(Accounts, ProbeCommitsAreJudgedAgainstTheReads) {
 
   workload::RunCounts run;
   judge_pending_probes(a, first, last, run);
-  EXPECT_EQ(run.probe_sure, 3u);       // 20 s, 69 s, 11 s
-  EXPECT_EQ(run.probe_in_flight, 2u);  // the first read's and the last read's
+  EXPECT_EQ(run.probe_sure, 4u);       // 20 s, 22 s, 69 s, 11 s
+  EXPECT_EQ(run.probe_in_flight, 3u);  // two at the first read, one at the last
 }
 
 // Two workers' accounts merge into one Measurement: sums, the latest window end, the longest
@@ -289,10 +304,13 @@ TEST(Accounts, WorkersMergeIntoTheMeasurement) {
   two.record_in_flight(kWindow.end - 700, 1, kWindow);
   one.counters = {1, 2};
   two.counters = {10, 20, 30};
+  one.record_probe_commit(20 * kSecond, 21 * kSecond, kWindow, 0, 0, false);  // not read yet
+  two.record_probe_commit(22 * kSecond, 23 * kSecond, kWindow, 0, 0, false);
 
   Accounts merged(shape);
   merged.merge(one);
   merged.merge(two);
+  EXPECT_EQ(merged.probe_pending.size(), 2u);
   RunFacts facts;
   facts.type_names = {"new_order"};  // the second type has no name: the workload's
   facts.workload_name = "tpcc-lite";
