@@ -100,6 +100,18 @@ void set_up_shared(Shared& shared, const workload::Workload& workload,
   }
 }
 
+// The workers, and the clients dealt to them in turn.
+std::vector<std::unique_ptr<Worker>> make_workers(Shared& shared,
+                                                  const workload::Workload& workload,
+                                                  const workload::WorkloadParams& params,
+                                                  const DriverOptions& o) {
+  std::vector<std::unique_ptr<Worker>> ws;
+  for (int i = 0; i < o.workers; ++i) ws.push_back(std::make_unique<Worker>(shared, i, o.workers));
+  for (int i = 0; i < o.clients; ++i)
+    ws[i % o.workers]->add_client(workload.make_client(params, i), i);
+  return ws;
+}
+
 // The workload's probe (TPC-C: sum(D_NEXT_O_ID)) on a connection of its own, read as the
 // window starts and ends, each read timed: the workers judge each commit of the probe's type
 // against the reads (Accounts::record_probe_commit), so the probe's rise has an exact bound. A
@@ -299,10 +311,7 @@ results::Measurement run_workload(const workload::Workload& workload,
   Shared shared(o.workers);
   set_up_shared(shared, workload, params, conninfo, o, std::max<std::size_t>(1, type_names.size()),
                 stop);
-  std::vector<std::unique_ptr<Worker>> ws;
-  for (int i = 0; i < o.workers; ++i) ws.push_back(std::make_unique<Worker>(shared, i, o.workers));
-  for (int i = 0; i < o.clients; ++i)
-    ws[i % o.workers]->add_client(workload.make_client(params, i), i);
+  std::vector<std::unique_ptr<Worker>> ws = make_workers(shared, workload, params, o);
   const std::string probe_sql = workload.window_probe_sql();
   shared.probe_type = probe_sql.empty() ? -1 : workload.window_probe_type();
   WindowProbe probe(probe_sql, conninfo);
