@@ -20,6 +20,13 @@ constexpr std::int64_t kPublishUs = 200'000;  // workers publish progress this o
 constexpr std::int64_t kDrainUs = 5'000'000;  // in-flight transactions get this long at the end
 }  // namespace
 
+Worker::Worker(Shared& shared, int index, int count)
+    : accounts_(AccountsShape{shared.types, shared.options.rate > 0, shared.options.pool_size > 0,
+                              shared.max_blocks, shared.block_finished.get()}),
+      shared_(shared),
+      index_(index),
+      count_(count) {}
+
 Worker::~Worker() {
   clients_.clear();  // destroys suspended coroutines before their connections
   if (wake_fd_ >= 0) ::close(wake_fd_);
@@ -41,7 +48,7 @@ bool Worker::connect(ConnSlot& slot) {
   const std::int64_t began = now_us();
   try {
     slot.conn = pg::Connection::open(shared_.conninfo, pg::SessionKind::kWorkload);
-    connect_time_.record(now_us() - began);
+    accounts_.connect_time.record(now_us() - began);
     if (shared_.start_us.load() == 0) backend_pids_.push_back(slot.conn.backend_pid());
     if (shared_.options.protocol == Protocol::kPrepared)
       for (const auto& st : shared_.statements) slot.conn.prepare(st.name, st.sql);
@@ -160,24 +167,19 @@ void Worker::publish(std::int64_t now, bool force) {
   if (!force && now < next_publish_) return;
   next_publish_ = now + kPublishUs;
   std::lock_guard lock(published_.mu);
-  published_.interval.merge(interval_);
-  published_.failed += interval_failed_;
-  interval_.clear();
-  interval_failed_ = 0;
+  published_.interval.merge(accounts_.live);
+  published_.failed += accounts_.live_failed;
+  accounts_.live.clear();
+  accounts_.live_failed = 0;
 }
 
 void Worker::end_window(std::int64_t at) {
   if (ending_) return;
   ending_ = true;
   end_us_ = std::min(end_us_, at);
-  window_end_ = end_us_;
-  in_flight_by_type_.assign(shared_.types, 0);
-  for (const auto& c : clients_) {
-    if (c.in_flight_since <= 0 || c.in_flight_since >= end_us_) continue;
-    ++in_flight_at_end_;
-    ++in_flight_by_type_[c.type];
-    in_flight_longest_us_ = std::max(in_flight_longest_us_, end_us_ - c.in_flight_since);
-  }
+  accounts_.window_end = end_us_;
+  accounts_.in_flight_by_type.assign(shared_.types, 0);
+  for (const auto& c : clients_) accounts_.record_in_flight(c.in_flight_since, c.type, window());
   // In-flight statements are cancelled so the run ends promptly; their transactions finish
   // after the window and are not counted (but are reported, above).
   auto cancel = [](ConnSlot& s) {
@@ -196,169 +198,8 @@ void Worker::end_window(std::int64_t at) {
   }
 }
 
-void Worker::count_probe(std::int64_t start, std::int64_t end) {
-  if (end < measure_start_) return;  // before the first read began
-  const std::int64_t read_end = shared_.probe_read_end.load(std::memory_order_acquire);
-  // Not yet judged against the first read, or near the second: judged after the run.
-  if (read_end == 0 || end >= planned_end_ || shared_.stopping()) {
-    probe_pending_.emplace_back(start, end);
-    return;
-  }
-  if (end <= shared_.probe_read_start.load(std::memory_order_relaxed)) return;
-  if (start >= read_end)
-    ++probe_sure_;
-  else
-    ++probe_in_flight_;
-}
-
-Task<void> Worker::wait_counted(std::int64_t us, std::int64_t& asked, std::int64_t& waited) {
-  const std::int64_t from = now_us();
-  co_await SleepAwaiter{this, from + us};
-  if (ending_ || from < measure_start_) co_return;
-  asked += us;
-  waited += now_us() - from;
-}
-
-Task<void> Worker::client_loop(ClientState& c) {
-  const DriverOptions& o = shared_.options;
-  const bool rate_mode = o.rate > 0;
-  const double mean_gap_us = rate_mode ? 1e6 * o.clients / o.rate : 0;
-  const bool pooled = o.pool_size > 0;
-  if (o.ramp_s > 0 && o.clients > 1)
-    co_await SleepAwaiter{
-        this,
-        shared_.start_us.load() + static_cast<std::int64_t>(o.ramp_s * 1e6 * c.index / o.clients)};
-  if (rate_mode) c.next_arrival = now_us();
-  while (!ending_) {
-    const std::size_t type = c.client->choose();
-    std::int64_t scheduled;
-    if (rate_mode) {
-      c.next_arrival += static_cast<std::int64_t>(c.schedule.exponential(mean_gap_us));
-      scheduled = c.next_arrival;
-      if (scheduled >= end_us_) {
-        co_await SleepAwaiter{this, end_us_};  // nothing more to start in the window
-        break;
-      }
-      co_await SleepAwaiter{this, scheduled};
-    } else {
-      // TPC-C's keying time (5.2.5.7): before the transaction, outside its response time.
-      const std::int64_t keying = c.client->keying_time_us();
-      if (keying > 0) co_await wait_counted(keying, keying_asked_us_, keying_waited_us_);
-      scheduled = now_us();
-    }
-    if (ending_) break;
-    // A closed loop starts when it is scheduled: one clock read fewer per transaction.
-    const std::int64_t start = rate_mode ? now_us() : scheduled;
-    c.in_flight_since = scheduled;
-    c.type = type;
-
-    ConnSlot* slot = nullptr;
-    Outcome outcome;
-    bool ran = false;
-    std::int64_t got = start;  // pool mode: when the connection was granted
-    if (pooled) {
-      AcquireAwaiter acquire{this};
-      slot = co_await acquire;
-      if (slot == nullptr) break;
-      got = acquire.granted_at;
-      if (ending_) {  // granted just as the window closed: hand it on, start nothing
-        shared_.pool->release(slot, got);
-        break;
-      }
-      held_.push_back(slot);
-      if (slot->conn.is_open()) {
-        attach(*slot);
-      } else if (open_connection(*slot)) {
-        ++reconnects_;
-      }
-    } else if (o.connect_per_transaction) {
-      slot = c.own.get();
-      if (!open_connection(*slot)) {
-        outcome.kind = Outcome::Kind::kFailed;
-        outcome.error_class = connect_error_->error_class();
-        connect_error_.reset();
-        slot = nullptr;
-      }
-    } else {
-      slot = c.own.get();
-      if (!slot->conn.is_open()) {
-        if (open_connection(*slot)) {
-          ++reconnects_;
-        } else {
-          outcome.kind = Outcome::Kind::kFailed;
-          outcome.error_class = connect_error_->error_class();
-          connect_error_.reset();
-          slot = nullptr;
-        }
-      }
-    }
-    if (slot != nullptr) {
-      c.session->bind(slot);
-      try {
-        outcome = co_await run_with_retries(*c.client, *c.session, retry_, c.backoff);
-      } catch (...) {
-        fatal_ = std::current_exception();
-        outcome.kind = Outcome::Kind::kFailed;  // ends the run; never counted as committed
-        end_window(now_us());
-      }
-      ran = true;
-      if (outcome.connection_lost) close_connection(*slot);
-      if (o.connect_per_transaction) close_connection(*slot);
-      if (pooled) release(slot);
-    }
-    std::int64_t end = now_us();
-    c.in_flight_since = 0;
-
-    // The live line counts a failure that ended inside the window (or the warm-up): the
-    // statements end_window cancels fail after it and are in flight, not failed, and so is a
-    // transaction whose retrying the window's end stopped.
-    if (outcome.kind == Outcome::Kind::kFailed) {
-      if (end <= end_us_ && !outcome.window_closed) ++interval_failed_;
-    } else
-      interval_.record(end - scheduled);
-    if (outcome.kind == Outcome::Kind::kCommitted && static_cast<int>(type) == shared_.probe_type)
-      count_probe(start, end);
-    // Counted: finished inside the window, whenever it started. Counting only those that also
-    // started after the warm-up would bias TPS low by about latency / duration per client and
-    // hide the slowest transactions from p99 and max: worst for the catastrophic presets.
-    const bool measured = end > measure_start_ && end <= end_us_ && !outcome.window_closed;
-    c.client->take_counters(measured ? counters_ : unmeasured_counters_);
-    if (measured && shared_.max_blocks > 0) {
-      if (const int b = shared_.block.load(std::memory_order_relaxed); b >= 0) {
-        if (outcome.kind == Outcome::Kind::kFailed) {
-          ++block_failed_[b & 1];
-        } else {
-          shared_.block_finished[static_cast<std::size_t>(b)].fetch_add(1,
-                                                                        std::memory_order_relaxed);
-          block_latency_[static_cast<std::size_t>(b)].record(end - scheduled);
-        }
-      }
-    }
-    if (measured) {
-      tallies_[type].add(outcome, end - scheduled);
-      if (outcome.kind != Outcome::Kind::kFailed) {
-        const auto minute = static_cast<std::size_t>((end - measure_start_) / 60'000'000);
-        if (per_minute_.size() <= minute) per_minute_.resize(minute + 1);
-        if (per_minute_[minute].empty()) per_minute_[minute].assign(shared_.types, 0);
-        ++per_minute_[minute][type];
-      }
-      if (rate_mode) {
-        schedule_lag_.record(start - scheduled);
-        if (static_cast<double>(start - scheduled) <= results::kOnTimeLagUs) ++on_time_;
-      }
-      if (pooled && slot != nullptr) pool_wait_.record(got - start);
-    }
-    if (!ran) co_await SleepAwaiter{this, now_us() + 10'000};  // a refused connect: back off
-    // TPC-C's think time (5.2.5.7): after the transaction, before the next menu.
-    if (const std::int64_t think = rate_mode ? 0 : c.client->think_time_us(); think > 0)
-      co_await wait_counted(think, think_asked_us_, think_waited_us_);
-  }
-  --active_;
-}
-
-void Worker::run() {
+void Worker::open_event_loop() {
   epfd_ = epoll_create1(EPOLL_CLOEXEC);
-  const DriverOptions& o = shared_.options;
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   tick_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   if (epfd_ < 0 || wake_fd_ < 0 || tick_fd_ < 0)
@@ -371,8 +212,12 @@ void Worker::run() {
   tick.events = EPOLLIN;
   tick.data.ptr = this;  // not a connection: the tick
   epoll_ctl(epfd_, EPOLL_CTL_ADD, tick_fd_, &tick);
-  // Connect (blocking, in parallel across workers) before the clock starts. Pool connections
-  // are opened by the workers in turn and join the shared pool unattached.
+}
+
+void Worker::connect_before_start() {
+  const DriverOptions& o = shared_.options;
+  // Blocking, in parallel across workers. Pool connections are opened by the workers in turn
+  // and join the shared pool unattached.
   if (o.pool_size > 0) {
     for (int i = index_; i < shared_.pool->size(); i += count_) {
       ConnSlot& p = shared_.pool->slot(i);
@@ -384,21 +229,21 @@ void Worker::run() {
         ++refused_;
       }
     }
-  } else {
-    for (auto& c : clients_) {
-      c.own = std::make_unique<ConnSlot>();
-      if (o.connect_per_transaction || open_connection(*c.own)) {
-        ++connected_;
-        c.loop = client_loop(c);
-      } else {
-        ++refused_;
-      }
+    return;
+  }
+  for (auto& c : clients_) {
+    c.own = std::make_unique<ConnSlot>();
+    if (o.connect_per_transaction || open_connection(*c.own)) {
+      ++connected_;
+      c.loop = client_loop(c);
+    } else {
+      ++refused_;
     }
   }
-  shared_.connected.count_down();
-  shared_.start_us.wait(0);
-  std::int64_t t0 = shared_.start_us.load();
-  if (t0 < 0) return;
+}
+
+void Worker::start_window(std::int64_t t0) {
+  const DriverOptions& o = shared_.options;
   // Every worker has connected: pooled clients run when the pool has any connection.
   if (o.pool_size > 0 && shared_.pool_open.load() > 0) {
     for (auto& c : clients_) c.loop = client_loop(c);
@@ -408,20 +253,33 @@ void Worker::run() {
   measure_start_ = t0 + static_cast<std::int64_t>(o.warmup_s * 1e6);
   end_us_ = measure_start_ + static_cast<std::int64_t>(o.duration_s * 1e6);
   planned_end_ = end_us_;
-  window_end_ = end_us_;
+  accounts_.window_end = end_us_;
   next_publish_ = now_us() + kPublishUs;
   arm_tick(now_us());
+}
 
+void Worker::run() {
+  open_event_loop();
+  connect_before_start();
+  shared_.connected.count_down();
+  shared_.start_us.wait(0);
+  const std::int64_t t0 = shared_.start_us.load();
+  if (t0 < 0) return;
+  start_window(t0);
   for (auto& c : clients_) {
     if (c.loop.valid()) {
       ++active_;
       c.loop.resume();
     }
   }
-  epoll_event events[64];
+  run_event_loop();
+  shut_down();
+}
+
+void Worker::run_event_loop() {
   std::int64_t hard_deadline = INT64_MAX;
   while (active_ > 0) {
-    std::int64_t now = now_us();
+    const std::int64_t now = now_us();
     if (!ending_ && (measuring_done(now) || shared_.stopping())) {
       end_window(now);
       hard_deadline = now + kDrainUs;
@@ -437,39 +295,47 @@ void Worker::run() {
       batch_.clear();
       continue;
     }
-    // The tick (every kTickUs and at the window's end) bounds every wait, so epoll needs a
-    // timeout only for a sleeping coroutine: a timeout arms and cancels a kernel timer on
-    // every wait that sleeps, about once per transaction.
-    timespec ts{};
-    const timespec* timeout = nullptr;
-    std::int64_t wait_us = -1;
-    if (!timers_.empty()) {
-      wait_us = std::clamp<std::int64_t>(timers_.top().at - now, 0, kTickUs);
-      ts = {static_cast<time_t>(wait_us / 1'000'000),
-            static_cast<long>((wait_us % 1'000'000) * 1000)};
-      timeout = &ts;
-    }
-    int n = epoll_pwait2(epfd_, events, 64, timeout, nullptr);
-    if (n < 0 && errno == ENOSYS)  // kernels before 5.11: millisecond timeouts
-      n = epoll_wait(epfd_, events, 64, timeout ? static_cast<int>((wait_us + 999) / 1000) : -1);
-    if (n < 0 && errno != EINTR)
-      throw RuntimeError(fmt::format("epoll_wait: {}", std::strerror(errno)));
-    for (int i = 0; i < n; ++i) {
-      void* tag = events[i].data.ptr;
-      if (tag == nullptr) {
-        take_inbox();
-      } else if (tag == this) {
-        std::uint64_t expirations = 0;
-        [[maybe_unused]] ssize_t r = ::read(tick_fd_, &expirations, sizeof expirations);
-        const std::int64_t t = now_us();
-        arm_tick(t);
-        publish(t, false);  // an idle worker publishes on its tick
-      } else {
-        on_event(static_cast<ConnSlot*>(tag), events[i].events);
-      }
-    }
+    wait_for_events(now);
     publish(now, false);  // `now` from before the events: a publication up to a batch late
   }
+}
+
+void Worker::wait_for_events(std::int64_t now) {
+  // The tick (every kTickUs and at the window's end) bounds every wait, so epoll needs a
+  // timeout only for a sleeping coroutine: a timeout arms and cancels a kernel timer on
+  // every wait that sleeps, about once per transaction.
+  timespec ts{};
+  const timespec* timeout = nullptr;
+  std::int64_t wait_us = -1;
+  if (!timers_.empty()) {
+    wait_us = std::clamp<std::int64_t>(timers_.top().at - now, 0, kTickUs);
+    ts = {static_cast<time_t>(wait_us / 1'000'000),
+          static_cast<long>((wait_us % 1'000'000) * 1000)};
+    timeout = &ts;
+  }
+  epoll_event events[64];
+  int n = epoll_pwait2(epfd_, events, 64, timeout, nullptr);
+  if (n < 0 && errno == ENOSYS)  // kernels before 5.11: millisecond timeouts
+    n = epoll_wait(epfd_, events, 64, timeout ? static_cast<int>((wait_us + 999) / 1000) : -1);
+  if (n < 0 && errno != EINTR)
+    throw RuntimeError(fmt::format("epoll_wait: {}", std::strerror(errno)));
+  for (int i = 0; i < n; ++i) {
+    void* tag = events[i].data.ptr;
+    if (tag == nullptr) {
+      take_inbox();
+    } else if (tag == this) {
+      std::uint64_t expirations = 0;
+      [[maybe_unused]] ssize_t r = ::read(tick_fd_, &expirations, sizeof expirations);
+      const std::int64_t t = now_us();
+      arm_tick(t);
+      publish(t, false);  // an idle worker publishes on its tick
+    } else {
+      on_event(static_cast<ConnSlot*>(tag), events[i].events);
+    }
+  }
+}
+
+void Worker::shut_down() {
   publish(now_us(), true);
   for (auto& c : clients_) c.loop = Task<void>();  // abandoned coroutines, if any
   for (auto& c : clients_)

@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/random.h"
+#include "driver/accounting.h"
 #include "driver/driver.h"
 #include "driver/histogram.h"
 #include "driver/outcome.h"
@@ -32,9 +33,8 @@ struct ClientState {
   std::unique_ptr<DriverSession> session;
   std::unique_ptr<ConnSlot> own;  // its connection (not in pool mode)
   Random schedule{1};
-  Random backoff{1};
-  int index = 0;  // among all the run's clients: its place in the ramp  // retry backoffs: a stream
-                  // of their own keeps the arrivals as they were
+  Random backoff{1};  // retry backoffs: a stream of their own keeps the arrivals as they were
+  int index = 0;      // among all the run's clients: its place in the ramp
   std::int64_t next_arrival = 0;
   // The scheduled start of the transaction under way, and its type; 0 between transactions.
   std::int64_t in_flight_since = 0;
@@ -45,7 +45,7 @@ struct ClientState {
 // What a worker publishes for the progress line (under its mutex, a few times a second).
 struct Published {
   std::mutex mu;
-  Histogram interval;  // completed transactions since the last collection
+  Histogram interval;  // completed transactions since the last collection (Accounts::live)
   std::uint64_t failed = 0;
 };
 
@@ -81,11 +81,7 @@ struct Shared {
 
 class Worker final : public EventLoop, public Inbox {
  public:
-  Worker(Shared& shared, int index, int count) : shared_(shared), index_(index), count_(count) {
-    tallies_.resize(shared.types);
-    // Allocated before the clock starts: the hot path only records.
-    block_latency_.resize(static_cast<std::size_t>(shared.max_blocks));
-  }
+  Worker(Shared& shared, int index, int count);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -95,37 +91,13 @@ class Worker final : public EventLoop, public Inbox {
   void run();  // the thread body
 
   // Results, read by the main thread after join.
-  std::vector<Tally> tallies_;
-  std::vector<std::uint64_t> counters_;  // Client::take_counters() of measured transactions
-  std::vector<std::uint64_t> unmeasured_counters_;  // the others: dropped
-  Histogram schedule_lag_;
-  std::vector<Histogram> block_latency_;  // switchback: per block
-  std::uint64_t block_failed_[2] = {0, 0};
-  Histogram pool_wait_;
-  Histogram connect_time_;     // every connection this worker opened
-  std::uint64_t on_time_ = 0;  // fixed rate: counted transactions started within kOnTimeLagUs
-  std::uint64_t reconnects_ = 0;
+  Accounts accounts_;                               // what this worker counted (accounting.h)
+  std::vector<std::uint64_t> unmeasured_counters_;  // Client::take_counters() of the others
   int connected_ = 0;
   int refused_ = 0;
   std::vector<int> backend_pids_;  // server pids of the connections opened before the start
   std::optional<pg::Error> connect_error_;  // the first connection failure
   std::exception_ptr fatal_;                // a bug in a workload: ends the run
-  std::int64_t window_end_ = 0;             // when this worker stopped counting
-  // Transactions still under way when the window closed, and the longest of them had run
-  // by then: a lower bound on its latency (it ends after the window and is not counted).
-  std::uint64_t in_flight_at_end_ = 0;
-  std::int64_t in_flight_longest_us_ = 0;
-  std::vector<std::uint64_t> in_flight_by_type_;
-  // Keying and think times inside the window: asked for by the clients, and waited.
-  std::int64_t keying_asked_us_ = 0, keying_waited_us_ = 0;
-  std::int64_t think_asked_us_ = 0, think_waited_us_ = 0;
-  // Completions (committed + rolled back) per minute of the window, per type.
-  std::vector<std::vector<std::uint64_t>> per_minute_;
-  // Commits of the probe's type against the probe's reads (driver.cpp): between them for
-  // sure, in flight at the first read, and (start, end) of those judged after the run.
-  std::uint64_t probe_sure_ = 0;
-  std::uint64_t probe_in_flight_ = 0;
-  std::vector<std::pair<std::int64_t, std::int64_t>> probe_pending_;
   Published published_;
   int client_count() const { return static_cast<int>(clients_.size()); }
 
@@ -167,6 +139,15 @@ class Worker final : public EventLoop, public Inbox {
     ConnSlot* await_resume() const noexcept { return got; }  // nullptr: the run ended
   };
 
+  // The thread's parts (worker.cpp): its epoll set, eventfd and timerfd; the connections
+  // opened before the clock starts; the window's bounds once it starts; the loop; the end.
+  void open_event_loop();
+  void connect_before_start();
+  void start_window(std::int64_t t0);
+  void run_event_loop();
+  void wait_for_events(std::int64_t now);
+  void shut_down();
+
   bool connect(ConnSlot& slot);  // blocking connect + prepare; false on failure
   void attach(ConnSlot& slot);   // into this worker's epoll set
   void detach(ConnSlot& slot);   // out of it (a pooled connection about to be released)
@@ -178,7 +159,6 @@ class Worker final : public EventLoop, public Inbox {
   void close_connection(ConnSlot& slot);
   void release(ConnSlot* slot);
   void take_inbox();
-  Task<void> client_loop(ClientState& c);
   void on_event(ConnSlot* s, std::uint32_t events);
   void deliver(ConnSlot* s);
   void end_window(std::int64_t at);
@@ -186,10 +166,26 @@ class Worker final : public EventLoop, public Inbox {
   // Sets the tick to fire kTickUs after `now`, or at the window's end if that is sooner.
   void arm_tick(std::int64_t now);
   bool measuring_done(std::int64_t now) const { return now >= end_us_; }
-  void count_probe(std::int64_t start, std::int64_t end);
-  // Sleeps until `us` from now; adds the wait to `asked` and `waited` when it lay inside the
-  // window and the window's end did not cut it short.
-  Task<void> wait_counted(std::int64_t us, std::int64_t& asked, std::int64_t& waited);
+  Window window() const { return {measure_start_, end_us_}; }
+
+  // A client's transactions (client_loop.cpp).
+  Task<void> client_loop(ClientState& c);
+  // The fixed rate's next arrival: a Poisson process per client.
+  std::int64_t next_arrival(ClientState& c);
+  // Takes a connection the pool granted into this worker's epoll set (reconnecting a lost
+  // one); false when the window closed meanwhile: the connection went back to the pool.
+  bool take_pooled(ConnSlot& slot, std::int64_t granted);
+  // The client's own connection, reconnected (or, per transaction, opened); nullptr when the
+  // server refused it, with `outcome` failed by the refusal's class.
+  ConnSlot* own_connection(ClientState& c, Outcome& outcome);
+  // After a transaction on `slot`: closes a lost or per-transaction connection, hands a
+  // pooled one back.
+  void hang_up(ConnSlot& slot, const Outcome& outcome);
+  // Records the transaction in accounts_ and hands its client's counters on.
+  void account(ClientState& c, Finished& tx);
+  // Sleeps `us`; counts the wait as `kind` when it lay inside the window and the window's end
+  // did not cut it short.
+  Task<void> wait_counted(std::int64_t us, Wait kind);
 
   Shared& shared_;
   int index_;
@@ -210,8 +206,6 @@ class Worker final : public EventLoop, public Inbox {
   std::int64_t planned_end_ = INT64_MAX;  // end_us_ before a stop or on_poll shortened it
   bool ending_ = false;
   RetryPolicy retry_;  // its window_closed points at ending_
-  Histogram interval_;
-  std::uint64_t interval_failed_ = 0;
   std::int64_t next_publish_ = 0;
 };
 
