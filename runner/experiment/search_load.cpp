@@ -15,11 +15,8 @@ CheckedLoad check_search_load(const SearchLoad& load, std::vector<ConfigError>& 
   checked.params.clients = load.clients;
   workload::add_script_files(checked.params, load.scripts);
   for (auto& p : checked.workload->validate(checked.params)) problems.push_back(p);
-  driver::DriverOptions options;
-  options.clients = checked.params.clients;
-  options.duration_s = load.duration_s;
-  options.warmup_s = load.warmup_s;
-  options.rate = load.rate;
+  const driver::DriverOptions options =
+      driver_options(search_trial(load, {}), checked.params.clients);
   for (auto& p : driver::validate(options)) problems.push_back(p);
   return checked;
 }
