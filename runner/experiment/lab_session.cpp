@@ -12,6 +12,7 @@
 #include "common/strings.h"
 #include "driver/driver.h"
 #include "evidence/evidence.h"
+#include "experiment/switchback_control.h"
 #include "pg/connection.h"
 #include "results/summary.h"
 #include "server/server_log.h"
@@ -139,17 +140,6 @@ void require_running(const server::ServerControl& server) {
                   server.describe(), out_of_memory_cause(server, 0)));
 }
 
-// How often the wait sampler reads pg_stat_activity (docs/evidence.md: its cost, measured).
-constexpr std::chrono::milliseconds kWaitInterval(10);
-
-results::WaitProfile wait_profile(const evidence::WaitCounts& counts) {
-  results::WaitProfile w;
-  w.samples = counts.samples;
-  w.interval_ms = static_cast<double>(kWaitInterval.count());
-  w.backends = counts.backends;
-  return w;
-}
-
 // PostgreSQL 18 clones the template's files (file_copy_method = clone) where its data directory
 // can: pgslow's own cluster, on the workdir's file system, where a clone made in the workdir
 // (root's, unlike the data directory) works. Any other server, or a file system that cannot
@@ -178,124 +168,6 @@ workload::ResetMethod choose_reset_method(server::ServerControl& server, const f
 }
 
 }  // namespace
-
-// Drives a switchback run from the driver's controlling thread (DriverOptions::on_poll): which
-// block completions count in, when to switch the configuration, the CPU readings and evidence
-// snapshots that bound each block's kept part, and when the run is over.
-class SwitchbackControl {
- public:
-  // `apply` puts one of the two configurations in place (true: the stage's); it throws what
-  // the applier throws.
-  SwitchbackControl(results::SwitchbackDesign design, std::function<void(bool)> apply)
-      : run_(design), apply_(std::move(apply)) {}
-
-  // Set by measure_once: a CPU reading (nullopt without a local server) and an evidence
-  // snapshot (nullopt when it cannot be read).
-  std::function<std::optional<evidence::CpuTimes>()> read_cpu;
-  std::function<std::optional<evidence::Snapshot>()> snapshot;
-
-  int poll(double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
-    try {
-      return step(elapsed_s, finished);
-    } catch (...) {
-      // A rejected configuration, an interrupt: the run ends; measure_switchback rethrows.
-      failure_ = std::current_exception();
-      return driver::kEndWindow;
-    }
-  }
-
-  // After the run: the block whose kept part ended last is complete too.
-  void finish(const driver::BlockTallies& tallies) {
-    tallies_ = tallies;
-    if (pending_ >= 0) close_pending(tallies.finished[static_cast<std::size_t>(pending_)]);
-  }
-  const driver::BlockTallies& tallies() const { return tallies_; }
-
-  const results::SwitchbackRun& run() const { return run_; }
-  const std::exception_ptr& failure() const { return failure_; }
-  // The evidence of each configuration's kept parts together (0: reference, 1: stage).
-  const std::map<std::string, double>& evidence(int config) const { return evidence_[config]; }
-  // The wait samples of each configuration's kept parts (nullopt: not sampled).
-  std::optional<results::WaitProfile> waits(int config) const {
-    if (!waits_[config]) return std::nullopt;
-    return wait_profile(*waits_[config]);
-  }
-
- private:
-  int step(double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
-    const results::SwitchbackRun::Position at = run_.at(elapsed_s);
-    if (counting_ && at.block != counting_block_) {
-      // The kept part ends at this reading; nothing more counts in it from the next store on.
-      end_cpu_ = read_cpu ? read_cpu() : std::nullopt;
-      end_at_ = now_us();
-      counting_ = false;
-      pending_ = counting_block_;
-      return -1;
-    }
-    if (pending_ >= 0) {
-      // One poll later every completion of the block has been counted.
-      // The first block follows the data reset: its full-page images and cold pages belong to
-      // no configuration, so the baseline's evidence starts with its second block.
-      if (kept_before_ && pending_ > 0) {
-        if (auto after = snapshot ? snapshot() : std::nullopt) {
-          evidence::add_window(evidence_[pending_ % 2], *kept_before_, *after);
-          block_evidence_ = evidence::delta(*kept_before_, *after);
-          if (kept_before_->waits && after->waits) {
-            waits_[pending_ % 2] = waits_[pending_ % 2].value_or(evidence::WaitCounts{});
-            evidence::add_waits(*waits_[pending_ % 2], *kept_before_->waits, *after->waits);
-          }
-        }
-      }
-      close_pending(finished(pending_));
-      if (run_.done()) return driver::kEndWindow;
-    }
-    if (at.block != applied_block_) {
-      apply_(at.stage);
-      applied_block_ = at.block;
-      return -1;
-    }
-    if (!counting_ && at.counting && at.block == run_.block()) {
-      kept_before_ = snapshot ? snapshot() : std::nullopt;
-      start_cpu_ = read_cpu ? read_cpu() : std::nullopt;
-      start_at_ = now_us();
-      counting_ = true;
-      counting_block_ = at.block;
-    }
-    return counting_ ? counting_block_ : -1;
-  }
-
-  void close_pending(std::uint64_t transactions) {
-    results::SwitchbackBlock b;
-    b.seconds = static_cast<double>(end_at_ - start_at_) / 1e6;
-    b.transactions = transactions;
-    if (start_cpu_ && end_cpu_) {
-      if (const auto shares = evidence::cpu_shares(*start_cpu_, *end_cpu_)) {
-        b.server_cpu_s = shares->server_s;
-        b.client_cpu_s = shares->clients_s;
-      }
-    }
-    // The block's own counters per transaction: each block is one sample of the cost axes.
-    b.per_tx = results::axis_counters(block_evidence_, static_cast<double>(transactions));
-    block_evidence_.clear();
-    pending_ = -1;
-    run_.add(b);
-  }
-
-  results::SwitchbackRun run_;
-  std::function<void(bool)> apply_;
-  std::exception_ptr failure_;
-  int applied_block_ = 0;  // the reference is in place when the run starts
-  bool counting_ = false;
-  int counting_block_ = -1;
-  int pending_ = -1;  // a block whose kept part ended and whose count is not read yet
-  std::optional<evidence::CpuTimes> start_cpu_, end_cpu_;
-  std::int64_t start_at_ = 0, end_at_ = 0;
-  std::optional<evidence::Snapshot> kept_before_;
-  std::map<std::string, double> evidence_[2];
-  std::map<std::string, double> block_evidence_;  // the pending block's kept part
-  std::optional<evidence::WaitCounts> waits_[2];
-  driver::BlockTallies tallies_;
-};
 
 LabSession::LabSession(server::ServerControl& server, const knobs::Catalog& catalog,
                        const workload::Workload& workload, workload::WorkloadParams params,
