@@ -52,12 +52,13 @@ std::string csv_field(const std::string& raw) {
   return out + "\"";
 }
 
-void render_csv(const Run& run, std::ostream& out) {
-  std::map<std::string, double> all_keys;
-  for (const auto& stage : run.stages) {
-    for (const auto& [key, v] : stage.evidence) all_keys[key] = v;
-  }
-  const auto keys = ordered_keys(all_keys);
+namespace {
+
+// The stage columns, then the load, the axes, the sweep, every evidence key and wait, the error,
+// and the attribution's knob columns.
+std::vector<std::string> csv_header(const Run& run, const std::vector<LoadColumn>& columns,
+                                    const std::vector<std::string>& keys,
+                                    const std::set<std::string>& waits) {
   std::vector<std::string> header = {"stage",
                                      "status",
                                      "knobs_changed",
@@ -82,7 +83,6 @@ void render_csv(const Run& run, std::ostream& out) {
                                      "evidence_seconds",
                                      "headline",
                                      "audit"};
-  const auto columns = load_columns(run);
   for (const auto& c : columns) {
     if (c.key != "failed") header.push_back(c.key);
   }
@@ -95,11 +95,6 @@ void render_csv(const Run& run, std::ostream& out) {
   // A sweep point's value per swept dimension, as written ("32MB"): the curve's x axis.
   for (const auto& d : run.sweep) header.push_back("sweep_" + d);
   for (const auto& k : keys) header.push_back(k);
-  // Each wait any stage saw: its share of the stage's backend time (results/waits.h).
-  std::set<std::string> waits;
-  for (const auto& stage : run.stages)
-    if (stage.waits)
-      for (const auto& [wait, n] : stage.waits->backends) waits.insert(wait);
   for (const auto& w : waits) header.push_back("wait_share:" + w);
   header.push_back("error");
   // Per-knob attribution: one more row per knob under its stage (status "knob"), with these
@@ -108,100 +103,129 @@ void render_csv(const Run& run, std::ostream& out) {
   for (const char* h : {"knob", "verdict", "alone_ratio", "alone_low", "alone_high",
                         "without_ratio", "knob_transactions", "knob_evidence", "knob_metric"})
     header.push_back(h);
+  return header;
+}
+
+// One stage's row, in the header's order up to its error column.
+std::vector<std::string> stage_row(const Run& run, const StageSummary& s,
+                                   const std::vector<LoadColumn>& columns,
+                                   const std::vector<std::string>& keys,
+                                   const std::set<std::string>& waits) {
+  const StageResult& stage = run.stages[s.index];
+  const Measurement* m = median_repeat(stage);
+  std::string knobs;
+  for (const auto& c : stage.changes) knobs += (knobs.empty() ? "" : "; ") + describe_change(c);
+  std::string skipped;
+  for (const auto& k : stage.skipped)
+    skipped += (skipped.empty() ? "" : "; ") + describe_skipped(k);
+  std::vector<std::string> row = {
+      stage.name,
+      s.ran ? "ok" : "failed",
+      knobs,
+      skipped,
+      s.ran ? csv_number(s.tps) : "",
+      s.ran ? csv_number(s.tps_min) : "",
+      s.ran ? csv_number(s.tps_max) : "",
+      std::to_string(s.repeats),
+      s.ran ? std::to_string(s.transactions) : "",
+      s.vs_previous ? csv_number(s.vs_previous->ratio) : "",
+      s.vs_baseline ? csv_number(s.vs_baseline->ratio) : "",
+      s.vs_previous ? s.vs_previous->text : "",
+      s.vs_baseline ? s.vs_baseline->text : "",
+      s.vs_baseline && s.vs_baseline->interval.known ? csv_number(s.vs_baseline->interval.low) : "",
+      s.vs_baseline && s.vs_baseline->interval.known ? csv_number(s.vs_baseline->interval.high)
+                                                     : "",
+      s.verdict.sentence,
+      m != nullptr ? csv_number(m->latency.p50_us / 1000) : "",
+      m != nullptr ? csv_number(m->latency.p99_us / 1000) : "",
+      m != nullptr ? std::to_string(m->failed) : "",
+      m != nullptr ? std::to_string(m->retries) : "",
+      std::to_string(stage.load.clients),
+      s.ran ? csv_number(s.window_seconds) : "",
+      s.headline_text,
+      m != nullptr ? audit_summary(m->audit) : "",
+  };
+  for (const auto& c : columns) {
+    if (c.key != "failed") row.push_back(c.csv(stage, m));
+  }
+  row.insert(row.end(), {std::to_string(stage.load.pool_size), csv_number(stage.load.rate),
+                         stage.load.connect_per_transaction ? "true" : "false"});
+  for (const Axis& axis : kAxes) {
+    const AxisChange* found = nullptr;
+    for (const auto& a : s.axes)
+      if (a.axis == &axis) found = &a;
+    const bool known = found != nullptr && found->change.interval.known;
+    row.insert(row.end(), {found != nullptr ? csv_number(found->change.ratio) : "",
+                           known ? csv_number(found->change.interval.low) : "",
+                           known ? csv_number(found->change.interval.high) : "",
+                           known ? csv_number(found->change.interval.confidence) : "",
+                           found != nullptr ? (found->change.measurable ? "true" : "false") : ""});
+  }
+  for (const auto& d : run.sweep) {
+    const auto it = stage.sweep_values.find(d);
+    row.push_back(it != stage.sweep_values.end() ? it->second : "");
+  }
+  for (const auto& k : keys) {
+    const auto it = stage.evidence.find(k);
+    row.push_back(it != stage.evidence.end() ? csv_number(it->second) : "");
+  }
+  for (const auto& w : waits)
+    row.push_back(stage.waits ? csv_number(wait_share(*stage.waits, w)) : "");
+  row.push_back(stage.error);
+  return row;
+}
+
+// Per-knob attribution: one more row per knob under its stage (status "knob").
+void knob_rows(const StageResult& stage, std::size_t columns, std::ostream& out) {
+  const Attribution& a = *stage.attribution;
+  for (const auto& k : a.knobs) {
+    // Harmless knobs carry the group's interval: the one measurement they rest on.
+    const EffectInterval* found = k.alone ? &*k.alone : (a.harmless ? &*a.harmless : nullptr);
+    std::optional<EffectInterval> shown;
+    if (found) shown = in_metric_terms(a.metric, *found);
+    const EffectInterval* e = shown ? &*shown : nullptr;
+    std::vector<std::string> knob_row(columns - 9);
+    knob_row[0] = stage.name;
+    knob_row[1] = "knob";
+    std::string ev;
+    for (const auto& moved : k.evidence) ev += (ev.empty() ? "" : "; ") + describe_evidence(moved);
+    for (const std::string& cell :
+         {describe_knob(k), k.verdict, e ? csv_number(e->ratio) : "", e ? csv_number(e->low) : "",
+          e ? csv_number(e->high) : "",
+          k.without ? csv_number(metric_ratio(a.metric, k.without->ratio)) : "",
+          e ? std::to_string(e->transactions) : "", ev, metric_name(a.metric)})
+      knob_row.push_back(cell);
+    for (std::size_t i = 0; i < knob_row.size(); ++i)
+      out << (i ? "," : "") << csv_field(knob_row[i]);
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+void render_csv(const Run& run, std::ostream& out) {
+  std::map<std::string, double> all_keys;
+  for (const auto& stage : run.stages) {
+    for (const auto& [key, v] : stage.evidence) all_keys[key] = v;
+  }
+  const auto keys = ordered_keys(all_keys);
+  const auto columns = load_columns(run);
+  // Each wait any stage saw: its share of the stage's backend time (results/waits.h).
+  std::set<std::string> waits;
+  for (const auto& stage : run.stages)
+    if (stage.waits)
+      for (const auto& [wait, n] : stage.waits->backends) waits.insert(wait);
+  const std::vector<std::string> header = csv_header(run, columns, keys, waits);
   for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
   out << "\n";
 
   for (const auto& s : summarize(run)) {
     const StageResult& stage = run.stages[s.index];
-    const Measurement* m = median_repeat(stage);
-    std::string knobs;
-    for (const auto& c : stage.changes) knobs += (knobs.empty() ? "" : "; ") + describe_change(c);
-    std::string skipped;
-    for (const auto& k : stage.skipped)
-      skipped += (skipped.empty() ? "" : "; ") + describe_skipped(k);
-    std::vector<std::string> row = {
-        stage.name,
-        s.ran ? "ok" : "failed",
-        knobs,
-        skipped,
-        s.ran ? csv_number(s.tps) : "",
-        s.ran ? csv_number(s.tps_min) : "",
-        s.ran ? csv_number(s.tps_max) : "",
-        std::to_string(s.repeats),
-        s.ran ? std::to_string(s.transactions) : "",
-        s.vs_previous ? csv_number(s.vs_previous->ratio) : "",
-        s.vs_baseline ? csv_number(s.vs_baseline->ratio) : "",
-        s.vs_previous ? s.vs_previous->text : "",
-        s.vs_baseline ? s.vs_baseline->text : "",
-        s.vs_baseline && s.vs_baseline->interval.known ? csv_number(s.vs_baseline->interval.low)
-                                                       : "",
-        s.vs_baseline && s.vs_baseline->interval.known ? csv_number(s.vs_baseline->interval.high)
-                                                       : "",
-        s.verdict.sentence,
-        m != nullptr ? csv_number(m->latency.p50_us / 1000) : "",
-        m != nullptr ? csv_number(m->latency.p99_us / 1000) : "",
-        m != nullptr ? std::to_string(m->failed) : "",
-        m != nullptr ? std::to_string(m->retries) : "",
-        std::to_string(stage.load.clients),
-        s.ran ? csv_number(s.window_seconds) : "",
-        s.headline_text,
-        m != nullptr ? audit_summary(m->audit) : "",
-    };
-    for (const auto& c : columns) {
-      if (c.key != "failed") row.push_back(c.csv(stage, m));
-    }
-    row.insert(row.end(), {std::to_string(stage.load.pool_size), csv_number(stage.load.rate),
-                           stage.load.connect_per_transaction ? "true" : "false"});
-    for (const Axis& axis : kAxes) {
-      const AxisChange* found = nullptr;
-      for (const auto& a : s.axes)
-        if (a.axis == &axis) found = &a;
-      const bool known = found != nullptr && found->change.interval.known;
-      row.insert(row.end(),
-                 {found != nullptr ? csv_number(found->change.ratio) : "",
-                  known ? csv_number(found->change.interval.low) : "",
-                  known ? csv_number(found->change.interval.high) : "",
-                  known ? csv_number(found->change.interval.confidence) : "",
-                  found != nullptr ? (found->change.measurable ? "true" : "false") : ""});
-    }
-    for (const auto& d : run.sweep) {
-      const auto it = stage.sweep_values.find(d);
-      row.push_back(it != stage.sweep_values.end() ? it->second : "");
-    }
-    for (const auto& k : keys) {
-      const auto it = stage.evidence.find(k);
-      row.push_back(it != stage.evidence.end() ? csv_number(it->second) : "");
-    }
-    for (const auto& w : waits)
-      row.push_back(stage.waits ? csv_number(wait_share(*stage.waits, w)) : "");
-    row.push_back(stage.error);
+    std::vector<std::string> row = stage_row(run, s, columns, keys, waits);
     row.resize(header.size());
     for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << csv_field(row[i]);
     out << "\n";
-    if (!stage.attribution) continue;
-    const Attribution& a = *stage.attribution;
-    for (const auto& k : a.knobs) {
-      // Harmless knobs carry the group's interval: the one measurement they rest on.
-      const EffectInterval* found = k.alone ? &*k.alone : (a.harmless ? &*a.harmless : nullptr);
-      std::optional<EffectInterval> shown;
-      if (found) shown = in_metric_terms(a.metric, *found);
-      const EffectInterval* e = shown ? &*shown : nullptr;
-      std::vector<std::string> knob_row(header.size() - 9);
-      knob_row[0] = stage.name;
-      knob_row[1] = "knob";
-      std::string ev;
-      for (const auto& moved : k.evidence)
-        ev += (ev.empty() ? "" : "; ") + describe_evidence(moved);
-      for (const std::string& cell :
-           {describe_knob(k), k.verdict, e ? csv_number(e->ratio) : "", e ? csv_number(e->low) : "",
-            e ? csv_number(e->high) : "",
-            k.without ? csv_number(metric_ratio(a.metric, k.without->ratio)) : "",
-            e ? std::to_string(e->transactions) : "", ev, metric_name(a.metric)})
-        knob_row.push_back(cell);
-      for (std::size_t i = 0; i < knob_row.size(); ++i)
-        out << (i ? "," : "") << csv_field(knob_row[i]);
-      out << "\n";
-    }
+    if (stage.attribution) knob_rows(stage, header.size(), out);
   }
 }
 

@@ -27,18 +27,8 @@ std::string knobs_cell(const StageResult& stage) {
   return text;
 }
 
-}  // namespace
-
-void render_markdown(const Run& run, std::ostream& out) {
-  out << "# pgslow report: " << markdown_cell(run.scenario.empty() ? "(unnamed)" : run.scenario)
-      << "\n\n";
-  if (!run.description.empty()) out << markdown_text(run.description) << "\n\n";
-  out << "| | |\n|---|---|\n";
-  for (const auto& [label, value] : run_facts(run)) {
-    out << "| " << label << " | " << markdown_cell(value) << " |\n";
-  }
-
-  const auto summaries = summarize(run);
+// One row per stage: its knobs, throughput, verdict, load columns and the evidence that moved.
+void stages_table(const Run& run, const std::vector<StageSummary>& summaries, std::ostream& out) {
   const bool cumulative = run.mode != "isolated";
   const auto columns = load_columns(run);
   // The server's CPU per transaction, when a local server gave it.
@@ -72,6 +62,10 @@ void render_markdown(const Run& run, std::ostream& out) {
     for (const auto& c : columns) out << markdown_cell(c.cell(stage, m)) << " | ";
     out << (evidence.empty() ? "—" : evidence) << " |\n";
   }
+}
+
+// Every axis of the stages measured on more than one, and where each stage's time went.
+void axes_and_waits(const Run& run, const std::vector<StageSummary>& summaries, std::ostream& out) {
   if (std::any_of(summaries.begin(), summaries.end(),
                   [](const StageSummary& s) { return s.axes.size() > 1; })) {
     out << "\n## Every axis\n\nEach stage against the baseline on every axis it measured, "
@@ -95,6 +89,10 @@ void render_markdown(const Run& run, std::ostream& out) {
         out << "- **" << markdown_cell(run.stages[s.index].name)
             << "**: " << markdown_cell(s.waits_text) << "\n";
   }
+}
+
+// A sweep's curve table per dimension (and series), with its knee.
+void sweep_sections(const Run& run, std::ostream& out) {
   for (const auto& curve : sweep_curves(run)) {
     out << "\n## Sweep over " << markdown_cell(dimension_label(curve.dimension))
         << (curve.series.empty() ? "" : " (" + markdown_cell(curve.series) + ")") << "\n\n";
@@ -104,7 +102,10 @@ void render_markdown(const Run& run, std::ostream& out) {
     out << markdown_table(t);
     out << "\n" << markdown_cell(describe_knee(curve)) << "\n";
   }
+}
 
+// The stages' attributions, a table each.
+void attribution_sections(const Run& run, std::ostream& out) {
   bool any_attribution = false;
   for (const auto& stage : run.stages) any_attribution = any_attribution || stage.attribution;
   if (any_attribution) {
@@ -121,13 +122,10 @@ void render_markdown(const Run& run, std::ostream& out) {
           << (a.note.empty() ? "" : "; " + markdown_cell(a.note)) << "\n";
     }
   }
+}
 
-  // The workload's audit of each stage (TPC-C-lite: the rules the tpmC label needs).
-  for (const auto& a : stage_audits(run))
-    out << "\n## Audit: " << markdown_cell(a.stage->name) << "\n\n"
-        << markdown_cell(audit_summary(*a.rows)) << " (docs/tpcc-lite.md \"The audit\")\n\n"
-        << markdown_table(audit_table(*a.rows));
-
+// What did not go as planned: skipped knobs, warnings, failed stages, and the expectations.
+void skipped_warnings_failures(const Run& run, std::ostream& out) {
   bool any_skipped = false;
   for (const auto& stage : run.stages) any_skipped = any_skipped || !stage.skipped.empty();
   if (any_skipped) {
@@ -165,7 +163,9 @@ void render_markdown(const Run& run, std::ostream& out) {
       out << "\n";
     }
   }
+}
 
+void evidence_table(const Run& run, std::ostream& out) {
   // Every evidence key any stage has, normalised so stages of different lengths compare.
   std::map<std::string, double> all_keys;
   for (const auto& stage : run.stages) {
@@ -193,6 +193,32 @@ void render_markdown(const Run& run, std::ostream& out) {
            "(ratios and levels); see docs/evidence.md.\n\n"
         << markdown_table(table);
   }
+}
+
+}  // namespace
+
+void render_markdown(const Run& run, std::ostream& out) {
+  out << "# pgslow report: " << markdown_cell(run.scenario.empty() ? "(unnamed)" : run.scenario)
+      << "\n\n";
+  if (!run.description.empty()) out << markdown_text(run.description) << "\n\n";
+  out << "| | |\n|---|---|\n";
+  for (const auto& [label, value] : run_facts(run)) {
+    out << "| " << label << " | " << markdown_cell(value) << " |\n";
+  }
+
+  const auto summaries = summarize(run);
+  stages_table(run, summaries, out);
+  axes_and_waits(run, summaries, out);
+  sweep_sections(run, out);
+  attribution_sections(run, out);
+  // The workload's audit of each stage (TPC-C-lite: the rules the tpmC label needs).
+  for (const auto& a : stage_audits(run))
+    out << "\n## Audit: " << markdown_cell(a.stage->name) << "\n\n"
+        << markdown_cell(audit_summary(*a.rows)) << " (docs/tpcc-lite.md \"The audit\")\n\n"
+        << markdown_table(audit_table(*a.rows));
+
+  skipped_warnings_failures(run, out);
+  evidence_table(run, out);
 }
 
 }  // namespace pgslow::report

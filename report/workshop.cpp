@@ -21,420 +21,6 @@
 
 namespace pgslow::report {
 
-// The JSON of the workshop's results as data (json_schema.h), as report.json's. Written for
-// readers (the instructor's record, a room's tooling); pgslow never reads them back.
-namespace json_schema {
-
-static const char* verdict_word(Verdict v) {
-  switch (v) {
-    case Verdict::kSlower:
-      return "slower";
-    case Verdict::kFaster:
-      return "faster";
-    case Verdict::kWithinNoise:
-      return "within noise";
-    case Verdict::kUnknown:
-      break;
-  }
-  return "no interval";
-}
-
-// The interval's bounds and the verdict beside the ratio, and the sentence a reader sees; read
-// back (a mystery's scoreboard keeps its fixes), the interval and the verdict return.
-static void write_effect_words(const Effect& e, Json& out) {
-  if (e.interval.known) {
-    out["low"] = number(e.interval.low);
-    out["high"] = number(e.interval.high);
-    out["df"] = number(e.interval.df);
-  }
-  out["verdict"] = verdict_word(e.verdict);
-  out["text"] = describe_effect(e);
-  if (!e.axes.empty()) {
-    out["axes_verdict"] = e.axes_verdict.cell;
-    out["axes_verdict_text"] = e.axes_verdict.sentence;
-    out["axes"] = axes_json(e.axes);
-  }
-}
-static void read_effect_words(Effect& e, const Json& in, const Place& place) {
-  e.interval.known = read_field(e.interval.low, in, "low", place) &&
-                     read_field(e.interval.high, in, "high", place);
-  read_field(e.interval.df, in, "df", place);
-  e.interval.ratio = e.ratio;
-  std::string verdict;
-  read_field(verdict, in, "verdict", place);
-  for (Verdict v : {Verdict::kSlower, Verdict::kFaster, Verdict::kWithinNoise})
-    if (verdict == verdict_word(v)) e.verdict = v;
-  // The axes return with their intervals (a recorded session's reveal); the verdict over them
-  // is computed again.
-  const auto axes = in.find("axes");
-  if (axes == in.end() || !axes->is_array()) return;
-  for (std::size_t k = 0; k < axes->size(); ++k) {
-    const Json& a = (*axes)[k];
-    const Place at = place.at("axes").at(k);
-    std::string key;
-    read_field(key, a, "axis", at);
-    const Axis* axis = find_axis(key);
-    if (axis == nullptr) continue;
-    Interval i;
-    read_field(i.ratio, a, "ratio", at);
-    read_field(i.known, a, "interval_known", at);
-    if (i.known) {
-      read_field(i.low, a, "low", at);
-      read_field(i.high, a, "high", at);
-      read_field(i.confidence, a, "confidence", at);
-      read_field(i.df, a, "df", at);
-    }
-    e.axes.push_back({axis, change_of(i)});
-  }
-  e.axes_verdict = axes_verdict(e.axes);
-}
-
-template <>
-struct Fields<Effect> {
-  using S = Effect;
-  static constexpr auto list = std::tuple{
-      field("known", &S::known), field("ratio", &S::ratio),
-      custom<S>(write_effect_words, read_effect_words), field("transactions", &S::transactions),
-      field("reference_transactions", &S::reference_transactions)};
-};
-
-template <>
-struct Fields<LatencyCheck> {
-  using S = LatencyCheck;
-  static constexpr auto list =
-      std::tuple{field("clients", &S::clients), field("tps", &S::tps),
-                 field("mean_us", &S::mean_us), field("p50_us", &S::p50_us),
-                 field("p99_us", &S::p99_us),   field("littles_law_us", &S::littles_law_us)};
-};
-
-template <>
-struct Fields<PredictionRow> {
-  using S = PredictionRow;
-  static constexpr auto quantified = [](const S& p) { return p.predicted_ratio > 0; };
-  static constexpr auto located = [](const S& p) { return p.off_by > 0; };
-  static constexpr auto list = std::tuple{field("participant", &S::participant),
-                                          field("question", &S::question),
-                                          field("answer", &S::answer),
-                                          field("verdict", &S::verdict),
-                                          field("predicted_ratio", &S::predicted_ratio, quantified),
-                                          field("off_by", &S::off_by, located)};
-};
-
-template <>
-struct Fields<EvidenceRow> {
-  using S = EvidenceRow;
-  static constexpr auto list = std::tuple{
-      field("label", &S::label), field("reference", &S::reference), field("stage", &S::stage)};
-};
-
-// Latency per stage shown: an array of objects, each with its stage's name.
-static void write_latency(const Reveal& r, Json& out) {
-  Json rows = Json::array();
-  for (const auto& [stage, check] : r.latency) {
-    Json row = Json::object();
-    row["stage"] = stage;
-    row.update(write_value(check));
-    rows.push_back(std::move(row));
-  }
-  out["latency"] = std::move(rows);
-}
-
-template <>
-struct Fields<Reveal> {
-  using S = Reveal;
-  static constexpr auto list = std::tuple{field("lesson", &S::lesson),
-                                          field("stage", &S::stage),
-                                          field("reference_stage", &S::reference_stage),
-                                          field("effect", &S::effect),
-                                          custom<S>(write_latency, written_only<S>),
-                                          field("predictions", &S::predictions),
-                                          field("evidence", &S::evidence),
-                                          field("gap", &S::gap)};
-};
-
-// The cliff as `pgslow cliff --json` writes it: one shape for the cliff wherever it appears.
-static void write_cliff(const CliffReveal& r, Json& out) {
-  out["cliff"] = Json::parse(cliff_to_json(r.cliff).dump());
-}
-
-template <>
-struct Fields<CliffReveal> {
-  using S = CliffReveal;
-  static constexpr auto list = std::tuple{field("lesson", &S::lesson),
-                                          custom<S>(write_cliff, written_only<S>),
-                                          field("predictions", &S::predictions),
-                                          field("safe", &S::safe),
-                                          field("harmful", &S::harmful),
-                                          field("evidence", &S::evidence),
-                                          field("gap", &S::gap)};
-};
-
-template <>
-struct Fields<LessonSummary> {
-  using S = LessonSummary;
-  static constexpr auto list =
-      std::tuple{field("name", &S::name), field("minutes", &S::minutes), field("title", &S::title)};
-};
-
-template <>
-struct Fields<LessonList> {
-  using S = LessonList;
-  static constexpr auto list = std::tuple{field("lessons", &S::lessons)};
-};
-
-template <>
-struct Fields<MysteryClues> {
-  using S = MysteryClues;
-  static constexpr auto list =
-      std::tuple{field("difficulty", &S::difficulty), field("effect", &S::effect),
-                 field("before", &S::before),         field("now", &S::now),
-                 field("evidence", &S::evidence),     field("waits", &S::waits),
-                 field("log_lines", &S::log_lines),   field("log_lines_total", &S::log_lines_total),
-                 field("decoys", &S::decoys)};
-};
-
-template <>
-struct Fields<MysterySetting> {
-  using S = MysterySetting;
-  static constexpr auto list =
-      std::tuple{field("knob", &S::knob), field("value", &S::value), field("key", &S::key)};
-};
-
-template <>
-struct Fields<MysteryReveal> {
-  using S = MysteryReveal;
-  static constexpr auto list = std::tuple{
-      field("answer", &S::answer), field("culprits", &S::culprits), field("decoys", &S::decoys),
-      field("effect", &S::effect), field("guesses", &S::guesses),   field("solved", &S::solved)};
-};
-
-template <>
-struct Fields<Recovered> {
-  using S = Recovered;
-  static constexpr auto list = std::tuple{field("known", &S::known), field("share", &S::share),
-                                          field("low", &S::low), field("high", &S::high)};
-};
-
-template <>
-struct Fields<FixChange> {
-  using S = FixChange;
-  static constexpr auto list =
-      std::tuple{field("knob", &S::knob), field("value", &S::value), field("without", &S::without),
-                 field("share", &S::share), field("did_nothing", &S::did_nothing)};
-};
-
-// Derived from the changes: written for readers, counted again when read.
-static void write_did_nothing(const FixResult& f, Json& out) {
-  out["did_nothing"] = f.did_nothing();
-}
-
-template <>
-struct Fields<FixResult> {
-  using S = FixResult;
-  static constexpr auto list = std::tuple{field("who", &S::who),
-                                          field("ran", &S::ran),
-                                          field("changes", &S::changes),
-                                          field("refused", &S::refused),
-                                          field("fault", &S::fault),
-                                          field("vs_broken", &S::vs_broken),
-                                          field("vs_healthy", &S::vs_healthy),
-                                          field("recovered", &S::recovered),
-                                          custom<S>(write_did_nothing, written_only<S>)};
-};
-
-template <>
-struct Fields<FixScoreboard> {
-  using S = FixScoreboard;
-  static constexpr auto list = std::tuple{field("fixes", &S::fixes)};
-};
-
-// Derived from the predictions and the effect: written for readers, computed again when read.
-static void write_calibration(const RecordedLesson& l, Json& out) {
-  const Calibration c = calibration(l);
-  out["calibration"] = number(c.factor);
-  out["calibrated"] = c.predictions;
-}
-
-template <>
-struct Fields<RecordedLesson> {
-  using S = RecordedLesson;
-  static constexpr auto list = std::tuple{field("lesson", &S::lesson),
-                                          field("title", &S::title),
-                                          field("recorded_at", &S::recorded_at),
-                                          field("stage", &S::stage),
-                                          field("reference_stage", &S::reference_stage),
-                                          field("effect", &S::effect),
-                                          field("predictions", &S::predictions),
-                                          field("evidence", &S::evidence),
-                                          custom<S>(write_calibration, written_only<S>)};
-};
-
-template <>
-struct Fields<RecordedMystery> {
-  using S = RecordedMystery;
-  static constexpr auto list =
-      std::tuple{field("recorded_at", &S::recorded_at), field("difficulty", &S::difficulty),
-                 field("answer", &S::answer), field("fixes", &S::fixes)};
-};
-
-template <>
-struct Fields<SessionRecord> {
-  using S = SessionRecord;
-  static constexpr auto list =
-      std::tuple{field("lessons", &S::lessons), field("mysteries", &S::mysteries)};
-};
-
-}  // namespace json_schema
-
-Effect measure_effect(const StageResult& stage, const StageResult& reference) {
-  Effect e;
-  if (stage.repeats.empty() || reference.repeats.empty()) return e;
-  const Runs a = runs_of(stage);
-  const Runs b = runs_of(reference);
-  e.transactions = a.transactions;
-  e.reference_transactions = b.transactions;
-  if (b.log_tps.empty()) return e;  // the reference completed nothing: no ratio exists
-  e.known = true;
-  // A stage that completed nothing: the ratio is 0 and no interval on the log scale exists.
-  if (a.log_tps.empty()) {
-    e.verdict = Verdict::kSlower;
-    return e;
-  }
-  const Change c = compare_runs(a, b);
-  e.ratio = c.ratio;
-  e.interval = c.interval;
-  e.verdict = verdict_of(c.interval);
-  return e;
-}
-
-void add_axes_in_run(Effect& e, const Run& run, const StageResult& stage) {
-  if (run.stages.empty() || &stage < run.stages.data() ||
-      &stage >= run.stages.data() + run.stages.size())
-    return;
-  const auto i = static_cast<std::size_t>(&stage - run.stages.data());
-  const StageSummary s = summarize(run).at(i);
-  e.axes = s.axes;
-  e.axes_verdict = s.verdict;
-}
-
-std::vector<std::string> effect_axes_lines(const Effect& e, std::size_t width) {
-  if (e.axes.empty() || e.axes_verdict.sentence.empty()) return {};
-  std::vector<std::string> out{"every axis: " + e.axes_verdict.sentence};
-  for (const auto& l : wrap_items(axis_items(e.axes, true), width)) out.push_back(l);
-  return out;
-}
-
-Effect effect_in_run(const Run& run, const StageResult& stage, const StageResult& reference) {
-  Effect e = measure_effect(stage, reference);
-  if (!e.known || e.ratio <= 0 || run.stages.empty() || &reference != &run.stages.front()) return e;
-  const auto i = static_cast<std::size_t>(&stage - run.stages.data());  // stage is run's
-  const StageSummary s = summarize(run).at(i);
-  e.axes = s.axes;
-  e.axes_verdict = s.verdict;
-  const std::optional<Change>& c = s.vs_baseline;
-  if (!c) return e;
-  e.ratio = c->ratio;
-  e.interval = c->interval;
-  e.verdict = verdict_of(c->interval);
-  e.reference_transactions = c->reference_transactions;
-  return e;
-}
-
-std::string describe_ratio(double ratio) {
-  if (ratio > 0 && ratio < 0.5) return fmt::format("{}x slower", format_number(1 / ratio, 2));
-  return format_change(ratio);
-}
-
-std::string describe_effect(const Effect& e) {
-  if (!e.known) return "not measured (a stage did not run)";
-  const std::string counts = fmt::format("{} vs {} transactions", format_count(e.transactions),
-                                         format_count(e.reference_transactions));
-  if (e.ratio <= 0) return fmt::format("nothing completed ({})", counts);
-  switch (e.verdict) {
-    case Verdict::kSlower:
-    case Verdict::kFaster:
-      return fmt::format("{} (95% interval {} to {}; {})", describe_ratio(e.ratio),
-                         describe_ratio(e.interval.low), describe_ratio(e.interval.high), counts);
-    case Verdict::kWithinNoise:
-      return fmt::format("{} ({}; {})", format_verdict(e.interval), format_change(e.ratio), counts);
-    case Verdict::kUnknown:
-      break;
-  }
-  return fmt::format("{} ({}; {})", format_change(e.ratio), format_verdict(e.interval), counts);
-}
-
-LatencyCheck latency_check(const StageResult& stage) {
-  LatencyCheck c;
-  std::uint64_t n = 0;
-  for (const Measurement& m : stage.repeats) {
-    const auto k = m.committed + m.rolled_back;
-    c.mean_us += m.latency.mean_us * static_cast<double>(k);
-    n += k;
-  }
-  if (n > 0) c.mean_us /= static_cast<double>(n);
-  if (const Measurement* m = median_repeat(stage)) {
-    c.p50_us = m->latency.p50_us;
-    c.p99_us = m->latency.p99_us;
-  }
-  std::vector<double> tps;
-  for (const Measurement& m : stage.repeats) tps.push_back(m.tps);
-  c.tps = median(tps);
-  c.clients = stage.load.clients;
-  if (stage.load.rate <= 0 && c.tps > 0) c.littles_law_us = c.clients / c.tps * 1e6;
-  return c;
-}
-
-std::vector<EvidenceRow> evidence_rows(const StageResult& stage, const StageResult& reference,
-                                       const std::vector<std::string>& keys) {
-  std::vector<EvidenceRow> rows;
-  std::vector<std::string> wanted = keys;
-  if (wanted.empty()) {
-    for (const EvidenceMove& m : top_movers(evidence_moves(stage, reference), 6))
-      wanted.push_back(m.key);
-  }
-  for (const std::string& key : wanted) {
-    auto a = normalised_evidence(stage, key);
-    auto b = normalised_evidence(reference, key);
-    if (!a || !b) continue;
-    rows.push_back(
-        {evidence_label(key), format_evidence_value(key, *b), format_evidence_value(key, *a)});
-  }
-  return rows;
-}
-
-std::vector<EvidenceRow> evidence_rows(const std::map<std::string, double>& stage,
-                                       const std::map<std::string, double>& reference,
-                                       const std::vector<std::string>& keys) {
-  std::vector<EvidenceRow> rows;
-  for (const std::string& key : keys) {
-    auto a = stage.find(key);
-    auto b = reference.find(key);
-    if (a == stage.end() || b == reference.end()) continue;
-    rows.push_back({evidence_label(key), format_evidence_value(key, b->second),
-                    format_evidence_value(key, a->second)});
-  }
-  return rows;
-}
-
-std::vector<EvidenceRow> wait_rows(const StageResult& stage, const StageResult& reference,
-                                   std::size_t top, const std::string& label_prefix) {
-  return wait_rows(stage.waits, reference.waits, top, label_prefix);
-}
-
-std::vector<EvidenceRow> wait_rows(const std::optional<WaitProfile>& stage,
-                                   const std::optional<WaitProfile>& reference, std::size_t top,
-                                   const std::string& label_prefix) {
-  std::vector<EvidenceRow> rows;
-  if (!stage || !reference) return rows;
-  const auto shares = results::wait_shares(*stage);
-  for (std::size_t i = 0; i < shares.size() && i < top; ++i) {
-    rows.push_back({label_prefix + shares[i].wait,
-                    results::format_share(results::wait_share(*reference, shares[i].wait)),
-                    results::format_share(shares[i].share)});
-  }
-  return rows;
-}
-
 namespace {
 
 TextTable latency_table(const Reveal& r) {
@@ -510,10 +96,6 @@ void render_reveal_markdown(const Reveal& r, std::ostream& out) {
   if (!r.gap.empty()) out << "## Why\n\n" << markdown_text(r.gap) << "\n";
 }
 
-nlohmann::ordered_json reveal_to_json(const Reveal& reveal) {
-  return json_schema::write_value(reveal);
-}
-
 void render_cliff_reveal(const CliffReveal& r, std::ostream& out) {
   render_cliff_console(r.cliff, out);
   out << "\n";
@@ -541,10 +123,6 @@ void render_cliff_reveal_markdown(const CliffReveal& r, std::ostream& out) {
   if (!r.gap.empty()) out << "## Why\n\n" << markdown_text(r.gap) << "\n";
 }
 
-nlohmann::ordered_json cliff_reveal_to_json(const CliffReveal& reveal) {
-  return json_schema::write_value(reveal);
-}
-
 namespace {
 
 TextTable lesson_table(const LessonList& list) {
@@ -569,10 +147,6 @@ void render_lesson_list_markdown(const LessonList& list, std::ostream& out) {
   out << "# The lessons\n\n"
       << markdown_table(lesson_table(list)) << "\n"
       << markdown_text(kLessonHint) << "\n";
-}
-
-nlohmann::ordered_json lesson_list_to_json(const LessonList& list) {
-  return json_schema::write_value(list);
 }
 
 namespace {
@@ -647,10 +221,6 @@ void render_clues_markdown(const MysteryClues& c, std::ostream& out) {
   out << markdown_text(kCluesHint) << "\n";
 }
 
-nlohmann::ordered_json clues_to_json(const MysteryClues& clues) {
-  return json_schema::write_value(clues);
-}
-
 void render_mystery_reveal_console(const MysteryReveal& r, std::ostream& out) {
   out << fmt::format("THE ANSWER: {}\n", r.answer);
   for (const auto& c : r.culprits)
@@ -688,10 +258,6 @@ void mystery_answer_markdown(const MysteryReveal& r, std::ostream& out) {
 void render_mystery_reveal_markdown(const MysteryReveal& r, std::ostream& out) {
   out << "# The answer: " << markdown_text(r.answer) << "\n\n";
   mystery_answer_markdown(r, out);
-}
-
-nlohmann::ordered_json mystery_reveal_to_json(const MysteryReveal& reveal) {
-  return json_schema::write_value(reveal);
 }
 
 Recovered recovered_share(const Effect& fix_vs_broken, const Effect& healthy_vs_broken) {
@@ -861,26 +427,12 @@ void render_fix_markdown(const FixResult& f, std::ostream& out) {
   out << "The fix " << markdown_text(fix_summary(f)) << ".\n";
 }
 
-nlohmann::ordered_json fix_to_json(const FixResult& fix) {
-  return json_schema::write_value(fix);
-}
-
-FixResult fix_from_json(const nlohmann::ordered_json& json, const std::string& source) {
-  FixResult fix;
-  json_schema::read(fix, json, json_schema::Place{source, ""});
-  return fix;
-}
-
 void render_scoreboard_console(const FixScoreboard& b, std::ostream& out) {
   out << "SCOREBOARD\n" << scoreboard_table(b).render("  ") << kRankingRule << "\n";
 }
 
 void render_scoreboard_markdown(const FixScoreboard& b, std::ostream& out) {
   out << "# The fixes\n\n" << markdown_table(scoreboard_table(b)) << "\n" << kRankingRule << "\n";
-}
-
-nlohmann::ordered_json scoreboard_to_json(const FixScoreboard& board) {
-  return json_schema::write_value(board);
 }
 
 RecordedLesson record_lesson(const Reveal& reveal, const std::string& title,
@@ -991,16 +543,6 @@ void render_record_markdown(const SessionRecord& r, std::ostream& out) {
     }
     out << "\n";
   }
-}
-
-nlohmann::ordered_json record_to_json(const SessionRecord& record) {
-  return json_schema::write_value(record);
-}
-
-SessionRecord record_from_json(const nlohmann::ordered_json& json, const std::string& source) {
-  SessionRecord record;
-  json_schema::read(record, json, json_schema::Place{source, ""});
-  return record;
 }
 
 }  // namespace pgslow::report

@@ -155,26 +155,19 @@ void Applier::require_new_sessions(pg::Connection& conn, Journal& j,
       which, trim(refused)));
 }
 
-ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operation op,
-                           const ApplyLabel& label) {
-  const std::int64_t started = now_us();
-  require_permission(server_);
-  pg::Connection conn = pg::Connection::open(server_.conninfo());
-  knobs::ServerSettings current = knobs::ServerSettings::read(conn);
+// One knob of the stage: what was asked and what ran before.
+struct StageChange {
+  const knobs::SettingVerdict* verdict;
+  const knobs::ServerSetting* before;
+};
 
-  // Everything before the first change is validation: any error changes nothing.
-  std::vector<knobs::SettingVerdict> verdicts = knobs::validate(settings, catalog_, current);
-  std::vector<ConfigError> problems = knobs::all_problems(verdicts);
-  if (has_errors(problems)) throw InputError(problems);
+namespace {
 
-  ApplyResult result;
-  for (const ConfigError& p : problems) result.warnings.push_back(p.message);
-  struct Change {
-    const knobs::SettingVerdict* verdict;
-    const knobs::ServerSetting* before;
-  };
-  std::vector<Change> changes;
-  std::vector<std::string> names;
+// The stage's changes, by the server's name for each knob; a knob the server lacks goes to
+// result.skipped.
+std::vector<StageChange> stage_changes(const std::vector<knobs::SettingVerdict>& verdicts,
+                                       const knobs::ServerSettings& current, ApplyResult& result) {
+  std::vector<StageChange> changes;
   for (const knobs::SettingVerdict& v : verdicts) {
     if (v.verdict == knobs::Verdict::kSkipped) {
       result.skipped.push_back({v.setting.name, v.setting.value, v.reason});
@@ -186,78 +179,100 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
       throw InputError(v.setting.where.str() + ": \"" + v.setting.name +
                        "\" is not a parameter of this server");
     changes.push_back({&v, s});
-    names.push_back(s->name);
   }
-  InterruptGuard::throw_if_interrupted();
+  return changes;
+}
 
-  // One server, one owner: no other pgslow (from any workdir) may be changing it.
-  server_lock_ = lock_server(server_, workdir_);
-  // ... nor hold a kept change of another workdir: the server carries that claim itself.
-  require_server_unclaimed(conn, workdir_);
-
-  // The journal, durably, before the first change.
-  ServerRecord record = describe_server(server_, spec_);
-  if (!journal_) {
-    std::optional<Journal> existing = load_journal(workdir_);
-    if (existing) {
-      if (!same_server(existing->server, record)) {
-        throw RuntimeError(fmt::format(
-            "the journal {} belongs to another server ({}), not {}: run `pgslow recover` or "
-            "`pgslow restore` on it first, or use another --workdir",
-            journal_path(workdir_).string(), existing->server.description, record.description));
-      }
-      if (existing->state != JournalState::kKept) {
-        throw RuntimeError(
-            fmt::format("the journal {} records an unfinished change by pid {} (`{}`): run `pgslow "
-                        "recover` first",
-                        journal_path(workdir_).string(), existing->owner.pid, existing->command));
-      }
-      if (op == Operation::kRun) {
-        throw RuntimeError(fmt::format(
-            "{} carries a kept degradation from `{}` ({}); a run must start from the original "
-            "configuration: run `pgslow restore` first",
-            record.description, existing->command, existing->settings_summary()));
-      }
-      // A second `pgslow apply` over a kept one: same original, new settings.
-      journal_ = std::move(existing);
-      journal_on_disk_ = true;
-    } else {
-      Journal j;
-      j.server = record;
-      // A target that sets parameters with its own command leaves postgresql.auto.conf alone.
-      std::optional<fs::path> data_dir = server_.data_dir();
-      if (data_dir && !server_.sets_parameters()) j.auto_conf = read_auto_conf(*data_dir);
-      j.settings_before = server_wide_settings(current);
-      j.pending_restart_before = pending_restart(current, {});
-      if (!j.pending_restart_before.empty()) {
-        result.warnings.push_back(fmt::format(
-            "the server already had a change waiting for a restart ({}); a restart by pgslow "
-            "puts it in effect",
-            join(j.pending_restart_before, ", ")));
-      }
-      journal_ = std::move(j);
+// Reads every value back: a mismatch is an error, not a warning.
+void verify_applied(const knobs::ServerSettings& after, const std::vector<StageChange>& changes,
+                    const Journal& j, const std::vector<std::string>& names, ApplyResult& result) {
+  std::vector<std::string> mismatches;
+  for (const StageChange& c : changes) {
+    const knobs::ServerSetting* now = after.find(c.before->name);
+    if (now == nullptr) {
+      mismatches.push_back(c.before->name + " is gone from pg_settings");
+      continue;
     }
+    if (!knobs::effective_value_matches(*now, *c.verdict) || now->pending_restart) {
+      mismatches.push_back(fmt::format("{}: set to {}, but the server shows {}{}", now->name,
+                                       c.verdict->setting.value, display_value(*now),
+                                       now->pending_restart ? " (pending restart)" : ""));
+      continue;
+    }
+    KnobApplied k;
+    k.name = now->name;
+    k.requested = c.verdict->setting.value;
+    k.original_value = original_display(j, *now);
+    k.previous_value = display_value(*c.before);
+    k.new_value = display_value(*now);
+    k.apply_by = c.verdict->verdict == knobs::Verdict::kRestart ? "restart" : "reload";
+    k.needs_reconnect = c.verdict->needs_reconnect;
+    result.applied.push_back(std::move(k));
   }
-  Journal& j = *journal_;
-  j.owner = current_process();
-  j.command = label.command.empty() ? this_command_line() : label.command;
-  j.operation = op;
-  j.state = JournalState::kChanging;
-  j.stage = label.stage;
-  j.presets = label.presets;
-  j.hidden = j.hidden || hidden_;
-  j.settings.clear();
-  for (const Change& c : changes) j.settings.push_back({c.before->name, c.verdict->setting.value});
-  record_originals(j, names, current, conn);
-  // What pgslow is about to write for each knob, recorded first: an entry restore later finds
-  // that is neither the original nor one of these was written by someone else.
-  for (const Change& c : changes) {
-    OriginalParameter* p = j.find_touched(c.before->name);
-    const std::string& v = c.verdict->setting.value;
-    if (p &&
-        std::find(p->pgslow_values.begin(), p->pgslow_values.end(), v) == p->pgslow_values.end())
-      p->pgslow_values.push_back(v);
+  // Knobs of an earlier stage that this one does not set are back at their original values.
+  for (const OriginalParameter& p : j.touched) {
+    bool in_stage = false;
+    for (const std::string& n : names) in_stage = in_stage || n == p.name;
+    const knobs::ServerSetting* now = after.find(p.name);
+    if (in_stage || now == nullptr || now->setting == p.setting) continue;
+    mismatches.push_back(fmt::format("{} should be back at {}, but the server shows {}", p.name,
+                                     display_value(*now, p.setting), display_value(*now)));
   }
+  if (!mismatches.empty()) {
+    throw RuntimeError(
+        fmt::format("the server did not take the new settings:\n  {}", join(mismatches, "\n  ")));
+  }
+}
+
+}  // namespace
+
+Journal& Applier::open_journal(const knobs::ServerSettings& current, Operation op,
+                               ApplyResult& result) {
+  if (journal_) return *journal_;
+  ServerRecord record = describe_server(server_, spec_);
+  std::optional<Journal> existing = load_journal(workdir_);
+  if (existing) {
+    if (!same_server(existing->server, record)) {
+      throw RuntimeError(fmt::format(
+          "the journal {} belongs to another server ({}), not {}: run `pgslow recover` or "
+          "`pgslow restore` on it first, or use another --workdir",
+          journal_path(workdir_).string(), existing->server.description, record.description));
+    }
+    if (existing->state != JournalState::kKept) {
+      throw RuntimeError(
+          fmt::format("the journal {} records an unfinished change by pid {} (`{}`): run `pgslow "
+                      "recover` first",
+                      journal_path(workdir_).string(), existing->owner.pid, existing->command));
+    }
+    if (op == Operation::kRun) {
+      throw RuntimeError(fmt::format(
+          "{} carries a kept degradation from `{}` ({}); a run must start from the original "
+          "configuration: run `pgslow restore` first",
+          record.description, existing->command, existing->settings_summary()));
+    }
+    // A second `pgslow apply` over a kept one: same original, new settings.
+    journal_ = std::move(existing);
+    journal_on_disk_ = true;
+    return *journal_;
+  }
+  Journal j;
+  j.server = record;
+  // A target that sets parameters with its own command leaves postgresql.auto.conf alone.
+  std::optional<fs::path> data_dir = server_.data_dir();
+  if (data_dir && !server_.sets_parameters()) j.auto_conf = read_auto_conf(*data_dir);
+  j.settings_before = server_wide_settings(current);
+  j.pending_restart_before = pending_restart(current, {});
+  if (!j.pending_restart_before.empty()) {
+    result.warnings.push_back(fmt::format(
+        "the server already had a change waiting for a restart ({}); a restart by pgslow "
+        "puts it in effect",
+        join(j.pending_restart_before, ", ")));
+  }
+  journal_ = std::move(j);
+  return *journal_;
+}
+
+void Applier::save_before_change(Journal& j) {
   const bool first_save = !journal_on_disk_;
   try {
     save_journal(workdir_, j);
@@ -273,138 +288,166 @@ ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operatio
   journal_on_disk_ = true;
   if (first_save) claim_server(server_, workdir_);
   crash_point(phase::kJournalWritten);
+}
+
+knobs::ServerSettings Applier::set_by_target(pg::Connection& conn, Journal& j,
+                                             const std::vector<StageChange>& changes,
+                                             const knobs::ServerSettings& current,
+                                             ApplyResult& result) {
+  // The target's own command sets the stage's values (and the originals of an earlier
+  // stage's knobs) and makes them effective; no ALTER SYSTEM.
+  std::vector<std::pair<const knobs::ServerSetting*, const knobs::SettingVerdict*>> stage;
+  for (const StageChange& c : changes) stage.emplace_back(c.before, c.verdict);
+  server::ParameterChange change = stage_parameters(j, stage, current, source_files(conn));
+  crash_point(phase::kHalfApplied);
+  server_.set_parameters(change, restart_timeout);
+  result.restarted = change.restart_needed;
+  result.reloaded = !change.restart_needed;
+  conn = pg::Connection::open(server_.conninfo());
+  return knobs::ServerSettings::read(conn);
+}
+
+knobs::ServerSettings Applier::set_by_alter_system(pg::Connection& conn, Journal& j,
+                                                   const std::vector<StageChange>& changes,
+                                                   ApplyResult& result) {
+  // Every stage starts from the original files, so the previous stage's knobs are gone.
+  // Someone else's value of one of pgslow's knobs mid-run is replaced (and said so): the
+  // stage must run with exactly its settings.
+  ResetPlan reset;
+  reset_to_original_files(&conn, j, /*force=*/true, &reset);
+  for (const std::string& c : reset.conflicts)
+    spdlog::warn("{}; this stage starts from the original", c);
+  // The server's claim goes with the stage's settings (the original file has none).
+  write_server_claim(conn, workdir_);
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    const StageChange& c = changes[i];
+    // ALTER SYSTEM validates the value and rewrites postgresql.auto.conf atomically; it cannot
+    // run in a transaction block, hence one statement each.
+    conn.exec(alter_system_set_value(conn, c.before->name, c.verdict->setting.value));
+    if (i + 1 == (changes.size() + 1) / 2) crash_point(phase::kHalfApplied);
+    InterruptGuard::throw_if_interrupted();
+  }
+
+  reload_and_wait(server_, conn);
+  result.reloaded = true;
+  knobs::ServerSettings after = knobs::ServerSettings::read(conn);
+  // Only pgslow's own knobs are a reason to restart.
+  std::vector<std::string> pending;
+  for (const std::string& name : pending_restart(after, j.pending_restart_before)) {
+    if (j.find_touched(name)) pending.push_back(name);
+  }
+  if (pending.empty()) return after;
+  spdlog::info("restarting {} for {}", server_.describe(),
+               j.hidden ? std::string("a hidden setting") : join(pending, ", "));
+  crash_point(phase::kRestarting);
+  restart_or_put_back(j);
+  result.restarted = true;
+  conn = pg::Connection::open(server_.conninfo());
+  return knobs::ServerSettings::read(conn);
+}
+
+void Applier::restart_or_put_back(Journal& j) {
+  try {
+    server_.restart(restart_timeout);
+  } catch (const Error& e) {
+    // The server does not come back with these settings: the original file goes back in
+    // the data directory and the server is started with it.
+    const std::string cause = e.what();
+    const std::string summary = j.settings_summary();  // j goes with the journal below
+    spdlog::error("the server did not come back; putting the original configuration back");
+    try {
+      restore_original(server_, workdir_, j, restart_timeout, /*force=*/true);
+      journal_.reset();
+      journal_on_disk_ = false;
+    } catch (const std::exception& again) {
+      throw RuntimeError(
+          fmt::format("the server did not start with {}: {}\n\nPutting the original configuration "
+                      "back failed too: {}",
+                      summary, cause, again.what()));
+    }
+    throw RuntimeError(
+        fmt::format("the server did not start with {}: {}\n\npgslow put the original configuration "
+                    "back; the server runs with it again.",
+                    summary, cause));
+  }
+}
+
+void Applier::put_back_after_failure() noexcept {
+  if (!journal_) return;
+  try {
+    spdlog::warn("putting the original configuration of {} back", server_.describe());
+    // pgslow's own values go, whatever they read as now (as at the start of every stage):
+    // a failed apply leaves the server as it was.
+    RestoreOutcome out =
+        restore_original(server_, workdir_, *journal_, restart_timeout, /*force=*/true);
+    for (const std::string& o : out.overridden) spdlog::warn("replaced by the original: {}", o);
+    journal_.reset();
+    journal_on_disk_ = false;
+  } catch (const std::exception& e) {
+    spdlog::error(
+        "could not restore the original configuration: {}. The journal {} keeps "
+        "it; run `pgslow recover`",
+        e.what(), journal_path(workdir_).string());
+  }
+}
+
+ApplyResult Applier::apply(const std::vector<knobs::Setting>& settings, Operation op,
+                           const ApplyLabel& label) {
+  const std::int64_t started = now_us();
+  require_permission(server_);
+  pg::Connection conn = pg::Connection::open(server_.conninfo());
+  knobs::ServerSettings current = knobs::ServerSettings::read(conn);
+
+  // Everything before the first change is validation: any error changes nothing.
+  std::vector<knobs::SettingVerdict> verdicts = knobs::validate(settings, catalog_, current);
+  std::vector<ConfigError> problems = knobs::all_problems(verdicts);
+  if (has_errors(problems)) throw InputError(problems);
+
+  ApplyResult result;
+  for (const ConfigError& p : problems) result.warnings.push_back(p.message);
+  const std::vector<StageChange> changes = stage_changes(verdicts, current, result);
+  std::vector<std::string> names;
+  for (const StageChange& c : changes) names.push_back(c.before->name);
+  InterruptGuard::throw_if_interrupted();
+
+  // One server, one owner: no other pgslow (from any workdir) may be changing it.
+  server_lock_ = lock_server(server_, workdir_);
+  // ... nor hold a kept change of another workdir: the server carries that claim itself.
+  require_server_unclaimed(conn, workdir_);
+
+  // The journal, durably, before the first change.
+  Journal& j = open_journal(current, op, result);
+  j.owner = current_process();
+  j.command = label.command.empty() ? this_command_line() : label.command;
+  j.operation = op;
+  j.state = JournalState::kChanging;
+  j.stage = label.stage;
+  j.presets = label.presets;
+  j.hidden = j.hidden || hidden_;
+  j.settings.clear();
+  for (const StageChange& c : changes)
+    j.settings.push_back({c.before->name, c.verdict->setting.value});
+  record_originals(j, names, current, conn);
+  // What pgslow is about to write for each knob, recorded first: an entry restore later finds
+  // that is neither the original nor one of these was written by someone else.
+  for (const StageChange& c : changes) {
+    OriginalParameter* p = j.find_touched(c.before->name);
+    const std::string& v = c.verdict->setting.value;
+    if (p &&
+        std::find(p->pgslow_values.begin(), p->pgslow_values.end(), v) == p->pgslow_values.end())
+      p->pgslow_values.push_back(v);
+  }
+  save_before_change(j);
 
   try {
-    knobs::ServerSettings after;
-    if (server_.sets_parameters()) {
-      // The target's own command sets the stage's values (and the originals of an earlier
-      // stage's knobs) and makes them effective; no ALTER SYSTEM.
-      std::vector<std::pair<const knobs::ServerSetting*, const knobs::SettingVerdict*>> stage;
-      for (const Change& c : changes) stage.emplace_back(c.before, c.verdict);
-      server::ParameterChange change = stage_parameters(j, stage, current, source_files(conn));
-      crash_point(phase::kHalfApplied);
-      server_.set_parameters(change, restart_timeout);
-      result.restarted = change.restart_needed;
-      result.reloaded = !change.restart_needed;
-      conn = pg::Connection::open(server_.conninfo());
-      after = knobs::ServerSettings::read(conn);
-    } else {
-      // Every stage starts from the original files, so the previous stage's knobs are gone.
-      // Someone else's value of one of pgslow's knobs mid-run is replaced (and said so): the
-      // stage must run with exactly its settings.
-      ResetPlan reset;
-      reset_to_original_files(&conn, j, /*force=*/true, &reset);
-      for (const std::string& c : reset.conflicts)
-        spdlog::warn("{}; this stage starts from the original", c);
-      // The server's claim goes with the stage's settings (the original file has none).
-      write_server_claim(conn, workdir_);
-      for (std::size_t i = 0; i < changes.size(); ++i) {
-        const Change& c = changes[i];
-        // ALTER SYSTEM validates the value and rewrites postgresql.auto.conf atomically; it cannot
-        // run in a transaction block, hence one statement each.
-        conn.exec(alter_system_set_value(conn, c.before->name, c.verdict->setting.value));
-        if (i + 1 == (changes.size() + 1) / 2) crash_point(phase::kHalfApplied);
-        InterruptGuard::throw_if_interrupted();
-      }
-
-      reload_and_wait(server_, conn);
-      result.reloaded = true;
-      after = knobs::ServerSettings::read(conn);
-      // Only pgslow's own knobs are a reason to restart.
-      std::vector<std::string> pending;
-      for (const std::string& name : pending_restart(after, j.pending_restart_before)) {
-        if (j.find_touched(name)) pending.push_back(name);
-      }
-      if (!pending.empty()) {
-        spdlog::info("restarting {} for {}", server_.describe(),
-                     j.hidden ? std::string("a hidden setting") : join(pending, ", "));
-        crash_point(phase::kRestarting);
-        try {
-          server_.restart(restart_timeout);
-        } catch (const Error& e) {
-          // The server does not come back with these settings: the original file goes back in
-          // the data directory and the server is started with it.
-          const std::string cause = e.what();
-          const std::string summary = j.settings_summary();  // j goes with the journal below
-          spdlog::error("the server did not come back; putting the original configuration back");
-          try {
-            restore_original(server_, workdir_, j, restart_timeout, /*force=*/true);
-            journal_.reset();
-            journal_on_disk_ = false;
-          } catch (const std::exception& again) {
-            throw RuntimeError(fmt::format(
-                "the server did not start with {}: {}\n\nPutting the original configuration "
-                "back failed too: {}",
-                summary, cause, again.what()));
-          }
-          throw RuntimeError(fmt::format(
-              "the server did not start with {}: {}\n\npgslow put the original configuration "
-              "back; the server runs with it again.",
-              summary, cause));
-        }
-        result.restarted = true;
-        conn = pg::Connection::open(server_.conninfo());
-        after = knobs::ServerSettings::read(conn);
-      }
-    }
+    knobs::ServerSettings after = server_.sets_parameters()
+                                      ? set_by_target(conn, j, changes, current, result)
+                                      : set_by_alter_system(conn, j, changes, result);
     InterruptGuard::throw_if_interrupted();
-
-    // Read every value back: a mismatch is an error, not a warning.
-    std::vector<std::string> mismatches;
-    for (const Change& c : changes) {
-      const knobs::ServerSetting* now = after.find(c.before->name);
-      if (now == nullptr) {
-        mismatches.push_back(c.before->name + " is gone from pg_settings");
-        continue;
-      }
-      if (!knobs::effective_value_matches(*now, *c.verdict) || now->pending_restart) {
-        mismatches.push_back(fmt::format("{}: set to {}, but the server shows {}{}", now->name,
-                                         c.verdict->setting.value, display_value(*now),
-                                         now->pending_restart ? " (pending restart)" : ""));
-        continue;
-      }
-      KnobApplied k;
-      k.name = now->name;
-      k.requested = c.verdict->setting.value;
-      k.original_value = original_display(j, *now);
-      k.previous_value = display_value(*c.before);
-      k.new_value = display_value(*now);
-      k.apply_by = c.verdict->verdict == knobs::Verdict::kRestart ? "restart" : "reload";
-      k.needs_reconnect = c.verdict->needs_reconnect;
-      result.applied.push_back(std::move(k));
-    }
-    // Knobs of an earlier stage that this one does not set are back at their original values.
-    for (const OriginalParameter& p : j.touched) {
-      bool in_stage = false;
-      for (const std::string& n : names) in_stage = in_stage || n == p.name;
-      const knobs::ServerSetting* now = after.find(p.name);
-      if (in_stage || now == nullptr || now->setting == p.setting) continue;
-      mismatches.push_back(fmt::format("{} should be back at {}, but the server shows {}", p.name,
-                                       display_value(*now, p.setting), display_value(*now)));
-    }
-    if (!mismatches.empty()) {
-      throw RuntimeError(
-          fmt::format("the server did not take the new settings:\n  {}", join(mismatches, "\n  ")));
-    }
+    verify_applied(after, changes, j, names, result);
     require_new_sessions(conn, j, names);
   } catch (...) {
-    if (journal_) {
-      try {
-        spdlog::warn("putting the original configuration of {} back", server_.describe());
-        // pgslow's own values go, whatever they read as now (as at the start of every stage):
-        // a failed apply leaves the server as it was.
-        RestoreOutcome out =
-            restore_original(server_, workdir_, *journal_, restart_timeout, /*force=*/true);
-        for (const std::string& o : out.overridden) spdlog::warn("replaced by the original: {}", o);
-        journal_.reset();
-        journal_on_disk_ = false;
-      } catch (const std::exception& e) {
-        spdlog::error(
-            "could not restore the original configuration: {}. The journal {} keeps "
-            "it; run `pgslow recover`",
-            e.what(), journal_path(workdir_).string());
-      }
-    }
+    put_back_after_failure();
     throw;
   }
   result.seconds = static_cast<double>(now_us() - started) / 1e6;

@@ -18,6 +18,7 @@
 #include "apply/journal.h"
 #include "apply/server_lock.h"
 #include "knobs/catalog.h"
+#include "knobs/validate.h"
 #include "pg/connection.h"
 #include "results/model.h"
 #include "server/server_control.h"
@@ -55,6 +56,8 @@ struct ApplyLabel {
   std::vector<std::string> presets;  // the presets the settings came from
   std::string command;               // the pgslow command line ("pgslow apply tiny-cache")
 };
+
+struct StageChange;  // one knob of a stage as apply() changes it (applier.cpp)
 
 class Applier {
  public:
@@ -94,6 +97,25 @@ class Applier {
   std::chrono::seconds restart_timeout{120};
 
  private:
+  // The journal of this applier, opened on the first apply: a kept one of this workdir (for
+  // `pgslow apply` only), else a new one with the server's original settings.
+  Journal& open_journal(const knobs::ServerSettings& current, Operation op, ApplyResult& result);
+  // Saves `j` before anything changes; a first save that fails leaves no journal behind.
+  void save_before_change(Journal& j);
+  // The stage's values set by the target's own command, or with ALTER SYSTEM, a reload and
+  // (for a postmaster-context knob of pgslow's) a restart; returns pg_settings after it.
+  knobs::ServerSettings set_by_target(pg::Connection& conn, Journal& j,
+                                      const std::vector<StageChange>& changes,
+                                      const knobs::ServerSettings& current, ApplyResult& result);
+  knobs::ServerSettings set_by_alter_system(pg::Connection& conn, Journal& j,
+                                            const std::vector<StageChange>& changes,
+                                            ApplyResult& result);
+  // A server that does not come back from the restart is repaired from its data directory,
+  // then RuntimeError says so.
+  void restart_or_put_back(Journal& j);
+  // A failed apply: the original goes back (errors logged, the journal kept for recovery).
+  void put_back_after_failure() noexcept;
+
   // After a change: a fresh session must connect, else (session_preload_libraries naming a
   // library that is not there) the original goes back through `conn` and RuntimeError names
   // the knob and the server's refusal.

@@ -212,6 +212,145 @@ bool reset_to_original_files(pg::Connection* conn, const Journal& journal, bool 
   return changed;
 }
 
+namespace {
+
+// The target's own command puts the originals back and makes them effective (it starts a
+// server that is down: a restart is asked for then). `running`: the settings before, when it was
+// up.
+void put_back_by_target(server::ServerControl& server, Journal& journal,
+                        std::chrono::seconds timeout, RestoreOutcome& out,
+                        knobs::ServerSettings& running) {
+  std::optional<pg::Connection> up;
+  std::map<std::string, std::string> files;
+  if (server_accepts_connections(server)) {
+    up = pg::Connection::open(server.conninfo());
+    running = knobs::ServerSettings::read(*up);
+    files = source_files(*up);
+  }
+  server::ParameterChange change =
+      original_parameters(journal, up ? &running : nullptr, up ? &files : nullptr);
+  const bool was_up = up.has_value();
+  up.reset();  // no session of ours in the way of the command's restart
+  server.set_parameters(change, timeout);
+  if (!was_up) {
+    // Started with the originals as their sources say; now that the server shows which file
+    // holds each value, the entries that belong to another file are removed.
+    pg::Connection now = pg::Connection::open(server.conninfo());
+    knobs::ServerSettings started = knobs::ServerSettings::read(now);
+    std::map<std::string, std::string> started_files = source_files(now);
+    server::ParameterChange again = original_parameters(journal, &started, &started_files);
+    if (!again.settings.empty()) {
+      now = pg::Connection();
+      server.set_parameters(again, timeout);
+    }
+  }
+  out.file_written = true;
+  out.started = !was_up;
+  out.restarted = was_up && change.restart_needed;
+  out.reloaded = !change.restart_needed;
+}
+
+// A local server: the original file back (first, so that a start already reads it), a reload,
+// and a restart when one of pgslow's own parameters needs it. Returns a session to the server.
+pg::Connection put_back_locally(server::ServerControl& server, const std::filesystem::path& workdir,
+                                Journal& journal, std::chrono::seconds timeout, bool force,
+                                RestoreOutcome& out, ResetPlan& plan,
+                                knobs::ServerSettings& running) {
+  pg::Connection conn;
+  // A local server gets its file back first, so that a start (if it is down) already reads it.
+  if (journal.auto_conf) out.file_written = reset_to_original_files(nullptr, journal, force, &plan);
+  start_if_down(server, timeout, out);
+
+  conn = pg::Connection::open(server.conninfo());
+  running = knobs::ServerSettings::read(conn);
+  if (!journal.auto_conf) {
+    out.file_written = reset_to_original_files(&conn, journal, force, &plan);
+    release_server_marker(conn, workdir);
+  }
+  // Always reload: the file may have been restored by an earlier, interrupted attempt whose
+  // reload never happened.
+  reload_and_wait(server, conn);
+  out.reloaded = true;
+  knobs::ServerSettings reloaded = knobs::ServerSettings::read(conn);
+  // Only pgslow's own parameters are a reason to restart: a change someone else left pending
+  // is theirs to put in effect.
+  std::vector<std::string> pending;
+  for (const std::string& name : pending_restart(reloaded, journal.pending_restart_before)) {
+    if (is_touched(journal, name)) pending.push_back(name);
+  }
+  if (!pending.empty()) {
+    spdlog::info("restarting {} to put back {}", server.describe(),
+                 journal.hidden ? std::string("a hidden setting")
+                                : fmt::format("{}", fmt::join(pending, ", ")));
+    server.restart(timeout);
+    out.restarted = true;
+    conn = pg::Connection::open(server.conninfo());
+  }
+  return conn;
+}
+
+// Verify what pgslow owns: each parameter it changed has its original value again, unless
+// a configuration file other than postgresql.auto.conf now sets it (someone else's edit).
+void verify_restored(server::ServerControl& server, const std::filesystem::path& workdir,
+                     const Journal& journal, pg::Connection& conn, const knobs::ServerSettings& now,
+                     const ResetPlan& plan, RestoreOutcome& out) {
+  std::vector<std::string> problems;
+  for (const OriginalParameter& p : journal.touched) {
+    const knobs::ServerSetting* s = now.find(p.name);
+    if (s == nullptr || s->setting == p.setting) continue;
+    // (A target that sets parameters itself writes a configuration file of its own: there a
+    // value from a file is not someone else's edit.)
+    std::string source = server.sets_parameters() ? std::string() : source_file(conn, s->name);
+    if (!source.empty() && !is_auto_conf(source)) {
+      out.kept.push_back(
+          fmt::format("{} is {} from {}, where someone else set it since "
+                      "pgslow's change (originally {}): kept",
+                      s->name, display_value(*s), source, display_value(*s, p.setting)));
+      continue;
+    }
+    problems.push_back(
+        fmt::format("{} is {}, was {}", s->name, display_value(*s), display_value(*s, p.setting)));
+  }
+  if (journal.auto_conf && plan.foreign.empty() && plan.conflicts.empty() &&
+      !auto_conf_matches(*journal.auto_conf))
+    problems.push_back(journal.auto_conf->path.string() + " differs from the original bytes");
+  if (!problems.empty()) {
+    throw RuntimeError(fmt::format(
+        "the original configuration of {} is back in place, but the server does not show it:\n"
+        "  {}\nThe journal {} is kept; `pgslow recover` tries again.",
+        server.describe(), fmt::join(problems, "\n  "), journal_path(workdir).string()));
+  }
+}
+
+// Server-wide values that differ from before pgslow's change without being pgslow's (someone
+// else's edits, kept and named), and pgslow's own that went back.
+void name_changes(const Journal& journal, const knobs::ServerSettings& running,
+                  const knobs::ServerSettings& now, RestoreOutcome& out) {
+  // Someone else's edits (postgresql.conf, ALTER SYSTEM).
+  std::map<std::string, std::string> after = server_wide_settings(now);
+  for (const auto& [name, before] : journal.settings_before) {
+    auto it = after.find(name);
+    if (it == after.end() || it->second == before || is_touched(journal, name)) continue;
+    const knobs::ServerSetting* s = now.find(name);
+    bool named = false;
+    for (const std::string& k : out.kept) named = named || starts_with(k, name + " ");
+    if (named || s == nullptr) continue;
+    out.kept.push_back(
+        fmt::format("{} is {} (was {} before pgslow's change), changed by someone "
+                    "else: kept",
+                    name, display_value(*s, it->second), display_value(*s, before)));
+  }
+  for (const auto& [name, s] : running.by_name) {
+    const knobs::ServerSetting* a = now.find(name);
+    if (a && a->setting != s.setting && is_touched(journal, name)) {
+      out.changes.push_back(
+          fmt::format("{} back to {} (was {})", name, display_value(*a), display_value(s)));
+    }
+  }
+}
+
+}  // namespace
+
 RestoreOutcome restore_original(server::ServerControl& server, const std::filesystem::path& workdir,
                                 Journal& journal, std::chrono::seconds timeout, bool force) {
   RestoreOutcome out;
@@ -240,123 +379,17 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
   pg::Connection conn;
   knobs::ServerSettings running;
   if (server.sets_parameters()) {
-    // The target's own command puts the originals back and makes them effective (it starts a
-    // server that is down: a restart is asked for then).
-    std::optional<pg::Connection> up;
-    std::map<std::string, std::string> files;
-    if (server_accepts_connections(server)) {
-      up = pg::Connection::open(server.conninfo());
-      running = knobs::ServerSettings::read(*up);
-      files = source_files(*up);
-    }
-    server::ParameterChange change =
-        original_parameters(journal, up ? &running : nullptr, up ? &files : nullptr);
-    const bool was_up = up.has_value();
-    up.reset();  // no session of ours in the way of the command's restart
-    server.set_parameters(change, timeout);
-    if (!was_up) {
-      // Started with the originals as their sources say; now that the server shows which file
-      // holds each value, the entries that belong to another file are removed.
-      pg::Connection now = pg::Connection::open(server.conninfo());
-      knobs::ServerSettings started = knobs::ServerSettings::read(now);
-      std::map<std::string, std::string> started_files = source_files(now);
-      server::ParameterChange again = original_parameters(journal, &started, &started_files);
-      if (!again.settings.empty()) {
-        now = pg::Connection();
-        server.set_parameters(again, timeout);
-      }
-    }
-    out.file_written = true;
-    out.started = !was_up;
-    out.restarted = was_up && change.restart_needed;
-    out.reloaded = !change.restart_needed;
+    put_back_by_target(server, journal, timeout, out, running);
     conn = pg::Connection::open(server.conninfo());
   } else {
-    // A local server gets its file back first, so that a start (if it is down) already reads it.
-    if (journal.auto_conf)
-      out.file_written = reset_to_original_files(nullptr, journal, force, &plan);
-    start_if_down(server, timeout, out);
-
-    conn = pg::Connection::open(server.conninfo());
-    running = knobs::ServerSettings::read(conn);
-    if (!journal.auto_conf) {
-      out.file_written = reset_to_original_files(&conn, journal, force, &plan);
-      release_server_marker(conn, workdir);
-    }
-    // Always reload: the file may have been restored by an earlier, interrupted attempt whose
-    // reload never happened.
-    reload_and_wait(server, conn);
-    out.reloaded = true;
-    knobs::ServerSettings reloaded = knobs::ServerSettings::read(conn);
-    // Only pgslow's own parameters are a reason to restart: a change someone else left pending
-    // is theirs to put in effect.
-    std::vector<std::string> pending;
-    for (const std::string& name : pending_restart(reloaded, journal.pending_restart_before)) {
-      if (is_touched(journal, name)) pending.push_back(name);
-    }
-    if (!pending.empty()) {
-      spdlog::info("restarting {} to put back {}", server.describe(),
-                   journal.hidden ? std::string("a hidden setting")
-                                  : fmt::format("{}", fmt::join(pending, ", ")));
-      server.restart(timeout);
-      out.restarted = true;
-      conn = pg::Connection::open(server.conninfo());
-    }
+    conn = put_back_locally(server, workdir, journal, timeout, force, out, plan, running);
   }
 
-  // Verify what pgslow owns: each parameter it changed has its original value again, unless
-  // a configuration file other than postgresql.auto.conf now sets it (someone else's edit).
-  knobs::ServerSettings now = knobs::ServerSettings::read(conn);
-  std::vector<std::string> problems;
-  for (const OriginalParameter& p : journal.touched) {
-    const knobs::ServerSetting* s = now.find(p.name);
-    if (s == nullptr || s->setting == p.setting) continue;
-    // (A target that sets parameters itself writes a configuration file of its own: there a
-    // value from a file is not someone else's edit.)
-    std::string source = server.sets_parameters() ? std::string() : source_file(conn, s->name);
-    if (!source.empty() && !is_auto_conf(source)) {
-      out.kept.push_back(
-          fmt::format("{} is {} from {}, where someone else set it since "
-                      "pgslow's change (originally {}): kept",
-                      s->name, display_value(*s), source, display_value(*s, p.setting)));
-      continue;
-    }
-    problems.push_back(
-        fmt::format("{} is {}, was {}", s->name, display_value(*s), display_value(*s, p.setting)));
-  }
-  if (journal.auto_conf && plan.foreign.empty() && plan.conflicts.empty() &&
-      !auto_conf_matches(*journal.auto_conf))
-    problems.push_back(journal.auto_conf->path.string() + " differs from the original bytes");
-  if (!problems.empty()) {
-    throw RuntimeError(fmt::format(
-        "the original configuration of {} is back in place, but the server does not show it:\n"
-        "  {}\nThe journal {} is kept; `pgslow recover` tries again.",
-        server.describe(), fmt::join(problems, "\n  "), journal_path(workdir).string()));
-  }
+  const knobs::ServerSettings now = knobs::ServerSettings::read(conn);
+  verify_restored(server, workdir, journal, conn, now, plan, out);
   for (std::string& f : plan.foreign) out.kept.push_back(std::move(f));
   if (force) out.overridden = plan.conflicts;
-  // Server-wide values that differ from before pgslow's change without being pgslow's: someone
-  // else's edits (postgresql.conf, ALTER SYSTEM), kept and named.
-  std::map<std::string, std::string> after = server_wide_settings(now);
-  for (const auto& [name, before] : journal.settings_before) {
-    auto it = after.find(name);
-    if (it == after.end() || it->second == before || is_touched(journal, name)) continue;
-    const knobs::ServerSetting* s = now.find(name);
-    bool named = false;
-    for (const std::string& k : out.kept) named = named || starts_with(k, name + " ");
-    if (named || s == nullptr) continue;
-    out.kept.push_back(
-        fmt::format("{} is {} (was {} before pgslow's change), changed by someone "
-                    "else: kept",
-                    name, display_value(*s, it->second), display_value(*s, before)));
-  }
-  for (const auto& [name, s] : running.by_name) {
-    const knobs::ServerSetting* a = now.find(name);
-    if (a && a->setting != s.setting && is_touched(journal, name)) {
-      out.changes.push_back(
-          fmt::format("{} back to {} (was {})", name, display_value(*a), display_value(s)));
-    }
-  }
+  name_changes(journal, running, now, out);
   remove_journal(workdir);
   release_server_claim(journal.server.data_dir, workdir);
   return out;

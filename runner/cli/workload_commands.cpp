@@ -95,10 +95,48 @@ void throw_problems(std::vector<ConfigError> problems) {
   if (has_errors(problems)) throw InputError(std::move(problems));
 }
 
-}  // namespace
+// `bench --spec`: the audit's needs (docs/tpcc-lite.md, "The audit"), each unless given.
+void apply_spec_defaults(WorkloadArgs& args, driver::DriverOptions& opts, const CLI::Option& warmup,
+                         const CLI::Option& ramp, const CLI::Option& duration) {
+  const bool isolation_given =
+      std::any_of(args.options.begin(), args.options.end(),
+                  [](const std::string& kv) { return kv.starts_with("isolation="); });
+  if (!isolation_given) args.options.push_back("isolation=serializable");
+  if (ramp.count() == 0) opts.ramp_s = 30;
+  if (warmup.count() == 0) opts.warmup_s = opts.ramp_s + 60;
+  if (duration.count() == 0) opts.duration_s = 300;
+}
 
-void add_workload_commands(CLI::App& app, Context& ctx) {
-  // ---- load ----
+// The scale of the one clone of `w` on the server (check-data without --scale); an error when
+// there is none or more than one.
+int only_clone_scale(const std::string& conninfo, const workload::Workload& w) {
+  int scale = 0;
+  pg::Connection admin = pg::Connection::open(conninfo);
+  std::string prefix = workload::clone_database_name(w.name(), 0);
+  prefix.pop_back();  // "pgslow_<workload>_"
+  pg::Result r = admin.exec_params(
+      "SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY datname", {prefix});
+  std::vector<std::string> found;
+  for (int i = 0; i < r.rows(); ++i) {
+    std::string name(r.get(i, 0));
+    std::string rest = name.substr(prefix.size());
+    if (!rest.empty() && rest.find_first_not_of("0123456789") == std::string::npos) {
+      found.push_back(name);
+      scale = std::stoi(rest);
+    }
+  }
+  if (found.empty())
+    throw RuntimeError(
+        fmt::format("no clone of {} to check: run `pgslow bench --workload {}` "
+                    "first",
+                    w.name(), w.name()));
+  if (found.size() > 1)
+    throw InputError(fmt::format("several clones of {} ({}): pass --{} to pick one", w.name(),
+                                 join(found, ", "), w.size_name()));
+  return scale;
+}
+
+void add_load_command(CLI::App& app, Context& ctx) {
   auto load_args = std::make_shared<WorkloadArgs>();
   auto force = std::make_shared<bool>(false);
   CLI::App* load = app.add_subcommand(
@@ -116,8 +154,9 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     workload::Dataset ds(t.conninfo, w, params);
     ds.load(progress, *force);
   });
+}
 
-  // ---- bench ----
+void add_bench_command(CLI::App& app, Context& ctx) {
   auto bench_args = std::make_shared<WorkloadArgs>();
   auto opts = std::make_shared<driver::DriverOptions>();
   auto json_file = std::make_shared<std::string>();
@@ -187,15 +226,8 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
                    spec, warmup_opt, ramp_opt, duration_opt, from_snapshot, pooler] {
     before_command(ctx, "bench");
     if (*spec) {
-      // The audit's needs (docs/tpcc-lite.md, "The audit"), each unless given.
       *think_time = true;
-      const bool isolation_given =
-          std::any_of(bench_args->options.begin(), bench_args->options.end(),
-                      [](const std::string& kv) { return kv.starts_with("isolation="); });
-      if (!isolation_given) bench_args->options.push_back("isolation=serializable");
-      if (ramp_opt->count() == 0) opts->ramp_s = 30;
-      if (warmup_opt->count() == 0) opts->warmup_s = opts->ramp_s + 60;
-      if (duration_opt->count() == 0) opts->duration_s = 300;
+      apply_spec_defaults(*bench_args, *opts, *warmup_opt, *ramp_opt, *duration_opt);
     }
     workload::WorkloadParams params;
     params.clients = opts->clients;
@@ -233,8 +265,9 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     // A failed check failed the measurement above (its error names the clauses).
     if (*check_data) std::fputs("consistency checks: all passed\n", stdout);
   });
+}
 
-  // ---- check-data ----
+void add_check_data_command(CLI::App& app, Context& ctx) {
   auto check_args = std::make_shared<WorkloadArgs>();
   CLI::App* check = app.add_subcommand(
       "check-data", "run a workload's consistency checks on its current clone (exit 1 on failure)");
@@ -249,32 +282,8 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     const workload::Workload& w = resolve(*check_args, params, problems);
     throw_problems(problems);
     Target t = open_target(ctx, check_args->target);
-    if (check_args->scale == 0) {
-      // No --scale: the one clone of this workload there is.
-      pg::Connection admin = pg::Connection::open(t.conninfo);
-      std::string prefix = workload::clone_database_name(w.name(), 0);
-      prefix.pop_back();  // "pgslow_<workload>_"
-      pg::Result r = admin.exec_params(
-          "SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY datname",
-          {prefix});
-      std::vector<std::string> found;
-      for (int i = 0; i < r.rows(); ++i) {
-        std::string name(r.get(i, 0));
-        std::string rest = name.substr(prefix.size());
-        if (!rest.empty() && rest.find_first_not_of("0123456789") == std::string::npos) {
-          found.push_back(name);
-          params.scale = std::stoi(rest);
-        }
-      }
-      if (found.empty())
-        throw RuntimeError(
-            fmt::format("no clone of {} to check: run `pgslow bench --workload {}` "
-                        "first",
-                        w.name(), w.name()));
-      if (found.size() > 1)
-        throw InputError(fmt::format("several clones of {} ({}): pass --{} to pick one", w.name(),
-                                     join(found, ", "), w.size_name()));
-    }
+    // No --scale: the one clone of this workload there is.
+    if (check_args->scale == 0) params.scale = only_clone_scale(t.conninfo, w);
     workload::Dataset ds(t.conninfo, w, params);
     pg::Connection conn = pg::Connection::open(ds.clone_conninfo());
     const results::CheckDataResult result{std::string(w.name()), ds.clone_name(),
@@ -284,6 +293,14 @@ void add_workload_commands(CLI::App& app, Context& ctx) {
     if (!result.passed())
       throw RuntimeError(fmt::format("consistency checks failed on {}", ds.clone_name()));
   });
+}
+
+}  // namespace
+
+void add_workload_commands(CLI::App& app, Context& ctx) {
+  add_load_command(app, ctx);
+  add_bench_command(app, ctx);
+  add_check_data_command(app, ctx);
 }
 
 }  // namespace pgslow::cli

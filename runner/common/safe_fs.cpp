@@ -18,6 +18,7 @@
 
 #include "common/errors.h"
 #include "common/reflink.h"
+#include "common/safe_fs_steps.h"
 
 namespace pgslow {
 
@@ -86,10 +87,6 @@ void check(const struct stat& st, const fs::path& path, const std::string& what,
                        "it. Run `chmod go-w " +
                        path.string() + "` if its contents are yours, or " + fix);
   }
-}
-
-[[noreturn]] void fail(const std::string& what, const fs::path& path, int err) {
-  throw RuntimeError("cannot " + what + " " + path.string() + ": " + std::strerror(err));
 }
 
 // How far a walk trusts what it meets.
@@ -342,14 +339,14 @@ FileOwnership folder_ownership(int dir) {
   return FileOwnership{st.st_uid, st.st_gid, static_cast<mode_t>(st.st_mode & 07777)};
 }
 
-namespace {
+[[noreturn]] void fail(const std::string& what, const fs::path& path, int err) {
+  throw RuntimeError("cannot " + what + " " + path.string() + ": " + std::strerror(err));
+}
 
 void require_plain_name(const std::string& name, const fs::path& shown_as) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
     throw RuntimeError("pgslow refuses " + shown_as.string() + ": not a plain file name");
 }
-
-}  // namespace
 
 UniqueFd open_file_in(int dir, const std::string& name, int flags, const fs::path& shown_as,
                       mode_t mode) {
@@ -545,285 +542,6 @@ bool move_folder_in(int from_dir, const std::string& from, int to_dir, const std
   if (::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), RENAME_EXCHANGE) != 0)
     fail("swap a new folder with", shown_as, errno);
   return true;
-}
-
-namespace {
-
-// How many folders remove_tree_in holds open at once. A folder deeper than that is moved up to
-// the top of the tree being removed (hoisted) and removed from there later, so neither the
-// descriptors nor the memory grow with the depth of whatever the server's user made.
-constexpr std::size_t kMaxOpenFolders = 32;
-// Passes over one folder that find nothing while rmdir still says it is not empty: something
-// keeps writing into it.
-constexpr int kMaxIdlePasses = 3;
-
-struct CloseDir {
-  void operator()(DIR* d) const { ::closedir(d); }
-};
-
-// One folder on the way down: its listing and its name in the folder above.
-struct OpenLevel {
-  std::unique_ptr<DIR, CloseDir> listing;
-  std::string name;
-  bool progressed = false;  // this pass removed or entered something
-  int idle_passes = 0;
-  int fd() const { return ::dirfd(listing.get()); }
-};
-
-// `name` in `dir` opened as a folder without following a link; nullopt (errno set) when it is
-// not one (any more) or is gone.
-std::optional<OpenLevel> open_level(int dir, const std::string& name) {
-  int fd = ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  DIR* listing = ::fdopendir(fd);
-  if (listing == nullptr) {
-    int err = errno;
-    ::close(fd);
-    errno = err;
-    return std::nullopt;
-  }
-  return OpenLevel{std::unique_ptr<DIR, CloseDir>(listing), name};
-}
-
-// The path of the deepest open folder, for messages (hoisted folders show under the top).
-fs::path shown_path(const fs::path& top, const std::vector<OpenLevel>& levels) {
-  fs::path p = top;
-  for (std::size_t i = 1; i < levels.size(); ++i) p /= levels[i].name;
-  return p;
-}
-
-// Moves the folder `name` in `from` to a fresh name in `top`.
-void hoist(int from, const std::string& name, int top, const fs::path& shown_as) {
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    unsigned long long r = 0;
-    if (::getrandom(&r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) r ^= ::random();
-    char fresh[64];
-    std::snprintf(fresh, sizeof fresh, ".pgslow-removing-%d.%016llx", static_cast<int>(::getpid()),
-                  r);
-    if (::renameat2(from, name.c_str(), top, fresh, RENAME_NOREPLACE) == 0) return;
-    if (errno != EEXIST) fail("move up (to remove it) the deep folder", shown_as, errno);
-  }
-  fail("move up (to remove it) the deep folder", shown_as, EEXIST);
-}
-
-}  // namespace
-
-bool remove_tree_in(int dir, const std::string& name, const fs::path& shown_as) {
-  require_plain_name(name, shown_as);
-  struct stat st {};
-  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT) return false;
-    fail("read", shown_as, errno);
-  }
-  if (!S_ISDIR(st.st_mode)) return remove_file_in(dir, name, shown_as);
-  std::vector<OpenLevel> levels;
-  levels.reserve(kMaxOpenFolders);
-  std::optional<OpenLevel> top = open_level(dir, name);
-  if (!top) {
-    if (errno == ENOENT) return false;
-    if (errno == ENOTDIR || errno == ELOOP) return remove_file_in(dir, name, shown_as);
-    fail("open the folder", shown_as, errno);
-  }
-  levels.push_back(std::move(*top));
-  // Depth first, one entry at a time, every step an *at() call on an open folder that follows
-  // no link: a link is removed as a name, never entered.
-  while (!levels.empty()) {
-    OpenLevel& here = levels.back();
-    errno = 0;
-    const dirent* entry = ::readdir(here.listing.get());
-    if (entry == nullptr) {
-      if (errno != 0) fail("read the folder", shown_path(shown_as, levels), errno);
-      const int above = levels.size() == 1 ? dir : levels[levels.size() - 2].fd();
-      if (::unlinkat(above, here.name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) {
-        levels.pop_back();
-        continue;
-      }
-      if (errno != ENOTEMPTY && errno != EEXIST)
-        fail("remove the folder", shown_path(shown_as, levels), errno);
-      // Names came in during the pass (a folder hoisted into the top, or a writer): again.
-      here.idle_passes = here.progressed ? 0 : here.idle_passes + 1;
-      if (here.idle_passes > kMaxIdlePasses) {
-        throw RuntimeError("cannot remove the folder " + shown_path(shown_as, levels).string() +
-                           ": something keeps writing into it. Stop the program that writes "
-                           "there (the server's processes) and run the command again.");
-      }
-      here.progressed = false;
-      ::rewinddir(here.listing.get());
-      continue;
-    }
-    const std::string n = entry->d_name;
-    if (n == "." || n == "..") continue;
-    here.progressed = true;
-    const int at = here.fd();
-    if (entry->d_type != DT_DIR && entry->d_type != DT_UNKNOWN) {
-      if (::unlinkat(at, n.c_str(), 0) == 0 || errno == ENOENT) continue;
-      // EISDIR: made a folder since it was listed; entered below.
-      if (errno != EISDIR) fail("remove", shown_path(shown_as, levels) / n, errno);
-    }
-    if (levels.size() >= kMaxOpenFolders) {
-      struct stat child {};
-      if (::fstatat(at, n.c_str(), &child, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(child.st_mode)) {
-        hoist(at, n, levels.front().fd(), shown_path(shown_as, levels) / n);
-        continue;
-      }
-    } else if (std::optional<OpenLevel> sub = open_level(at, n)) {
-      levels.push_back(std::move(*sub));
-      continue;
-    } else if (errno != ENOTDIR && errno != ELOOP && errno != ENOENT) {
-      fail("open the folder", shown_path(shown_as, levels) / n, errno);
-    }
-    // Not a folder (a link, a file, or DT_UNKNOWN's file): removed as a name.
-    if (::unlinkat(at, n.c_str(), 0) != 0 && errno != ENOENT)
-      fail("remove", shown_path(shown_as, levels) / n, errno);
-  }
-  return true;
-}
-
-namespace {
-
-// Copies the rest of `from` into `to`: in the kernel (copy_file_range), else by read and write.
-std::uint64_t copy_bytes(int from, int to, const fs::path& shown_as) {
-  std::uint64_t total = 0;
-  for (;;) {
-    const ssize_t n = ::copy_file_range(from, nullptr, to, nullptr, 1 << 30, 0);
-    if (n == 0) return total;
-    if (n > 0) {
-      total += static_cast<std::uint64_t>(n);
-      continue;
-    }
-    if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL)
-      fail("copy", shown_as, errno);
-    break;
-  }
-  std::vector<char> buf(1 << 20);
-  for (;;) {
-    const ssize_t n = ::read(from, buf.data(), buf.size());
-    if (n == 0) return total;
-    if (n < 0) fail("read", shown_as, errno);
-    for (ssize_t done = 0; done < n;) {
-      const ssize_t w = ::write(to, buf.data() + done, static_cast<std::size_t>(n - done));
-      if (w < 0) fail("write the copy of", shown_as, errno);
-      done += w;
-    }
-    total += static_cast<std::uint64_t>(n);
-  }
-}
-
-void give(int fd, const FileOwnership& owner, mode_t mode, const fs::path& shown_as) {
-  if (::fchown(fd, owner.uid, owner.gid) != 0)
-    fail("give its owner to the copy of", shown_as, errno);
-  if (::fchmod(fd, mode & 07777) != 0) fail("set the mode of the copy of", shown_as, errno);
-}
-
-struct CopyLevel {
-  OpenLevel from;
-  UniqueFd to;
-  mode_t mode = 0700;  // the source folder's, given to the copy once it is complete
-};
-
-}  // namespace
-
-TreeCopy copy_tree_in(int from_dir, const std::string& name, int to_dir, const std::string& to,
-                      const FileOwnership& owner, bool clone, const fs::path& shown_as) {
-  require_plain_name(name, shown_as);
-  require_plain_name(to, shown_as);
-  std::optional<OpenLevel> top = open_level(from_dir, name);
-  if (!top) fail("open the folder", shown_as, errno);
-  struct stat top_st {};
-  if (::fstat(top->fd(), &top_st) != 0) fail("read", shown_as, errno);
-  const uid_t source_owner = top_st.st_uid;
-  if (::mkdirat(to_dir, to.c_str(), 0700) != 0)
-    fail("make the folder for a copy of", shown_as, errno);
-  TreeCopy out;
-  try {
-    UniqueFd top_to(::openat(to_dir, to.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!top_to) fail("open the copy of", shown_as, errno);
-    std::vector<CopyLevel> levels;
-    levels.push_back(CopyLevel{std::move(*top), std::move(top_to), top_st.st_mode});
-    while (!levels.empty()) {
-      CopyLevel& here = levels.back();
-      const fs::path here_path = [&] {
-        fs::path p = shown_as;
-        for (std::size_t i = 1; i < levels.size(); ++i) p /= levels[i].from.name;
-        return p;
-      }();
-      errno = 0;
-      const dirent* entry = ::readdir(here.from.listing.get());
-      if (entry == nullptr) {
-        if (errno != 0) fail("read the folder", here_path, errno);
-        // The top folder keeps root's 0700 until the whole copy is there.
-        if (levels.size() > 1) give(here.to.get(), owner, here.mode, here_path);
-        levels.pop_back();
-        continue;
-      }
-      const std::string n = entry->d_name;
-      if (n == "." || n == "..") continue;
-      const fs::path path = here_path / n;
-      struct stat st {};
-      if (::fstatat(here.from.fd(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-        fail("read", path, errno);
-      if (st.st_uid != source_owner) {
-        throw RuntimeError(fmt::format(
-            "pgslow refuses to copy {}: it belongs to uid {}, not to the owner of {} (uid {}). "
-            "Remove it, or copy the folder yourself",
-            path.string(), st.st_uid, shown_as.string(), source_owner));
-      }
-      if (S_ISDIR(st.st_mode)) {
-        if (levels.size() >= kMaxOpenFolders) {
-          throw RuntimeError("pgslow refuses to copy " + path.string() + ": more than " +
-                             std::to_string(kMaxOpenFolders) +
-                             " folders deep, which no data directory is");
-        }
-        std::optional<OpenLevel> sub = open_level(here.from.fd(), n);
-        if (!sub) fail("open the folder", path, errno);
-        if (::mkdirat(here.to.get(), n.c_str(), 0700) != 0) fail("make the copy of", path, errno);
-        UniqueFd sub_to(
-            ::openat(here.to.get(), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (!sub_to) fail("open the copy of", path, errno);
-        levels.push_back(CopyLevel{std::move(*sub), std::move(sub_to), st.st_mode});
-        continue;
-      }
-      if (!S_ISREG(st.st_mode)) {
-        throw RuntimeError("pgslow refuses to copy " + path.string() +
-                           ": it is not a folder or a regular file (a link, a FIFO, a socket); "
-                           "remove it, or copy the folder yourself");
-      }
-      UniqueFd src = open_file_in(here.from.fd(), n, O_RDONLY, path);
-      if (!src) fail("open", path, ENOENT);
-      UniqueFd dst(::openat(here.to.get(), n.c_str(),
-                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-      if (!dst) fail("make the copy of", path, errno);
-      if (clone && clone_file(src.get(), dst.get())) {
-        ++out.cloned;
-        out.bytes += static_cast<std::uint64_t>(st.st_size);
-      } else {
-        out.bytes += copy_bytes(src.get(), dst.get(), path);
-      }
-      give(dst.get(), owner, st.st_mode, path);
-      ++out.files;
-    }
-    UniqueFd done(::openat(to_dir, to.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!done) fail("open the copy of", shown_as, errno);
-    static_cast<void>(::syncfs(done.get()));  // the copy on disk before it is used
-    give(done.get(), owner, top_st.st_mode, shown_as);
-  } catch (...) {
-    try {
-      remove_tree_in(to_dir, to, shown_as);
-    } catch (const std::exception&) {
-      // the first error says more
-    }
-    throw;
-  }
-  return out;
-}
-
-bool remove_tree(const fs::path& path) {
-  fs::path abs = fs::absolute(path).lexically_normal();
-  if (abs.filename().empty()) abs = abs.parent_path();
-  struct stat st {};
-  if (::lstat(abs.parent_path().c_str(), &st) != 0 && errno == ENOENT) return false;
-  UniqueFd parent = open_folder(abs.parent_path());
-  return remove_tree_in(parent.get(), abs.filename().string(), abs);
 }
 
 }  // namespace pgslow

@@ -47,15 +47,6 @@ bool stage_ran(const StageResult& stage) {
   return stage.error.empty() && !stage.repeats.empty();
 }
 
-double window_seconds(const StageResult& stage) {
-  if (stage.evidence_seconds > 0) return stage.evidence_seconds;
-  const Measurement* m = median_repeat(stage);
-  return m != nullptr ? m->duration_s : 0;
-}
-
-// A move smaller than this (20%) is not worth a reader's attention.
-const double kMinScore = std::log(1.2);
-
 }  // namespace
 
 std::string describe_headline(const Measurement& m) {
@@ -79,6 +70,12 @@ const Measurement* median_repeat(const StageResult& stage) {
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const Measurement* a, const Measurement* b) { return a->tps < b->tps; });
   return sorted[(sorted.size() - 1) / 2];
+}
+
+double window_seconds(const StageResult& stage) {
+  if (stage.evidence_seconds > 0) return stage.evidence_seconds;
+  const Measurement* m = median_repeat(stage);
+  return m != nullptr ? m->duration_s : 0;
 }
 
 Runs runs_of(const StageResult& stage) {
@@ -454,142 +451,6 @@ Change compare_stages(const StageResult& stage, const StageResult& reference) {
   return compare_runs(runs_of(stage), runs_of(reference));
 }
 
-namespace {
-
-// What one raw unit of `key` is worth after normalisation in `stage` (1 / transactions,
-// 60 / seconds, or 1 for ratios and levels); nullopt when the divisor is unknown.
-std::optional<double> unit_weight(const StageResult& stage, const std::string& key) {
-  const double seconds = window_seconds(stage);
-  const Measurement* m = median_repeat(stage);
-  switch (evidence_info(key).scale) {
-    case EvidenceScale::kRatio:
-    case EvidenceScale::kLevel:
-    case EvidenceScale::kDriver:
-      return 1.0;
-    case EvidenceScale::kPerMinute:
-      if (seconds <= 0) return std::nullopt;
-      return 60 / seconds;
-    case EvidenceScale::kPerTransaction: {
-      // Transactions in the evidence window, which may be longer than the measured run.
-      const double tx = m != nullptr ? m->tps * seconds : 0;
-      if (tx <= 0) return std::nullopt;
-      return 1 / tx;
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<double> normalised_evidence(const StageResult& stage, const std::string& key) {
-  const auto it = stage.evidence.find(key);
-  if (it == stage.evidence.end() || !std::isfinite(it->second)) return std::nullopt;
-  const auto weight = unit_weight(stage, key);
-  if (!weight) return std::nullopt;
-  return it->second * *weight;
-}
-
-std::string evidence_label(const std::string& key) {
-  const EvidenceInfo info = evidence_info(key);
-  std::string label(info.label);
-  switch (info.scale) {
-    case EvidenceScale::kPerTransaction:
-      return label + "/tx";
-    case EvidenceScale::kPerMinute:
-      return label + "/min";
-    default:
-      return label;
-  }
-}
-
-std::string format_evidence_value(const std::string& key, double normalised) {
-  const EvidenceInfo info = evidence_info(key);
-  if (info.scale == EvidenceScale::kRatio) return format_percent(normalised);
-  if (info.bytes) return format_size(normalised);
-  return format_number(normalised);
-}
-
-std::vector<EvidenceMove> evidence_moves(const StageResult& stage, const StageResult& baseline) {
-  std::vector<EvidenceMove> moves;
-  for (const auto& [key, raw] : stage.evidence) {
-    const EvidenceInfo info = evidence_info(key);
-    if (info.scale == EvidenceScale::kDriver) continue;
-    // A stage through PgBouncer against a baseline without it: the baseline's clients waited
-    // in no pooler, so its pooler figures are 0 (docs/pooler.md).
-    const bool pooler_key = key.starts_with("pooler_");
-    const auto base_found = baseline.evidence.find(key);
-    if (base_found == baseline.evidence.end() && !pooler_key) continue;
-    const double base_raw = base_found == baseline.evidence.end() ? 0 : base_found->second;
-    const auto s = normalised_evidence(stage, key);
-    const auto b = base_found == baseline.evidence.end() ? std::optional<double>(0)
-                                                         : normalised_evidence(baseline, key);
-    if (!s || !b) continue;
-    double score = 0;
-    if (info.scale == EvidenceScale::kRatio) {
-      // A hit ratio moving 99.9% -> 70.5% is a miss ratio moving 0.1% -> 29.5%: 300x.
-      const double ms = std::clamp(1 - *s, 0.0, 1.0);
-      const double mb = std::clamp(1 - *b, 0.0, 1.0);
-      const double eps = 1e-4;
-      score = std::fabs(std::log((ms + eps) / (mb + eps)));
-    } else {
-      const double min_count = info.bytes ? kMinEvidenceBytes : kMinEvidenceCount;
-      if (std::max(raw, base_raw) < min_count) continue;
-      // Each side is smoothed by what one event weighs there, so 0 -> 41 has a finite score
-      // and a count resting on a handful of transactions cannot outrank a real move.
-      const double eps_s = *unit_weight(stage, key);
-      const double eps_b = unit_weight(baseline, key).value_or(eps_s);
-      score = std::fabs(std::log((std::fabs(*s) + eps_s) / (std::fabs(*b) + eps_b)));
-    }
-    if (score < kMinScore) continue;
-    // A move that rounds to the same figure ("0 B → 0 B") says nothing to a reader.
-    if (format_evidence_value(key, *b) == format_evidence_value(key, *s)) continue;
-    EvidenceMove move;
-    move.key = key;
-    move.label = evidence_label(key);
-    move.baseline = *b;
-    move.stage = *s;
-    move.score = score;
-    move.text = fmt::format("{} {} → {}", move.label, format_evidence_value(key, *b),
-                            format_evidence_value(key, *s));
-    moves.push_back(std::move(move));
-  }
-  std::stable_sort(moves.begin(), moves.end(),
-                   [](const EvidenceMove& x, const EvidenceMove& y) { return x.score > y.score; });
-  return moves;
-}
-
-std::vector<EvidenceMove> top_movers(const std::vector<EvidenceMove>& moves, std::size_t n) {
-  // Families in order of their largest move; each shown by its headline key when it moved.
-  std::vector<std::string> families;
-  for (const auto& m : moves) {
-    const std::string family(evidence_info(m.key).family);
-    if (std::find(families.begin(), families.end(), family) == families.end()) {
-      families.push_back(family);
-    }
-  }
-  std::vector<EvidenceMove> out;
-  for (const auto& family : families) {
-    if (out.size() == n) break;
-    // `moves` is sorted, so the family's first entry is its largest move.
-    const EvidenceMove* top = nullptr;
-    for (const auto& m : moves) {
-      if (top == nullptr && evidence_info(m.key).family == family) top = &m;
-    }
-    // The headline (first in catalog order) reads best ("hit ratio" over "blocks read/tx");
-    // it stands for the family unless it moved less than half as far as the top key.
-    const EvidenceMove* pick = top;
-    for (const auto& info : evidence_catalog()) {
-      if (info.family != family) continue;
-      for (const auto& m : moves) {
-        if (m.key == info.key && m.score >= top->score / 2) pick = &m;
-      }
-      break;
-    }
-    out.push_back(*pick);
-  }
-  return out;
-}
-
 std::vector<StageSummary> summarize(const Run& run) {
   std::vector<StageSummary> out;
   const StageResult* baseline =
@@ -676,98 +537,6 @@ std::vector<StageSummary> summarize(const Run& run) {
     out.push_back(std::move(s));
   }
   return out;
-}
-
-std::string interval_text(const std::optional<Change>& change) {
-  return change ? format_interval(change->interval) : "—";
-}
-
-std::string describe_workload(const Run& run) {
-  std::string text = run.workload.empty() ? "unknown workload" : run.workload;
-  if (run.scale > 0) text += fmt::format(", scale {}", run.scale);
-  if (run.data_bytes > 0)
-    text += fmt::format(" ({})", format_size(static_cast<double>(run.data_bytes)));
-  return text;
-}
-
-std::string describe_machine(const Machine& machine) {
-  std::vector<std::string> parts;
-  if (machine.cores > 0) parts.push_back(fmt::format("{} cores", machine.cores));
-  if (machine.memory_bytes > 0) {
-    parts.push_back(format_size(static_cast<double>(machine.memory_bytes)) + " memory");
-  }
-  if (!machine.kernel.empty()) parts.push_back(machine.kernel);
-  if (parts.empty()) return "unknown machine";
-  std::string text;
-  for (const auto& p : parts) text += (text.empty() ? "" : ", ") + p;
-  return text;
-}
-
-std::string describe_measure(const Run& run) {
-  std::string text = format_seconds(run.duration_s) + " measured";
-  if (run.warmup_s > 0) text += " after " + format_seconds(run.warmup_s) + " warm-up";
-  if (run.repeats > 1) text += fmt::format(", {} repeats (median shown)", run.repeats);
-  if (!run.mode.empty()) text += ", " + run.mode + " stages";
-  return text;
-}
-
-std::string describe_clients(const Run& run) {
-  std::set<int> clients;
-  for (const auto& stage : run.stages) {
-    if (stage.load.clients > 0) clients.insert(stage.load.clients);
-  }
-  if (clients.empty()) return "clients unknown";
-  if (clients.size() == 1) {
-    return fmt::format("{} client{}", *clients.begin(), *clients.begin() == 1 ? "" : "s");
-  }
-  return fmt::format("{}-{} clients", *clients.begin(), *clients.rbegin());
-}
-
-std::string describe_change(const KnobChange& change) {
-  std::string text =
-      fmt::format("{} {} → {}", change.name,
-                  change.old_value.empty() ? "(default)" : change.old_value, change.new_value);
-  if (change.apply_by == "restart") text += " (restart)";
-  return text;
-}
-
-std::string describe_reset(const Run& run) {
-  // reset_seconds sums a stage's resets: one per repeat (a switchback stage resets once).
-  double seconds = 0;
-  std::size_t resets = 0;
-  for (const auto& stage : run.stages) {
-    if (stage.reset_seconds <= 0) continue;
-    seconds += stage.reset_seconds;
-    resets += stage.switchback ? 1 : std::max<std::size_t>(1, stage.repeats.size());
-  }
-  if (resets == 0) return run.reset_method;
-  return fmt::format("{}, {} per reset, before each measured window", run.reset_method,
-                     format_latency_us(seconds / static_cast<double>(resets) * 1e6));
-}
-
-std::vector<std::pair<std::string, std::string>> run_facts(const Run& run) {
-  std::vector<std::pair<std::string, std::string>> facts;
-  std::string server = run.server_version.empty() ? "unknown server" : run.server_version;
-  if (!run.target.empty()) server += " (" + run.target + ")";
-  facts.emplace_back("server", server);
-  // Only a run with an envelope says so: one without reads as it always did.
-  if (!run.envelope.empty()) facts.emplace_back("envelope", run.envelope);
-  facts.emplace_back("workload", describe_workload(run) + ", " + describe_clients(run));
-  if (!run.reset_method.empty()) facts.emplace_back("reset", describe_reset(run));
-  facts.emplace_back("measure", describe_measure(run));
-  if (!run.stages.empty()) facts.emplace_back("noise", describe_noise(run_noise(run)));
-  facts.emplace_back("machine", describe_machine(run.machine));
-  std::string when = run.started_at.empty() ? "unknown start" : run.started_at;
-  if (run.wall_seconds > 0) when += ", took " + format_seconds(run.wall_seconds);
-  if (!run.pgslow_version.empty()) when += ", pgslow " + run.pgslow_version;
-  facts.emplace_back("run", when);
-  return facts;
-}
-
-std::string describe_skipped(const SkippedKnob& knob) {
-  std::string text = knob.name;
-  if (!knob.value.empty()) text += " = " + knob.value;
-  return text + ": " + (knob.reason.empty() ? "skipped" : knob.reason);
 }
 
 }  // namespace pgslow::results

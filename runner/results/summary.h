@@ -190,6 +190,8 @@ std::optional<double> normalised_evidence(const StageResult& stage, const std::s
 std::string format_evidence_value(const std::string& key, double normalised);
 // "read syscalls/tx", "checkpoints requested/min", "hit ratio".
 std::string evidence_label(const std::string& key);
+// The seconds a stage's evidence covers: its evidence window, else its median run's duration.
+double window_seconds(const StageResult& stage);
 
 // The `n` figures a stage's row shows: families ranked by their largest move, one key each.
 std::vector<EvidenceMove> top_movers(const std::vector<EvidenceMove>& moves, std::size_t n);

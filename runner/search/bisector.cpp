@@ -418,6 +418,74 @@ Bisector::Remainder Bisector::judge_remainder(const Subset& remaining) {
   return rest;
 }
 
+// Good and bad measured, but bad not clearly worse: why there is nothing to bisect.
+std::string Bisector::no_difference_sentence() const {
+  const results::Metric m = options_.metric;
+  auto level = [m](double sample) {
+    return plain_tps(m) ? fmt::format("{:.0f}", sample) : results::format_metric_value(m, sample);
+  };
+  double ratio = result_.bad_tps / result_.good_tps;
+  return ratio > 1
+             ? fmt::format("bad is not {} than good ({} versus {}{}): nothing to bisect",
+                           results::worse_word(m), level(result_.bad_tps), level(result_.good_tps),
+                           plain_tps(m) ? " TPS" : "")
+             : fmt::format(
+                   "good and bad are not clearly different ({} versus {}{}, {}; noise "
+                   "±{:.1f}% per run, at least {:.0f}% needed): nothing to bisect",
+                   level(result_.good_tps), level(result_.bad_tps), plain_tps(m) ? " TPS" : "",
+                   worse_by(m, ratio), sigma_ * 100, options_.min_effect * 100);
+}
+
+// Noise grew during the search beyond what separates good from bad.
+std::string Bisector::too_noisy_sentence() const {
+  return fmt::format(
+      "bad is {} than good, but runs now vary ±{:.1f}% per run: a configuration "
+      "between them cannot be judged within {} runs, so nothing is blamed (use longer "
+      "runs or more repeats)",
+      plain_tps(options_.metric)
+          ? worse_by(options_.metric, result_.bad_tps / result_.good_tps)
+          : results::worse_word(options_.metric) + " (" +
+                worse_by(options_.metric, result_.bad_tps / result_.good_tps) + ")",
+      sigma_ * 100, options_.max_repeats);
+}
+
+// One sentence for the top of every rendering: the culprit groups found.
+std::string Bisector::culprits_sentence() const {
+  std::vector<std::string> parts;
+  // The group's level against good's as a ratio of the metric's values ("0.25x good" TPS,
+  // "CPU/tx 4.00x good").
+  const std::string label =
+      plain_tps(options_.metric) ? "" : results::metric_label(options_.metric) + " ";
+  for (const auto& g : result_.culprits) {
+    std::string names = join(g.knobs, " + ");
+    const double ratio = results::metric_ratio(options_.metric, g.ratio);
+    if (g.interaction)
+      parts.push_back(fmt::format("{} ({} only together: {}{:.2f}x good)", names,
+                                  results::worse_word(options_.metric), label, ratio));
+    else
+      parts.push_back(fmt::format("{} ({}{:.2f}x good)", names, label, ratio));
+  }
+  std::string conclusion = fmt::format(
+      "{} of {} changes make{} bad {}: {}",
+      [&] {
+        std::size_t n = 0;
+        for (const auto& g : result_.culprits) n += g.knobs.size();
+        return n;
+      }(),
+      result_.candidates.size(),
+      result_.culprits.size() == 1 && result_.culprits[0].knobs.size() == 1 ? "s" : "",
+      outcome_word(options_.metric), join(parts, "; "));
+  if (unreproduced_)
+    conclusion +=
+        " (the rest looked slower than good once more, but no part of it reproduced that: "
+        "noise or drift, no further knob is named)";
+  if (result_.uncertain)
+    conclusion +=
+        " (uncertain: some configurations stayed within the noise of the "
+        "threshold; see the run table)";
+  return conclusion;
+}
+
 Result Bisector::run() {
   std::int64_t start = now_us();
   auto finish = [&] {
@@ -449,20 +517,7 @@ Result Bisector::run() {
   flush_progress();
 
   if (!clearly_slower(bad)) {
-    const results::Metric m = options_.metric;
-    auto level = [m](double sample) {
-      return plain_tps(m) ? fmt::format("{:.0f}", sample) : results::format_metric_value(m, sample);
-    };
-    double ratio = result_.bad_tps / result_.good_tps;
-    result_.conclusion =
-        ratio > 1 ? fmt::format("bad is not {} than good ({} versus {}{}): nothing to bisect",
-                                results::worse_word(m), level(result_.bad_tps),
-                                level(result_.good_tps), plain_tps(m) ? " TPS" : "")
-                  : fmt::format(
-                        "good and bad are not clearly different ({} versus {}{}, {}; noise "
-                        "±{:.1f}% per run, at least {:.0f}% needed): nothing to bisect",
-                        level(result_.good_tps), level(result_.bad_tps), plain_tps(m) ? " TPS" : "",
-                        worse_by(m, ratio), sigma_ * 100, options_.min_effect * 100);
+    result_.conclusion = no_difference_sentence();
     return finish();
   }
   result_.clearly_different = true;
@@ -489,15 +544,7 @@ Result Bisector::run() {
       if (!search_round(failing, slow_log)) break;
     } catch (const TooNoisy&) {
       result_.too_noisy = true;
-      result_.conclusion = fmt::format(
-          "bad is {} than good, but runs now vary ±{:.1f}% per run: a configuration "
-          "between them cannot be judged within {} runs, so nothing is blamed (use longer "
-          "runs or more repeats)",
-          plain_tps(options_.metric)
-              ? worse_by(options_.metric, result_.bad_tps / result_.good_tps)
-              : results::worse_word(options_.metric) + " (" +
-                    worse_by(options_.metric, result_.bad_tps / result_.good_tps) + ")",
-          sigma_ * 100, options_.max_repeats);
+      result_.conclusion = too_noisy_sentence();
       return finish();
     }
     Subset found;
@@ -515,39 +562,7 @@ Result Bisector::run() {
     slow_log = good_log_ + rest.paired_log_effect;
   }
 
-  // One sentence for the top of every rendering.
-  std::vector<std::string> parts;
-  // The group's level against good's as a ratio of the metric's values ("0.25x good" TPS,
-  // "CPU/tx 4.00x good").
-  const std::string label =
-      plain_tps(options_.metric) ? "" : results::metric_label(options_.metric) + " ";
-  for (const auto& g : result_.culprits) {
-    std::string names = join(g.knobs, " + ");
-    const double ratio = results::metric_ratio(options_.metric, g.ratio);
-    if (g.interaction)
-      parts.push_back(fmt::format("{} ({} only together: {}{:.2f}x good)", names,
-                                  results::worse_word(options_.metric), label, ratio));
-    else
-      parts.push_back(fmt::format("{} ({}{:.2f}x good)", names, label, ratio));
-  }
-  result_.conclusion = fmt::format(
-      "{} of {} changes make{} bad {}: {}",
-      [&] {
-        std::size_t n = 0;
-        for (const auto& g : result_.culprits) n += g.knobs.size();
-        return n;
-      }(),
-      result_.candidates.size(),
-      result_.culprits.size() == 1 && result_.culprits[0].knobs.size() == 1 ? "s" : "",
-      outcome_word(options_.metric), join(parts, "; "));
-  if (unreproduced_)
-    result_.conclusion +=
-        " (the rest looked slower than good once more, but no part of it reproduced that: "
-        "noise or drift, no further knob is named)";
-  if (result_.uncertain)
-    result_.conclusion +=
-        " (uncertain: some configurations stayed within the noise of the "
-        "threshold; see the run table)";
+  result_.conclusion = culprits_sentence();
   return finish();
 }
 

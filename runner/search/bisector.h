@@ -74,6 +74,10 @@ class Bisector {
   bool search_round(const Subset& failing, double slow_log_mean);
   double log_mean_of(const Subset& s) const;
   void flush_progress();
+  // The conclusion's sentence: nothing to bisect, too noisy to judge, or the culprits.
+  std::string no_difference_sentence() const;
+  std::string too_noisy_sentence() const;
+  std::string culprits_sentence() const;
 
   Measurer& measurer_;
   Options options_;

@@ -116,6 +116,59 @@ void Reader::include_dir(const fs::path& path, const SourceLocation& from, int d
   for (const auto& f : files) include_file(f, false, from, depth + 1);
 }
 
+// A quoted value from line[i], just past its opening quote: '' is a quote; backslash escapes as
+// GUC_scanstr reads them. False when the line ends before the closing quote.
+bool read_quoted(std::string_view line, std::size_t& i, std::string& value) {
+  bool closed = false;
+  while (i < line.size()) {
+    char c = line[i];
+    if (c == '\'') {
+      if (i + 1 < line.size() && line[i + 1] == '\'') {
+        value += '\'';
+        i += 2;
+        continue;
+      }
+      ++i;
+      closed = true;
+      break;
+    }
+    if (c == '\\' && i + 1 < line.size()) {
+      char e = line[i + 1];
+      i += 2;
+      switch (e) {
+        case 'b':
+          value += '\b';
+          break;
+        case 'f':
+          value += '\f';
+          break;
+        case 'n':
+          value += '\n';
+          break;
+        case 'r':
+          value += '\r';
+          break;
+        case 't':
+          value += '\t';
+          break;
+        default:
+          if (e >= '0' && e <= '7') {
+            int octal = e - '0';
+            for (int k = 0; k < 2 && i < line.size() && line[i] >= '0' && line[i] <= '7'; ++k)
+              octal = octal * 8 + (line[i++] - '0');
+            value += static_cast<char>(octal);
+          } else {
+            value += e;
+          }
+      }
+      continue;
+    }
+    value += c;
+    ++i;
+  }
+  return closed;
+}
+
 void Reader::parse(std::string_view text, const std::string& file, const fs::path& dir, int depth) {
   if (text.find('\0') != std::string_view::npos) {
     error(file, 0, 0, "file contains a NUL byte: this is a binary file, not postgresql.conf");
@@ -155,53 +208,7 @@ void Reader::parse(std::string_view text, const std::string& file, const fs::pat
     if (i < line.size() && line[i] == '\'') {
       // Quoted: '' is a quote; backslash escapes as GUC_scanstr reads them.
       ++i;
-      bool closed = false;
-      while (i < line.size()) {
-        char c = line[i];
-        if (c == '\'') {
-          if (i + 1 < line.size() && line[i + 1] == '\'') {
-            value += '\'';
-            i += 2;
-            continue;
-          }
-          ++i;
-          closed = true;
-          break;
-        }
-        if (c == '\\' && i + 1 < line.size()) {
-          char e = line[i + 1];
-          i += 2;
-          switch (e) {
-            case 'b':
-              value += '\b';
-              break;
-            case 'f':
-              value += '\f';
-              break;
-            case 'n':
-              value += '\n';
-              break;
-            case 'r':
-              value += '\r';
-              break;
-            case 't':
-              value += '\t';
-              break;
-            default:
-              if (e >= '0' && e <= '7') {
-                int octal = e - '0';
-                for (int k = 0; k < 2 && i < line.size() && line[i] >= '0' && line[i] <= '7'; ++k)
-                  octal = octal * 8 + (line[i++] - '0');
-                value += static_cast<char>(octal);
-              } else {
-                value += e;
-              }
-          }
-          continue;
-        }
-        value += c;
-        ++i;
-      }
+      const bool closed = read_quoted(line, i, value);
       if (!closed) {
         error(file, line_no, value_col, fmt::format("unterminated quoted value of {}", name),
               "close the value with ' on the same line; write '' for a quote inside it");

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "common/errors.h"
@@ -196,128 +198,37 @@ Script script_of(char32_t c) {
   return Script::kNone;
 }
 
+// The table of looks_like, by script: a character and the Latin letter it passes for.
+// clang-format off
+constexpr std::pair<char32_t, char32_t> kLookAlikes[] = {
+    // Cyrillic
+    {0x410, 'A'}, {0x412, 'B'}, {0x415, 'E'}, {0x41A, 'K'}, {0x41C, 'M'}, {0x41D, 'H'}, {0x41E, 'O'},
+    {0x420, 'P'}, {0x421, 'C'}, {0x422, 'T'}, {0x423, 'Y'}, {0x425, 'X'}, {0x405, 'S'}, {0x406, 'I'},
+    {0x408, 'J'}, {0x4AE, 'Y'}, {0x500, 'D'}, {0x51A, 'Q'}, {0x51C, 'W'}, {0x4C0, 'I'}, {0x430, 'a'},
+    {0x435, 'e'}, {0x43E, 'o'}, {0x440, 'p'}, {0x441, 'c'}, {0x443, 'y'}, {0x445, 'x'}, {0x455, 's'},
+    {0x456, 'i'}, {0x458, 'j'}, {0x501, 'd'}, {0x4BB, 'h'}, {0x51B, 'q'}, {0x51D, 'w'}, {0x4CF, 'l'},
+    {0x43A, 'k'}, {0x475, 'v'}, {0x457, 'i'}, {0x451, 'e'},
+    // Greek
+    {0x391, 'A'}, {0x392, 'B'}, {0x395, 'E'}, {0x396, 'Z'}, {0x397, 'H'}, {0x399, 'I'}, {0x39A, 'K'},
+    {0x39C, 'M'}, {0x39D, 'N'}, {0x39F, 'O'}, {0x3A1, 'P'}, {0x3A4, 'T'}, {0x3A5, 'Y'}, {0x3A7, 'X'},
+    {0x3BF, 'o'}, {0x3B1, 'a'}, {0x3B9, 'i'}, {0x3BA, 'k'}, {0x3BD, 'v'}, {0x3C1, 'p'}, {0x3C5, 'u'},
+    {0x3C7, 'x'},
+    // Latin-1 letters, unaccented
+    {0xC0, 'A'}, {0xC1, 'A'}, {0xC2, 'A'}, {0xC3, 'A'}, {0xC4, 'A'}, {0xC5, 'A'}, {0xC7, 'C'},
+    {0xC8, 'E'}, {0xC9, 'E'}, {0xCA, 'E'}, {0xCB, 'E'}, {0xCC, 'I'}, {0xCD, 'I'}, {0xCE, 'I'},
+    {0xCF, 'I'}, {0xD1, 'N'}, {0xD2, 'O'}, {0xD3, 'O'}, {0xD4, 'O'}, {0xD5, 'O'}, {0xD6, 'O'},
+    {0xD8, 'O'}, {0xD9, 'U'}, {0xDA, 'U'}, {0xDB, 'U'}, {0xDC, 'U'}, {0xDD, 'Y'}, {0xE0, 'a'},
+    {0xE1, 'a'}, {0xE2, 'a'}, {0xE3, 'a'}, {0xE4, 'a'}, {0xE5, 'a'}, {0xE7, 'c'}, {0xE8, 'e'},
+    {0xE9, 'e'}, {0xEA, 'e'}, {0xEB, 'e'}, {0xEC, 'i'}, {0xED, 'i'}, {0xEE, 'i'}, {0xEF, 'i'},
+    {0xF1, 'n'}, {0xF2, 'o'}, {0xF3, 'o'}, {0xF4, 'o'}, {0xF5, 'o'}, {0xF6, 'o'}, {0xF8, 'o'},
+    {0xF9, 'u'}, {0xFA, 'u'}, {0xFB, 'u'}, {0xFC, 'u'}, {0xFD, 'y'}, {0xFF, 'y'},
+};
+// clang-format on
+
 // Cyrillic and Greek letters drawn like a Latin one, and Latin-1 letters with their accent off:
 // the Latin letter they pass for (a subset of Unicode's confusables, the ones a name would use).
 char32_t looks_like(char32_t c) {
-  static const std::map<char32_t, char32_t> kLike = {// Cyrillic
-                                                     {0x410, 'A'},
-                                                     {0x412, 'B'},
-                                                     {0x415, 'E'},
-                                                     {0x41A, 'K'},
-                                                     {0x41C, 'M'},
-                                                     {0x41D, 'H'},
-                                                     {0x41E, 'O'},
-                                                     {0x420, 'P'},
-                                                     {0x421, 'C'},
-                                                     {0x422, 'T'},
-                                                     {0x423, 'Y'},
-                                                     {0x425, 'X'},
-                                                     {0x405, 'S'},
-                                                     {0x406, 'I'},
-                                                     {0x408, 'J'},
-                                                     {0x4AE, 'Y'},
-                                                     {0x500, 'D'},
-                                                     {0x51A, 'Q'},
-                                                     {0x51C, 'W'},
-                                                     {0x4C0, 'I'},
-                                                     {0x430, 'a'},
-                                                     {0x435, 'e'},
-                                                     {0x43E, 'o'},
-                                                     {0x440, 'p'},
-                                                     {0x441, 'c'},
-                                                     {0x443, 'y'},
-                                                     {0x445, 'x'},
-                                                     {0x455, 's'},
-                                                     {0x456, 'i'},
-                                                     {0x458, 'j'},
-                                                     {0x501, 'd'},
-                                                     {0x4BB, 'h'},
-                                                     {0x51B, 'q'},
-                                                     {0x51D, 'w'},
-                                                     {0x4CF, 'l'},
-                                                     {0x43A, 'k'},
-                                                     {0x475, 'v'},
-                                                     {0x457, 'i'},
-                                                     {0x451, 'e'},
-                                                     // Greek
-                                                     {0x391, 'A'},
-                                                     {0x392, 'B'},
-                                                     {0x395, 'E'},
-                                                     {0x396, 'Z'},
-                                                     {0x397, 'H'},
-                                                     {0x399, 'I'},
-                                                     {0x39A, 'K'},
-                                                     {0x39C, 'M'},
-                                                     {0x39D, 'N'},
-                                                     {0x39F, 'O'},
-                                                     {0x3A1, 'P'},
-                                                     {0x3A4, 'T'},
-                                                     {0x3A5, 'Y'},
-                                                     {0x3A7, 'X'},
-                                                     {0x3BF, 'o'},
-                                                     {0x3B1, 'a'},
-                                                     {0x3B9, 'i'},
-                                                     {0x3BA, 'k'},
-                                                     {0x3BD, 'v'},
-                                                     {0x3C1, 'p'},
-                                                     {0x3C5, 'u'},
-                                                     {0x3C7, 'x'},
-                                                     // Latin-1 letters, unaccented
-                                                     {0xC0, 'A'},
-                                                     {0xC1, 'A'},
-                                                     {0xC2, 'A'},
-                                                     {0xC3, 'A'},
-                                                     {0xC4, 'A'},
-                                                     {0xC5, 'A'},
-                                                     {0xC7, 'C'},
-                                                     {0xC8, 'E'},
-                                                     {0xC9, 'E'},
-                                                     {0xCA, 'E'},
-                                                     {0xCB, 'E'},
-                                                     {0xCC, 'I'},
-                                                     {0xCD, 'I'},
-                                                     {0xCE, 'I'},
-                                                     {0xCF, 'I'},
-                                                     {0xD1, 'N'},
-                                                     {0xD2, 'O'},
-                                                     {0xD3, 'O'},
-                                                     {0xD4, 'O'},
-                                                     {0xD5, 'O'},
-                                                     {0xD6, 'O'},
-                                                     {0xD8, 'O'},
-                                                     {0xD9, 'U'},
-                                                     {0xDA, 'U'},
-                                                     {0xDB, 'U'},
-                                                     {0xDC, 'U'},
-                                                     {0xDD, 'Y'},
-                                                     {0xE0, 'a'},
-                                                     {0xE1, 'a'},
-                                                     {0xE2, 'a'},
-                                                     {0xE3, 'a'},
-                                                     {0xE4, 'a'},
-                                                     {0xE5, 'a'},
-                                                     {0xE7, 'c'},
-                                                     {0xE8, 'e'},
-                                                     {0xE9, 'e'},
-                                                     {0xEA, 'e'},
-                                                     {0xEB, 'e'},
-                                                     {0xEC, 'i'},
-                                                     {0xED, 'i'},
-                                                     {0xEE, 'i'},
-                                                     {0xEF, 'i'},
-                                                     {0xF1, 'n'},
-                                                     {0xF2, 'o'},
-                                                     {0xF3, 'o'},
-                                                     {0xF4, 'o'},
-                                                     {0xF5, 'o'},
-                                                     {0xF6, 'o'},
-                                                     {0xF8, 'o'},
-                                                     {0xF9, 'u'},
-                                                     {0xFA, 'u'},
-                                                     {0xFB, 'u'},
-                                                     {0xFC, 'u'},
-                                                     {0xFD, 'y'},
-                                                     {0xFF, 'y'}};
+  static const std::map<char32_t, char32_t> kLike(std::begin(kLookAlikes), std::end(kLookAlikes));
   const auto it = kLike.find(c);
   return it == kLike.end() ? c : it->second;
 }
