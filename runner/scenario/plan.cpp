@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -219,18 +220,13 @@ void check_pooler(const server::PoolerSpec& pooler, std::vector<ConfigError>& pr
 
 }  // namespace
 
-Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
-               const knobs::ServerSettings& server) {
-  std::vector<ConfigError> problems;
-  Plan plan;
-  plan.scenario = scenario;
-  plan.server_major = server.major;
-  plan.server_version =
-      fmt::format("{}.{}", server.version_num / 10000, server.version_num % 10000);
+namespace {
 
-  // Clients the scenario leaves out: the workload's default (TPC-C's ten terminals per
-  // warehouse), else 8. Every path (run, lesson, sweep) reads them from the plan. The workload
-  // and its options (script files included) are checked before anything runs.
+// Clients the scenario leaves out: the workload's default (TPC-C's ten terminals per
+// warehouse), else 8. Every path (run, lesson, sweep) reads them from the plan. The workload
+// and its options (script files included) are checked before anything runs; so is the
+// pooler a scenario or its sweep asks for.
+void plan_workload(const Scenario& scenario, Plan& plan, std::vector<ConfigError>& problems) {
   try {
     const workload::Workload& w = workload::find_workload(scenario.workload.name);
     workload::WorkloadParams params = workload_params(plan.scenario);
@@ -255,11 +251,12 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     swept.where = scenario.sweep.where;
     check_pooler(swept, problems);
   }
+}
 
-  results::LoadSettings base_load;
-  base_load.clients = plan.scenario.workload.clients;
-
-  // Drafts: the baseline, then the stages in the scenario's mode.
+// The stages to plan, as drafts: the baseline, then the scenario's stages in its mode.
+std::vector<StageDraft> draft_stages(const Scenario& scenario, const knobs::Catalog& catalog,
+                                     const results::LoadSettings& base_load,
+                                     std::vector<ConfigError>& problems) {
   std::vector<StageDraft> drafts;
   drafts.push_back(StageDraft{"baseline", "the server as found", false, scenario.baseline,
                               scenario.baseline, base_load});
@@ -297,103 +294,100 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
     }
   }
 
-  // Validate every configuration; report each problem once (stages share settings).
-  std::set<std::string> seen;
-  auto add_problems = [&](const std::vector<ConfigError>& found) {
-    for (const auto& p : found) {
-      if (seen.insert(p.str()).second) problems.push_back(p);
-    }
-  };
+  return drafts;
+}
 
-  std::vector<knobs::Setting> previous_applied;
-  results::LoadSettings previous_load = base_load;
-  for (std::size_t i = 0; i < drafts.size(); ++i) {
-    const StageDraft& d = drafts[i];
-    PlannedStage stage;
-    stage.name = d.name;
-    stage.description = d.description;
-    stage.is_baseline = i == 0;
-    stage.load = d.load;
-    stage.sweep_point = d.sweep_point;
-    stage.sweep_values = d.sweep_values;
-    stage.envelope = d.envelope;
-    stage.verdicts = knobs::validate(d.requested, catalog, server);
-    for (const auto& v : stage.verdicts) {
-      for (const auto& p : v.problems) {
-        if (p.severity == ConfigError::Severity::kError) add_problems({p});
-      }
+// Draft `i` checked against the catalog and the live server: the settings it applies, the
+// knobs skipped, the changes versus the stage it is compared with, whether it restarts, and
+// its attribution's size. `previous_applied`: the settings of the stage measured before it.
+PlannedStage plan_stage(const std::vector<StageDraft>& drafts, std::size_t i, const Plan& plan,
+                        const std::vector<knobs::Setting>& previous_applied,
+                        const Scenario& scenario, const knobs::Catalog& catalog,
+                        const knobs::ServerSettings& server,
+                        const std::function<void(const std::vector<ConfigError>&)>& add_problems) {
+  const StageDraft& d = drafts[i];
+  PlannedStage stage;
+  stage.name = d.name;
+  stage.description = d.description;
+  stage.is_baseline = i == 0;
+  stage.load = d.load;
+  stage.sweep_point = d.sweep_point;
+  stage.sweep_values = d.sweep_values;
+  stage.envelope = d.envelope;
+  stage.verdicts = knobs::validate(d.requested, catalog, server);
+  for (const auto& v : stage.verdicts) {
+    for (const auto& p : v.problems) {
+      if (p.severity == ConfigError::Severity::kError) add_problems({p});
     }
-    for (const auto& v : stage.verdicts) {
-      const bool own = std::any_of(d.own.begin(), d.own.end(), [&](const knobs::Setting& s) {
-        return iequals(s.name, v.setting.name) && s.value == v.setting.value;
-      });
-      if (v.verdict == knobs::Verdict::kSkipped) {
-        if (own)
-          stage.skipped.push_back(results::SkippedKnob{v.setting.name, v.setting.value, v.reason});
-        continue;
-      }
-      if (v.verdict == knobs::Verdict::kError) continue;
-      stage.settings.push_back(v.setting);
-      if (own) {
-        for (const auto& p : v.problems) {
-          if (p.severity == ConfigError::Severity::kWarning) {
-            stage.warnings.push_back(
-                fmt::format("{} = {}: {}", v.setting.name, v.setting.value, p.message));
-          }
+  }
+  for (const auto& v : stage.verdicts) {
+    const bool own = std::any_of(d.own.begin(), d.own.end(), [&](const knobs::Setting& s) {
+      return iequals(s.name, v.setting.name) && s.value == v.setting.value;
+    });
+    if (v.verdict == knobs::Verdict::kSkipped) {
+      if (own)
+        stage.skipped.push_back(results::SkippedKnob{v.setting.name, v.setting.value, v.reason});
+      continue;
+    }
+    if (v.verdict == knobs::Verdict::kError) continue;
+    stage.settings.push_back(v.setting);
+    if (own) {
+      for (const auto& p : v.problems) {
+        if (p.severity == ConfigError::Severity::kWarning) {
+          stage.warnings.push_back(
+              fmt::format("{} = {}: {}", v.setting.name, v.setting.value, p.message));
         }
       }
     }
-    // Changes versus the stage this one is compared with: the one measured before
-    // (cumulative), or the baseline (isolated). The baseline compares with the server.
-    const std::vector<knobs::Setting>& reference =
-        d.isolated && !plan.stages.empty() ? plan.stages.front().settings : previous_applied;
-    std::set<std::string> names;
-    for (const auto& s : stage.settings) names.insert(to_lower(s.name));
-    for (const auto& s : reference) names.insert(to_lower(s.name));
-    for (const auto& name : names) {
-      std::string before = value_in(reference, server, name);
-      std::string after = value_in(stage.settings, server, name);
-      if (before == after) continue;
-      const knobs::ServerSetting* row = server.find(name);
-      bool restart = row != nullptr && row->context == "postmaster";
-      const knobs::SettingVerdict* v = verdict_for(stage.verdicts, name);
-      if (v != nullptr) restart = v->verdict == knobs::Verdict::kRestart;
-      stage.changes.push_back(
-          results::KnobChange{name, before, after, restart ? "restart" : "reload"});
-    }
-    // A restart is needed when a postmaster-context value differs from the stage run before.
-    for (const auto& s : stage.settings) names.insert(to_lower(s.name));
-    for (const auto& s : previous_applied) names.insert(to_lower(s.name));
-    for (const auto& name : names) {
-      const knobs::ServerSetting* row = server.find(name);
-      if (row != nullptr && row->context == "postmaster" &&
-          value_in(previous_applied, server, name) != value_in(stage.settings, server, name)) {
-        stage.needs_restart = true;
-      }
-    }
-    stage.reference = d.isolated ? 0 : (i == 0 ? 0 : i - 1);
-    if (d.attribute && !stage.is_baseline && stage.changes.size() >= 2) {
-      stage.attribute = true;
-      stage.attribution_units = static_cast<int>(
-          search::attribution_units(attribution_candidates(stage), search::together_groups(catalog))
-              .size());
-      stage.attribution_runs =
-          search::expected_attribution_runs(stage.attribution_units, scenario.measure.repeats,
-                                            attribution_level_repeats(scenario.measure.repeats));
-      // Two spare runs for a verdict near the threshold, and two more pairs (remainder, good)
-      // when the stage without its cause is not plainly like the reference (docs/bisect.md,
-      // "Rounds"); noisier than that, the stage says so instead of running on.
-      stage.attribution_max_runs = stage.attribution_runs + 2 + 4;
-    }
-    if (!stage.is_baseline) choose_design(stage, plan.stages.front(), scenario, catalog);
-    previous_applied = stage.settings;
-    previous_load = stage.load;
-    plan.stages.push_back(std::move(stage));
   }
-  (void)previous_load;
+  // Changes versus the stage this one is compared with: the one measured before
+  // (cumulative), or the baseline (isolated). The baseline compares with the server.
+  const std::vector<knobs::Setting>& reference =
+      d.isolated && !plan.stages.empty() ? plan.stages.front().settings : previous_applied;
+  std::set<std::string> names;
+  for (const auto& s : stage.settings) names.insert(to_lower(s.name));
+  for (const auto& s : reference) names.insert(to_lower(s.name));
+  for (const auto& name : names) {
+    std::string before = value_in(reference, server, name);
+    std::string after = value_in(stage.settings, server, name);
+    if (before == after) continue;
+    const knobs::ServerSetting* row = server.find(name);
+    bool restart = row != nullptr && row->context == "postmaster";
+    const knobs::SettingVerdict* v = verdict_for(stage.verdicts, name);
+    if (v != nullptr) restart = v->verdict == knobs::Verdict::kRestart;
+    stage.changes.push_back(
+        results::KnobChange{name, before, after, restart ? "restart" : "reload"});
+  }
+  // A restart is needed when a postmaster-context value differs from the stage run before.
+  for (const auto& s : stage.settings) names.insert(to_lower(s.name));
+  for (const auto& s : previous_applied) names.insert(to_lower(s.name));
+  for (const auto& name : names) {
+    const knobs::ServerSetting* row = server.find(name);
+    if (row != nullptr && row->context == "postmaster" &&
+        value_in(previous_applied, server, name) != value_in(stage.settings, server, name)) {
+      stage.needs_restart = true;
+    }
+  }
+  stage.reference = d.isolated ? 0 : (i == 0 ? 0 : i - 1);
+  if (d.attribute && !stage.is_baseline && stage.changes.size() >= 2) {
+    stage.attribute = true;
+    stage.attribution_units = static_cast<int>(
+        search::attribution_units(attribution_candidates(stage), search::together_groups(catalog))
+            .size());
+    stage.attribution_runs =
+        search::expected_attribution_runs(stage.attribution_units, scenario.measure.repeats,
+                                          attribution_level_repeats(scenario.measure.repeats));
+    // Two spare runs for a verdict near the threshold, and two more pairs (remainder, good)
+    // when the stage without its cause is not plainly like the reference (docs/bisect.md,
+    // "Rounds"); noisier than that, the stage says so instead of running on.
+    stage.attribution_max_runs = stage.attribution_runs + 2 + 4;
+  }
+  return stage;
+}
 
-  // Identical configurations measured twice are allowed (a repeat), but say so. A sweep point
-  // of server.memory/cpus differs by its envelope alone.
+// Identical configurations measured twice are allowed (a repeat), but say so. A sweep point
+// of server.memory/cpus differs by its envelope alone.
+void warn_repeated_configurations(Plan& plan) {
   for (std::size_t i = 1; i < plan.stages.size(); ++i) {
     if (same_settings(plan.stages[i].settings, plan.stages[i - 1].settings) &&
         plan.stages[i].load == plan.stages[i - 1].load &&
@@ -403,12 +397,12 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
           "skipped or already set)");
     }
   }
+}
 
-  if (has_errors(problems)) throw InputError(problems);
-
-  // What run_plan (stage/run.cpp) measures: every stage, and after each stage but the first the
-  // baseline again (interleaved reference), each with all repeats; a data reset (about 1 s)
-  // before every run; a restart or reload into each stage and, for the reference, back.
+// What measure_plan (experiment/plan_schedule.cpp) measures: every stage, and after each stage
+// but the first the baseline again (interleaved reference), each with all repeats; a data reset
+// (about 1 s) before every run; a restart or reload into each stage and, for the reference, back.
+void estimate_time(const Scenario& scenario, Plan& plan) {
   const double per_run = scenario.measure.warmup_s + scenario.measure.duration_s;
   const double runs = scenario.measure.repeats * (per_run + 1.0);
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
@@ -446,6 +440,42 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   const int baseline_runs = scenario.measure.repeats * static_cast<int>(plan.stages.size());
   if (plan.stages.size() >= 2 && plan.attribution_runs == 0 && baseline_runs < kMinBaselineRuns)
     plan.estimated_seconds += (kMinBaselineRuns - baseline_runs) * (per_run + 1.0);
+}
+
+}  // namespace
+
+Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
+               const knobs::ServerSettings& server) {
+  std::vector<ConfigError> problems;
+  Plan plan;
+  plan.scenario = scenario;
+  plan.server_major = server.major;
+  plan.server_version =
+      fmt::format("{}.{}", server.version_num / 10000, server.version_num % 10000);
+  plan_workload(scenario, plan, problems);
+
+  results::LoadSettings base_load;
+  base_load.clients = plan.scenario.workload.clients;
+  const std::vector<StageDraft> drafts = draft_stages(scenario, catalog, base_load, problems);
+
+  // Validate every configuration; report each problem once (stages share settings).
+  std::set<std::string> seen;
+  auto add_problems = [&](const std::vector<ConfigError>& found) {
+    for (const auto& p : found) {
+      if (seen.insert(p.str()).second) problems.push_back(p);
+    }
+  };
+  std::vector<knobs::Setting> previous_applied;
+  for (std::size_t i = 0; i < drafts.size(); ++i) {
+    PlannedStage stage =
+        plan_stage(drafts, i, plan, previous_applied, scenario, catalog, server, add_problems);
+    if (!stage.is_baseline) choose_design(stage, plan.stages.front(), scenario, catalog);
+    previous_applied = stage.settings;
+    plan.stages.push_back(std::move(stage));
+  }
+  warn_repeated_configurations(plan);
+  if (has_errors(problems)) throw InputError(problems);
+  estimate_time(scenario, plan);
   return plan;
 }
 
