@@ -96,15 +96,15 @@ void throw_problems(std::vector<ConfigError> problems) {
 }
 
 // `bench --spec`: the audit's needs (docs/tpcc-lite.md, "The audit"), each unless given.
-void apply_spec_defaults(WorkloadArgs& args, driver::DriverOptions& opts, const CLI::Option& warmup,
+void apply_spec_defaults(WorkloadArgs& args, experiment::Timing& timing, const CLI::Option& warmup,
                          const CLI::Option& ramp, const CLI::Option& duration) {
   const bool isolation_given =
       std::any_of(args.options.begin(), args.options.end(),
                   [](const std::string& kv) { return kv.starts_with("isolation="); });
   if (!isolation_given) args.options.push_back("isolation=serializable");
-  if (ramp.count() == 0) opts.ramp_s = 30;
-  if (warmup.count() == 0) opts.warmup_s = opts.ramp_s + 60;
-  if (duration.count() == 0) opts.duration_s = 300;
+  if (ramp.count() == 0) timing.ramp_s = 30;
+  if (warmup.count() == 0) timing.warmup_s = timing.ramp_s + 60;
+  if (duration.count() == 0) timing.duration_s = 300;
 }
 
 // The scale of the one clone of `w` on the server (check-data without --scale); an error when
@@ -158,34 +158,36 @@ void add_load_command(CLI::App& app, Context& ctx) {
 
 void add_bench_command(CLI::App& app, Context& ctx) {
   auto bench_args = std::make_shared<WorkloadArgs>();
-  auto opts = std::make_shared<driver::DriverOptions>();
+  // The one measurement bench makes: the command line sets its load and timing.
+  auto trial = std::make_shared<experiment::Trial>();
+  experiment::Timing* timing = &trial->timing;
+  results::LoadSettings* load = &trial->load;
   auto json_file = std::make_shared<std::string>();
   auto no_reset = std::make_shared<bool>(false);
   auto check_data = std::make_shared<bool>(false);
   auto think_time = std::make_shared<bool>(false);
-  opts->clients = 0;  // the workload's default
   auto no_waits = std::make_shared<bool>(false);
   auto spec = std::make_shared<bool>(false);
-  opts->duration_s = 10;
-  opts->warmup_s = 0;
+  timing->duration_s = 10;
+  timing->warmup_s = 0;
   CLI::App* bench = app.add_subcommand(
       "bench", "run a workload once with no knob changes (like pgbench), from a fresh clone");
   add_workload_args(bench, *bench_args);
-  bench->add_option("--clients,-c", opts->clients,
+  bench->add_option("--clients,-c", load->clients,
                     "simulated clients (default: 10 per warehouse for tpcc-lite, else 1)");
   bench->add_flag("--think-time", *think_time,
                   "tpcc-lite: each terminal's keying time before and think time after every "
                   "transaction (5.2.5.7), as the spec's tpmC needs");
-  bench->add_option("--workers,-j", opts->workers, "driver threads (0: one per core)")
+  bench->add_option("--workers,-j", timing->workers, "driver threads (0: one per core)")
       ->capture_default_str();
   CLI::Option* duration_opt =
-      bench->add_option("--duration,-T", opts->duration_s, "measured seconds")
+      bench->add_option("--duration,-T", timing->duration_s, "measured seconds")
           ->capture_default_str();
   CLI::Option* warmup_opt =
-      bench->add_option("--warmup", opts->warmup_s, "seconds before measuring")
+      bench->add_option("--warmup", timing->warmup_s, "seconds before measuring")
           ->capture_default_str();
   CLI::Option* ramp_opt = bench->add_option(
-      "--ramp", opts->ramp_s,
+      "--ramp", timing->ramp_s,
       "start the clients one by one over these seconds of the warm-up (0: all at once)");
   bench->add_flag("--spec", *spec,
                   "tpcc-lite: what the audit needs for the tpmC label: 10 terminals per "
@@ -193,23 +195,23 @@ void add_bench_command(CLI::App& app, Context& ctx) {
                   "staggered --ramp (30 s) inside a warm-up one minute longer, and at least "
                   "5 minutes measured (each unless given)");
   bench
-      ->add_option("--rate,-R", opts->rate,
+      ->add_option("--rate,-R", load->rate,
                    "fixed rate in transactions per second (Poisson arrivals); 0: closed loop")
       ->capture_default_str();
   bench
-      ->add_option("--pool-size", opts->pool_size,
+      ->add_option("--pool-size", load->pool_size,
                    "clients share this many connections (0: one per client)")
       ->capture_default_str();
-  bench->add_flag("--connect-per-transaction,-C", opts->connect_per_transaction,
+  bench->add_flag("--connect-per-transaction,-C", load->connect_per_transaction,
                   "open a new connection for every transaction (pgbench -C)");
-  bench->add_option("--max-tries", opts->max_tries,
+  bench->add_option("--max-tries", timing->max_tries,
                     "attempts per transaction on serialization failure or deadlock, each after a "
                     "random backoff (default: until it commits for tpcc-lite under "
                     "repeatable-read or serializable, else 1: no retry)");
-  add_protocol_option(bench, opts->protocol);
+  add_protocol_option(bench, timing->protocol);
   auto pooler = std::make_shared<std::optional<server::PoolerSpec>>();
   add_pooler_option(bench, *pooler);
-  bench->add_flag("--allow-partial", opts->allow_partial,
+  bench->add_flag("--allow-partial", timing->allow_partial,
                   "run with the clients that could connect when the server refuses some");
   bench->add_option("--seed", bench_args->seed, "random seed of the inputs")->capture_default_str();
   bench->add_option("--json", *json_file, "write the measurement as JSON to this file");
@@ -222,25 +224,28 @@ void add_bench_command(CLI::App& app, Context& ctx) {
                   "run the workload's consistency checks after the run (exit 1 when one fails)");
   bench->add_flag("--no-wait-sampling", *no_waits,
                   "do not sample the backends' wait events (to measure the sampler's cost)");
-  bench->callback([&ctx, bench_args, opts, json_file, no_reset, check_data, think_time, no_waits,
+  bench->callback([&ctx, bench_args, trial, json_file, no_reset, check_data, think_time, no_waits,
                    spec, warmup_opt, ramp_opt, duration_opt, from_snapshot, pooler] {
     before_command(ctx, "bench");
     if (*spec) {
       *think_time = true;
-      apply_spec_defaults(*bench_args, *opts, *warmup_opt, *ramp_opt, *duration_opt);
+      apply_spec_defaults(*bench_args, trial->timing, *warmup_opt, *ramp_opt, *duration_opt);
     }
     workload::WorkloadParams params;
-    params.clients = opts->clients;
+    params.clients = trial->load.clients;
     params.think_time = *think_time;
     std::vector<ConfigError> problems;
     const workload::Workload& w = resolve(*bench_args, params, problems);
     workload::resolve_clients(w, params, 1);
-    opts->clients = params.clients;
-    auto derrs = driver::validate(*opts, params.think_time);
+    trial->load.clients = params.clients;
+    trial->timing.schedule_seed = bench_args->seed;
+    trial->timing.check_data = *check_data;
+    trial->timing.wait_sampling = !*no_waits;
+    auto derrs =
+        driver::validate(experiment::driver_options(*trial, params.clients), params.think_time);
     for (auto& e : derrs) e.where.file = "command line";
     problems.insert(problems.end(), derrs.begin(), derrs.end());
     throw_problems(problems);
-    opts->seed = bench_args->seed;
 
     if (*no_reset && !bench_args->target.names_server())
       throw InputError("--no-reset needs --conninfo: the database to run on as it is");
@@ -249,10 +254,8 @@ void add_bench_command(CLI::App& app, Context& ctx) {
         server::open_target(target_spec(ctx, bench_args->target));
     ConsoleProgress progress;
     experiment::BenchOptions bench_options;
-    bench_options.driver = *opts;
+    bench_options.trial = *trial;
     bench_options.reset_data = !*no_reset;
-    bench_options.check_data = *check_data;
-    bench_options.wait_sampling = !*no_waits;
     bench_options.workdir = ctx.workdir;
     bench_options.pooler = *pooler;
     const results::BenchResult result =

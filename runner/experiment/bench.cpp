@@ -11,7 +11,6 @@ namespace pgslow::experiment {
 results::BenchResult run_bench(server::ServerControl& server, const workload::Workload& workload,
                                const workload::WorkloadParams& params, const BenchOptions& options,
                                Progress& progress) {
-  const driver::DriverOptions& d = options.driver;
   // A session that changes no configuration.
   LabOptions lab_options;
   lab_options.changes_configuration = false;
@@ -23,22 +22,8 @@ results::BenchResult run_bench(server::ServerControl& server, const workload::Wo
   const knobs::Catalog catalog{};
   LabSession lab(server, catalog, workload, params, lab_options, progress);
   lab.prepare();
-  // The command line's driver options as one trial of no configuration change.
-  Trial trial;
-  trial.configuration.name = "bench";
-  trial.load.clients = d.clients;
-  trial.load.rate = d.rate;
-  trial.load.pool_size = d.pool_size;
-  trial.load.connect_per_transaction = d.connect_per_transaction;
-  trial.timing.warmup_s = d.warmup_s;
-  trial.timing.duration_s = d.duration_s;
-  trial.timing.workers = d.workers;
-  trial.timing.max_tries = d.max_tries;
-  trial.timing.allow_partial = d.allow_partial;
-  trial.timing.protocol = d.protocol;
-  trial.timing.check_data = options.check_data;
-  trial.timing.wait_sampling = options.wait_sampling;
-  trial.timing.schedule_seed = d.seed;
+  Trial trial = options.trial;
+  trial.configuration = {"bench", {}, {}, std::nullopt};  // no configuration change
   results::BenchResult result;
   result.workload = workload.name();
   result.scale = params.scale;

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "common/progress.h"
-#include "driver/driver.h"
+#include "experiment/trial.h"
 #include "results/bench.h"
 #include "server/pooler.h"
 #include "server/server_control.h"
@@ -16,10 +16,10 @@
 namespace pgslow::experiment {
 
 struct BenchOptions {
-  driver::DriverOptions driver;  // clients, duration, warm-up, rate, pool, tries, protocol, seed
-  bool reset_data = true;        // false: --no-reset
-  bool check_data = false;       // the workload's consistency checks after the run
-  bool wait_sampling = true;     // false: --no-wait-sampling
+  // What to measure: no configuration change, the command line's load and timing (clients,
+  // duration, warm-up, ramp, rate, pool, tries, protocol, seed, --check-data, wait sampling).
+  Trial trial;
+  bool reset_data = true;  // false: --no-reset
   std::filesystem::path workdir;
   std::optional<server::PoolerSpec> pooler;  // --pooler (docs/pooler.md)
 };

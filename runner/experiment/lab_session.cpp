@@ -13,6 +13,7 @@
 #include "driver/driver.h"
 #include "evidence/evidence.h"
 #include "experiment/lab_server.h"
+#include "experiment/measured_window.h"
 #include "experiment/switchback_control.h"
 #include "pg/connection.h"
 #include "results/summary.h"
@@ -226,99 +227,15 @@ results::Measurement LabSession::measure_once(const Trial& trial, results::Stage
   workload::WorkloadParams params = params_;
   params.clients = d.clients;
 
-  // Evidence covers the measured window only: snapshots at the end of the warm-up and at the
-  // end of the run. pgslow's own connections (the probe and the lock-wait sampler) are opened
-  // BEFORE the clients, so clients taking every connection slot cannot starve them; evidence
-  // that still cannot be read (the server went away) is left out, never fatal to the run.
-  std::optional<pg::Connection> probe;
+  // Evidence covers the measured window only (measured_window.h): snapshots at the end of the
+  // warm-up and at the end of the run.
   const std::string database = options_.reset_data ? dataset_.clone_name() : std::string();
   if (!database.empty()) progress_.measuring(stage.name, database);
-  evidence::LockWaitSampler lock_waits(reset.conninfo, database);
-  // A local server: its postmaster, for the /proc figures (CPU times, commit_delay's sleep).
-  const std::optional<std::filesystem::path> data_dir = server_.data_dir();
-  const std::optional<int> server_pid =
-      data_dir ? evidence::postmaster_pid_of(*data_dir) : std::nullopt;
-  evidence::WaitSampler wait_sampler(reset.conninfo, database, kWaitInterval, server_pid);
-  try {
-    probe = pg::Connection::open(reset.conninfo);
-    // The wait sampler leaves pgslow's own connections out by this name.
-    evidence::name_evidence_connection(*probe);
-    lock_waits.open();
-    if (mo.wait_sampling) wait_sampler.open();
-  } catch (const pg::Error& e) {
-    spdlog::warn("evidence connection failed: {}; the stage's evidence is left out", e.what());
-  }
-  // When the server started, to tell after the run whether it restarted under the workload,
-  // and how many of its processes its memory envelope had killed, to tell whether it did.
-  const std::uint64_t out_of_memory_kills = server_.out_of_memory_kills().value_or(0);
-  std::optional<std::string> started_at;
-  if (probe) {
-    try {
-      started_at = probe->query_value(kPostmasterStartSql);
-    } catch (const pg::Error& e) {
-      spdlog::debug("cannot read the server's start time: {}", e.what());
-    }
-  }
-  evidence::SnapshotOptions snap_options;
-  snap_options.database = database;
-  snap_options.data_dir = data_dir;
-  snap_options.log_file = server_.log_file();
-  snap_options.lock_waits = &lock_waits;
-  if (mo.wait_sampling) snap_options.waits = &wait_sampler;
-  std::optional<evidence::Snapshot> before;
-  std::optional<evidence::Snapshot> after;
-  std::string evidence_error;
-  auto snapshot = [&](std::optional<evidence::Snapshot>& into) {
-    if (!probe) return;
-    try {
-      into = evidence::take_snapshot(*probe, snap_options);
-    } catch (const std::exception& e) {
-      evidence_error = e.what();
-    }
-  };
-  // Who else used the CPU while the clock ran (a local server only: its /proc figures).
-  std::optional<evidence::CpuTimes> cpu_before;
-  std::optional<evidence::CpuTimes> cpu_after;
-  // The pooler's counters over the same window (docs/pooler.md).
-  std::optional<server::PoolerStats> pooler_before;
-  std::optional<server::PoolerStats> pooler_after;
-  d.on_measure_start = [&] {
-    pooler_before = pooler_.stats(database);
-    // The CPU times first: reading /proc takes no server time, while the snapshot's queries
-    // wait their turn on a saturated server (over a second with 200 backends on one CPU), and
-    // CPU per transaction would then miss that part of the window.
-    if (server_pid) cpu_before = evidence::read_cpu_times(server_pid);
-    lock_waits.start();
-    if (mo.wait_sampling) wait_sampler.start();
-    snapshot(before);
-  };
-  d.on_measure_end = [&] {
-    if (server_pid) cpu_after = evidence::read_cpu_times(server_pid);
-    pooler_after = pooler_.stats(database);
-    snapshot(after);
-    lock_waits.stop();
-    wait_sampler.stop();
-  };
-  // The server's memory per idle connection, read from /proc while the clients sit connected
-  // before the clock starts (a local server only: its postmaster's children).
-  std::optional<evidence::BackendMemory> idle_memory;
-  if (server_pid) {
-    d.on_connected = [&](const std::vector<int>& pids) {
-      idle_memory = evidence::backend_memory(pids, *server_pid);
-    };
-  }
+  MeasuredWindow window(server_, pooler_, reset.conninfo, database, mo.wait_sampling);
+  window.hook(d, switchback);
 
   driver::BlockTallies tallies;
   if (switchback != nullptr) {
-    switchback->read_cpu = [&]() -> std::optional<evidence::CpuTimes> {
-      if (!server_pid) return std::nullopt;
-      return evidence::read_cpu_times(server_pid);
-    };
-    switchback->snapshot = [&]() -> std::optional<evidence::Snapshot> {
-      std::optional<evidence::Snapshot> s;
-      snapshot(s);
-      return s;
-    };
     const results::SwitchbackDesign& design = switchback->run().design();
     d.max_blocks = 2 * design.max_pairs + 2;
     // Longer than the longest schedule: the control ends the window when the run is over.
@@ -352,45 +269,15 @@ results::Measurement LabSession::measure_once(const Trial& trial, results::Stage
     throw;
   }
   if (auto why = pooler_.died()) throw RuntimeError(*why);
-  lock_waits.stop();
-  wait_sampler.stop();
+  window.stop();
   if (switchback != nullptr) {
     if (switchback->failure()) std::rethrow_exception(switchback->failure());
     switchback->finish(tallies);
   }
-  require_same_server(server_, probe, started_at, out_of_memory_kills);
-  if (idle_memory) {
-    m.idle_connections_measured = idle_memory->backends;
-    m.idle_connection_pss_bytes =
-        static_cast<double>(idle_memory->pss_bytes) / idle_memory->backends;
-  }
+  window.require_same_server();
   // A failed check throws RuntimeError: the stage fails with the offending rows named.
   if (mo.check_data) workload::check_data(workload_, reset.conninfo, params);
-  out = RunEvidence{};
-  if (cpu_before && cpu_after) {
-    if (auto shares = evidence::cpu_shares(*cpu_before, *cpu_after)) {
-      out.cpu = *shares;
-      m.server_cpu_s = shares->server_s;
-      m.client_cpu_s = shares->clients_s;
-    }
-  }
-  if (!evidence_error.empty()) stage.warnings.push_back("evidence incomplete: " + evidence_error);
-  if (!before || !after) return m;  // stopped before the measured window, or no probe
-  out.evidence = evidence::delta(*before, *after);
-  if (before->waits && after->waits)
-    out.waits = wait_profile(evidence::wait_delta(*before->waits, *after->waits));
-  out.window_s = evidence::window_seconds(*before, *after);
-  // The cost axes' counters of this run alone (every repeat is one sample of them); the
-  // window may be a little longer than the measured run, so its transactions are TPS x window.
-  m.per_tx = results::axis_counters(out.evidence, m.tps * out.window_s);
-  // The client's side of the evidence (docs/evidence.md): same keys as the catalog's `watch`.
-  out.evidence["tps"] = m.tps;
-  out.evidence["latency_p99"] = m.latency.p99_us;
-  if (load.rate > 0) out.evidence["schedule_lag"] = m.schedule_lag.p99_us;
-  if (d.pool_size > 0) out.evidence["pool_wait"] = m.pool_wait.p99_us;
-  out.evidence["connections_refused"] = m.connections_refused;
-  if (pooler_before && pooler_after)
-    add_pooler_evidence(*pooler_before, *pooler_after, out.evidence);
+  window.collect(m, d, stage, out);
   return m;
 }
 

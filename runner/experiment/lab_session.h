@@ -33,6 +33,7 @@
 #include "driver/driver.h"
 #include "evidence/evidence.h"
 #include "experiment/lab.h"
+#include "experiment/measured_window.h"
 #include "experiment/pooler_path.h"
 #include "experiment/trial.h"
 #include "knobs/catalog.h"
@@ -116,15 +117,6 @@ class LabSession final : public Lab {
   std::string reset_method() const override;
 
  private:
-  // What one run measured beside its Measurement, all from its measured window: the evidence
-  // (the snapshots' delta with the client's side), the window's length, who used the machine's
-  // CPU (evidence::cpu_shares, when it could be measured) and where the backends waited.
-  struct RunEvidence {
-    std::map<std::string, double> evidence;
-    double window_s = 0;
-    std::optional<evidence::CpuShares> cpu;
-    std::optional<results::WaitProfile> waits;
-  };
   // One run. `switchback`: the run switches configurations as it says (measure_switchback).
   results::Measurement measure_once(const Trial& trial, results::StageResult& stage,
                                     RunEvidence& out, SwitchbackControl* switchback = nullptr);

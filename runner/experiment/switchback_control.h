@@ -13,21 +13,11 @@
 #include "common/clock.h"
 #include "driver/driver.h"
 #include "evidence/evidence.h"
+#include "experiment/measured_window.h"
 #include "results/axes.h"
 #include "results/switchback.h"
 
 namespace pgslow::experiment {
-
-// How often the wait sampler reads pg_stat_activity (docs/evidence.md: its cost, measured).
-constexpr std::chrono::milliseconds kWaitInterval(10);
-
-inline results::WaitProfile wait_profile(const evidence::WaitCounts& counts) {
-  results::WaitProfile w;
-  w.samples = counts.samples;
-  w.interval_ms = static_cast<double>(kWaitInterval.count());
-  w.backends = counts.backends;
-  return w;
-}
 
 // Drives a switchback run from the driver's controlling thread (DriverOptions::on_poll): which
 // block completions count in, when to switch the configuration, the CPU readings and evidence

@@ -15,6 +15,7 @@ driver::DriverOptions driver_options(const Trial& trial, int workload_clients) {
   d.clients = load.clients > 0 ? load.clients : workload_clients;
   d.workers = load.workers > 0 ? load.workers : timing.workers;
   d.warmup_s = timing.warmup_s;
+  d.ramp_s = timing.ramp_s;
   d.duration_s = timing.duration_s;
   d.rate = load.rate;
   d.pool_size = load.pool_size;

@@ -22,6 +22,8 @@ namespace pgslow::experiment {
 // line over it (make_timing in stage/run.h), or a command's own options (bench, bisect, cliff).
 struct Timing {
   double warmup_s = 5;
+  // Clients start one by one over this much of the warm-up (0: all at once; bench --ramp).
+  double ramp_s = 0;
   double duration_s = 30;
   int repeats = 1;
   int workers = 0;    // driver threads; 0: one per core
