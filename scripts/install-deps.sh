@@ -22,11 +22,11 @@ build_optional=(ccache)  # a compiler cache
 # dpkg-query never calls it installed and every build would run apt-get.)
 # pgbouncer: `pooler: {kind: pgbouncer}` and --pooler start Debian's PgBouncer (docs/pooler.md).
 run=(postgresql-15 postgresql-client-15 pgbouncer)
-# GoogleTest, Google Benchmark, the clang_format check, and the tools of the copy-on-write
-# reset's tests (an XFS with reflink=1, a btrfs, on a loop device); optional: libFuzzer (clang)
-# and headless Chromium for the HTML report test. npm fetches PostgreSQL 16-18 for the version
-# matrix.
-test=(libgtest-dev libgmock-dev libbenchmark-dev clang-format xfsprogs btrfs-progs)
+# GoogleTest, Google Benchmark, the clang_format check, the function_sizes check (ctags), and
+# the tools of the copy-on-write reset's tests (an XFS with reflink=1, a btrfs, on a loop
+# device); optional: libFuzzer (clang) and headless Chromium for the HTML report test. npm
+# fetches PostgreSQL 16-18 for the version matrix.
+test=(libgtest-dev libgmock-dev libbenchmark-dev clang-format universal-ctags xfsprogs btrfs-progs)
 test_optional=(clang-14 libclang-rt-14-dev chromium)
 
 packages=("${build[@]}")

@@ -19,7 +19,7 @@ cmp "$work/run" "$work/run-list" || { echo "--dry-run run differs from --list ru
 grep -qx postgresql-15 "$work/run" || { echo "run does not install postgresql-15"; exit 1; }
 # The managed pooler (docs/pooler.md) runs Debian's PgBouncer, in run and so in test.
 grep -qx pgbouncer "$work/run" || { echo "run does not install pgbouncer"; exit 1; }
-for p in libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-14 libclang-rt-14-dev \
+for p in libgtest-dev libgmock-dev libbenchmark-dev clang-format universal-ctags clang-14 libclang-rt-14-dev \
          chromium xfsprogs btrfs-progs npm; do
   if grep -qx "$p" "$work/run"; then echo "make run would install $p, a test-only package"; exit 1; fi
   # npm is looked for as a command, which this machine may have.
