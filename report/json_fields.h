@@ -295,7 +295,9 @@ struct Fields<Run> {
       // absent: the server ran unlimited
       field("envelope", &S::envelope, [](const S& r) { return !r.envelope.empty(); }),
       // absent: no data reset (bench --no-reset), or a run of a pgslow that did not say
-      field("reset_method", &S::reset_method, [](const S& r) { return !r.reset_method.empty(); })};
+      field("reset_method", &S::reset_method, [](const S& r) { return !r.reset_method.empty(); }),
+      // absent: the clients reached the server directly (or through the driver's pool)
+      field("pooler", &S::pooler, [](const S& r) { return !r.pooler.empty(); })};
 };
 
 }  // namespace json_schema

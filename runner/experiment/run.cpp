@@ -138,6 +138,8 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
 
   LabSession lab(server, catalog, wl, params, make_lab_options(s, options, workdir), progress);
   run.target = server.describe();
+  if (const auto pooler = options.pooler ? options.pooler : s.pooler)
+    run.pooler = pooler->describe();
   run.envelope = server.envelope();
   run.machine = this_machine();
   measure_plan(plan, lab, catalog, policy, progress, run);

@@ -374,6 +374,10 @@ struct Run {
   // How each stage's data was reset before its window ("template copy (FILE_COPY)", "clone
   // (PG18 file_copy_method=clone)"); "" when it was not. Its time is each stage's reset_seconds.
   std::string reset_method;
+  // The pooler the run's clients went through (docs/pooler.md): "pgbouncer (transaction,
+  // default_pool_size 10)"; "" when they reached the server directly or through the driver's
+  // own pool. A sweep's `pooler:` points say theirs in each stage's load.
+  std::string pooler;
   double warmup_s = 0;
   double duration_s = 0;
   int repeats = 1;

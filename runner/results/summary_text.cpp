@@ -89,6 +89,7 @@ std::vector<std::pair<std::string, std::string>> run_facts(const Run& run) {
   // Only a run with an envelope says so: one without reads as it always did.
   if (!run.envelope.empty()) facts.emplace_back("envelope", run.envelope);
   facts.emplace_back("workload", describe_workload(run) + ", " + describe_clients(run));
+  if (!run.pooler.empty()) facts.emplace_back("pooler", run.pooler);
   if (!run.reset_method.empty()) facts.emplace_back("reset", describe_reset(run));
   facts.emplace_back("measure", describe_measure(run));
   if (!run.stages.empty()) facts.emplace_back("noise", describe_noise(run_noise(run)));

@@ -105,6 +105,20 @@ TEST_F(Pooler, BenchThroughPgBouncerNamesTheClientsWait) {
   EXPECT_FALSE(fs::exists(workdir() / "pooler.state"));
 }
 
+// A run whose clients go through PgBouncer names it in its header and in report.json, so a
+// reader of the results folder knows the figures include the pooler.
+TEST_F(Pooler, ARunThroughPgBouncerNamesItInItsReport) {
+  cluster();
+  const fs::path file = pooled_scenario("pooler-named", 1);
+  const fs::path out = workdir() / "pooler-named-out";
+  ProcessResult r = pgslow({"run", file.string(), "-M", "extended", "--out", out.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+  const std::string named = "pgbouncer (transaction, default_pool_size 2)";
+  EXPECT_NE(read_file(out / "report.json").find("\"pooler\": \"" + named + "\""),
+            std::string::npos);
+  EXPECT_NE(read_file(out / "report.md").find(named), std::string::npos);
+}
+
 // Debian's PgBouncer (1.18) has no protocol-level prepared statements in transaction mode: the
 // probe finds it before the workload runs, says it is the pooler, and the run falls back to
 // unnamed statements (no statement fails).
