@@ -7,9 +7,7 @@
 namespace pgslow::driver {
 
 std::int64_t Worker::next_arrival(ClientState& c) {
-  const DriverOptions& o = shared_.options;
-  const double mean_gap_us = 1e6 * o.clients / o.rate;
-  c.next_arrival += static_cast<std::int64_t>(c.schedule.exponential(mean_gap_us));
+  c.next_arrival += static_cast<std::int64_t>(c.schedule.exponential(mean_gap_us_));
   return c.next_arrival;
 }
 

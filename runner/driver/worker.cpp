@@ -25,7 +25,9 @@ Worker::Worker(Shared& shared, int index, int count)
                               shared.max_blocks, shared.block_finished.get()}),
       shared_(shared),
       index_(index),
-      count_(count) {}
+      count_(count),
+      mean_gap_us_(shared.options.rate > 0 ? 1e6 * shared.options.clients / shared.options.rate
+                                           : 0) {}
 
 Worker::~Worker() {
   clients_.clear();  // destroys suspended coroutines before their connections

@@ -207,6 +207,8 @@ class Worker final : public EventLoop, public Inbox {
   bool ending_ = false;
   RetryPolicy retry_;  // its window_closed points at ending_
   std::int64_t next_publish_ = 0;
+  // A client's mean time between fixed-rate arrivals (µs), once per worker; 0: closed loop.
+  double mean_gap_us_ = 0;
 };
 
 }  // namespace pgslow::driver

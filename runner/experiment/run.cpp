@@ -136,10 +136,11 @@ void run_plan(const Plan& plan, server::ServerControl& server, const knobs::Cata
   // its interleaved runs the run's own), set on the live group before its data reset.
   if (s.sweep.envelope_dimension() != nullptr) policy.sweep_envelope = server.current_envelope();
 
-  LabSession lab(server, catalog, wl, params, make_lab_options(s, options, workdir), progress);
+  const LabOptions lab_options = make_lab_options(s, options, workdir);
+  LabSession lab(server, catalog, wl, params, lab_options, progress);
   run.target = server.describe();
-  if (const auto pooler = options.pooler ? options.pooler : s.pooler)
-    run.pooler = pooler->describe();
+  // The pooler the lab's clients go through, by the one overlay rule (make_lab_options).
+  if (lab_options.pooler) run.pooler = lab_options.pooler->describe();
   run.envelope = server.envelope();
   run.machine = this_machine();
   measure_plan(plan, lab, catalog, policy, progress, run);

@@ -157,4 +157,14 @@ Finished run_pgslow_in(const std::filesystem::path& workdir, std::vector<std::st
   return run_pgslow(args, {}, timeout);
 }
 
+ProcessResult pgslow(std::vector<std::string> args, std::vector<std::string> env) {
+  std::vector<std::string> argv = {pgslow_binary().string(), "--workdir",
+                                   cluster_workdir().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessOptions o;
+  o.timeout = std::chrono::minutes(5);
+  o.env = std::move(env);
+  return run_process(argv, o);
+}
+
 }  // namespace pgslow::testing

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/process.h"
+
 namespace pgslow::testing {
 
 class PgslowProcess {
@@ -63,5 +65,8 @@ Finished run_pgslow(const std::vector<std::string>& args, const std::vector<std:
 // The same with `--workdir workdir` in front of `args`.
 Finished run_pgslow_in(const std::filesystem::path& workdir, std::vector<std::string> args,
                        std::chrono::seconds timeout = std::chrono::seconds(120));
+// pgslow on the shared cluster's workdir (cluster_workdir()), run to completion within five
+// minutes, with `env` added to its environment.
+ProcessResult pgslow(std::vector<std::string> args, std::vector<std::string> env = {});
 
 }  // namespace pgslow::testing

@@ -28,15 +28,7 @@ fs::path workdir() {
   return cluster().cluster_dir().parent_path();
 }
 
-ProcessResult pgslow(std::vector<std::string> args, std::vector<std::string> env = {}) {
-  std::vector<std::string> argv = {testing::pgslow_binary().string(), "--workdir",
-                                   workdir().string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  ProcessOptions o;
-  o.timeout = std::chrono::minutes(5);
-  o.env = std::move(env);
-  return run_process(argv, o);
-}
+using testing::pgslow;
 
 // The pid pooler.state names (0 when there is none).
 int pooler_state_pid() {

@@ -69,15 +69,7 @@ std::vector<std::string> csv_fields(const std::string& line) {
   return out;
 }
 
-ProcessResult pgslow(std::vector<std::string> args, std::vector<std::string> env = {}) {
-  std::vector<std::string> argv = {testing::pgslow_binary().string(), "--workdir",
-                                   workdir().string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  ProcessOptions o;
-  o.timeout = std::chrono::minutes(5);
-  o.env = std::move(env);
-  return run_process(argv, o);
-}
+using testing::pgslow;
 
 // Two busy loops, one a core of a 2-core machine, competing with the server and the clients:
 // they start after `delay`, run for `length` (each bounded on its own) and are killed when
