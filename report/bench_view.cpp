@@ -7,6 +7,7 @@
 #include "report/audit.h"
 #include "report/json.h"
 #include "report/text.h"
+#include "results/load_fields.h"
 #include "results/stats.h"
 
 namespace pgslow::report {
@@ -68,10 +69,10 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
                        format_latency_us(m.schedule_lag.p50_us),
                        format_latency_us(m.schedule_lag.p99_us),
                        format_latency_us(m.schedule_lag.max_us), format_number(bench.load.rate));
-  if (bench.load.pool_size > 0)
-    out << fmt::format("pool wait     p50 {}  p99 {}  max {} (pool of {}; latency includes it)\n",
+  if (results::pooled(bench.load))
+    out << fmt::format("pool wait     p50 {}  p99 {}  max {} ({}; latency includes it)\n",
                        format_latency_us(m.pool_wait.p50_us), format_latency_us(m.pool_wait.p99_us),
-                       format_latency_us(m.pool_wait.max_us), bench.load.pool_size);
+                       format_latency_us(m.pool_wait.max_us), results::describe_pool(bench.load));
   if (!bench.pooler.empty()) {
     // What the pooler did (docs/pooler.md): a wait here is the pool's, not the server's.
     auto value = [&](const char* key) {

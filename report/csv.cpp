@@ -13,6 +13,7 @@
 #include "report/registry.h"
 #include "report/text.h"
 #include "results/evidence_info.h"
+#include "results/load_fields.h"
 #include "results/metric.h"
 #include "results/summary.h"
 #include "results/waits.h"
@@ -31,6 +32,20 @@ bool is_number(const std::string& s) {
 // Plain numbers for spreadsheets: no thousands separators, full precision.
 std::string csv_number(double v) {
   return std::isfinite(v) ? fmt::format("{}", v) : "";
+}
+
+// A load setting's cell: whole numbers, plain numbers, true/false, words as they are.
+std::string csv_text(int v) {
+  return std::to_string(v);
+}
+std::string csv_text(double v) {
+  return csv_number(v);
+}
+std::string csv_text(bool v) {
+  return v ? "true" : "false";
+}
+std::string csv_text(const std::string& v) {
+  return v;
 }
 
 }  // namespace
@@ -86,7 +101,10 @@ std::vector<std::string> csv_header(const Run& run, const std::vector<LoadColumn
   for (const auto& c : columns) {
     if (c.key != "failed") header.push_back(c.key);
   }
-  header.insert(header.end(), {"pool_size", "rate", "connect_per_transaction"});
+  for (int column = 1; column <= results::kLoadCsvColumns; ++column)
+    results::for_each_load_field([&](const auto& row) {
+      if (row.csv_column == column) header.push_back(row.name);
+    });
   // Every axis against the baseline (results/axes.h): ratio stage / baseline, the interval at
   // the confidence Holm's rule stated it at, and whether it moved.
   for (const Axis& a : kAxes)
@@ -148,8 +166,10 @@ std::vector<std::string> stage_row(const Run& run, const StageSummary& s,
   for (const auto& c : columns) {
     if (c.key != "failed") row.push_back(c.csv(stage, m));
   }
-  row.insert(row.end(), {std::to_string(stage.load.pool_size), csv_number(stage.load.rate),
-                         stage.load.connect_per_transaction ? "true" : "false"});
+  for (int column = 1; column <= results::kLoadCsvColumns; ++column)
+    results::for_each_load_field([&](const auto& field) {
+      if (field.csv_column == column) row.push_back(csv_text(stage.load.*(field.member)));
+    });
   for (const Axis& axis : kAxes) {
     const AxisChange* found = nullptr;
     for (const auto& a : s.axes)

@@ -8,6 +8,7 @@
 
 #include "report/load_columns.h"
 #include "report/text.h"
+#include "results/load_fields.h"
 #include "results/stats.h"
 #include "results/summary.h"
 
@@ -76,7 +77,7 @@ std::vector<Curve> sweep_curves(const Run& run) {
       p.tps = median(tps);
       p.mean_us = m->latency.mean_us;
       p.p99_us = m->latency.p99_us;
-      if (driver_pooled(s)) p.pool_wait_p99_us = m->pool_wait.p99_us;
+      if (results::driver_pooled(s.load)) p.pool_wait_p99_us = m->pool_wait.p99_us;
       if (s.load.rate > 0) p.lag_p99_us = m->schedule_lag.p99_us;
       const auto wait = s.evidence.find("pooler_wait_ms");
       const auto servers = s.evidence.find("pooler_servers");

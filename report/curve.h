@@ -33,7 +33,7 @@ struct CurvePoint {
 };
 
 struct Curve {
-  std::string dimension;  // "pool_size", "shared_buffers"
+  std::string dimension;  // "clients", "shared_buffers"
   std::string series;     // "clients 200" for a family of curves, else empty
   std::vector<CurvePoint> points;
   std::optional<std::size_t> peak;  // index into points: the highest TPS
@@ -44,7 +44,7 @@ std::vector<Curve> sweep_curves(const Run& run);
 
 // "peak 3,943 TPS at clients 100; from clients 25 latency grows faster than throughput".
 std::string describe_knee(const Curve& curve);
-// "pool_size" -> "pool size".
+// "connect_per_transaction" -> "connect per transaction".
 std::string dimension_label(const std::string& dimension);
 // The curve as a table: header and rows of cells, for the text formats.
 struct CurveTable {

@@ -5,6 +5,7 @@
 
 #include "report/json_schema.h"
 #include "report/views.h"
+#include "results/load_fields.h"
 #include "results/metric.h"
 
 namespace pgslow::report {
@@ -109,16 +110,12 @@ struct Fields<SkippedKnob> {
       std::tuple{field("name", &S::name), field("value", &S::value), field("reason", &S::reason)};
 };
 
+// Every row of results/load_fields.h, under its name.
 template <>
 struct Fields<LoadSettings> {
-  using S = LoadSettings;
-  static constexpr auto list =
-      std::tuple{field("clients", &S::clients),
-                 field("pool_size", &S::pool_size),
-                 field("connect_per_transaction", &S::connect_per_transaction),
-                 field("rate", &S::rate),
-                 field("workers", &S::workers),
-                 field("rate_percent", &S::rate_percent)};
+  static constexpr auto list = std::apply(
+      [](const auto&... row) { return std::tuple{field(row.name, row.member, row.written)...}; },
+      results::kLoadFields);
 };
 
 template <>

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "results/load_fields.h"
 #include "results/stats.h"
 
 namespace pgslow::report {
@@ -16,9 +17,9 @@ std::string ms(double micros) {
   return fmt::format("{}", micros / 1000);
 }
 
-// Server connections a stage holds open: its pool, else one per client.
-int connections(const LoadSettings& load) {
-  return load.pool_size > 0 ? load.pool_size : load.clients;
+// Whether the stage's clients shared the driver's own pool (results/load_fields.h).
+bool driver_pool(const StageResult& stage) {
+  return results::driver_pooled(stage.load);
 }
 
 bool any_stage(const Run& run, bool (*pred)(const StageResult&)) {
@@ -36,10 +37,6 @@ std::string describe_rate_kept(const StageResult& stage, const Measurement& m) {
   return text;
 }
 
-bool driver_pooled(const StageResult& stage) {
-  return stage.load.pool_size > 0 && stage.load.pooler != "pgbouncer";
-}
-
 std::vector<LoadColumn> load_columns(const Run& run) {
   std::vector<LoadColumn> cols;
   cols.push_back({"mean", "mean_ms",
@@ -49,20 +46,20 @@ std::vector<LoadColumn> load_columns(const Run& run) {
                   [](const StageResult&, const Measurement* m) {
                     return m ? ms(m->latency.mean_us) : std::string();
                   }});
-  if (any_stage(run, driver_pooled)) {
+  if (any_stage(run, driver_pool)) {
     cols.push_back({"pool wait p50", "pool_wait_p50_ms",
                     [](const StageResult& s, const Measurement* m) {
-                      return m && driver_pooled(s) ? format_latency_us(m->pool_wait.p50_us) : kNone;
+                      return m && driver_pool(s) ? format_latency_us(m->pool_wait.p50_us) : kNone;
                     },
                     [](const StageResult& s, const Measurement* m) {
-                      return m && driver_pooled(s) ? ms(m->pool_wait.p50_us) : std::string();
+                      return m && driver_pool(s) ? ms(m->pool_wait.p50_us) : std::string();
                     }});
     cols.push_back({"pool wait p99", "pool_wait_p99_ms",
                     [](const StageResult& s, const Measurement* m) {
-                      return m && driver_pooled(s) ? format_latency_us(m->pool_wait.p99_us) : kNone;
+                      return m && driver_pool(s) ? format_latency_us(m->pool_wait.p99_us) : kNone;
                     },
                     [](const StageResult& s, const Measurement* m) {
-                      return m && driver_pooled(s) ? ms(m->pool_wait.p99_us) : std::string();
+                      return m && driver_pool(s) ? ms(m->pool_wait.p99_us) : std::string();
                     }});
   }
   if (any_stage(run, fixed_rate)) {
@@ -113,7 +110,8 @@ std::vector<LoadColumn> load_columns(const Run& run) {
                   return false;
                 }) &&
       std::any_of(run.stages.begin(), run.stages.end(), [&](const StageResult& s) {
-        return connections(s.load) != connections(run.stages.front().load);
+        return results::server_connections(s.load) !=
+               results::server_connections(run.stages.front().load);
       })) {
     cols.push_back({"mem/idle conn", "idle_connection_pss_bytes",
                     [](const StageResult&, const Measurement* m) {

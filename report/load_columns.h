@@ -27,10 +27,6 @@ struct LoadColumn {
 
 std::vector<LoadColumn> load_columns(const Run& run);
 
-// Whether the stage's clients shared the driver's own pool (pool wait applies): a pool size
-// through PgBouncer is PgBouncer's pool (docs/pooler.md), whose wait is the pooler's evidence.
-bool driver_pooled(const StageResult& stage);
-
 // "1,998 of 2,000/s (99.9%)": the rate kept versus the rate offered.
 std::string describe_rate_kept(const StageResult& stage, const Measurement& m);
 

@@ -8,24 +8,11 @@
 
 #include "report/json_fields.h"
 #include "report/text.h"
+#include "results/load_fields.h"
 
 namespace pgslow::report {
 
 namespace {
-
-// "8 clients, pool of 4, a new connection per transaction, ...".
-std::string load_text(const LoadSettings& load) {
-  std::string text = fmt::format("{} clients", load.clients);
-  if (load.pool_size > 0)
-    text += fmt::format(", {}pool of {}", load.pooler == "pgbouncer" ? "PgBouncer " : "",
-                        load.pool_size);
-  if (load.connect_per_transaction) text += ", a new connection per transaction";
-  if (load.rate > 0) text += fmt::format(", {:g} tx/s fixed rate", load.rate);
-  if (load.rate_percent > 0)
-    text += fmt::format(", fixed rate {:g}% of the baseline's TPS", load.rate_percent);
-  if (load.workers > 0) text += fmt::format(", {} driver threads", load.workers);
-  return text;
-}
 
 std::string measure_text(const PlanResult& p) {
   return fmt::format("warm-up {:g} s, {:g} s per run, {} repeat{}, mode {}", p.warmup_s,
@@ -72,7 +59,7 @@ void render_plan_console(const PlanResult& p, std::ostream& out) {
   out << "\n";
   for (std::size_t i = 0; i < p.stages.size(); ++i) {
     const PlanStage& st = p.stages[i];
-    out << fmt::format("{}. {}  [{}{}]\n", i, st.name, load_text(st.load),
+    out << fmt::format("{}. {}  [{}{}]\n", i, st.name, results::describe_load(st.load),
                        st.needs_restart ? ", restart" : "");
     if (!st.description.empty() && !st.is_baseline) out << fmt::format("   {}\n", st.description);
     std::size_t width = 0;
@@ -111,7 +98,7 @@ void render_plan_markdown(const PlanResult& p, std::ostream& out) {
     const PlanStage& st = p.stages[i];
     out << fmt::format("## {}. {}\n\n", i, markdown_text(st.name));
     if (!st.description.empty() && !st.is_baseline) out << markdown_text(st.description) << "\n\n";
-    out << "Load: " << markdown_text(load_text(st.load))
+    out << "Load: " << markdown_text(results::describe_load(st.load))
         << (st.needs_restart ? "; the server restarts for it" : "") << ".\n\n";
     if (!st.changes.empty()) {
       TextTable t;

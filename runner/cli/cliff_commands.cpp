@@ -1,6 +1,6 @@
 // `pgslow cliff KNOB --from A --to B`: how far a knob can go from A towards B before it
-// hurts. Parses and wires only: the search is bisect/cliff.h, the experiment
-// stage/cliff_experiment.h, the output report/cliff_view.h; docs/cliff.md explains them.
+// hurts. Parses and wires only: the search is search/cliff_search.h, the experiment
+// experiment/cliff_experiment.h, the output report/cliff_view.h; docs/cliff.md explains them.
 
 #include <fmt/format.h>
 

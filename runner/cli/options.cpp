@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "common/errors.h"
 #include "common/paths.h"
 #include "common/printable.h"
 #include "common/strings.h"
 #include "knobs/evidence_keys.h"
+#include "results/load_fields.h"
 #include "results/metric.h"
 
 namespace pgslow::cli {
@@ -22,6 +24,17 @@ void add_protocol_option(CLI::App* cmd, driver::Protocol& protocol) {
         protocol = *p;
       },
       "how statements are sent, like pgbench -M: simple, extended or prepared (default)");
+}
+
+void add_load_options(CLI::App* cmd, results::LoadSettings& load) {
+  results::for_each_load_field([&](const auto& row) {
+    if (row.option == nullptr) return;
+    auto& value = load.*(row.member);
+    if constexpr (std::is_same_v<std::remove_reference_t<decltype(value)>, bool>)
+      cmd->add_flag(row.option, value, row.help);
+    else
+      cmd->add_option(row.option, value, row.help);
+  });
 }
 
 void add_pooler_option(CLI::App* cmd, std::optional<server::PoolerSpec>& pooler) {

@@ -18,6 +18,10 @@ namespace pgslow::cli {
 // --protocol/-M simple|extended|prepared, like pgbench -M (run and bench).
 void add_protocol_option(CLI::App* cmd, driver::Protocol& protocol);
 
+// The load's options bench takes (results/load_fields.h: --clients, --pool-size, --rate, -C), one
+// per row that names an option: a new load setting with an option is one row there.
+void add_load_options(CLI::App* cmd, results::LoadSettings& load);
+
 // --pooler pgbouncer[:MODE][,name=value...] | CONNINFO (run and bench; docs/pooler.md): the
 // clients go through pgslow's own PgBouncer, or through the target's own pooler.
 void add_pooler_option(CLI::App* cmd, std::optional<server::PoolerSpec>& pooler);

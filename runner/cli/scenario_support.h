@@ -1,7 +1,7 @@
 #pragma once
 // What the commands that measure a scenario share (run, plan, lesson): finding the scenario,
 // the options that change it, and the --dashboard option. The experiment itself is
-// stage/scenario_experiment.h.
+// experiment/scenario_experiment.h.
 
 #include <CLI/CLI.hpp>
 #include <filesystem>

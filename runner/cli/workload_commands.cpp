@@ -173,8 +173,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   CLI::App* bench = app.add_subcommand(
       "bench", "run a workload once with no knob changes (like pgbench), from a fresh clone");
   add_workload_args(bench, *bench_args);
-  bench->add_option("--clients,-c", load->clients,
-                    "simulated clients (default: 10 per warehouse for tpcc-lite, else 1)");
+  add_load_options(bench, *load);
   bench->add_flag("--think-time", *think_time,
                   "tpcc-lite: each terminal's keying time before and think time after every "
                   "transaction (5.2.5.7), as the spec's tpmC needs");
@@ -194,16 +193,6 @@ void add_bench_command(CLI::App& app, Context& ctx) {
                   "warehouse, keying and think times, serializable retried until commit, a "
                   "staggered --ramp (30 s) inside a warm-up one minute longer, and at least "
                   "5 minutes measured (each unless given)");
-  bench
-      ->add_option("--rate,-R", load->rate,
-                   "fixed rate in transactions per second (Poisson arrivals); 0: closed loop")
-      ->capture_default_str();
-  bench
-      ->add_option("--pool-size", load->pool_size,
-                   "clients share this many connections (0: one per client)")
-      ->capture_default_str();
-  bench->add_flag("--connect-per-transaction,-C", load->connect_per_transaction,
-                  "open a new connection for every transaction (pgbench -C)");
   bench->add_option("--max-tries", timing->max_tries,
                     "attempts per transaction on serialization failure or deadlock, each after a "
                     "random backoff (default: until it commits for tpcc-lite under "

@@ -1,7 +1,7 @@
 #pragma once
 // `pgslow bisect` as one library function (docs/bisect.md): validate everything against the
 // live server, then search the difference between a good and a bad configuration through the
-// one adapter (stage/lab_measurer.h) over one lab session, and always restore. The command
+// one adapter (experiment/lab_measurer.h) over one lab session, and always restore. The command
 // only parses its options into BisectExperiment and renders the result; the integration tests
 // call this too.
 //
@@ -33,7 +33,7 @@ struct BisectExperiment : SearchLoad {
   // version's settings the other lacks), each with its reason: reported with the excluded.
   std::vector<search::Excluded> left_out;
   // --good-version/--bad-version (both or neither): good and bad are the built-in defaults that
-  // differ between the two majors (bisect/sources.h), read once the server under test is
+  // differ between the two majors (search/sources.h), read once the server under test is
   // known; the list is printed before any run. 0: good and bad are as given.
   int good_version = 0;
   int bad_version = 0;

@@ -1,6 +1,6 @@
 #pragma once
 // The experiment behind `pgslow cliff KNOB --from A --to B` (docs/cliff.md): the search of
-// bisect/cliff.h measured through the one measuring seam (experiment::LabSession, by way of
+// search/cliff_search.h measured through the one measuring seam (experiment::LabSession, by way of
 // experiment::LabMeasurer), each point given its runs' transactions, TPS, p99 and the evidence
 // that says why a value hurts (temp files and bytes per transaction, the buffer hit ratio).
 

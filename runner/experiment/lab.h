@@ -2,8 +2,8 @@
 // The lab every experiment schedules its trials against (docs/architecture.md "The experiment
 // layer"). Two labs implement it: the live one, experiment::LabSession (apply with the journal,
 // data reset from the template, evidence, the workload on a real server, the one restore policy),
-// and experiment::SimulatedLab (stage/simulated_lab.h: a seeded model of a server with noise and
-// drift), on which the policy of `run` (interleaving, switchback, precision, attribution,
+// and experiment::SimulatedLab (experiment/simulated_lab.h: a seeded model of a server with noise
+// and drift), on which the policy of `run` (interleaving, switchback, precision, attribution,
 // relative rates, failures, interrupts) is unit-tested in seconds.
 //
 //   lab.prepare();                                   // the data, once

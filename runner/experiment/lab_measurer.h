@@ -1,6 +1,6 @@
 #pragma once
 // The one adapter between a search (search::Measurer: bisect, `bisect --isolate`, cliff and a
-// scenario's attribution) and a Lab (stage/lab.h): live, apply with the journal, restart only
+// scenario's attribution) and a Lab (experiment/lab.h): live, apply with the journal, restart only
 // when needed, values read back, a fresh template clone per run, evidence of the measured
 // window; or simulated. A configuration is the `base` trial's (good's settings, or the
 // reference stage's) with some candidate changes on top, under the base's load and timing.

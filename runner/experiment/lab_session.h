@@ -3,7 +3,7 @@
 // seam"). A LabSession owns everything a measurement needs on one server: the target, the
 // permission check, the data set (template + clone per run), the interrupt guard, the applier
 // and the ONE restore policy. Its clients (`run`, `bench`, lessons, and bisect and attribution
-// through the one adapter, stage/lab_measurer.h) only say what to measure:
+// through the one adapter, experiment/lab_measurer.h) only say what to measure:
 //
 //   experiment::LabSession lab(server, catalog, workload, params, options, progress);
 //   lab.prepare();                                        // load the template (once)

@@ -1,4 +1,4 @@
-// The policy of a run (stage/run.h measure_plan): which trials a plan's stages take, in which
+// The policy of a run (experiment/run.h measure_plan): which trials a plan's stages take, in which
 // order, on any Lab. Unit-tested on the simulated lab
 // (tests/unit/experiment/plan_schedule_test.cpp).
 

@@ -2,8 +2,8 @@
 // The experiment layer's scenario loop (docs/architecture.md): `pgslow run`, lessons and
 // mysteries measure a plan here. measure_plan() is the policy: which trials, in which order
 // (interleaved baselines, switchback, precision, attribution, relative rates), on any Lab
-// (stage/lab.h); run_plan() runs it on the live lab, experiment::LabSession, which restores the
-// configuration at the end, also on error or Ctrl-C. The result is a results::Run that every
+// (experiment/lab.h); run_plan() runs it on the live lab, experiment::LabSession, which restores
+// the configuration at the end, also on error or Ctrl-C. The result is a results::Run that every
 // renderer reads.
 
 #include <atomic>

@@ -1,5 +1,5 @@
 #pragma once
-// The lab without a server (stage/lab.h): search::SimulatedServer's seeded model of a server,
+// The lab without a server (experiment/lab.h): search::SimulatedServer's seeded model of a server,
 // with noise, drift, bursts and a CPU neighbour, measuring Trials the way the live lab does.
 // The experiment layer's policy is unit-tested on it (tests/unit/experiment), and a workshop can
 // rehearse on it. What a live lab does to the server (apply, reset, restore) it only records:

@@ -2,7 +2,7 @@
 // One measurement as a value (docs/architecture.md "The experiment layer"): a Trial is a whole
 // configuration (settings on top of the server's original ones, and the envelope), a load
 // and the timing of its runs. Every experiment (`run`, bench, bisect, cliff, attribution,
-// lessons, the mystery) builds Trials and hands them to a Lab (stage/lab.h); the live lab and
+// lessons, the mystery) builds Trials and hands them to a Lab (experiment/lab.h); the live lab and
 // the simulated one measure the same value. A Trial becomes the driver's options in one place,
 // driver_options() below, so a new driver setting is one field here and one line there.
 
@@ -19,7 +19,8 @@
 namespace pgslow::experiment {
 
 // How a trial's runs are timed and driven: the scenario's `measure:` section with the command
-// line over it (make_timing in stage/run.h), or a command's own options (bench, bisect, cliff).
+// line over it (make_timing in experiment/run.h), or a command's own options (bench, bisect,
+// cliff).
 struct Timing {
   double warmup_s = 5;
   // Clients start one by one over this much of the warm-up (0: all at once; bench --ramp).

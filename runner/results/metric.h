@@ -60,7 +60,7 @@ std::string metric_missing(const Metric& m);
 double search_sample(const Metric& m, double value);
 // The sample of a configuration the server rejects: worst for the user on this metric, so a
 // cause when the search looks for what made it worse, never a helper when it looks for what
-// made it better (stage/configuration_measurer.h's failure rule).
+// made it better (experiment/lab_measurer.h's failure rule).
 double rejected_sample(const Metric& m);
 // A ratio of search samples (new / reference) as a ratio of the metric's values.
 double metric_ratio(const Metric& m, double search_ratio);

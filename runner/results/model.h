@@ -301,7 +301,7 @@ struct StageResult {
   // duration_s. Counters are normalised per second or per transaction over this window.
   double evidence_seconds = 0;
   bool sweep_point = false;  // a point of the scenario's sweep (Run::sweep)
-  // A sweep point's value per swept dimension, as written ("pool_size" -> "10",
+  // A sweep point's value per swept dimension, as written ("clients" -> "10",
   // "shared_buffers" -> "32MB"): the curve's x axis.
   std::map<std::string, std::string> sweep_values;
   // The server's envelope the stage ran in ("memory 64MB, cpus 1"), when the run sweeps it
@@ -386,7 +386,7 @@ struct Run {
   std::vector<StageResult> stages;  // the first is the baseline
   // The baseline's configuration measured again between stages, in order (interleaved).
   std::vector<ReferenceRun> references;
-  // The swept dimensions, load or knob ("pool_size", then "clients" for a family of curves;
+  // The swept dimensions, load or knob ("rate", then "clients" for a family of curves;
   // "shared_buffers"); empty without a sweep. The curve's points are the stages marked
   // sweep_point, at their sweep_values.
   std::vector<std::string> sweep;

@@ -137,7 +137,7 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
   auto isolated = [&](std::string why) {
     stage.design_why = "separate runs: " + std::move(why);
     // Alternating with the baseline (isolated, no attribution, repeats >= 2), the stage takes
-    // more pairs until its interval is narrow enough (stage/run.cpp).
+    // more pairs until its interval is narrow enough (experiment/run.cpp).
     if (m.precision > 0 && stage.reference == 0 && !stage.attribute && m.repeats >= 2)
       stage.design_why +=
           fmt::format(", paired with the baseline until its interval is ±{:g}% or {} are spent",
@@ -420,7 +420,7 @@ void estimate_time(const Scenario& scenario, Plan& plan) {
     // ends with one of its own (run.cpp takes it instead), counted in attribution_runs.
     const bool attribution_ends_with_baseline = st.attribution_runs > 0 && st.reference == 0;
     if (i > 0 && !attribution_ends_with_baseline) plan.estimated_seconds += runs + change;
-    // A stage alternating with the baseline (stage/run.cpp) switches configuration for every
+    // A stage alternating with the baseline (experiment/run.cpp) switches configuration for every
     // repeat.
     if (i > 0 && st.reference == 0 && st.attribution_runs == 0)
       plan.estimated_seconds += 2 * (scenario.measure.repeats - 1) * change;
@@ -436,7 +436,8 @@ void estimate_time(const Scenario& scenario, Plan& plan) {
     plan.attribution_seconds += seconds;
     plan.estimated_seconds += seconds;
   }
-  // The last reference's top-up to kMinBaselineRuns (stage/run.cpp), when nothing else reaches it.
+  // The last reference's top-up to kMinBaselineRuns (experiment/run.cpp), when nothing else reaches
+  // it.
   const int baseline_runs = scenario.measure.repeats * static_cast<int>(plan.stages.size());
   if (plan.stages.size() >= 2 && plan.attribution_runs == 0 && baseline_runs < kMinBaselineRuns)
     plan.estimated_seconds += (kMinBaselineRuns - baseline_runs) * (per_run + 1.0);

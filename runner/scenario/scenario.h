@@ -34,7 +34,7 @@ struct SweepValue {
 // sets each on the stage's results::LoadSettings through its row, so a new driver setting is
 // one field of LoadSettings and one row, and nothing here.
 struct LoadKnobs {
-  std::map<std::string, SweepValue> values;  // by dimension name ("pool_size")
+  std::map<std::string, SweepValue> values;  // by dimension name ("clients")
 
   bool empty() const { return values.empty(); }
   // The value written for `dimension`, or nullptr.
@@ -111,7 +111,7 @@ struct StageSpec {
 
 // `sweep:` (scenario/sweep.h): the values of one or two dimensions, load or knob.
 struct SweepSpec {
-  std::vector<std::string> dimensions;          // "pool_size", "shared_buffers"
+  std::vector<std::string> dimensions;          // "clients", "shared_buffers"
   std::vector<std::vector<SweepValue>> values;  // per dimension, in the order written
   LoadKnobs load;                               // fixed for every point
   SourceLocation where;

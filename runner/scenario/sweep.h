@@ -39,7 +39,7 @@ struct SweepParse {
 
 // One row: a dimension a sweep (or a stage's `load:`) can set.
 struct SweepDimension {
-  std::string name;  // as written under `sweep:`, the curve's axis ("pool_size")
+  std::string name;  // as written under `sweep:`, the curve's axis ("clients")
   std::function<SweepParse(std::string_view written)> parse;
   // Sets a point's stage to the value (its load knobs, its settings or its envelope); `where`
   // is the value's place in the file, for the server's verdict on a knob's value. A load row's

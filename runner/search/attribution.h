@@ -7,7 +7,7 @@
 // another knob. `pgslow run --attribute` and `pgslow bisect --isolate` both call attribute();
 // the search's options say which metric its samples are (Options::metric).
 //
-//   SimulatedServer sim(...);            // or any Measurer (stage/lab_measurer.h)
+//   SimulatedServer sim(...);            // or any Measurer (experiment/lab_measurer.h)
 //   AttributionOptions o;
 //   Attributed a = attribute(sim, candidates, o);
 //   a.attribution.headline              // "stage: 15x slower; commit_delay = 10000 is the cause"

@@ -2,7 +2,7 @@
 // The seam between the search and the server. The search only ever asks "how good is the
 // good configuration with these changes on top?"; everything that makes that true (apply the
 // settings, restart or reload, reset the data from the template, run the workload) sits behind
-// it. The live implementation is stage/lab_measurer.h (the one adapter over
+// it. The live implementation is experiment/lab_measurer.h (the one adapter over
 // experiment::LabSession, the one measuring seam), the simulated server is simulated_server.h.
 
 #include <map>

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "report/load_columns.h"
+#include "results/load_fields.h"
 #include "tests/unit/report/sample_run.h"
 
 namespace pgslow::report {
@@ -122,8 +123,8 @@ TEST(Curve, PgBouncerPointsShowThePoolersWaitNotTheDriversPool) {
   EXPECT_EQ(t.header[4], "PgBouncer wait/tx");
   EXPECT_EQ(t.rows[0][4], "5.00 ms");
   EXPECT_EQ(t.rows[0][5], "2");
-  EXPECT_FALSE(driver_pooled(run.stages[1]));
-  EXPECT_TRUE(driver_pooled(run.stages[0]));
+  EXPECT_FALSE(results::driver_pooled(run.stages[1].load));
+  EXPECT_TRUE(results::driver_pooled(run.stages[0].load));
 }
 
 // A knob's sweep draws as a load dimension's: the values as written, in the knob's unit.

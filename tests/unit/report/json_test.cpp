@@ -36,6 +36,17 @@ TEST(Json, SweepValuesRoundTripAndOlderReportsReadThemFromTheName) {
             (std::map<std::string, std::string>{{"rate", "75%"}, {"clients", "256"}}));
 }
 
+// A stage's pooler (a sweep of `pooler:`) is written where it was set, and nowhere else.
+TEST(Json, AStagesPoolerIsWrittenOnlyWhereItWasSet) {
+  results::Run run = testing::sample_run();
+  const std::string without = to_json(run);
+  EXPECT_EQ(without.find("\"pooler\": \"pgbouncer\""), std::string::npos);
+  run.stages[1].load.pooler = "pgbouncer";
+  const std::string json = to_json(run);
+  EXPECT_NE(json.find("\"pooler\": \"pgbouncer\""), std::string::npos);
+  EXPECT_EQ(read_json(json, "x.json").stages[1].load.pooler, "pgbouncer");
+}
+
 // Gives every field of the schema's lists a value of its own, none a default, so the round
 // trip below covers each field of report.json without naming one.
 template <typename T>
