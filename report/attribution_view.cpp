@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "results/evidence_info.h"
 #include "results/metric.h"
 #include "results/stats.h"
@@ -60,8 +62,17 @@ std::string describe_evidence(const KnobEvidence& e) {
 TextTable attribution_table(const Attribution& a) {
   const Metric m = a.metric;
   TextTable t;
-  t.header = {"knob", "verdict", "alone", "95% interval", "stage without it", "tx", "evidence"};
-  t.right = {false, false, true, true, true, true, false};
+  // The knobs' axes alone, when the lab recorded their runs.
+  const bool axes = std::any_of(a.knobs.begin(), a.knobs.end(),
+                                [](const KnobEffect& k) { return !k.axes.empty(); });
+  t.header = {"knob", "verdict", "alone", "95% interval", "stage without it", "tx"};
+  t.right = {false, false, true, true, true, true};
+  if (axes) {
+    t.header.push_back("every axis");
+    t.right.push_back(false);
+  }
+  t.header.push_back("evidence");
+  t.right.push_back(false);
   bool group_shown = false;
   for (const auto& k : a.knobs) {
     std::vector<std::string> row{describe_knob(k), k.verdict};
@@ -83,6 +94,7 @@ TextTable attribution_table(const Attribution& a) {
     } else {
       row.insert(row.end(), {a.harmless ? "(same group)" : "—", "", "", ""});
     }
+    if (axes) row.push_back(k.axes.empty() ? "—" : axes_verdict(axis_changes(k.axes)).sentence);
     std::string ev;
     for (const auto& e : k.evidence) ev += (ev.empty() ? "" : "; ") + describe_evidence(e);
     if (!k.note.empty()) ev += (ev.empty() ? "" : "; ") + k.note;
@@ -142,6 +154,8 @@ std::vector<std::string> attribution_lines(const Attribution& a, const std::stri
     std::string ev;
     for (const auto& e : k.evidence) ev += (ev.empty() ? "" : "; ") + describe_evidence(e);
     if (!ev.empty()) text += "; moved: " + ev;
+    // Alone on every axis: what it costs even where the metric did not move.
+    if (!k.axes.empty()) text += "; every axis: " + axes_verdict(axis_changes(k.axes)).sentence;
     if (!k.note.empty()) text += "; " + k.note;
     wrap(text, more + pad_right(k.verdict, verdict_width) + "  ",
          more + std::string(verdict_width + 4, ' '), width, out);

@@ -10,6 +10,7 @@
 #include "report/text.h"
 #include "results/metric.h"
 #include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 namespace {
@@ -73,9 +74,24 @@ void print_markdown_table(std::ostream& out, const Table& rows) {
   if (!rows.empty()) out << markdown_table(text_table(rows));
 }
 
+// "costs +12.0% CPU/tx [+4.1%, +20.5%]; TPS within noise (could see ±9.0%)".
+std::string every_axis(const std::vector<AxisEffect>& axes) {
+  return axes_verdict(axis_changes(axes)).sentence;
+}
+
+// Axes as report.json's `axes` words them (report/json.h axes_json).
+nlohmann::json axes_of(const std::vector<AxisEffect>& axes) {
+  return nlohmann::json::parse(axes_json(axis_changes(axes)).dump());
+}
+
 Table culprit_table(const BisectResult& r) {
   const Metric m = r.metric;
   Table t{{"round", "change", "alone", "alone vs good", "group vs good", "kind"}};
+  // Each culprit alone on every axis, when the lab recorded its runs.
+  bool axes = false;
+  for (const auto& g : r.culprits)
+    for (const auto& solo : g.solo) axes = axes || !solo.axes.empty();
+  if (axes) t.front().push_back("alone, every axis");
   for (const auto& g : r.culprits) {
     for (std::size_t i = 0; i < g.knobs.size(); ++i) {
       const BisectSolo& s = g.solo[i];
@@ -87,6 +103,7 @@ Table culprit_table(const BisectResult& r) {
                                                             : "combination") +
                                 (g.certain ? "" : ", uncertain")
                           : ""});
+      if (axes) t.back().push_back(s.axes.empty() ? "—" : axes_verdict(axis_changes(s.axes)).cell);
     }
   }
   return t;
@@ -182,6 +199,7 @@ void render_bisect_console(const BisectResult& r, std::ostream& out) {
     if (r.remaining_tps)
       out << fmt::format("  bad without the culprits: {} {} ({} good)\n",
                          level_text(m, *r.remaining_tps), unit, ratio_text(m, *r.remaining_ratio));
+    if (!r.axes.empty()) out << "  bad vs good on every axis: " << every_axis(r.axes) << "\n";
     out << "\n";
   }
   if (!r.culprits.empty()) {
@@ -229,6 +247,7 @@ void render_bisect_markdown(const BisectResult& r, std::ostream& out) {
     if (r.remaining_tps)
       out << fmt::format("- bad without the culprits: {} {} ({} good)\n",
                          level_text(m, *r.remaining_tps), unit, ratio_text(m, *r.remaining_ratio));
+    if (!r.axes.empty()) out << "- bad vs good on every axis: " << every_axis(r.axes) << "\n";
     out << "- " << summary_line(r) << "\n\n";
   }
   if (!r.culprits.empty()) {
@@ -298,14 +317,17 @@ nlohmann::json bisect_to_json(const BisectResult& r) {
                              {"where", e.where},
                              {"reason", e.reason},
                              {"invalid", e.invalid}});
+  if (!r.axes.empty()) j["axes"] = axes_of(r.axes);
   j["culprits"] = json::array();
   for (const auto& g : r.culprits) {
     json solo = json::array();
-    for (const auto& s : g.solo)
+    for (const auto& s : g.solo) {
       solo.push_back({{"knob", s.knob},
                       {k, value(s.tps)},
                       {"ratio", ratio(s.ratio)},
                       {"verdict", to_string(s.verdict)}});
+      if (!s.axes.empty()) solo.back()["axes"] = axes_of(s.axes);
+    }
     j["culprits"].push_back({{"round", g.round},
                              {"knobs", g.knobs},
                              {"changes", g.changes},
@@ -315,6 +337,7 @@ nlohmann::json bisect_to_json(const BisectResult& r) {
                              {"interaction", g.interaction},
                              {"certain", g.certain},
                              {"solo", solo}});
+    if (!g.axes.empty()) j["culprits"].back()["axes"] = axes_of(g.axes);
   }
   if (r.attribution) {
     j["attribution"] = attribution_json(*r.attribution);

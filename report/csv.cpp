@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -124,6 +125,24 @@ std::vector<std::string> csv_header(const Run& run, const std::vector<LoadColumn
   return header;
 }
 
+// The axis columns (five per axis, kAxes' order) of a stage's or a knob's axes.
+std::vector<std::string> axis_cells(const std::vector<AxisChange>& changes) {
+  std::vector<std::string> cells;
+  for (const Axis& axis : kAxes) {
+    const AxisChange* found = nullptr;
+    for (const auto& a : changes)
+      if (a.axis == &axis) found = &a;
+    const bool known = found != nullptr && found->change.interval.known;
+    cells.insert(cells.end(),
+                 {found != nullptr ? csv_number(found->change.ratio) : "",
+                  known ? csv_number(found->change.interval.low) : "",
+                  known ? csv_number(found->change.interval.high) : "",
+                  known ? csv_number(found->change.interval.confidence) : "",
+                  found != nullptr ? (found->change.measurable ? "true" : "false") : ""});
+  }
+  return cells;
+}
+
 // One stage's row, in the header's order up to its error column.
 std::vector<std::string> stage_row(const Run& run, const StageSummary& s,
                                    const std::vector<LoadColumn>& columns,
@@ -170,17 +189,8 @@ std::vector<std::string> stage_row(const Run& run, const StageSummary& s,
     results::for_each_load_field([&](const auto& field) {
       if (field.csv_column == column) row.push_back(csv_text(stage.load.*(field.member)));
     });
-  for (const Axis& axis : kAxes) {
-    const AxisChange* found = nullptr;
-    for (const auto& a : s.axes)
-      if (a.axis == &axis) found = &a;
-    const bool known = found != nullptr && found->change.interval.known;
-    row.insert(row.end(), {found != nullptr ? csv_number(found->change.ratio) : "",
-                           known ? csv_number(found->change.interval.low) : "",
-                           known ? csv_number(found->change.interval.high) : "",
-                           known ? csv_number(found->change.interval.confidence) : "",
-                           found != nullptr ? (found->change.measurable ? "true" : "false") : ""});
-  }
+  const std::vector<std::string> axes = axis_cells(s.axes);
+  row.insert(row.end(), axes.begin(), axes.end());
   for (const auto& d : run.sweep) {
     const auto it = stage.sweep_values.find(d);
     row.push_back(it != stage.sweep_values.end() ? it->second : "");
@@ -196,7 +206,11 @@ std::vector<std::string> stage_row(const Run& run, const StageSummary& s,
 }
 
 // Per-knob attribution: one more row per knob under its stage (status "knob").
-void knob_rows(const StageResult& stage, std::size_t columns, std::ostream& out) {
+void knob_rows(const StageResult& stage, const std::vector<std::string>& header,
+               std::ostream& out) {
+  const std::size_t columns = header.size();
+  const auto first_axis = static_cast<std::size_t>(
+      std::find(header.begin(), header.end(), "axis_tps_ratio") - header.begin());
   const Attribution& a = *stage.attribution;
   for (const auto& k : a.knobs) {
     // Harmless knobs carry the group's interval: the one measurement they rest on.
@@ -207,6 +221,11 @@ void knob_rows(const StageResult& stage, std::size_t columns, std::ostream& out)
     std::vector<std::string> knob_row(columns - 9);
     knob_row[0] = stage.name;
     knob_row[1] = "knob";
+    // Its axes alone against the reference, in the stage's axis columns.
+    const std::vector<std::string> axes = axis_cells(axis_changes(k.axes));
+    if (!k.axes.empty() && first_axis + axes.size() <= knob_row.size())
+      std::copy(axes.begin(), axes.end(),
+                knob_row.begin() + static_cast<std::ptrdiff_t>(first_axis));
     std::string ev;
     for (const auto& moved : k.evidence) ev += (ev.empty() ? "" : "; ") + describe_evidence(moved);
     for (const std::string& cell :
@@ -245,7 +264,7 @@ void render_csv(const Run& run, std::ostream& out) {
     row.resize(header.size());
     for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << csv_field(row[i]);
     out << "\n";
-    if (stage.attribution) knob_rows(stage, header.size(), out);
+    if (stage.attribution) knob_rows(stage, header, out);
   }
 }
 

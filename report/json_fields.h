@@ -139,12 +139,33 @@ struct Fields<KnobEvidence> {
 };
 
 template <>
+struct Fields<Interval> {
+  using S = Interval;
+  static constexpr auto list = std::tuple{field("ratio", &S::ratio),
+                                          field("low", &S::low),
+                                          field("high", &S::high),
+                                          field("df", &S::df),
+                                          field("confidence", &S::confidence),
+                                          field("known", &S::known)};
+};
+
+template <>
+struct Fields<AxisEffect> {
+  using S = AxisEffect;
+  static constexpr auto list = std::tuple{field("axis", &S::axis), field("interval", &S::interval)};
+};
+
+template <>
 struct Fields<KnobEffect> {
   using S = KnobEffect;
-  static constexpr auto list = std::tuple{
-      field("knobs", &S::knobs), field("values", &S::values),   field("verdict", &S::verdict),
-      field("alone", &S::alone), field("without", &S::without), field("evidence", &S::evidence),
-      field("note", &S::note)};
+  static constexpr auto list = std::tuple{field("knobs", &S::knobs),
+                                          field("values", &S::values),
+                                          field("verdict", &S::verdict),
+                                          field("alone", &S::alone),
+                                          field("without", &S::without),
+                                          field("evidence", &S::evidence),
+                                          field("note", &S::note),
+                                          field("axes", &S::axes, [](const S& k) { return !k.axes.empty(); })};
 };
 
 void write_metric(const Attribution& a, Json& out);

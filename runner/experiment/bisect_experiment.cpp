@@ -7,6 +7,7 @@
 #include "experiment/lab_session.h"
 #include "knobs/validate.h"
 #include "results/metric.h"
+#include "results/summary.h"
 #include "search/attribution.h"
 #include "search/bisector.h"
 #include "search/measurer.h"
@@ -76,6 +77,32 @@ search::DefaultsComparison compare_versions(const BisectExperiment& e,
 }
 
 }  // namespace
+
+void add_bisect_axes(search::Result& result, const std::vector<search::Candidate>& candidates,
+                     const LabMeasurer& measurer) {
+  auto settings_of = [&](const std::vector<std::string>& names) {
+    std::vector<knobs::Setting> out;
+    for (const auto& c : candidates)
+      for (const auto& n : names)
+        if (c.change.name == n) out.push_back(c.change);
+    return out;
+  };
+  const std::vector<results::Measurement> good = measurer.observe({}).runs;
+  // Changes that are not all candidates by name (a merged unit "a + b") are not compared:
+  // without them the configuration would be good itself.
+  auto against_good = [&](const std::vector<knobs::Setting>& changes,
+                          std::size_t names = 0) -> std::vector<results::AxisEffect> {
+    if (changes.empty() || changes.size() < names) return {};
+    return results::compare_configuration_axes(measurer.observe(changes).runs, good);
+  };
+  std::vector<knobs::Setting> bad;
+  for (const auto& c : candidates) bad.push_back(c.change);
+  result.axes = against_good(bad);
+  for (auto& g : result.culprits) {
+    g.axes = against_good(settings_of(g.knobs), g.knobs.size());
+    for (auto& solo : g.solo) solo.axes = against_good(settings_of({solo.knob}), 1);
+  }
+}
 
 search::Result run_bisect(const BisectExperiment& e, server::ServerControl& server,
                           const knobs::Catalog& catalog, Progress& progress) {
@@ -149,6 +176,7 @@ search::Result run_bisect(const BisectExperiment& e, server::ServerControl& serv
     } else {
       result = search::Bisector(measurer, diff.candidates, bo).run();
     }
+    add_bisect_axes(result, diff.candidates, measurer);
     // An error or Ctrl-C above: the session's destructor restores before it reaches the user.
     lab.finish();
     live_restarts = lab.restarts();

@@ -44,6 +44,14 @@ struct BisectExperiment : SearchLoad {
   results::Metric metric = results::Metric::kTps;  // and the direction (Metric::better)
 };
 
+class LabMeasurer;
+
+// Bad, each culprit group and each culprit alone against good on every axis (results/axes.h),
+// from the runs `measurer` recorded of each configuration: what they cost where the metric the
+// search judged by did not move. run_bisect calls it after the search.
+void add_bisect_axes(search::Result& result, const std::vector<search::Candidate>& candidates,
+                     const LabMeasurer& measurer);
+
 // Throws InputError (every problem of the options and of good, with where it came from)
 // before anything changes on the server; RuntimeError when a run fails (the configuration is
 // restored first). Progress: the plan line, then one line per measurer call.

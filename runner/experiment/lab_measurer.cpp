@@ -123,6 +123,7 @@ std::vector<double> LabMeasurer::measure(const std::vector<knobs::Setting>& chan
   search::Observation& o = seen_[key_of(changes)];
   for (const auto& m : r.repeats) o.transactions += m.committed + m.rolled_back;
   o.evidence = normalised(r);
+  o.runs.insert(o.runs.end(), r.repeats.begin(), r.repeats.end());
   last_was_reference_ = changes.empty();
   if (changes.empty())
     reference_runs_.insert(reference_runs_.end(), r.repeats.begin(), r.repeats.end());
@@ -138,6 +139,7 @@ void LabMeasurer::seed(const std::vector<knobs::Setting>& changes,
   search::Observation& o = seen_[key_of(changes)];
   for (const auto& m : runs.repeats) o.transactions += m.committed + m.rolled_back;
   o.evidence = normalised(runs);
+  o.runs.insert(o.runs.end(), runs.repeats.begin(), runs.repeats.end());
 }
 
 search::Observation LabMeasurer::observe(const std::vector<knobs::Setting>& changes) const {

@@ -86,18 +86,6 @@ struct AxisInterval {
 // Holm's step-down over a stage's axes (stats.h holm), at `confidence` for the family.
 void holm_over_axes(std::vector<AxisInterval>& axes, double confidence);
 
-// One axis's comparison as a result keeps it (a cliff point's): the axis by its key and the
-// interval Holm's rule stated, so a report read back words it as it was computed.
-struct AxisEffect {
-  std::string axis;  // kAxes key: "tps", "cpu_per_tx", ...
-  Interval interval;
-
-  bool operator==(const AxisEffect& o) const {
-    const Interval &a = interval, &b = o.interval;
-    return axis == o.axis && a.ratio == b.ratio && a.low == b.low && a.high == b.high &&
-           a.df == b.df && a.confidence == b.confidence && a.known == b.known;
-  }
-};
 std::vector<AxisEffect> axis_effects(const std::vector<AxisInterval>& axes);
 // What --precision watches (`choice`: an axis key, or "auto": TPS or CPU/tx, whichever gets
 // there first): the axis whose interval's half-width is at most `precision`; nullptr: none.

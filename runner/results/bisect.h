@@ -34,6 +34,7 @@ struct BisectSolo {
   double tps = 0;
   double ratio = 0;  // tps / good tps
   BisectVerdict verdict = BisectVerdict::kGood;
+  std::vector<AxisEffect> axes = {};  // alone vs good on every axis (empty: no runs recorded)
 };
 
 // One 1-minimal failure-inducing set found by one search round.
@@ -47,6 +48,7 @@ struct BisectCulprit {
   bool interaction = false;          // slow only together: no member is slow alone
   bool certain = true;               // no measurement of this round was ambiguous
   std::vector<BisectSolo> solo;
+  std::vector<AxisEffect> axes = {};  // the group vs good on every axis (empty: no runs recorded)
 };
 
 // One difference between the good and the bad configuration, as the reader sees it.
@@ -104,6 +106,9 @@ struct BisectFindings {
   // Good's latest level against its first (-0.08: the machine got 8% slower during the bisect);
   // good is measured again between rounds and near the threshold.
   double drift = 0;
+  // Bad vs good on every axis (results/axes.h) from their level runs, Holm's rule over them:
+  // what the bad configuration costs where the metric did not move. Empty: no runs recorded.
+  std::vector<AxisEffect> axes = {};
 };
 
 struct BisectResult : BisectFindings {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "results/stats.h"
+
 namespace pgslow::results {
 
 // A fixed-rate transaction is on time when it starts at most this late (schedule lag).
@@ -199,6 +201,19 @@ struct KnobEvidence {
   bool operator==(const KnobEvidence&) const = default;
 };
 
+// One axis's comparison as a result keeps it (a cliff point's, a knob's alone): the axis by its key
+// and the interval Holm's rule stated, so a report read back words it as it was computed.
+struct AxisEffect {
+  std::string axis;  // results/axes.h kAxes key: "tps", "cpu_per_tx", ...
+  Interval interval;
+
+  bool operator==(const AxisEffect& o) const {
+    const Interval &a = interval, &b = o.interval;
+    return axis == o.axis && a.ratio == b.ratio && a.low == b.low && a.high == b.high &&
+           a.df == b.df && a.confidence == b.confidence && a.known == b.known;
+  }
+};
+
 // One knob's (or a catalog pair's) part in its stage (docs/reading-the-report.md).
 struct KnobEffect {
   std::vector<std::string> knobs;   // one knob, or knobs the catalog says act together
@@ -209,6 +224,9 @@ struct KnobEffect {
   std::optional<EffectInterval> without;  // the whole stage without it, vs the reference
   std::vector<KnobEvidence> evidence;     // moved when it alone was applied
   std::string note;                       // "either one alone is enough", ...
+  // Alone against the reference on every axis both measured (results/axes.h), Holm's rule over
+  // them; empty when it was not measured alone or the search had no runs (a bare Measurer).
+  std::vector<AxisEffect> axes = {};
 
   bool operator==(const KnobEffect&) const = default;
 };

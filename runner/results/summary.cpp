@@ -306,6 +306,21 @@ std::vector<AxisChange> compare_axes(const StageResult& stage,
   return out;
 }
 
+std::vector<AxisEffect> compare_configuration_axes(const std::vector<Measurement>& runs,
+                                                   const std::vector<Measurement>& reference,
+                                                   double confidence) {
+  StageResult mine, theirs;
+  mine.repeats = runs;
+  theirs.repeats = reference;
+  if (!stage_ran(mine) || !stage_ran(theirs)) return {};
+  // No baseline sequence to pool: each comparison's noise is its two groups' own.
+  const std::vector<AxisChange> changes = compare_axes(mine, {}, &theirs, true, Run{}, confidence);
+  std::vector<AxisEffect> out;
+  for (const auto& c : changes)
+    if (c.change.interval.known) out.push_back({std::string(c.axis->key), c.change.interval});
+  return out;
+}
+
 std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback) {
   const double confidence = switchback_confidence(switchback);
   std::uint64_t reference_tx = 0;

@@ -94,6 +94,12 @@ std::vector<AxisChange> compare_axes(const StageResult& stage,
                                      const std::vector<const ReferenceRun*>& around,
                                      const StageResult* baseline, bool baseline_adjacent,
                                      const Run& run, double confidence);
+// A configuration's runs against the reference's when no baseline run was measured around them
+// (a knob alone in an attribution): each axis from the two groups' own repeats, Holm's rule
+// over them at `confidence`, and kept as a result keeps them (axis_changes reads them back).
+std::vector<AxisEffect> compare_configuration_axes(const std::vector<Measurement>& runs,
+                                                   const std::vector<Measurement>& reference,
+                                                   double confidence = 0.95);
 // A switchback stage's axes against the baseline blocks around each of its own.
 std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback);
 // Axes a result kept (a cliff point's), as changes: their intervals as Holm's rule stated them.

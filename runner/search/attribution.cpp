@@ -12,6 +12,7 @@
 #include "common/strings.h"
 #include "results/metric.h"
 #include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::search {
 namespace {
@@ -212,6 +213,13 @@ class Attribution {
     return moved;
   }
 
+  // The unit alone against the reference on every axis, from the runs the lab recorded.
+  std::vector<results::AxisEffect> axes_alone(const Names& n) {
+    if (!options_.observe) return {};
+    return results::compare_configuration_axes(options_.observe(settings_of(n)).runs,
+                                               options_.observe(settings_of({})).runs);
+  }
+
   std::string over_budget_verdict() const {
     return fmt::format("not attributed (over the budget of {} runs)", options_.max_runs);
   }
@@ -296,6 +304,7 @@ class Attribution {
         without.erase(u);
         k.without = interval(without);
         k.evidence = evidence_moved({u});
+        k.axes = axes_alone({u});
         std::vector<std::string> others;
         for (const auto& o : g.knobs)
           if (o != u) others.push_back(describe(o));

@@ -30,6 +30,8 @@ struct Observation {
   std::uint64_t transactions = 0;  // over every run of the configuration
   // Of its latest run, normalised as the report compares stages (per transaction, per minute).
   std::map<std::string, double> evidence;
+  // Every run of it, in order: its axes (results/axes.h) against the reference's.
+  std::vector<results::Measurement> runs = {};
 };
 
 struct AttributionOptions {

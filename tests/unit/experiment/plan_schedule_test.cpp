@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "apply/interrupt.h"
 #include "experiment/run.h"
@@ -231,12 +232,17 @@ TEST(PlanSchedule, AnInterruptBetweenTrialsRestoresAndKeepsWhatWasMeasured) {
   EXPECT_GT(m.run.wall_seconds, 0);
 }
 
-TEST(PlanSchedule, AttributionReusesTheStagesRunsAndNamesTheCause) {
-  Measured m(model());
+// A stage of `slow` and `harmless`, attributed, after the baseline; two runs each.
+void measure_attributed(Measured& m) {
   PlannedStage a = stage("a", {"slow", "harmless"});
   a.attribute = true;
   a.attribution_max_runs = 40;
   measure(m, plan_of({baseline(), a}, 2), policy(2));
+}
+
+TEST(PlanSchedule, AttributionReusesTheStagesRunsAndNamesTheCause) {
+  Measured m(model());
+  measure_attributed(m);
   const results::StageResult& s = m.run.stages[1];
   ASSERT_TRUE(s.attribution.has_value()) << (s.warnings.empty() ? "" : s.warnings.back());
   ASSERT_FALSE(s.attribution->knobs.empty());
@@ -250,6 +256,26 @@ TEST(PlanSchedule, AttributionReusesTheStagesRunsAndNamesTheCause) {
   // The attribution's runs of the baseline count as the references after the stage.
   EXPECT_FALSE(m.run.references.empty());
   for (const auto& r : m.run.references) EXPECT_EQ(r.after_stage, 1u);
+}
+
+// The cause alone on every axis, from the runs the lab recorded: `slow` halves TPS and doubles
+// the server's CPU per transaction, and its row says both with their intervals.
+TEST(PlanSchedule, AKnobAloneIsComparedOnEveryAxis) {
+  Measured m(model());
+  measure_attributed(m);
+  const results::StageResult& s = m.run.stages[1];
+  ASSERT_TRUE(s.attribution.has_value());
+  const results::KnobEffect& cause = s.attribution->knobs.front();
+  ASSERT_EQ(cause.knobs, std::vector<std::string>{"slow"});
+  std::map<std::string, results::Interval> axes;
+  for (const auto& e : cause.axes) axes[e.axis] = e.interval;
+  ASSERT_TRUE(axes.count("tps") && axes.count("cpu_per_tx"));
+  EXPECT_LT(axes["tps"].high, 1);
+  EXPECT_NEAR(axes["tps"].ratio, 0.5, 0.05);
+  EXPECT_GT(axes["cpu_per_tx"].low, 1);
+  EXPECT_NEAR(axes["cpu_per_tx"].ratio, 2.0, 0.2);
+  // Holm's rule over the axes: the first step is stated beyond 95%.
+  EXPECT_GT(std::max(axes["tps"].confidence, axes["cpu_per_tx"].confidence), 0.95);
 }
 
 }  // namespace

@@ -344,6 +344,18 @@ inline Effect sample_effect() {
   return e;
 }
 
+// A stated interval with 8 degrees of freedom.
+inline Interval known_interval(double ratio, double low, double high, double confidence = 0.95) {
+  Interval i;
+  i.ratio = ratio;
+  i.low = low;
+  i.high = high;
+  i.df = 8;
+  i.confidence = confidence;
+  i.known = true;
+  return i;
+}
+
 inline Reveal sample_reveal() {
   Reveal r;
   r.lesson = "cache-machine";
@@ -352,14 +364,7 @@ inline Reveal sample_reveal() {
   r.effect = sample_effect();
   // Every axis against the baseline: slower, and the small cache costs reads per transaction.
   const auto axis = [](const char* key, double ratio, double low, double high) {
-    Interval i;
-    i.ratio = ratio;
-    i.low = low;
-    i.high = high;
-    i.df = 8;
-    i.confidence = 0.99;
-    i.known = true;
-    return AxisChange{find_axis(key), change_of(i)};
+    return AxisChange{find_axis(key), change_of(known_interval(ratio, low, high, 0.99))};
   };
   r.effect.axes = {axis("tps", 0.6, 0.51, 0.71), axis("cpu_per_tx", 1.04, 0.98, 1.1),
                    axis("blocks_read", 40, 30, 53), axis("p99", 1.3, 1.1, 1.54)};
