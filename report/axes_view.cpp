@@ -1,5 +1,7 @@
 #include "report/axes_view.h"
 
+#include "report/text.h"
+
 namespace pgslow::report {
 
 std::string verdict_cell(const StageSummary& s) {
@@ -40,6 +42,31 @@ std::vector<std::string> wrap_items(const std::vector<std::string>& items, std::
       lines.push_back(item);
   }
   return lines;
+}
+
+std::vector<std::string> axis_csv_header() {
+  std::vector<std::string> header;
+  for (const Axis& a : kAxes)
+    for (const char* part : {"_ratio", "_low", "_high", "_confidence", "_measurable"})
+      header.push_back("axis_" + std::string(a.key) + part);
+  return header;
+}
+
+std::vector<std::string> axis_csv_cells(const std::vector<AxisChange>& changes) {
+  std::vector<std::string> cells;
+  for (const Axis& axis : kAxes) {
+    const AxisChange* found = nullptr;
+    for (const auto& a : changes)
+      if (a.axis == &axis) found = &a;
+    const bool known = found != nullptr && found->change.interval.known;
+    cells.insert(cells.end(),
+                 {found != nullptr ? csv_number(found->change.ratio) : "",
+                  known ? csv_number(found->change.interval.low) : "",
+                  known ? csv_number(found->change.interval.high) : "",
+                  known ? csv_number(found->change.interval.confidence) : "",
+                  found != nullptr ? (found->change.measurable ? "true" : "false") : ""});
+  }
+  return cells;
 }
 
 }  // namespace pgslow::report

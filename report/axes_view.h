@@ -25,4 +25,9 @@ std::vector<std::string> axis_items(const std::vector<AxisChange>& axes, bool wi
 // The items joined by "; " into lines of at most `width` characters (an item longer stays whole).
 std::vector<std::string> wrap_items(const std::vector<std::string>& items, std::size_t width);
 
+// The CSV's axis columns, five per axis in kAxes' order ("axis_tps_ratio", "_low", "_high",
+// "_confidence", "_measurable"), and one row's cells of them (empty where an axis is missing).
+std::vector<std::string> axis_csv_header();
+std::vector<std::string> axis_csv_cells(const std::vector<AxisChange>& axes);
+
 }  // namespace pgslow::report

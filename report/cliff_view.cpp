@@ -290,6 +290,13 @@ void render_cliff_csv(const CliffResult& r, std::ostream& out) {
                                   "order", "runs",       "baseline_runs", "transactions",
                                   "level", "level_unit", "effect",        "low",
                                   "high",  "verdict",    "looks"};
+  // Every axis of each point against the baseline runs around it, as the run's CSV has them.
+  const bool axes = std::any_of(r.points.begin(), r.points.end(),
+                                [](const CliffPoint& p) { return !p.axes.empty(); });
+  if (axes) {
+    const std::vector<std::string> columns = axis_csv_header();
+    header.insert(header.end(), columns.begin(), columns.end());
+  }
   for (const auto& k : keys) header.push_back(k);
   for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
   out << "\n";
@@ -312,6 +319,10 @@ void render_cliff_csv(const CliffResult& r, std::ostream& out) {
                                  base ? "" : fmt::format("{:.6g}", e.high),
                                  base ? "baseline" : to_string(p->verdict),
                                  std::to_string(base ? 0 : p->looks)};
+    if (axes) {
+      const std::vector<std::string> cells = axis_csv_cells(axis_changes(p->axes));
+      row.insert(row.end(), cells.begin(), cells.end());
+    }
     for (const auto& k : keys) {
       auto it = p->evidence.find(k);
       row.push_back(it == p->evidence.end() ? "" : fmt::format("{:.6g}", it->second));

@@ -10,6 +10,7 @@
 
 #include "report/attribution_view.h"
 #include "report/audit.h"
+#include "report/axes_view.h"
 #include "report/load_columns.h"
 #include "report/registry.h"
 #include "report/text.h"
@@ -28,11 +29,6 @@ bool is_number(const std::string& s) {
   char* end = nullptr;
   std::strtod(s.c_str(), &end);
   return end == s.c_str() + s.size();
-}
-
-// Plain numbers for spreadsheets: no thousands separators, full precision.
-std::string csv_number(double v) {
-  return std::isfinite(v) ? fmt::format("{}", v) : "";
 }
 
 // A load setting's cell: whole numbers, plain numbers, true/false, words as they are.
@@ -54,6 +50,10 @@ std::string csv_text(const std::string& v) {
 // RFC 4180: quote a field holding a comma, quote or line break; double inner quotes. A text
 // starting with = + - @ (or a tab or carriage return) would be a formula in a spreadsheet:
 // it gets a leading ' (OWASP's CSV injection advice); plain numbers stay numbers.
+std::string csv_number(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : "";
+}
+
 std::string csv_field(const std::string& raw) {
   std::string s = printable_lines(raw);
   if (!raw.empty() && std::string_view("=+-@\t\r").find(raw.front()) != std::string_view::npos &&
@@ -108,9 +108,8 @@ std::vector<std::string> csv_header(const Run& run, const std::vector<LoadColumn
     });
   // Every axis against the baseline (results/axes.h): ratio stage / baseline, the interval at
   // the confidence Holm's rule stated it at, and whether it moved.
-  for (const Axis& a : kAxes)
-    for (const char* part : {"_ratio", "_low", "_high", "_confidence", "_measurable"})
-      header.push_back("axis_" + std::string(a.key) + part);
+  const std::vector<std::string> axes = axis_csv_header();
+  header.insert(header.end(), axes.begin(), axes.end());
   // A sweep point's value per swept dimension, as written ("32MB"): the curve's x axis.
   for (const auto& d : run.sweep) header.push_back("sweep_" + d);
   for (const auto& k : keys) header.push_back(k);
@@ -123,24 +122,6 @@ std::vector<std::string> csv_header(const Run& run, const std::vector<LoadColumn
                         "without_ratio", "knob_transactions", "knob_evidence", "knob_metric"})
     header.push_back(h);
   return header;
-}
-
-// The axis columns (five per axis, kAxes' order) of a stage's or a knob's axes.
-std::vector<std::string> axis_cells(const std::vector<AxisChange>& changes) {
-  std::vector<std::string> cells;
-  for (const Axis& axis : kAxes) {
-    const AxisChange* found = nullptr;
-    for (const auto& a : changes)
-      if (a.axis == &axis) found = &a;
-    const bool known = found != nullptr && found->change.interval.known;
-    cells.insert(cells.end(),
-                 {found != nullptr ? csv_number(found->change.ratio) : "",
-                  known ? csv_number(found->change.interval.low) : "",
-                  known ? csv_number(found->change.interval.high) : "",
-                  known ? csv_number(found->change.interval.confidence) : "",
-                  found != nullptr ? (found->change.measurable ? "true" : "false") : ""});
-  }
-  return cells;
 }
 
 // One stage's row, in the header's order up to its error column.
@@ -189,7 +170,7 @@ std::vector<std::string> stage_row(const Run& run, const StageSummary& s,
     results::for_each_load_field([&](const auto& field) {
       if (field.csv_column == column) row.push_back(csv_text(stage.load.*(field.member)));
     });
-  const std::vector<std::string> axes = axis_cells(s.axes);
+  const std::vector<std::string> axes = axis_csv_cells(s.axes);
   row.insert(row.end(), axes.begin(), axes.end());
   for (const auto& d : run.sweep) {
     const auto it = stage.sweep_values.find(d);
@@ -222,7 +203,7 @@ void knob_rows(const StageResult& stage, const std::vector<std::string>& header,
     knob_row[0] = stage.name;
     knob_row[1] = "knob";
     // Its axes alone against the reference, in the stage's axis columns.
-    const std::vector<std::string> axes = axis_cells(axis_changes(k.axes));
+    const std::vector<std::string> axes = axis_csv_cells(axis_changes(k.axes));
     if (!k.axes.empty() && first_axis + axes.size() <= knob_row.size())
       std::copy(axes.begin(), axes.end(),
                 knob_row.begin() + static_cast<std::ptrdiff_t>(first_axis));

@@ -42,6 +42,8 @@ std::string markdown_cell(const std::string& s);
 // A CSV field (csv.cpp): RFC 4180 quoting, printable_lines, and a text starting with
 // = + - @ (or a tab or carriage return) gets a leading ' so a spreadsheet never runs it.
 std::string csv_field(const std::string& raw);
+// Plain numbers for spreadsheets: no thousands separators, full precision; "" when not finite.
+std::string csv_number(double v);
 
 // Every line of `text` safe for a terminal (common/strings printable), newlines kept.
 std::string printable_lines(const std::string& text);

@@ -90,8 +90,10 @@ std::string describe_effect(const Effect& e) {
   switch (e.verdict) {
     case Verdict::kSlower:
     case Verdict::kFaster:
-      return fmt::format("{} (95% interval {} to {}; {})", describe_ratio(e.ratio),
-                         describe_ratio(e.interval.low), describe_ratio(e.interval.high), counts);
+      // At the level it was stated at: Holm's rule over the stage's axes states TPS above 95%.
+      return fmt::format("{} ({} interval {} to {}; {})", describe_ratio(e.ratio),
+                         format_confidence(e.interval.confidence), describe_ratio(e.interval.low),
+                         describe_ratio(e.interval.high), counts);
     case Verdict::kWithinNoise:
       return fmt::format("{} ({}; {})", format_verdict(e.interval), format_change(e.ratio), counts);
     case Verdict::kUnknown:

@@ -274,6 +274,10 @@ std::string format_could_see(double detectable) {
   return fmt::format("could see ±{:.{}f}%", detectable * 100, detectable < 0.1 ? 1 : 0);
 }
 
+std::string format_confidence(double confidence) {
+  return fmt::format("{:g}%", std::round(confidence * 1000) / 10);
+}
+
 std::string format_interval(const Interval& interval) {
   if (!interval.known) return "—";
   // Both bounds far from 1 read as factors, else as percentages.

@@ -82,6 +82,9 @@ std::string format_verdict(const Interval& interval);
 // What a comparison could have seen (Interval::detectable): "could see ±4.2%", "could see ±45%".
 // Every "no effect" says it, so "no effect" and "too noisy to tell" read differently.
 std::string format_could_see(double detectable);
+// The level an interval is stated at: "95%", "97.5%", "99.4%" (Holm's rule and the looks of
+// a precision run state theirs above 95%).
+std::string format_confidence(double confidence);
 // "[-18.0%, -6.1%]", "6.1–7.4x slower", "2.1–2.4x faster"; "—" when unknown.
 std::string format_interval(const Interval& interval);
 // The change of `ratio` = new / reference, worded for a reader:

@@ -26,6 +26,16 @@ TEST(Effect, ASlowdownHasAnIntervalAroundItsRatio) {
       << describe_effect(e);
 }
 
+// An interval Holm's rule stated above 95% says the level it was stated at.
+TEST(Effect, AnIntervalSaysTheLevelItWasStatedAt) {
+  Effect e = measure_effect(stage(1000, 30, 30, 1), stage(4000, 100, 30, 2));
+  ASSERT_TRUE(e.known);
+  EXPECT_NE(describe_effect(e).find("(95% interval"), std::string::npos) << describe_effect(e);
+  e.interval = at_confidence(e.interval, 0.975);
+  EXPECT_NE(describe_effect(e).find("(97.5% interval"), std::string::npos) << describe_effect(e);
+  EXPECT_EQ(format_confidence(0.99444), "99.4%");
+}
+
 TEST(Effect, NoiseAloneIsWithinNoise) {
   int within = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
