@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "report/axes_view.h"
 #include "results/evidence_info.h"
 #include "results/metric.h"
 #include "results/stats.h"
@@ -63,8 +64,9 @@ TextTable attribution_table(const Attribution& a) {
   const Metric m = a.metric;
   TextTable t;
   // The knobs' axes alone, when the lab recorded their runs.
-  const bool axes = std::any_of(a.knobs.begin(), a.knobs.end(),
-                                [](const KnobEffect& k) { return !k.axes.empty(); });
+  const bool axes =
+      !a.harmless_axes.empty() || std::any_of(a.knobs.begin(), a.knobs.end(),
+                                              [](const KnobEffect& k) { return !k.axes.empty(); });
   t.header = {"knob", "verdict", "alone", "95% interval", "stage without it", "tx"};
   t.right = {false, false, true, true, true, true};
   if (axes) {
@@ -76,6 +78,7 @@ TextTable attribution_table(const Attribution& a) {
   bool group_shown = false;
   for (const auto& k : a.knobs) {
     std::vector<std::string> row{describe_knob(k), k.verdict};
+    const std::vector<AxisEffect>* row_axes = &k.axes;  // the group's on the group's row
     if (k.alone) {
       row.push_back(format_metric_change(m, k.alone->ratio));
       row.push_back(bounds_text(m, *k.alone));
@@ -90,11 +93,12 @@ TextTable attribution_table(const Attribution& a) {
                          : ""));
       row.push_back("—");
       row.push_back(count_text(a.harmless->transactions));
+      row_axes = &a.harmless_axes;
       group_shown = true;
     } else {
       row.insert(row.end(), {a.harmless ? "(same group)" : "—", "", "", ""});
     }
-    if (axes) row.push_back(k.axes.empty() ? "—" : axes_verdict(axis_changes(k.axes)).sentence);
+    if (axes) row.push_back(row_axes->empty() ? "—" : every_axis_text(axis_changes(*row_axes)));
     std::string ev;
     for (const auto& e : k.evidence) ev += (ev.empty() ? "" : "; ") + describe_evidence(e);
     if (!k.note.empty()) ev += (ev.empty() ? "" : "; ") + k.note;
@@ -149,13 +153,15 @@ std::vector<std::string> attribution_lines(const Attribution& a, const std::stri
       if (k.without) text += "; stage without it " + format_metric_change(m, k.without->ratio);
     } else if (a.harmless && !group_shown) {
       text += ": as a group " + group_text(m, *a.harmless);
+      if (!a.harmless_axes.empty())
+        text += "; every axis: " + every_axis_text(axis_changes(a.harmless_axes));
       group_shown = true;
     }
     std::string ev;
     for (const auto& e : k.evidence) ev += (ev.empty() ? "" : "; ") + describe_evidence(e);
     if (!ev.empty()) text += "; moved: " + ev;
     // Alone on every axis: what it costs even where the metric did not move.
-    if (!k.axes.empty()) text += "; every axis: " + axes_verdict(axis_changes(k.axes)).sentence;
+    if (!k.axes.empty()) text += "; every axis: " + every_axis_text(axis_changes(k.axes));
     if (!k.note.empty()) text += "; " + k.note;
     wrap(text, more + pad_right(k.verdict, verdict_width) + "  ",
          more + std::string(verdict_width + 4, ' '), width, out);

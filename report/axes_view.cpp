@@ -1,5 +1,8 @@
 #include "report/axes_view.h"
 
+#include <fmt/format.h>
+
+#include "common/strings.h"
 #include "report/text.h"
 
 namespace pgslow::report {
@@ -42,6 +45,26 @@ std::vector<std::string> wrap_items(const std::vector<std::string>& items, std::
       lines.push_back(item);
   }
   return lines;
+}
+
+std::string every_axis_text(const std::vector<AxisChange>& axes) {
+  const AxesVerdict v = axes_verdict(axes);
+  std::vector<std::string> also;
+  int quiet = 0;
+  for (const auto& a : axes) {
+    const std::string label(a.axis->label);
+    if (!a.change.interval.known || a.axis == v.axis || v.sentence.find(label) != std::string::npos)
+      continue;
+    if (a.change.measurable)
+      also.push_back(label + " " + axis_change_text(a));
+    else
+      ++quiet;
+  }
+  std::string text = v.sentence;
+  if (!also.empty()) text += "; also " + join(also, ", ");
+  if (quiet > 0 && v.cell != "no measurable effect")
+    text += fmt::format("; {} other axis{} within noise", quiet, quiet == 1 ? "" : "es");
+  return text;
 }
 
 std::vector<std::string> axis_csv_header() {

@@ -22,6 +22,10 @@ bool verdict_needs_sentence(const StageSummary& s);
 // (the row's own columns) and, when `with_cpu` is false, CPU/tx (its own line).
 std::vector<std::string> axis_items(const StageSummary& s, bool with_cpu);
 std::vector<std::string> axis_items(const std::vector<AxisChange>& axes, bool with_cpu);
+// A search's configuration on every axis in one line: the verdict's sentence, then each other
+// axis that moved ("296x slower (237–371x); also CPU/tx 393x (304–507x), p95 +40% [...]"), then
+// how many stayed within noise.
+std::string every_axis_text(const std::vector<AxisChange>& axes);
 // The items joined by "; " into lines of at most `width` characters (an item longer stays whole).
 std::vector<std::string> wrap_items(const std::vector<std::string>& items, std::size_t width);
 

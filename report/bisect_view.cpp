@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "report/attribution_view.h"
+#include "report/axes_view.h"
 #include "report/json.h"
 #include "report/text.h"
 #include "results/metric.h"
@@ -76,7 +77,7 @@ void print_markdown_table(std::ostream& out, const Table& rows) {
 
 // "costs +12.0% CPU/tx [+4.1%, +20.5%]; TPS within noise (could see ±9.0%)".
 std::string every_axis(const std::vector<AxisEffect>& axes) {
-  return axes_verdict(axis_changes(axes)).sentence;
+  return every_axis_text(axis_changes(axes));
 }
 
 // Axes as report.json's `axes` words them (report/json.h axes_json).
@@ -200,6 +201,8 @@ void render_bisect_console(const BisectResult& r, std::ostream& out) {
       out << fmt::format("  bad without the culprits: {} {} ({} good)\n",
                          level_text(m, *r.remaining_tps), unit, ratio_text(m, *r.remaining_ratio));
     if (!r.axes.empty()) out << "  bad vs good on every axis: " << every_axis(r.axes) << "\n";
+    if (!r.remaining_axes.empty())
+      out << "  bad without the culprits on every axis: " << every_axis(r.remaining_axes) << "\n";
     out << "\n";
   }
   if (!r.culprits.empty()) {
@@ -248,6 +251,8 @@ void render_bisect_markdown(const BisectResult& r, std::ostream& out) {
       out << fmt::format("- bad without the culprits: {} {} ({} good)\n",
                          level_text(m, *r.remaining_tps), unit, ratio_text(m, *r.remaining_ratio));
     if (!r.axes.empty()) out << "- bad vs good on every axis: " << every_axis(r.axes) << "\n";
+    if (!r.remaining_axes.empty())
+      out << "- bad without the culprits on every axis: " << every_axis(r.remaining_axes) << "\n";
     out << "- " << summary_line(r) << "\n\n";
   }
   if (!r.culprits.empty()) {
@@ -318,6 +323,7 @@ nlohmann::json bisect_to_json(const BisectResult& r) {
                              {"reason", e.reason},
                              {"invalid", e.invalid}});
   if (!r.axes.empty()) j["axes"] = axes_of(r.axes);
+  if (!r.remaining_axes.empty()) j["remaining_axes"] = axes_of(r.remaining_axes);
   j["culprits"] = json::array();
   for (const auto& g : r.culprits) {
     json solo = json::array();

@@ -203,8 +203,10 @@ void knob_rows(const StageResult& stage, const std::vector<std::string>& header,
     knob_row[0] = stage.name;
     knob_row[1] = "knob";
     // Its axes alone against the reference, in the stage's axis columns.
-    const std::vector<std::string> axes = axis_csv_cells(axis_changes(k.axes));
-    if (!k.axes.empty() && first_axis + axes.size() <= knob_row.size())
+    // Harmless knobs carry the group's axes, as they carry its interval.
+    const std::vector<AxisEffect>& own = k.alone ? k.axes : a.harmless_axes;
+    const std::vector<std::string> axes = axis_csv_cells(axis_changes(own));
+    if (!own.empty() && first_axis + axes.size() <= knob_row.size())
       std::copy(axes.begin(), axes.end(),
                 knob_row.begin() + static_cast<std::ptrdiff_t>(first_axis));
     std::string ev;

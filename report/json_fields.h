@@ -174,17 +174,20 @@ void read_metric(Attribution& a, const Json& in, const Place& place);
 template <>
 struct Fields<Attribution> {
   using S = Attribution;
-  static constexpr auto list = std::tuple{custom<S>(write_metric, read_metric),
-                                          field("headline", &S::headline),
-                                          field("reference", &S::reference),
-                                          field("stage", &S::stage),
-                                          field("knobs", &S::knobs),
-                                          field("harmless", &S::harmless),
-                                          field("extra_runs", &S::extra_runs),
-                                          field("restarts", &S::restarts),
-                                          field("seconds", &S::seconds),
-                                          field("noise", &S::noise),
-                                          field("note", &S::note)};
+  static constexpr auto list =
+      std::tuple{custom<S>(write_metric, read_metric),
+                 field("headline", &S::headline),
+                 field("reference", &S::reference),
+                 field("stage", &S::stage),
+                 field("knobs", &S::knobs),
+                 field("harmless", &S::harmless),
+                 field("harmless_axes", &S::harmless_axes,
+                       [](const S& a) { return !a.harmless_axes.empty(); }),
+                 field("extra_runs", &S::extra_runs),
+                 field("restarts", &S::restarts),
+                 field("seconds", &S::seconds),
+                 field("noise", &S::noise),
+                 field("note", &S::note)};
 };
 
 void write_wait_shares(const WaitProfile& w, Json& out);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/strings.h"
 #include "experiment/lab_measurer.h"
 #include "experiment/lab_session.h"
@@ -98,6 +100,13 @@ void add_bisect_axes(search::Result& result, const std::vector<search::Candidate
   std::vector<knobs::Setting> bad;
   for (const auto& c : candidates) bad.push_back(c.change);
   result.axes = against_good(bad);
+  std::vector<std::string> blamed;
+  for (const auto& g : result.culprits) blamed.insert(blamed.end(), g.knobs.begin(), g.knobs.end());
+  std::vector<knobs::Setting> remaining;
+  for (const auto& c : candidates)
+    if (std::find(blamed.begin(), blamed.end(), c.change.name) == blamed.end())
+      remaining.push_back(c.change);
+  if (result.remaining_tps && !blamed.empty()) result.remaining_axes = against_good(remaining);
   for (auto& g : result.culprits) {
     g.axes = against_good(settings_of(g.knobs), g.knobs.size());
     for (auto& solo : g.solo) solo.axes = against_good(settings_of({solo.knob}), 1);

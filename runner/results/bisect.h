@@ -92,6 +92,9 @@ struct BisectFindings {
   std::vector<BisectCulprit> culprits;
   std::optional<double> remaining_tps;  // bad without every culprit, when measured
   std::optional<double> remaining_ratio;
+  // Bad without every culprit against good on every axis, when measured: what the changes
+  // blamed for nothing cost where the metric did not move.
+  std::vector<AxisEffect> remaining_axes = {};
   std::optional<Attribution> attribution;  // --isolate: each change's part (attribution.h)
 
   std::vector<BisectRun> runs;

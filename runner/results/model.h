@@ -242,6 +242,9 @@ struct Attribution {
   std::vector<KnobEffect> knobs;  // causes first, then contributors, then the harmless
   // The knobs found harmless as one group (the stage without its causes), when measured.
   std::optional<EffectInterval> harmless;
+  // That group against the reference on every axis (KnobEffect::axes): what the knobs blamed
+  // for nothing cost where the metric did not move. Empty when not measured.
+  std::vector<AxisEffect> harmless_axes = {};
   int extra_runs = 0;  // runs made for the attribution, beyond the stage's own
   int restarts = 0;
   double seconds = 0;

@@ -213,7 +213,8 @@ class Attribution {
     return moved;
   }
 
-  // The unit alone against the reference on every axis, from the runs the lab recorded.
+  // The units `n` together (one knob alone, or the harmless group) against the reference on every
+  // axis, from the runs the lab recorded.
   std::vector<results::AxisEffect> axes_alone(const Names& n) {
     if (!options_.observe) return {};
     return results::compare_configuration_axes(options_.observe(settings_of(n)).runs,
@@ -279,6 +280,7 @@ class Attribution {
     } else {
       verdict = "no measurable effect";
       a.harmless = a.stage;
+      a.harmless_axes = axes_alone(all_);
       a.headline =
           fmt::format("{}: {}; {} knobs, none to blame", stage, no_effect(a.stage), all_.size());
     }
@@ -349,6 +351,7 @@ class Attribution {
     std::string rest_verdict = "no measurable effect";
     if (!rest.empty()) {
       a.harmless = interval(rest);
+      a.harmless_axes = axes_alone(rest);
       if (clearly_slower(*a.harmless) && a.harmless->ratio <= 1.0 - options_.search.min_effect)
         rest_verdict = fmt::format("not attributed (search stopped after {} rounds)",
                                    options_.search.max_rounds);

@@ -58,6 +58,13 @@ TEST(BisectAxes, BadAndTheCulpritAloneAreComparedWithGoodOnEveryAxis) {
   EXPECT_NEAR(alone["cpu_per_tx"].ratio, 2.0, 0.2);
   EXPECT_GT(alone["cpu_per_tx"].low, 1);
   EXPECT_FALSE(group.axes.empty());
+
+  // Bad without the culprit is `wal` alone: nothing on TPS, half as much WAL again.
+  auto rest = by_axis(r.remaining_axes);
+  ASSERT_TRUE(rest.count("wal_bytes") && rest.count("tps"));
+  EXPECT_GT(rest["wal_bytes"].low, 1);
+  EXPECT_LT(rest["tps"].low, 1);
+  EXPECT_GT(rest["tps"].high, 1);
 }
 
 }  // namespace

@@ -278,5 +278,29 @@ TEST(PlanSchedule, AKnobAloneIsComparedOnEveryAxis) {
   EXPECT_GT(std::max(axes["tps"].confidence, axes["cpu_per_tx"].confidence), 0.95);
 }
 
+// A knob the search blames for nothing (TPS does not move) still shows what it costs: the
+// group without the cause, on every axis, writes half as much WAL again per transaction.
+TEST(PlanSchedule, KnobsBlamedForNothingStillSayWhatTheyCost) {
+  search::SimulatedModel costly = model();
+  costly.base_per_tx = {{"wal_bytes", 2000}};
+  costly.knobs.push_back({"wal", 1.0, false, 1.0, 1.0, {{"wal_bytes", 1.5}}});
+  Measured m(costly);
+  PlannedStage a = stage("a", {"slow", "wal"});
+  a.attribute = true;
+  a.attribution_max_runs = 40;
+  measure(m, plan_of({baseline(), a}, 2), policy(2));
+  const results::StageResult& s = m.run.stages[1];
+  ASSERT_TRUE(s.attribution.has_value());
+  ASSERT_TRUE(s.attribution->harmless.has_value());
+  std::map<std::string, results::Interval> axes;
+  for (const auto& e : s.attribution->harmless_axes) axes[e.axis] = e.interval;
+  ASSERT_TRUE(axes.count("wal_bytes") && axes.count("tps"));
+  EXPECT_GT(axes["wal_bytes"].low, 1);
+  EXPECT_LE(axes["wal_bytes"].low, 1.5);  // the interval covers the truth
+  EXPECT_GE(axes["wal_bytes"].high, 1.5);
+  EXPECT_LT(axes["tps"].low, 1);
+  EXPECT_GT(axes["tps"].high, 1);
+}
+
 }  // namespace
 }  // namespace pgslow::experiment

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "report/attribution_view.h"
+#include "report/axes_view.h"
 #include "report/bisect_view.h"
 #include "tests/unit/report/sample_results.h"
 
@@ -35,6 +36,18 @@ TEST(EveryAxisView, ABisectSaysWhatBadCostsOnEveryAxis) {
   const nlohmann::json j = bisect_to_json(r);
   ASSERT_TRUE(j.contains("axes"));
   EXPECT_TRUE(j["culprits"][0]["solo"][0].contains("axes"));
+}
+
+// A slower configuration still says what else moved, and how many axes did not.
+TEST(EveryAxisView, TheLineNamesEveryAxisThatMovedBesideTheVerdict) {
+  const std::vector<AxisEffect> axes = {
+      {"tps", testing::known_interval(0.5, 0.45, 0.55, 0.9875)},
+      {"cpu_per_tx", testing::known_interval(2.0, 1.8, 2.2, 0.99)},
+      {"wal_bytes", testing::known_interval(1.01, 0.95, 1.07)}};
+  const std::string text = every_axis_text(axis_changes(axes));
+  EXPECT_EQ(text.find("-50.0% (2.0x slower)"), 0u) << text;
+  EXPECT_NE(text.find("; also CPU/tx"), std::string::npos) << text;
+  EXPECT_NE(text.find("; 1 other axis within noise"), std::string::npos) << text;
 }
 
 TEST(EveryAxisView, AnAttributedKnobSaysWhatItCostsAlone) {
