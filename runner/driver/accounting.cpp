@@ -31,6 +31,8 @@ bool Accounts::record(const Finished& tx, const Window& window) {
         shape_.block_finished[b].fetch_add(1, std::memory_order_relaxed);
       ++finished[b];
       block_latency[b].record(tx.latency());
+      if (touched_first_ < 0 || tx.block < touched_first_) touched_first_ = tx.block;
+      touched_last_ = std::max(touched_last_, tx.block);
     }
   }
   tallies[tx.type].add(tx.outcome, tx.latency());
@@ -89,6 +91,13 @@ void add_each(std::vector<T>& into, const std::vector<T>& from) {
   for (std::size_t i = 0; i < from.size(); ++i) into[i] += from[i];
 }
 }  // namespace
+
+void Accounts::publish_blocks(std::vector<Histogram>& blocks) {
+  for (int b = std::max(touched_first_, 0);
+       b <= touched_last_ && b < static_cast<int>(blocks.size()); ++b)
+    blocks[static_cast<std::size_t>(b)] = block_latency[static_cast<std::size_t>(b)];
+  touched_first_ = touched_last_ = -1;
+}
 
 void Accounts::merge(const Accounts& o) {
   if (tallies.size() < o.tallies.size()) tallies.resize(o.tallies.size());

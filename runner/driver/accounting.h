@@ -111,9 +111,14 @@ class Accounts {
   // included, and the failures that ended by the window's end.
   Histogram live;
   std::uint64_t live_failed = 0;
+  // Switchback: copies the latency of every block recorded into since the last call into
+  // `blocks` (one per block), so a look during the run reads each block's tail; blocks run one
+  // after another, so those are a range and usually one block.
+  void publish_blocks(std::vector<Histogram>& blocks);
 
  private:
   AccountsShape shape_;
+  int touched_first_ = -1, touched_last_ = -1;  // blocks recorded into since publish_blocks
 };
 
 // One timed read of the workload's probe.

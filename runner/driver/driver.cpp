@@ -231,10 +231,22 @@ Watched watch_window(Shared& shared, std::vector<std::unique_ptr<Worker>>& ws,
   const std::int64_t measure_start = t0 + static_cast<std::int64_t>(o.warmup_s * 1e6);
   const std::int64_t window_end_planned =
       measure_start + static_cast<std::int64_t>(o.duration_s * 1e6);
-  const std::function<std::uint64_t(int)> block_count = [&shared](int b) {
+  BlockReader blocks;
+  blocks.finished = [&shared](int b) {
     return b >= 0 && b < shared.max_blocks
                ? shared.block_finished[static_cast<std::size_t>(b)].load(std::memory_order_relaxed)
                : 0;
+  };
+  blocks.latency = [&shared, &ws](int b,
+                                  std::int64_t since_us) -> std::optional<results::LatencySummary> {
+    if (b < 0 || b >= shared.max_blocks) return std::nullopt;
+    Histogram h;
+    for (auto& w : ws) {
+      std::lock_guard lock(w->published_.mu);
+      if (w->published_.at < since_us) return std::nullopt;
+      h.merge(w->published_.blocks[static_cast<std::size_t>(b)]);
+    }
+    return h.summary();
   };
   Watched watched;
   Histogram second;
@@ -255,7 +267,7 @@ Watched watch_window(Shared& shared, std::vector<std::unique_ptr<Worker>>& ws,
     }
     bool end_now = false;
     if (watched.measure_started && shared.max_blocks > 0 && !stop_now) {
-      const int b = o.on_poll(static_cast<double>(now - measure_start) / 1e6, block_count);
+      const int b = o.on_poll(static_cast<double>(now - measure_start) / 1e6, blocks);
       end_now = b == kEndWindow;
       shared.block.store(!end_now && b < shared.max_blocks ? b : -1);
     }

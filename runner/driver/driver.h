@@ -42,6 +42,16 @@ struct BlockTallies {
   std::uint64_t failed[2] = {0, 0};
 };
 
+// What on_poll reads of a switchback run's blocks while the run goes on.
+struct BlockReader {
+  // A block's completions (exact once the next poll came).
+  std::function<std::uint64_t(int block)> finished;
+  // A block's latency once every worker has published its accounts after `since_us` (now_us()
+  // at a poll after the block's end, when no completion counts in it any more); nullopt until
+  // then. Workers publish every 0.2 s.
+  std::function<std::optional<results::LatencySummary>(int block, std::int64_t since_us)> latency;
+};
+
 // on_poll's answer: end the measured window now.
 inline constexpr int kEndWindow = -2;
 
@@ -73,8 +83,8 @@ struct DriverOptions {
   // Switchback runs: called from the controlling thread about every 50 ms of the measured
   // window with the seconds since it began. Returns the block that completions from now on
   // count in (0 .. max_blocks - 1), -1 while none counts (a block's settling time), or
-  // kEndWindow. `finished` reads a block's count (exact once the next poll came).
-  std::function<int(double elapsed_s, const std::function<std::uint64_t(int)>& finished)> on_poll;
+  // kEndWindow. `blocks` reads a block's count and latency as the run goes on.
+  std::function<int(double elapsed_s, const BlockReader& blocks)> on_poll;
   int max_blocks = 0;
   BlockTallies* blocks = nullptr;  // filled after the run when on_poll is set
 };

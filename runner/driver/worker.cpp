@@ -27,7 +27,9 @@ Worker::Worker(Shared& shared, int index, int count)
       index_(index),
       count_(count),
       mean_gap_us_(shared.options.rate > 0 ? 1e6 * shared.options.clients / shared.options.rate
-                                           : 0) {}
+                                           : 0) {
+  published_.blocks.resize(static_cast<std::size_t>(shared.max_blocks));
+}
 
 Worker::~Worker() {
   clients_.clear();  // destroys suspended coroutines before their connections
@@ -171,6 +173,8 @@ void Worker::publish(std::int64_t now, bool force) {
   std::lock_guard lock(published_.mu);
   published_.interval.merge(accounts_.live);
   published_.failed += accounts_.live_failed;
+  accounts_.publish_blocks(published_.blocks);
+  published_.at = now;
   accounts_.live.clear();
   accounts_.live_failed = 0;
 }

@@ -47,6 +47,10 @@ struct Published {
   std::mutex mu;
   Histogram interval;  // completed transactions since the last collection (Accounts::live)
   std::uint64_t failed = 0;
+  // Switchback: each block's latency as this worker had recorded it at `at` (now_us()), for
+  // the looks during the run (DriverOptions::on_poll, BlockReader::latency).
+  std::vector<Histogram> blocks;
+  std::int64_t at = 0;
 };
 
 // Settings and cross-thread state of one run.

@@ -241,8 +241,8 @@ results::Measurement LabSession::measure_once(const Trial& trial, results::Stage
     // Longer than the longest schedule: the control ends the window when the run is over.
     d.duration_s = design.block_s * d.max_blocks + 1;
     d.blocks = &tallies;
-    d.on_poll = [switchback](double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
-      return switchback->poll(elapsed_s, finished);
+    d.on_poll = [switchback](double elapsed_s, const driver::BlockReader& blocks) {
+      return switchback->poll(elapsed_s, blocks);
     };
   }
 
@@ -436,12 +436,6 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
   result.reference_evidence = control.evidence(0);
   result.reference_waits = control.waits(0);
   const driver::BlockTallies& t = control.tallies();
-  // Each block's tail is one sample of the latency axes, as its count is of TPS (read after
-  // the run: the workers keep the histograms, so the looks see TPS and the costs only).
-  for (std::size_t b = 0; b < result.blocks.size() && b < t.block_latency.size(); ++b) {
-    result.blocks[b].p95_us = t.block_latency[b].p95_us;
-    result.blocks[b].p99_us = t.block_latency[b].p99_us;
-  }
   // The stage's blocks taken together are its one measurement.
   results::Measurement m = results::blocks_measurement(result.blocks, true);
   m.failed = t.failed[1];

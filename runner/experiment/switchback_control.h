@@ -33,10 +33,12 @@ class SwitchbackControl {
   // snapshot (nullopt when it cannot be read).
   std::function<std::optional<evidence::CpuTimes>()> read_cpu;
   std::function<std::optional<evidence::Snapshot>()> snapshot;
+  // The clock the blocks are timed by (µs); a test's own in the unit tests.
+  std::function<std::int64_t()> clock = now_us;
 
-  int poll(double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
+  int poll(double elapsed_s, const driver::BlockReader& blocks) {
     try {
-      return step(elapsed_s, finished);
+      return step(elapsed_s, blocks);
     } catch (...) {
       // A rejected configuration, an interrupt: the run ends; measure_switchback rethrows.
       failure_ = std::current_exception();
@@ -44,10 +46,16 @@ class SwitchbackControl {
     }
   }
 
-  // After the run: the block whose kept part ended last is complete too.
+  // After the run: the block whose kept part ended last is complete too, and every block's
+  // latency is the merged accounts' (the same as a look read, or later than it could).
   void finish(const driver::BlockTallies& tallies) {
     tallies_ = tallies;
-    if (pending_ >= 0) close_pending(tallies.finished[static_cast<std::size_t>(pending_)]);
+    if (pending_ >= 0) {
+      const auto b = static_cast<std::size_t>(pending_);
+      if (!counted_) transactions_ = tallies.finished[b];
+      close_pending(tallies.block_latency[b]);
+    }
+    run_.set_latency(tallies.block_latency);
   }
   const driver::BlockTallies& tallies() const { return tallies_; }
 
@@ -62,17 +70,17 @@ class SwitchbackControl {
   }
 
  private:
-  int step(double elapsed_s, const std::function<std::uint64_t(int)>& finished) {
+  int step(double elapsed_s, const driver::BlockReader& blocks) {
     const results::SwitchbackRun::Position at = run_.at(elapsed_s);
     if (counting_ && at.block != counting_block_) {
       // The kept part ends at this reading; nothing more counts in it from the next store on.
       end_cpu_ = read_cpu ? read_cpu() : std::nullopt;
-      end_at_ = now_us();
+      end_at_ = clock();
       counting_ = false;
       pending_ = counting_block_;
       return -1;
     }
-    if (pending_ >= 0) {
+    if (pending_ >= 0 && !counted_) {
       // One poll later every completion of the block has been counted.
       // The first block follows the data reset: its full-page images and cold pages belong to
       // no configuration, so the baseline's evidence starts with its second block.
@@ -86,8 +94,18 @@ class SwitchbackControl {
           }
         }
       }
-      close_pending(finished(pending_));
-      if (run_.done()) return driver::kEndWindow;
+      transactions_ = blocks.finished(pending_);
+      counted_at_ = clock();
+      counted_ = true;
+    }
+    if (counted_) {
+      // Its latency once every worker has published after that poll (0.2 s at most): a look
+      // sees p95/p99 as it sees TPS. A worker that never publishes leaves it to the end.
+      auto latency = blocks.latency(pending_, counted_at_);
+      if (latency || clock() - counted_at_ > kLatencyWaitUs) {
+        close_pending(latency.value_or(results::LatencySummary{}));
+        if (run_.done()) return driver::kEndWindow;
+      }
     }
     if (at.block != applied_block_) {
       apply_(at.stage);
@@ -97,17 +115,21 @@ class SwitchbackControl {
     if (!counting_ && at.counting && at.block == run_.block()) {
       kept_before_ = snapshot ? snapshot() : std::nullopt;
       start_cpu_ = read_cpu ? read_cpu() : std::nullopt;
-      start_at_ = now_us();
+      start_at_ = clock();
       counting_ = true;
       counting_block_ = at.block;
     }
     return counting_ ? counting_block_ : -1;
   }
 
-  void close_pending(std::uint64_t transactions) {
+  void close_pending(const results::LatencySummary& latency) {
+    const std::uint64_t transactions = transactions_;
     results::SwitchbackBlock b;
     b.seconds = static_cast<double>(end_at_ - start_at_) / 1e6;
     b.transactions = transactions;
+    // Each block's tail is one sample of the latency axes, as its count is of TPS.
+    b.p95_us = latency.p95_us;
+    b.p99_us = latency.p99_us;
     if (start_cpu_ && end_cpu_) {
       if (const auto shares = evidence::cpu_shares(*start_cpu_, *end_cpu_)) {
         b.server_cpu_s = shares->server_s;
@@ -118,8 +140,11 @@ class SwitchbackControl {
     b.per_tx = results::axis_counters(block_evidence_, static_cast<double>(transactions));
     block_evidence_.clear();
     pending_ = -1;
+    counted_ = false;
     run_.add(b);
   }
+
+  static constexpr std::int64_t kLatencyWaitUs = 1'000'000;
 
   results::SwitchbackRun run_;
   std::function<void(bool)> apply_;
@@ -127,7 +152,10 @@ class SwitchbackControl {
   int applied_block_ = 0;  // the reference is in place when the run starts
   bool counting_ = false;
   int counting_block_ = -1;
-  int pending_ = -1;  // a block whose kept part ended and whose count is not read yet
+  int pending_ = -1;      // a block whose kept part ended and that is not added to the run yet
+  bool counted_ = false;  // its count and evidence are read, its latency awaited
+  std::uint64_t transactions_ = 0;
+  std::int64_t counted_at_ = 0;
   std::optional<evidence::CpuTimes> start_cpu_, end_cpu_;
   std::int64_t start_at_ = 0, end_at_ = 0;
   std::optional<evidence::Snapshot> kept_before_;

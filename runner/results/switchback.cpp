@@ -181,6 +181,13 @@ bool SwitchbackRun::add(SwitchbackBlock block) {
   return done_;
 }
 
+void SwitchbackRun::set_latency(const std::vector<LatencySummary>& latency) {
+  for (std::size_t b = 0; b < blocks_.size() && b < latency.size(); ++b) {
+    blocks_[b].p95_us = latency[b].p95_us;
+    blocks_[b].p99_us = latency[b].p99_us;
+  }
+}
+
 Switchback SwitchbackRun::result() const {
   Switchback s;
   s.block_s = design_.block_s;

@@ -104,6 +104,9 @@ class SwitchbackRun {
   // interval as narrow as the precision asked for.
   bool add(SwitchbackBlock block);
   int block() const { return static_cast<int>(blocks_.size()); }
+  // After the run: each block's p95/p99 from the complete accounts (`latency[b]` is block b's),
+  // for a block whose look did not get them while the run went on.
+  void set_latency(const std::vector<LatencySummary>& latency);
   bool done() const { return done_; }
 
   // The result so far: the blocks, the design and why it stopped ("budget", "precision",

@@ -5,13 +5,29 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "results/model.h"
 #include "results/stats.h"
+#include "results/switchback.h"
 #include "search/simulated_server.h"
 
 namespace pgslow::testing {
+
+// A switchback stage measured to ±`precision` on `axis` (--metric): 4 s blocks that drop their
+// first second, the first look after 4 pairs, at most `max_pairs`.
+inline results::SwitchbackDesign precision_design(std::string axis, int max_pairs,
+                                                  double precision = 0.05) {
+  results::SwitchbackDesign d;
+  d.block_s = 4;
+  d.settle_s = 1;
+  d.min_pairs = 4;
+  d.max_pairs = max_pairs;
+  d.precision = precision;
+  d.axis = std::move(axis);
+  return d;
+}
 
 // A run's measurement as an interleaved reference run (experiment::run_plan's).
 inline results::ReferenceRun reference_of(const results::Measurement& m, std::size_t after) {

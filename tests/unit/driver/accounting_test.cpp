@@ -172,16 +172,22 @@ TEST(Accounts, PoolWaitIsFromTheStartToTheGrant) {
   EXPECT_DOUBLE_EQ(measurement_of(a, facts).pool_wait.max_us, 7'000);
 }
 
+// A switchback run's accounts of `blocks` blocks, whose live counts go to `live`.
+template <std::size_t blocks>
+Accounts switchback_accounts(std::atomic<std::uint64_t> (&live)[blocks]) {
+  AccountsShape shape;
+  shape.max_blocks = static_cast<int>(blocks);
+  shape.block_finished = live;
+  return Accounts(shape);
+}
+Finished in_block(Finished f, int block) {
+  f.block = block;
+  return f;
+}
+
 TEST(Accounts, SwitchbackBlocksCountCompletionsByBlockAndFailuresByConfiguration) {
   std::atomic<std::uint64_t> live[3] = {0, 0, 0};
-  AccountsShape shape;
-  shape.max_blocks = 3;
-  shape.block_finished = live;
-  Accounts a(shape);
-  auto in_block = [](Finished f, int b) {
-    f.block = b;
-    return f;
-  };
+  Accounts a = switchback_accounts(live);
   a.record(in_block(tx(20 * kSecond, 100), 0), kWindow);
   a.record(in_block(tx(21 * kSecond, 300), 1), kWindow);
   a.record(in_block(tx(22 * kSecond, 500, rolled_back()), 2), kWindow);
@@ -202,6 +208,37 @@ TEST(Accounts, SwitchbackBlocksCountCompletionsByBlockAndFailuresByConfiguration
   EXPECT_DOUBLE_EQ(t.latency[0].max_us, 500);
   EXPECT_EQ(t.failed[0], 0u);
   EXPECT_EQ(t.failed[1], 1u);
+}
+
+// A look during a switchback run reads each block's latency from what the workers published:
+// each publication copies the blocks recorded into since the last one, whole.
+TEST(Accounts, APublicationCopiesTheBlocksRecordedSinceTheLastOne) {
+  std::atomic<std::uint64_t> live[4] = {0, 0, 0, 0};
+  Accounts a = switchback_accounts(live);
+  std::vector<Histogram> published(4);
+  a.record(in_block(tx(20 * kSecond, 100), 0), kWindow);
+  a.record(in_block(tx(21 * kSecond, 300), 1), kWindow);
+  a.publish_blocks(published);
+  EXPECT_EQ(published[0].count(), 1u);
+  EXPECT_EQ(published[1].count(), 1u);
+  EXPECT_EQ(published[2].count(), 0u);
+
+  a.record(in_block(tx(22 * kSecond, 900), 1), kWindow);
+  a.record(in_block(tx(23 * kSecond, 50), 2), kWindow);
+  published[0].clear();  // not recorded into since: left as it was
+  a.publish_blocks(published);
+  EXPECT_EQ(published[0].count(), 0u);
+  EXPECT_EQ(published[1].count(), 2u);  // the block's whole latency, not the increment
+  EXPECT_EQ(published[1].max(), 900);
+  EXPECT_EQ(published[2].count(), 1u);
+  EXPECT_EQ(published[3].count(), 0u);
+
+  a.publish_blocks(published);  // nothing new: nothing copied
+  EXPECT_EQ(published[0].count(), 0u);
+  a.record(in_block(tx(24 * kSecond, 70), -1), kWindow);  // settling: in no block
+  a.publish_blocks(published);
+  EXPECT_EQ(published[0].count(), 0u);
+  EXPECT_EQ(published[3].count(), 0u);
 }
 
 TEST(Accounts, CompletionsPerMinuteOfTheWindowAndWholeMinutesOnly) {

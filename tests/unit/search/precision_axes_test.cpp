@@ -7,6 +7,7 @@
 
 #include "results/switchback.h"
 #include "search/simulated_server.h"
+#include "tests/support/simulated_runs.h"
 
 namespace pgslow::search {
 namespace {
@@ -29,14 +30,7 @@ SimulatedModel noisy_machine(std::uint64_t seed) {
 }
 
 results::SwitchbackDesign design(std::string axis) {
-  results::SwitchbackDesign d;
-  d.block_s = 4;
-  d.settle_s = 1;
-  d.min_pairs = 4;
-  d.max_pairs = 30;
-  d.precision = 0.05;
-  d.axis = std::move(axis);
-  return d;
+  return testing::precision_design(std::move(axis), 30);
 }
 
 // The run as SwitchbackControl drives it, each block from the simulator.

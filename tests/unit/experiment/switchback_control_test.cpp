@@ -1,0 +1,83 @@
+// The live lab's switchback control (experiment/switchback_control.h) driven by a made-up
+// clock and made-up driver readings: a look sees each block's p95/p99 once every worker has
+// published after the block's end, so --precision can stop on a latency axis as on TPS.
+
+#include "experiment/switchback_control.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/simulated_runs.h"
+
+namespace pgslow::experiment {
+namespace {
+
+constexpr std::int64_t kPollUs = 50'000;  // the driver polls about every 50 ms
+
+// What the driver would read: 1,000 completions per block, and a p99 per block (the stage's
+// twice the reference's, give or take 2%) published by the workers `lag_us` behind the clock.
+struct FakeDriver {
+  std::int64_t clock_us = 0;
+  std::int64_t lag_us = 150'000;
+  bool publishes = true;
+  static double p99_of(int block) {
+    const double base = block % 2 == 1 ? 2000 : 1000;
+    return base * (1 + 0.01 * ((block * 7) % 5 - 2));
+  }
+  driver::BlockReader reader() {
+    driver::BlockReader r;
+    r.finished = [](int) { return std::uint64_t{1000}; };
+    r.latency = [this](int block, std::int64_t since_us) -> std::optional<results::LatencySummary> {
+      if (!publishes || clock_us - lag_us < since_us) return std::nullopt;
+      results::LatencySummary s;
+      s.p99_us = p99_of(block);
+      s.p95_us = 0.6 * s.p99_us;
+      return s;
+    };
+    return r;
+  }
+};
+
+results::SwitchbackDesign watching_p99() {
+  return testing::precision_design("p99", 10);
+}
+
+// Polls the control as the driver does until it ends the window (or 200 s pass).
+results::Switchback run(SwitchbackControl& control, FakeDriver& driver) {
+  control.clock = [&driver] { return driver.clock_us; };
+  const driver::BlockReader reader = driver.reader();
+  for (; driver.clock_us < 200'000'000; driver.clock_us += kPollUs)
+    if (control.poll(static_cast<double>(driver.clock_us) / 1e6, reader) == driver::kEndWindow)
+      break;
+  EXPECT_FALSE(control.failure());
+  return control.run().result();
+}
+
+TEST(SwitchbackControl, ALookSeesEachBlocksLatencyOnceTheWorkersPublishedIt) {
+  FakeDriver driver;
+  int applies = 0;
+  SwitchbackControl control(watching_p99(), [&](bool) { ++applies; });
+  const results::Switchback s = run(control, driver);
+  EXPECT_EQ(s.stopped, "precision");
+  EXPECT_LT(s.blocks.size(), 21u) << "a look before the budget's last (10 pairs)";
+  EXPECT_EQ(s.blocks.size() % 2, 1u) << "a look follows a reference block";
+  for (std::size_t b = 0; b < s.blocks.size(); ++b) {
+    EXPECT_DOUBLE_EQ(s.blocks[b].p99_us, FakeDriver::p99_of(static_cast<int>(b))) << b;
+    EXPECT_EQ(s.blocks[b].transactions, 1000u);
+    EXPECT_NEAR(s.blocks[b].seconds, 3, 0.11) << "the kept part: the block less its settling";
+  }
+  EXPECT_GE(applies, 9);
+}
+
+TEST(SwitchbackControl, WithoutPublishedLatencyTheLooksCannotStopOnIt) {
+  FakeDriver driver;
+  driver.publishes =
+      false;  // a worker that never publishes: each block waits its 1 s, then goes on
+  SwitchbackControl control(watching_p99(), [](bool) {});
+  const results::Switchback s = run(control, driver);
+  EXPECT_EQ(s.stopped, "budget");
+  EXPECT_EQ(s.blocks.size(), 21u);
+  EXPECT_EQ(s.blocks[1].p99_us, 0) << "filled from the run's accounts afterwards (finish)";
+}
+
+}  // namespace
+}  // namespace pgslow::experiment
