@@ -343,6 +343,12 @@ void Worker::wait_for_events(std::int64_t now) {
 
 void Worker::shut_down() {
   publish(now_us(), true);
+  {
+    // It records nothing more: every later look has all of it (a worker whose clients were
+    // all refused ends early, and must not hold up the switchback's looks).
+    std::lock_guard lock(published_.mu);
+    published_.at = INT64_MAX;
+  }
   for (auto& c : clients_) c.loop = Task<void>();  // abandoned coroutines, if any
   for (auto& c : clients_)
     if (c.own) close_connection(*c.own);

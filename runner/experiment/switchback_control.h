@@ -105,14 +105,20 @@ class SwitchbackControl {
       if (latency || clock() - counted_at_ > kLatencyWaitUs) {
         close_pending(latency.value_or(results::LatencySummary{}));
         if (run_.done()) return driver::kEndWindow;
+      } else if (run_.looks_next()) {
+        return -1;  // the look may end the run: no switch to the next block's configuration first
       }
     }
     if (at.block != applied_block_) {
       apply_(at.stage);
       applied_block_ = at.block;
+      applied_at_ = clock();
       return -1;
     }
-    if (!counting_ && at.counting && at.block == run_.block()) {
+    // A block's kept part begins settle_s after its switch, also when the switch came late.
+    const auto settle_us = static_cast<std::int64_t>(run_.design().settle_s * 1e6);
+    if (!counting_ && at.counting && at.block == run_.block() &&
+        clock() - applied_at_ >= settle_us) {
       kept_before_ = snapshot ? snapshot() : std::nullopt;
       start_cpu_ = read_cpu ? read_cpu() : std::nullopt;
       start_at_ = clock();
@@ -149,7 +155,8 @@ class SwitchbackControl {
   results::SwitchbackRun run_;
   std::function<void(bool)> apply_;
   std::exception_ptr failure_;
-  int applied_block_ = 0;  // the reference is in place when the run starts
+  int applied_block_ = 0;        // the reference is in place when the run starts
+  std::int64_t applied_at_ = 0;  // when the last switch was made (clock())
   bool counting_ = false;
   int counting_block_ = -1;
   int pending_ = -1;      // a block whose kept part ended and that is not added to the run yet

@@ -181,6 +181,11 @@ bool SwitchbackRun::add(SwitchbackBlock block) {
   return done_;
 }
 
+bool SwitchbackRun::looks_next() const {
+  if (done_ || block() % 2 == 1) return false;  // looks come after a reference block
+  return std::find(looks_.begin(), looks_.end(), block() / 2) != looks_.end();
+}
+
 void SwitchbackRun::set_latency(const std::vector<LatencySummary>& latency) {
   for (std::size_t b = 0; b < blocks_.size() && b < latency.size(); ++b) {
     blocks_[b].p95_us = latency[b].p95_us;

@@ -104,6 +104,8 @@ class SwitchbackRun {
   // interval as narrow as the precision asked for.
   bool add(SwitchbackBlock block);
   int block() const { return static_cast<int>(blocks_.size()); }
+  // Whether adding the next block is a look (and may end the run).
+  bool looks_next() const;
   // After the run: each block's p95/p99 from the complete accounts (`latency[b]` is block b's),
   // for a block whose look did not get them while the run went on.
   void set_latency(const std::vector<LatencySummary>& latency);
