@@ -29,6 +29,7 @@
 #include "server/pg_binaries.h"
 #include "server/pg_versions.h"
 #include "server/server_log.h"
+#include "server/target.h"
 
 namespace pgslow::server {
 
@@ -264,6 +265,9 @@ void ManagedCluster::start(std::chrono::seconds timeout) {
       // Limits apply to the processes already in a group: no restart for a new size.
       if (!options_.envelope.empty()) group.set_limits();
       spdlog::info("the managed cluster is already running (pid {}, port {})", *pid, port_);
+      // A postmaster writes its pid file before it accepts connections: one that another
+      // pgslow started (a restart a kill -9 interrupted) may still be starting up.
+      wait_until_accepting(conninfo(), timeout);
       return;
     }
     if (!options_.envelope.empty()) group.create();  // a refusal leaves the server running

@@ -66,8 +66,8 @@ class ManagedCluster : public ServerControl {
  public:
   explicit ManagedCluster(ManagedOptions options);
 
-  // initdb on first use, then starts the server and waits until it accepts queries. A no-op
-  // (logged) when it is already running.
+  // initdb on first use, then starts the server and waits until it accepts queries. When it is
+  // already running (logged), only waits until it accepts queries.
   void start(std::chrono::seconds timeout = std::chrono::seconds(60));
   // Fast shutdown; a no-op when it is not running.
   void stop();
