@@ -31,8 +31,7 @@ bool Accounts::record(const Finished& tx, const Window& window) {
         shape_.block_finished[b].fetch_add(1, std::memory_order_relaxed);
       ++finished[b];
       block_latency[b].record(tx.latency());
-      if (touched_first_ < 0 || tx.block < touched_first_) touched_first_ = tx.block;
-      touched_last_ = std::max(touched_last_, tx.block);
+      latest_block_ = std::max(latest_block_, tx.block);
     }
   }
   tallies[tx.type].add(tx.outcome, tx.latency());
@@ -93,10 +92,12 @@ void add_each(std::vector<T>& into, const std::vector<T>& from) {
 }  // namespace
 
 void Accounts::publish_blocks(std::vector<Histogram>& blocks) {
-  for (int b = std::max(touched_first_, 0);
-       b <= touched_last_ && b < static_cast<int>(blocks.size()); ++b)
+  // Blocks follow one another: those recorded into since the last call are the one published
+  // last (it may have grown) up to the latest.
+  for (int b = std::max(published_block_, 0);
+       b <= latest_block_ && b < static_cast<int>(blocks.size()); ++b)
     blocks[static_cast<std::size_t>(b)] = block_latency[static_cast<std::size_t>(b)];
-  touched_first_ = touched_last_ = -1;
+  published_block_ = latest_block_;
 }
 
 void Accounts::merge(const Accounts& o) {

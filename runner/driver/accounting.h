@@ -118,7 +118,8 @@ class Accounts {
 
  private:
   AccountsShape shape_;
-  int touched_first_ = -1, touched_last_ = -1;  // blocks recorded into since publish_blocks
+  int latest_block_ = -1;     // the latest block recorded into
+  int published_block_ = -1;  // latest_block_ at the last publish_blocks
 };
 
 // One timed read of the workload's probe.

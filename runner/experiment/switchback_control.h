@@ -129,10 +129,9 @@ class SwitchbackControl {
   }
 
   void close_pending(const results::LatencySummary& latency) {
-    const std::uint64_t transactions = transactions_;
     results::SwitchbackBlock b;
     b.seconds = static_cast<double>(end_at_ - start_at_) / 1e6;
-    b.transactions = transactions;
+    b.transactions = transactions_;
     // Each block's tail is one sample of the latency axes, as its count is of TPS.
     b.p95_us = latency.p95_us;
     b.p99_us = latency.p99_us;
@@ -143,7 +142,7 @@ class SwitchbackControl {
       }
     }
     // The block's own counters per transaction: each block is one sample of the cost axes.
-    b.per_tx = results::axis_counters(block_evidence_, static_cast<double>(transactions));
+    b.per_tx = results::axis_counters(block_evidence_, static_cast<double>(transactions_));
     block_evidence_.clear();
     pending_ = -1;
     counted_ = false;
