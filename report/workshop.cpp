@@ -59,6 +59,8 @@ TextTable evidence_table(const std::vector<EvidenceRow>& rows, const std::string
 void render_reveal(const Reveal& r, std::ostream& out) {
   out << fmt::format("  {} against {}: {}\n", r.stage, r.reference_stage,
                      describe_effect(r.effect));
+  if (const std::string hint = few_runs_hint(r.effect); !hint.empty())
+    out << "    (" << hint << ")\n";
   const auto axes = effect_axes_lines(r.effect, 90);
   for (std::size_t l = 0; l < axes.size(); ++l) out << (l == 0 ? "  " : "    ") << axes[l] << "\n";
   out << "\n";
@@ -79,6 +81,8 @@ void render_reveal_markdown(const Reveal& r, std::ostream& out) {
       << markdown_text(fmt::format("{} against {}: {}.", r.stage, r.reference_stage,
                                    describe_effect(r.effect)))
       << "\n\n";
+  if (const std::string hint = few_runs_hint(r.effect); !hint.empty())
+    out << markdown_text("Few runs: " + hint + ".") << "\n\n";
   for (const auto& l : effect_axes_lines(r.effect, 1000)) out << "- " << markdown_text(l) << "\n";
   if (!r.effect.axes.empty()) out << "\n";
   if (!r.latency.empty()) {

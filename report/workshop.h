@@ -43,6 +43,10 @@ Effect effect_in_run(const Run& run, const StageResult& stage, const StageResult
 // "6.7x slower (95%: 6.1x-7.4x slower; 1,234 vs 45,678 transactions)",
 // "within noise (±3.1%; 4,321 vs 4,400 transactions)".
 std::string describe_effect(const Effect& effect);
+// When the effect is within noise and its noise rests on fewer than three degrees of freedom
+// (one run of each side and the baseline measured again: one): what would answer the question,
+// "the noise rests on one degree of freedom: ... --repeats 3 ..."; empty otherwise.
+std::string few_runs_hint(const Effect& effect);
 // `stage` (one of run.stages) against the run's baseline on every axis (results/summary.h
 // summarize: the design the stage used, Holm's rule over its axes), into `effect`.
 void add_axes_in_run(Effect& effect, const Run& run, const StageResult& stage);

@@ -179,6 +179,20 @@ std::string describe_noise(const Noise& noise) {
   return text;
 }
 
+std::string few_runs_note(const Run& run) {
+  const Noise noise = run_noise(run);
+  // Two baseline runs give one degree of freedom: Student's t of 12.7 at 95%, and far more
+  // under Holm's rule over the axes, widens the intervals of separate runs more than the
+  // machine does. A switchback stage's intervals come from its own blocks.
+  const bool separate_runs =
+      std::any_of(run.stages.begin() + (run.stages.empty() ? 0 : 1), run.stages.end(),
+                  [](const StageResult& s) { return !s.switchback && stage_ran(s); });
+  if (!(noise.df > 0 && noise.df < 3 && separate_runs)) return {};
+  return fmt::format(
+      "the noise has {:.0f} degree{} of freedom: more --repeats narrow every interval", noise.df,
+      noise.df == 1 ? "" : "s");
+}
+
 double stage_confidence(const StageResult& stage) {
   return stage.precision > 0 ? confidence_over_looks(stage.looks) : 0.95;
 }

@@ -48,6 +48,9 @@ struct Noise {
 Noise run_noise(const Run& run);
 // "±2.1% per run (sd of 5 baseline runs)"; "unknown (one baseline run)".
 std::string describe_noise(const Noise& noise);
+// When stages compared by separate runs rest on fewer than three degrees of freedom of the
+// baseline's noise: "the noise has 2 degrees of freedom: more --repeats ..."; else empty.
+std::string few_runs_note(const Run& run);
 
 // One configuration's runs, as the interval needs them.
 struct Runs {

@@ -93,6 +93,7 @@ std::vector<std::pair<std::string, std::string>> run_facts(const Run& run) {
   if (!run.reset_method.empty()) facts.emplace_back("reset", describe_reset(run));
   facts.emplace_back("measure", describe_measure(run));
   if (!run.stages.empty()) facts.emplace_back("noise", describe_noise(run_noise(run)));
+  if (const std::string few = few_runs_note(run); !few.empty()) facts.emplace_back("few runs", few);
   facts.emplace_back("machine", describe_machine(run.machine));
   std::string when = run.started_at.empty() ? "unknown start" : run.started_at;
   if (run.wall_seconds > 0) when += ", took " + format_seconds(run.wall_seconds);

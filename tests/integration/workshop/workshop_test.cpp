@@ -458,16 +458,19 @@ TEST(Dashboard, AFloodDuringAMeasuredRunLeavesThePageServingAndMemoryBounded) {
       << report;
 }
 
+// The browser this test starts is a neighbour that steals the CPU while the lesson measures:
+// three short (stage, baseline) pairs, not one long run of each, give the reveal's 63x enough
+// degrees of freedom to be called (a baseline measured twice has one).
 TEST(Dashboard, ChromiumSeesTheRunLiveAndTheRoomsPredictionReachesTheReveal) {
   const std::string chromium = find_chromium();
   if (chromium.empty())
     GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
   const Browser browser(chromium);
   const fs::path dir = write_lesson_files();
-  PgslowProcess p(
-      args({"lesson", (dir / "lesson.yaml").string(), "--answers", (dir / "answers.yaml").string(),
-            "--out", (dir / "out-dashboard").string(), "--duration", "10", "--dashboard",
-            "127.0.0.1:0", "--wait-predictions", "1", "--wait-timeout", "120", "--linger", "120"}));
+  PgslowProcess p(args({"lesson", (dir / "lesson.yaml").string(), "--answers",
+                        (dir / "answers.yaml").string(), "--out", (dir / "out-dashboard").string(),
+                        "--duration", "5", "--repeats", "3", "--dashboard", "127.0.0.1:0",
+                        "--wait-predictions", "1", "--wait-timeout", "120", "--linger", "120"}));
   ASSERT_TRUE(p.wait_for_output("dashboard: http://127.0.0.1:", 120s)) << p.output();
   std::smatch m;
   const std::string out = p.output();

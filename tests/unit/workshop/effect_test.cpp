@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "report/workshop.h"
 #include "results/summary.h"
 #include "tests/unit/workshop/simulated_stage.h"
@@ -44,6 +46,26 @@ TEST(Effect, NoiseAloneIsWithinNoise) {
     if (e.verdict == Verdict::kWithinNoise) ++within;
   }
   EXPECT_GE(within, 34);  // a 95% interval: about 38 of 40
+}
+
+// A reveal within noise says when the run count, not the machine, limited it: below three
+// degrees of freedom Student's t is 4.3 or more, so it names --repeats; a resolved effect and
+// a noise estimate with enough runs say nothing more.
+TEST(Effect, WithinNoiseOnOneDegreeOfFreedomNamesRepeats) {
+  Effect e;
+  e.known = true;
+  e.ratio = 0.9;
+  e.verdict = Verdict::kWithinNoise;
+  e.interval = results::log_ratio_interval(std::log(0.9), 0.2, 1);
+  EXPECT_NE(few_runs_hint(e).find("1 degree of freedom"), std::string::npos) << few_runs_hint(e);
+  EXPECT_NE(few_runs_hint(e).find("--repeats 3"), std::string::npos) << few_runs_hint(e);
+  e.interval = results::log_ratio_interval(std::log(0.9), 0.2, 2);
+  EXPECT_NE(few_runs_hint(e).find("2 degrees of freedom"), std::string::npos) << few_runs_hint(e);
+  e.interval = results::log_ratio_interval(std::log(0.9), 0.2, 3);
+  EXPECT_EQ(few_runs_hint(e), "");
+  e.interval = results::log_ratio_interval(std::log(0.1), 0.2, 1);
+  e.verdict = Verdict::kSlower;
+  EXPECT_EQ(few_runs_hint(e), "");
 }
 
 // One idea, one place: the reveal states what the run's report states for the same stages.
