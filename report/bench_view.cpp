@@ -9,6 +9,7 @@
 #include "report/text.h"
 #include "results/load_fields.h"
 #include "results/stats.h"
+#include "results/summary.h"
 
 namespace pgslow::report {
 
@@ -59,7 +60,7 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
                      format_seconds(m.duration_s));
   // The workload's own figures (tpmC, NOPM, ...), by name.
   for (const auto& f : m.headline) {
-    out << fmt::format("{} {} ({})\n", f.name, format_number(f.value, 4), f.unit);
+    out << results::describe_figure(f, true) << "\n";
     if (!f.warning.empty()) out << fmt::format("  warning: {}\n", f.warning);
   }
   // The workload's audit (TPC-C: what the tpmC label needs), row by row.

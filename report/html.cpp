@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -96,14 +97,22 @@ enum class Series { kTps, kP99 };
 // A stage's throughput or p99 over time as a small line: per second of its median run, or per
 // block of a switchback run (the stage's blocks in the stage's colour, the reference's in grey,
 // on one scale). Empty with fewer than two points.
+struct Line {
+  std::vector<std::pair<double, double>> points;  // (x, value)
+  const char* colour;
+  std::string name = {};  // a tooltip; empty: none
+};
+
+void add_point(Line& line, std::size_t x, double y) {
+  if (std::isfinite(y) && y > 0) line.points.emplace_back(static_cast<double>(x), y);
+}
+
+// Lines on one scale from 0 as a small plot, `label` its accessible name; empty with fewer
+// than two points.
+std::string lines_svg(const std::vector<Line>& lines, const std::string& label);
+
 std::string series_svg(const StageResult& stage, Series series) {
-  struct Line {
-    std::vector<std::pair<double, double>> points;  // (x, value)
-    const char* colour;
-  };
-  const auto add = [](Line& line, std::size_t x, double y) {
-    if (std::isfinite(y) && y > 0) line.points.emplace_back(static_cast<double>(x), y);
-  };
+  const auto add = add_point;
   std::vector<Line> lines;
   if (stage.switchback) {
     Line mine{{}, "#c0392b"};
@@ -122,6 +131,10 @@ std::string series_svg(const StageResult& stage, Series series) {
     for (std::size_t i = 0; i < values.size(); ++i) add(line, i, values[i]);
     lines = {line};
   }
+  return lines_svg(lines, series == Series::kTps ? "TPS" : "p99");
+}
+
+std::string lines_svg(const std::vector<Line>& lines, const std::string& label) {
   double max_x = 0;
   double max_y = 0;
   std::size_t points = 0;
@@ -134,15 +147,16 @@ std::string series_svg(const StageResult& stage, Series series) {
   if (points < 2 || max_x <= 0 || max_y <= 0) return "";
   std::string out = fmt::format(
       "<svg class=\"spark\" viewBox=\"0 0 160 36\" role=\"img\" aria-label=\"{} over time\">",
-      series == Series::kTps ? "TPS" : "p99");
+      html_escape(label));
   for (const auto& l : lines) {
     if (l.points.empty()) continue;
     std::string pts;
     for (const auto& [x, y] : l.points)
       pts += fmt::format("{}{:.1f},{:.1f}", pts.empty() ? "" : " ", 2 + x / max_x * 156,
                          34 - y / max_y * 32);
-    out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>",
+    out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"",
                        pts, l.colour);
+    out += l.name.empty() ? "/>" : "><title>" + html_escape(l.name) + "</title></polyline>";
   }
   return out + "</svg>";
 }
@@ -278,6 +292,57 @@ void stages_table(const Run& run, const std::vector<StageSummary>& summaries, st
     out << "<td>" << (evidence.empty() ? "—" : evidence) << "</td></tr>\n";
   }
   out << "</tbody>\n</table>\n";
+}
+
+// The colours of a run's transaction types, in the order of its by_type.
+constexpr std::array<const char*, 6> kTypeColours = {"#3b6fd8", "#e67e22", "#27ae60",
+                                                     "#8e44ad", "#c0392b", "#16a085"};
+
+// One plot of every type of a run over time: completions per minute, or the p90 latency.
+std::string type_series_svg(const Measurement& m, bool p90) {
+  std::vector<Line> lines;
+  for (std::size_t i = 0; i < m.type_series.size(); ++i) {
+    const TypeSeries& t = m.type_series[i];
+    Line line{{}, kTypeColours[i % kTypeColours.size()], t.name};
+    for (std::size_t k = 0; k < t.finished.size(); ++k) {
+      const double seconds = type_series_seconds(m, k);
+      if (seconds <= 0) continue;
+      add_point(line, k,
+                p90 ? (k < t.p90_us.size() ? t.p90_us[k] : 0)
+                    : static_cast<double>(t.finished[k]) * 60 / seconds);
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines_svg(lines, p90 ? "p90 per type" : "completions per minute per type");
+}
+
+// Each transaction type over time (a workload of several types: TPC-C-lite), per stage from
+// its median run, as the TPC-C specification's 5.6 charts: completions per minute and p90.
+void type_series_table(const Run& run, std::ostream& out) {
+  std::string rows;
+  std::vector<std::string> names;
+  for (const StageResult& stage : run.stages) {
+    const Measurement* m = median_repeat(stage);
+    if (m == nullptr || m->type_series.empty()) continue;
+    if (names.empty())
+      for (const TypeSeries& t : m->type_series) names.push_back(t.name);
+    rows += fmt::format(
+        "<tr><td class=\"stage\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>\n",
+        html_escape(stage.name), html_escape(format_seconds(m->type_series_interval_s)),
+        type_series_svg(*m, false), type_series_svg(*m, true));
+  }
+  if (rows.empty()) return;
+  std::string legend;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    legend += fmt::format("<span><i style=\"background:{}\"></i>{}</span>",
+                          kTypeColours[i % kTypeColours.size()], html_escape(names[i]));
+  out << "<h2>Each transaction type over time</h2>\n<p class=\"muted\">Per stage, its median "
+         "run's completions per minute and p90 latency of each type, interval by interval (a "
+         "ramp, a checkpoint or a falling server shows here and not in the run's totals).</p>\n"
+      << "<p class=\"legend\">" << legend << "</p>\n"
+      << "<table id=\"type-series\">\n<thead><tr><th>Stage</th><th class=\"num\">interval</th>"
+         "<th>completions per minute</th><th>p90</th></tr></thead>\n<tbody>\n"
+      << rows << "</tbody>\n</table>\n";
 }
 
 // Every axis of the stages measured on more than one, with their small plots over time.
@@ -437,6 +502,7 @@ void render_html(const Run& run, std::ostream& out) {
 
   stages_table(run, summaries, out);
   axes_table(run, summaries, out);
+  type_series_table(run, out);
   sweep_sections(run, out);
   attribution_sections(run, out);
 

@@ -39,6 +39,13 @@ struct Fields<TxTypeResult> {
 };
 
 template <>
+struct Fields<TypeSeries> {
+  using S = TypeSeries;
+  static constexpr auto list = std::tuple{field("name", &S::name), field("finished", &S::finished),
+                                          field("failed", &S::failed), field("p90_us", &S::p90_us)};
+};
+
+template <>
 struct Fields<HeadlineFigure> {
   using S = HeadlineFigure;
   static constexpr auto list = std::tuple{field("name", &S::name), field("value", &S::value),
@@ -60,6 +67,7 @@ struct Fields<Measurement> {
   // below is written together.
   static constexpr auto in_flight = [](const S& m) { return m.in_flight_at_end > 0; };
   static constexpr auto cpu_measured = [](const S& m) { return m.server_cpu_s > 0; };
+  static constexpr auto type_series = [](const S& m) { return !m.type_series.empty(); };
   static constexpr auto memory_measured = [](const S& m) {
     return m.idle_connections_measured > 0;
   };
@@ -79,6 +87,8 @@ struct Fields<Measurement> {
                  field("connect_time", &S::connect_time),
                  field("on_time_ratio", &S::on_time_ratio),
                  field("by_type", &S::by_type),
+                 field("type_series_interval_s", &S::type_series_interval_s, type_series),
+                 field("type_series", &S::type_series, type_series),
                  field("failures_by_class", &S::failures_by_class),
                  field("clients_requested", &S::clients_requested),
                  field("clients_connected", &S::clients_connected),

@@ -1,6 +1,7 @@
 #include "driver/accounting.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pgslow::driver {
 
@@ -35,6 +36,18 @@ bool Accounts::record(const Finished& tx, const Window& window) {
     }
   }
   tallies[tx.type].add(tx.outcome, tx.latency());
+  if (shape_.interval_us > 0) {
+    const auto k = static_cast<std::size_t>((tx.ended - window.start - 1) / shape_.interval_us);
+    if (intervals.size() <= k) intervals.resize(k + 1);
+    if (intervals[k].empty()) intervals[k].resize(shape_.types);
+    IntervalTally& t = intervals[k][tx.type];
+    if (failed) {
+      ++t.failed;
+    } else {
+      ++t.finished;
+      t.latency.record(tx.latency());
+    }
+  }
   if (!failed) {
     const auto minute = static_cast<std::size_t>((tx.ended - window.start) / 60'000'000);
     if (per_minute.size() <= minute) per_minute.resize(minute + 1);
@@ -124,6 +137,15 @@ void Accounts::merge(const Accounts& o) {
   think_waited_us += o.think_waited_us;
   if (per_minute.size() < o.per_minute.size()) per_minute.resize(o.per_minute.size());
   for (std::size_t k = 0; k < o.per_minute.size(); ++k) add_each(per_minute[k], o.per_minute[k]);
+  if (intervals.size() < o.intervals.size()) intervals.resize(o.intervals.size());
+  for (std::size_t k = 0; k < o.intervals.size(); ++k) {
+    if (intervals[k].size() < o.intervals[k].size()) intervals[k].resize(o.intervals[k].size());
+    for (std::size_t i = 0; i < o.intervals[k].size(); ++i) {
+      intervals[k][i].finished += o.intervals[k][i].finished;
+      intervals[k][i].failed += o.intervals[k][i].failed;
+      intervals[k][i].latency.merge(o.intervals[k][i].latency);
+    }
+  }
   probe_sure += o.probe_sure;
   probe_in_flight += o.probe_in_flight;
   probe_pending.insert(probe_pending.end(), o.probe_pending.begin(), o.probe_pending.end());
@@ -143,6 +165,30 @@ void judge_pending_probes(const Accounts& merged, const ProbeRead& first, const 
       ++run.probe_in_flight;
   }
 }
+
+namespace {
+
+// Every type's series over the window's intervals (those the window reached, counted or not).
+void add_type_series(const Accounts& merged, results::Measurement& m) {
+  if (merged.interval_us() <= 0 || m.by_type.size() < 2) return;
+  m.type_series_interval_s = static_cast<double>(merged.interval_us()) / 1e6;
+  const auto n = static_cast<std::size_t>(std::ceil(m.duration_s / m.type_series_interval_s));
+  const IntervalTally none;
+  for (std::size_t i = 0; i < m.by_type.size(); ++i) {
+    results::TypeSeries s;
+    s.name = m.by_type[i].name;
+    for (std::size_t k = 0; k < n; ++k) {
+      const bool kept = k < merged.intervals.size() && i < merged.intervals[k].size();
+      const IntervalTally& t = kept ? merged.intervals[k][i] : none;
+      s.finished.push_back(t.finished);
+      s.failed.push_back(t.failed);
+      s.p90_us.push_back(t.latency.percentile(0.90));
+    }
+    m.type_series.push_back(std::move(s));
+  }
+}
+
+}  // namespace
 
 results::Measurement measurement_of(const Accounts& merged, const RunFacts& facts) {
   results::Measurement m;
@@ -172,6 +218,7 @@ results::Measurement measurement_of(const Accounts& merged, const RunFacts& fact
   total.add_failures_to(m.failures_by_class);
   m.clients_requested = facts.clients;
   m.clients_connected = facts.pooled ? (facts.connected > 0 ? facts.clients : 0) : facts.connected;
+  add_type_series(merged, m);
   return m;
 }
 

@@ -55,6 +55,15 @@ struct AccountsShape {
   int max_blocks = 0;  // switchback blocks; 0: not a switchback run
   // The run's live count per block, read by on_poll (one per block; nullptr: none).
   std::atomic<std::uint64_t>* block_finished = nullptr;
+  // The intervals of each type's series over time (Measurement::type_series); 0: none kept.
+  std::int64_t interval_us = 0;
+};
+
+// One transaction type in one interval of the window.
+struct IntervalTally {
+  std::uint64_t finished = 0;  // committed or rolled back
+  std::uint64_t failed = 0;
+  CoarseHistogram latency;  // of those that finished
 };
 
 enum class Wait { kKeying, kThink };
@@ -102,6 +111,9 @@ class Accounts {
   std::int64_t think_asked_us = 0, think_waited_us = 0;
   // Completions (committed + rolled back) per minute of the window, per type.
   std::vector<std::vector<std::uint64_t>> per_minute;
+  // Per interval of shape.interval_us (empty when 0), per type.
+  std::vector<std::vector<IntervalTally>> intervals;
+  std::int64_t interval_us() const { return shape_.interval_us; }
   // Probe commits between the two reads for sure, in flight at the first read, and (start,
   // end) of those judged after the run.
   std::uint64_t probe_sure = 0;

@@ -352,9 +352,7 @@ results::Measurement run_workload(const workload::Workload& workload,
   if (watched.measure_started && o.on_measure_end) o.on_measure_end();
   threads.join();
 
-  const Accounts merged =
-      merge_accounts(ws, AccountsShape{shared.types, o.rate > 0, o.pool_size > 0, shared.max_blocks,
-                                       shared.block_finished.get()});
+  const Accounts merged = merge_accounts(ws, accounts_shape(shared));
   facts.type_names = type_names;
   facts.workload_name = std::string(workload.name());
   facts.fixed_rate = o.rate > 0;

@@ -5,7 +5,8 @@
 
 namespace pgslow::driver {
 
-std::int64_t Histogram::bucket_low(int index) {
+template <int SubBits>
+std::int64_t LogHistogram<SubBits>::bucket_low(int index) {
   if (index < kLinearLimit) return index;
   int k = index - static_cast<int>(kLinearLimit);
   int shift = k / (1 << kSubBits) + 1;
@@ -13,13 +14,15 @@ std::int64_t Histogram::bucket_low(int index) {
   return sub << shift;
 }
 
-std::int64_t Histogram::bucket_width(int index) {
+template <int SubBits>
+std::int64_t LogHistogram<SubBits>::bucket_width(int index) {
   if (index < kLinearLimit) return 1;
   int k = index - static_cast<int>(kLinearLimit);
   return std::int64_t{1} << (k / (1 << kSubBits) + 1);
 }
 
-void Histogram::merge(const Histogram& other) {
+template <int SubBits>
+void LogHistogram<SubBits>::merge(const LogHistogram& other) {
   if (other.count_ == 0) return;
   for (int i = 0; i < kBuckets; ++i) counts_[i] += other.counts_[i];
   count_ += other.count_;
@@ -28,7 +31,8 @@ void Histogram::merge(const Histogram& other) {
   min_ = std::min(min_, other.min_);
 }
 
-void Histogram::clear() {
+template <int SubBits>
+void LogHistogram<SubBits>::clear() {
   counts_.fill(0);
   count_ = 0;
   sum_ = 0;
@@ -36,7 +40,8 @@ void Histogram::clear() {
   min_ = INT64_MAX;
 }
 
-double Histogram::percentile(double q) const {
+template <int SubBits>
+double LogHistogram<SubBits>::percentile(double q) const {
   if (count_ == 0) return 0;
   q = std::clamp(q, 0.0, 1.0);
   auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_)));
@@ -53,7 +58,8 @@ double Histogram::percentile(double q) const {
   return static_cast<double>(max_);
 }
 
-results::LatencySummary Histogram::summary() const {
+template <int SubBits>
+results::LatencySummary LogHistogram<SubBits>::summary() const {
   results::LatencySummary s;
   s.mean_us = mean();
   s.p50_us = percentile(0.50);
@@ -64,5 +70,8 @@ results::LatencySummary Histogram::summary() const {
   s.max_us = static_cast<double>(max());
   return s;
 }
+
+template class LogHistogram<6>;
+template class LogHistogram<3>;
 
 }  // namespace pgslow::driver

@@ -20,9 +20,19 @@ constexpr std::int64_t kPublishUs = 200'000;  // workers publish progress this o
 constexpr std::int64_t kDrainUs = 5'000'000;  // in-flight transactions get this long at the end
 }  // namespace
 
+AccountsShape accounts_shape(const Shared& shared) {
+  const DriverOptions& o = shared.options;
+  const double interval_s = results::type_series_interval_s(o.duration_s);
+  return AccountsShape{shared.types,
+                       o.rate > 0,
+                       o.pool_size > 0,
+                       shared.max_blocks,
+                       shared.block_finished.get(),
+                       shared.types > 1 ? static_cast<std::int64_t>(interval_s * 1e6) : 0};
+}
+
 Worker::Worker(Shared& shared, int index, int count)
-    : accounts_(AccountsShape{shared.types, shared.options.rate > 0, shared.options.pool_size > 0,
-                              shared.max_blocks, shared.block_finished.get()}),
+    : accounts_(accounts_shape(shared)),
       shared_(shared),
       index_(index),
       count_(count),

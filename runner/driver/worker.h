@@ -83,6 +83,10 @@ struct Shared {
   }
 };
 
+// The accounts a worker keeps and the run merges them into: the run's types and modes, and
+// each type's series over time when there are several.
+AccountsShape accounts_shape(const Shared& shared);
+
 class Worker final : public EventLoop, public Inbox {
  public:
   Worker(Shared& shared, int index, int count);

@@ -3,6 +3,7 @@
 // know nothing of libpq or the server: the runner fills them, report/ renders them, and
 // report.json round-trips them (docs/report-schema.md).
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -43,6 +44,29 @@ struct TxTypeResult {
 
   bool operator==(const TxTypeResult&) const = default;
 };
+
+// One transaction type over the measured window, interval by interval (the TPC-C
+// specification's 5.6 charts: throughput and response time over the run, where a ramp, a
+// checkpoint or a falling server shows): how many finished (committed or rolled back) and
+// failed in each interval, and the p90 latency of those that finished (µs, 0: none did).
+struct TypeSeries {
+  std::string name;
+  std::vector<std::uint64_t> finished;
+  std::vector<std::uint64_t> failed;
+  std::vector<double> p90_us;
+
+  bool operator==(const TypeSeries&) const = default;
+};
+
+// The length of a run's intervals per transaction type: the shortest of 1, 2, 5, 10, 15 and
+// 30 s that cuts the window into at most 60 intervals, and 30 s for a longer window (the
+// spec's 5.6.3 asks for intervals of at most 30 s).
+inline double type_series_interval_s(double duration_s) {
+  for (double s : {1.0, 2.0, 5.0, 10.0, 15.0}) {
+    if (duration_s <= 60 * s) return s;
+  }
+  return 30;
+}
 
 // A workload's own headline figure (TPC-C's tpmC and NOPM), computed by the workload from the
 // measured window. Renderers show them by name, knowing no workload.
@@ -87,6 +111,10 @@ struct Measurement {
   double idle_connection_pss_bytes = 0;
   int idle_connections_measured = 0;  // the backends it was measured on
   std::vector<TxTypeResult> by_type;
+  // Each transaction type over time, in intervals of type_series_interval_s (the last one
+  // ends with the window, so it may be shorter); empty for a workload of one type.
+  double type_series_interval_s = 0;
+  std::vector<TypeSeries> type_series = {};
   std::vector<HeadlineFigure> headline;  // the workload's own figures; empty for most
   std::vector<AuditRow> audit;           // the workload's audit; empty for most
   std::map<std::string, std::uint64_t> failures_by_class;  // "serialization failure" -> n
@@ -114,6 +142,13 @@ struct Measurement {
 
   bool operator==(const Measurement&) const = default;
 };
+
+// The length of interval k of m's type series: type_series_interval_s, the last one up to the
+// window's end; 0 past it.
+inline double type_series_seconds(const Measurement& m, std::size_t k) {
+  const double begin = m.type_series_interval_s * static_cast<double>(k);
+  return std::clamp(m.duration_s - begin, 0.0, m.type_series_interval_s);
+}
 
 // One knob a stage changes, as validated against the live server.
 struct KnobChange {

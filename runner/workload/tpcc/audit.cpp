@@ -200,7 +200,8 @@ void ceiling(const RunCounts& run, std::vector<AuditRow>& rows) {
       no != nullptr && minutes > 0 ? static_cast<double>(finished(*no)) / minutes : 0.0;
   const double most = kMaxTpmcPerWarehouse * std::max(1, run.scale);
   rows.push_back({"4.2.2", fmt::format("New-Orders/min at most 12.86 per warehouse ({:.2f})", most),
-                  fmt::format("{:.2f}, efficiency {:.1f}% of the ceiling", rate, 100 * rate / most),
+                  fmt::format("{}, efficiency {}% of the ceiling", format_number(rate, 4),
+                              format_number(100 * rate / most, 4)),
                   rate <= most});
 }
 

@@ -312,6 +312,18 @@ TEST_F(TpccTest, RunThenEveryCheckAndOrphansAreCaught) {
   ASSERT_GT(m.committed, 20u);
   ASSERT_EQ(m.failed, 0u);  // read committed: no serialization failures
   ASSERT_GT(m.by_type[0].latency.p90_us, 0);
+  // Each type over time: 1 s intervals over the 2 s window, adding up to the type's totals.
+  EXPECT_EQ(m.type_series_interval_s, 1);
+  ASSERT_EQ(m.type_series.size(), m.by_type.size());
+  for (std::size_t i = 0; i < m.by_type.size(); ++i) {
+    const results::TypeSeries& t = m.type_series[i];
+    EXPECT_EQ(t.name, m.by_type[i].name);
+    ASSERT_EQ(t.finished.size(), 2u) << t.name;
+    EXPECT_EQ(t.finished[0] + t.finished[1], m.by_type[i].committed + m.by_type[i].rolled_back)
+        << t.name;
+    EXPECT_EQ(t.failed[0] + t.failed[1], m.by_type[i].failed) << t.name;
+  }
+  EXPECT_GT(m.type_series[0].p90_us[0], 0);
   // The rolled-back New-Orders count too; NOPM only the committed ones. Think times are off,
   // so the figure is not called tpmC and says why.
   auto figure = [](const results::Measurement& r, std::string_view name) {

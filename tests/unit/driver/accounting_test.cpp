@@ -321,6 +321,61 @@ TEST(Accounts, ProbeCommitsAreJudgedAgainstTheReads) {
 
 // Two workers' accounts merge into one Measurement: sums, the latest window end, the longest
 // in-flight transaction, names by type.
+// Each type over time: completions, failures and the p90 of each interval, the workers'
+// merged; the last interval ends with the window, and an interval nothing ended in is zero.
+TEST(Accounts, EachTypeOverTimeIsCountedPerIntervalAndMerged) {
+  AccountsShape shape;
+  shape.types = 2;
+  shape.interval_us = 10 * kSecond;
+  Accounts one(shape), two(shape);
+  const Window w{0, 35 * kSecond};
+  for (int i = 0; i < 9; ++i) one.record(tx(1 * kSecond + i, 1'000), w);  // first interval
+  one.record(tx(2 * kSecond, 20'000), w);                                 // its slowest tenth
+  two.record(tx(12 * kSecond, 500, committed(), 1), w);
+  two.record(tx(13 * kSecond, 500, failed(pg::ErrorClass::kSerialization), 1), w);
+  two.record(tx(31 * kSecond, 700, rolled_back(), 0), w);  // the last, 5 s interval
+  one.window_end = two.window_end = w.end;
+  Accounts merged(shape);
+  merged.merge(one);
+  merged.merge(two);
+  RunFacts facts;
+  facts.type_names = {"new_order", "payment"};
+  const results::Measurement m = measurement_of(merged, facts);
+  EXPECT_EQ(m.type_series_interval_s, 10);
+  ASSERT_EQ(m.type_series.size(), 2u);
+  const results::TypeSeries& no = m.type_series[0];
+  const results::TypeSeries& pay = m.type_series[1];
+  EXPECT_EQ(no.name, "new_order");
+  EXPECT_EQ(no.finished, (std::vector<std::uint64_t>{10, 0, 0, 1}));
+  EXPECT_EQ(pay.finished, (std::vector<std::uint64_t>{0, 1, 0, 0}));
+  EXPECT_EQ(pay.failed, (std::vector<std::uint64_t>{0, 1, 0, 0}));
+  // The coarse histogram reports a bucket's midpoint: within 6.3% of the value.
+  EXPECT_NEAR(no.p90_us[0], 1'000, 63);
+  EXPECT_EQ(no.p90_us[1], 0);
+  EXPECT_NEAR(no.p90_us[3], 700, 45);
+  EXPECT_EQ(results::type_series_seconds(m, 3), 5);
+  EXPECT_EQ(results::type_series_seconds(m, 4), 0);
+
+  // A workload of one type keeps no series: its per-second TPS says the same.
+  AccountsShape single;
+  single.interval_us = 10 * kSecond;
+  Accounts alone(single);
+  alone.record(tx(1 * kSecond, 1'000), w);
+  alone.window_end = w.end;
+  EXPECT_TRUE(measurement_of(alone, RunFacts{}).type_series.empty());
+}
+
+// Intervals of at most 30 s (the spec's 5.6.3), at most 60 of them up to half an hour.
+TEST(TypeSeries, IntervalsAreShortAndFew) {
+  EXPECT_EQ(results::type_series_interval_s(10), 1);
+  EXPECT_EQ(results::type_series_interval_s(60), 1);
+  EXPECT_EQ(results::type_series_interval_s(61), 2);
+  EXPECT_EQ(results::type_series_interval_s(300), 5);
+  EXPECT_EQ(results::type_series_interval_s(600), 10);
+  EXPECT_EQ(results::type_series_interval_s(1800), 30);
+  EXPECT_EQ(results::type_series_interval_s(7200), 30);
+}
+
 TEST(Accounts, WorkersMergeIntoTheMeasurement) {
   AccountsShape shape;
   shape.types = 2;
