@@ -159,6 +159,16 @@ void add_server_commands(CLI::App& app, Context& ctx) {
     print_snapshot("snapshot", open_cluster(ctx).snapshot(*snapshot_name));
   });
 
+  CLI::App* remove_snapshot = server->add_subcommand(
+      "remove-snapshot", "remove the snapshot NAME (the cluster and its data stay as they are)");
+  auto removed_name = std::make_shared<std::string>();
+  remove_snapshot->add_option("name", *removed_name, "the snapshot's name")->required();
+  remove_snapshot->callback([&ctx, removed_name] {
+    before_command(ctx, "server remove-snapshot");
+    fmt::print("removed the snapshot {}\n",
+               open_cluster(ctx).remove_snapshot(*removed_name).string());
+  });
+
   CLI::App* install = server->add_subcommand(
       "install",
       "fetch PostgreSQL server builds (16, 17, 18) from the npm registry into pgslow's cache; "

@@ -123,6 +123,9 @@ class ManagedCluster : public ServerControl {
                                    std::chrono::seconds timeout = std::chrono::seconds(60));
   // The snapshots of this cluster, by name.
   std::vector<std::string> snapshots() const;
+  // Removes the snapshot `name` (RuntimeError naming those there are when it has none of that
+  // name); returns where it was. The cluster and its data are left alone.
+  std::filesystem::path remove_snapshot(const std::string& name);
 
   // The cgroup the server runs in (named after the cluster folder, so a run that was
   // interrupted leaves one that the next start reuses and the next stop removes).
@@ -131,6 +134,8 @@ class ManagedCluster : public ServerControl {
  private:
   std::string group_name() const;
   // Throws RuntimeError, with `why`, when a pgslow change is on the cluster (pgslow.owner).
+  // RuntimeError when this cluster has no snapshot `name`, naming those it has.
+  void require_snapshot(const std::string& name) const;
   void require_no_change_on(const std::string& why) const;
   void prepare_workdir();
   void initdb();

@@ -127,10 +127,8 @@ ManagedCluster::SnapshotCopy ManagedCluster::snapshot(const std::string& name) {
   return out;
 }
 
-ManagedCluster::SnapshotCopy ManagedCluster::start_from_snapshot(const std::string& name,
-                                                                 std::chrono::seconds timeout) {
+void ManagedCluster::require_snapshot(const std::string& name) const {
   require_snapshot_name(name);
-  const fs::path folder = options_.workdir / kSnapshotsFolder / cluster_dir_.filename();
   const std::vector<std::string> there = snapshots();
   if (std::find(there.begin(), there.end(), name) == there.end()) {
     throw RuntimeError(fmt::format(
@@ -139,6 +137,22 @@ ManagedCluster::SnapshotCopy ManagedCluster::start_from_snapshot(const std::stri
         there.empty() ? std::string("it has none") : "it has: " + join(there, ", "),
         options_.pg_version ? fmt::format(" --pg-version {}", *options_.pg_version) : "", name));
   }
+}
+
+std::filesystem::path ManagedCluster::remove_snapshot(const std::string& name) {
+  require_snapshot(name);
+  const fs::path folder = options_.workdir / kSnapshotsFolder / cluster_dir_.filename();
+  // The snapshot is root's, in root's folder: removed one descriptor step at a time all the
+  // same, as every tree pgslow removes. A start from it made its own copy: nothing uses it.
+  UniqueFd mine = open_folder(folder);
+  remove_tree_in(mine.get(), name, folder / name);
+  return folder / name;
+}
+
+ManagedCluster::SnapshotCopy ManagedCluster::start_from_snapshot(const std::string& name,
+                                                                 std::chrono::seconds timeout) {
+  require_snapshot(name);
+  const fs::path folder = options_.workdir / kSnapshotsFolder / cluster_dir_.filename();
   // The journal's originals belong to the data directory they were read from.
   if (is_initialized()) require_no_change_on("the snapshot's data would replace them");
   if (is_running()) stop();

@@ -189,6 +189,19 @@ void snapshot_round_trip(const fs::path& parent, const std::string& how) {
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.output.find("has no snapshot 'other' (it has: loaded)"), std::string::npos)
       << unknown.output;
+
+  // Removed, it is gone from the folder and the status; the cluster keeps running its data.
+  const testing::Finished removed = pgslow({"server", "remove-snapshot", "loaded"});
+  ASSERT_EQ(removed.exit_code, 0) << removed.output;
+  EXPECT_NE(removed.output.find("removed the snapshot " + kept.string()), std::string::npos)
+      << removed.output;
+  EXPECT_NE(::lstat(kept.c_str(), &st), 0);
+  EXPECT_EQ(pgslow({"server", "status"}).output.find("snapshots"), std::string::npos);
+  EXPECT_TRUE(workdir.cluster(major).is_running());
+  const testing::Finished again = pgslow({"server", "remove-snapshot", "loaded"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.output.find("has no snapshot 'loaded' (it has none)"), std::string::npos)
+      << again.output;
 }
 
 TEST(Snapshot, OnExt4ItIsCopiedAndSaysSo) {
