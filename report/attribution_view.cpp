@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "report/axes_view.h"
+#include "report/text.h"
 #include "results/evidence_info.h"
 #include "results/metric.h"
 #include "results/stats.h"
@@ -27,11 +28,6 @@ std::string ratio_text(double r) {
   return format_number(r, 3) + "x";
 }
 
-std::string count_text(std::uint64_t n) {
-  if (n == 0) return "—";
-  return format_number(static_cast<double>(n), static_cast<int>(std::to_string(n).size()));
-}
-
 }  // namespace
 
 // The interval's bounds in the metric's own terms: "0.0363x-0.146x" of TPS, "1.05x-1.21x" of
@@ -46,7 +42,7 @@ std::string bounds_text(const Metric& m, const EffectInterval& e) {
 std::string group_text(const Metric& m, const EffectInterval& e) {
   return fmt::format("{} ({}{}, {} tx)", format_metric_change(m, e.ratio), bounds_text(m, e),
                      e.detectable > 0 ? ", " + format_could_see(e.detectable) : "",
-                     count_text(e.transactions));
+                     count_or_dash(e.transactions));
 }
 
 std::string format_interval(const EffectInterval& e) {
@@ -83,7 +79,7 @@ TextTable attribution_table(const Attribution& a) {
       row.push_back(format_metric_change(m, k.alone->ratio));
       row.push_back(bounds_text(m, *k.alone));
       row.push_back(k.without ? format_metric_change(m, k.without->ratio) : "—");
-      row.push_back(count_text(k.alone->transactions));
+      row.push_back(count_or_dash(k.alone->transactions));
     } else if (a.harmless && !group_shown) {
       // The harmless knobs share one measurement: all of them together.
       row.push_back("as a group: " + format_metric_change(m, a.harmless->ratio));
@@ -92,7 +88,7 @@ TextTable attribution_table(const Attribution& a) {
                          ? " (" + format_could_see(a.harmless->detectable) + ")"
                          : ""));
       row.push_back("—");
-      row.push_back(count_text(a.harmless->transactions));
+      row.push_back(count_or_dash(a.harmless->transactions));
       row_axes = &a.harmless_axes;
       group_shown = true;
     } else {
@@ -149,7 +145,7 @@ std::vector<std::string> attribution_lines(const Attribution& a, const std::stri
     std::string text = describe_knob(k);
     if (k.alone) {
       text += fmt::format(": alone {} ({}, {} tx)", format_metric_change(m, k.alone->ratio),
-                          bounds_text(m, *k.alone), count_text(k.alone->transactions));
+                          bounds_text(m, *k.alone), count_or_dash(k.alone->transactions));
       if (k.without) text += "; stage without it " + format_metric_change(m, k.without->ratio);
     } else if (a.harmless && !group_shown) {
       text += ": as a group " + group_text(m, *a.harmless);

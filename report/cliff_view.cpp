@@ -30,10 +30,6 @@ std::string effect_text(Metric m, const EffectInterval& search) {
                      format_signed_percent(e.low), format_signed_percent(e.high));
 }
 
-std::string count_text(std::uint64_t n) {
-  return n == 0 ? "—" : format_count(n);
-}
-
 std::string runs_text(const CliffPoint& p) {
   std::string out = fmt::format("{} run{}", p.samples.size(), p.samples.size() == 1 ? "" : "s");
   if (p.transactions > 0) out += ", " + format_count(p.transactions) + " transactions";
@@ -113,7 +109,7 @@ TextTable points_table(const CliffResult& r) {
   for (const CliffPoint* p : points_in_value_order(r)) {
     const bool base = is_baseline(r, p);
     std::vector<std::string> row{p->value, std::to_string(p->samples.size()),
-                                 count_text(p->transactions)};
+                                 count_or_dash(p->transactions)};
     const double level = p->samples.empty() ? 0 : std::exp(log_mean(p->samples));
     row.push_back(p->samples.empty() ? "—" : format_number(metric_in_unit(m, level)));
     if (base) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/format.h"
 #include "runner/common/printable.h"
 
 namespace pgslow::report {
@@ -160,6 +161,10 @@ std::string printable_lines(const std::string& text) {
     start = nl + 1;
   }
   return out;
+}
+
+std::string count_or_dash(std::uint64_t n) {
+  return n == 0 ? "—" : format_count(n);
 }
 
 }  // namespace pgslow::report

@@ -1,6 +1,7 @@
 #pragma once
 // Layout helpers shared by the text renderers (console, Markdown, comparison).
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ std::string markdown_cell(const std::string& s);
 std::string csv_field(const std::string& raw);
 // Plain numbers for spreadsheets: no thousands separators, full precision; "" when not finite.
 std::string csv_number(double v);
+// A table's count of transactions: "62,400"; "—" for none (nothing was measured).
+std::string count_or_dash(std::uint64_t n);
 
 // Every line of `text` safe for a terminal (common/strings printable), newlines kept.
 std::string printable_lines(const std::string& text);
