@@ -41,13 +41,21 @@ bool program_exists(const std::string& name) {
 
 }  // namespace
 
-std::unique_ptr<ReflinkMount> ReflinkMount::make(std::uint64_t bytes, std::string& skip_reason) {
+const char* ReflinkMount::name(Filesystem fs) {
+  return fs == Filesystem::kXfs ? "xfs" : "btrfs";
+}
+
+std::unique_ptr<ReflinkMount> ReflinkMount::make(std::uint64_t bytes, std::string& skip_reason,
+                                                 Filesystem filesystem) {
+  const std::string type = name(filesystem);
+  const std::string mkfs_program = "mkfs." + type;
   if (::geteuid() != 0) {
-    skip_reason = "mounting an XFS image needs root";
+    skip_reason = fmt::format("mounting a {} image needs root", type);
     return nullptr;
   }
-  if (!program_exists("mkfs.xfs")) {
-    skip_reason = "mkfs.xfs is not installed (apt-get install xfsprogs)";
+  if (!program_exists(mkfs_program)) {
+    skip_reason = fmt::format("{} is not installed (apt-get install {})", mkfs_program,
+                              filesystem == Filesystem::kXfs ? "xfsprogs" : "btrfs-progs");
     return nullptr;
   }
   if (::access("/dev/loop-control", F_OK) != 0) {
@@ -55,7 +63,7 @@ std::unique_ptr<ReflinkMount> ReflinkMount::make(std::uint64_t bytes, std::strin
     return nullptr;
   }
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = fmt::format("{}/pgslow-xfs-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  std::string pattern = fmt::format("{}/pgslow-{}-XXXXXX", tmp && *tmp ? tmp : "/tmp", type);
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr)
@@ -67,7 +75,7 @@ std::unique_ptr<ReflinkMount> ReflinkMount::make(std::uint64_t bytes, std::strin
   // The postgres user must pass through to the workdirs made below the mount point.
   fs::permissions(m->folder_, fs::perms::owner_all | fs::perms::others_exec);
   fs::create_directory(m->mount_point_);
-  const fs::path image = m->folder_ / "xfs.img";
+  const fs::path image = m->folder_ / (type + ".img");
   {
     int fd = ::open(image.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
@@ -79,15 +87,21 @@ std::unique_ptr<ReflinkMount> ReflinkMount::make(std::uint64_t bytes, std::strin
   }
   ProcessOptions quiet;
   quiet.timeout = std::chrono::seconds(120);
-  ProcessResult mkfs = run_process({"mkfs.xfs", "-q", "-m", "reflink=1", image.string()}, quiet);
+  // XFS clones only when made with reflink=1 (current xfsprogs' default, said anyway); btrfs
+  // always can.
+  const std::vector<std::string> mkfs_argv =
+      filesystem == Filesystem::kXfs
+          ? std::vector<std::string>{mkfs_program, "-q", "-m", "reflink=1", image.string()}
+          : std::vector<std::string>{mkfs_program, "-q", image.string()};
+  ProcessResult mkfs = run_process(mkfs_argv, quiet);
   if (!mkfs.ok()) {
-    throw RuntimeError(fmt::format("mkfs.xfs -m reflink=1 {} failed ({}): {}", image.string(),
+    throw RuntimeError(fmt::format("{} {} failed ({}): {}", mkfs_program, image.string(),
                                    mkfs.describe_status(), last_lines(mkfs.output, 5)));
   }
   ProcessResult mount = run_process(
-      {"mount", "-t", "xfs", "-o", "loop", image.string(), m->mount_point_.string()}, quiet);
+      {"mount", "-t", type, "-o", "loop", image.string(), m->mount_point_.string()}, quiet);
   if (!mount.ok()) {
-    skip_reason = fmt::format("mounting an XFS image through a loop device failed ({}): {}",
+    skip_reason = fmt::format("mounting a {} image through a loop device failed ({}): {}", type,
                               mount.describe_status(), last_lines(mount.output, 3));
     return nullptr;  // the destructor removes the folder
   }

@@ -1,8 +1,9 @@
 #pragma once
 // A file system that can clone files (copy-on-write reflinks), for tests on a machine whose own
-// disk cannot (ext4): a small XFS made with `mkfs.xfs -m reflink=1` in an image file, mounted
-// through a loop device in a private temporary folder. The destructor unmounts it and removes
-// the folder, also when a test fails; a watchdog process does the same if the test binary dies.
+// disk cannot (ext4): a small XFS made with `mkfs.xfs -m reflink=1`, or a btrfs, in an image
+// file, mounted through a loop device in a private temporary folder. The destructor unmounts it and
+// removes the folder, also when a test fails; a watchdog process does the same if the test binary
+// dies.
 
 #include <cstdint>
 #include <filesystem>
@@ -13,10 +14,15 @@ namespace pgslow::testing {
 
 class ReflinkMount {
  public:
+  // The two file systems of Linux that clone files (RHEL's and Fedora's defaults).
+  enum class Filesystem { kXfs, kBtrfs };
+  static const char* name(Filesystem fs);  // "xfs", "btrfs"
+
   // Makes and mounts an image of `bytes` (sparse: only what is written takes disk). nullptr with
-  // `skip_reason` set when this machine cannot: not root, no mkfs.xfs, no loop device, or
-  // mounting refused (a container without the capability). Any other failure throws.
-  static std::unique_ptr<ReflinkMount> make(std::uint64_t bytes, std::string& skip_reason);
+  // `skip_reason` set when this machine cannot: not root, no mkfs.xfs (mkfs.btrfs), no loop
+  // device, or mounting refused (a container without the capability). Any other failure throws.
+  static std::unique_ptr<ReflinkMount> make(std::uint64_t bytes, std::string& skip_reason,
+                                            Filesystem filesystem = Filesystem::kXfs);
   ~ReflinkMount();
   ReflinkMount(const ReflinkMount&) = delete;
   ReflinkMount& operator=(const ReflinkMount&) = delete;

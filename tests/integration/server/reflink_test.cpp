@@ -1,5 +1,6 @@
 // Resetting a stage's data by copy-on-write clone (issue #41), for real: on a small XFS made
-// with reflink=1 on a loop device (tests/support/reflink_mount.h), PostgreSQL 18 clones the
+// with reflink=1 and on a btrfs, each on a loop device (tests/support/reflink_mount.h),
+// PostgreSQL 18 clones the
 // template's files; on this machine's ext4 the reset falls back to the template copy. Both say
 // which in what they report, and neither leaves a checkpoint of its own in the measured window.
 
@@ -80,24 +81,34 @@ TEST(Reflink, ProbeSaysNoOnExt4) {
   EXPECT_NE(r.why.find("FICLONE"), std::string::npos) << r.why;
 }
 
-class OnXfs : public ::testing::Test {
+// Each test of the clone path runs on both file systems of Linux that clone files: an XFS made
+// with reflink=1 and a btrfs, each a loop-mounted image.
+class OnCloningFs : public ::testing::TestWithParam<testing::ReflinkMount::Filesystem> {
  protected:
   void SetUp() override {
     std::string why;
-    mount_ = testing::ReflinkMount::make(std::uint64_t{1} << 30, why);
-    if (!mount_) GTEST_SKIP() << "no XFS with reflink here: " << why;
+    mount_ = testing::ReflinkMount::make(std::uint64_t{1} << 30, why, GetParam());
+    if (!mount_)
+      GTEST_SKIP() << "no " << testing::ReflinkMount::name(GetParam()) << " here: " << why;
   }
   std::unique_ptr<testing::ReflinkMount> mount_;
 };
 
-TEST_F(OnXfs, ProbeSaysYes) {
+INSTANTIATE_TEST_SUITE_P(Reflink, OnCloningFs,
+                         ::testing::Values(testing::ReflinkMount::Filesystem::kXfs,
+                                           testing::ReflinkMount::Filesystem::kBtrfs),
+                         [](const auto& fs_param) {
+                           return testing::ReflinkMount::name(fs_param.param);
+                         });
+
+TEST_P(OnCloningFs, ProbeSaysYes) {
   const ReflinkSupport r = probe_reflink(mount_->make_folder("probe"));
   EXPECT_TRUE(r.supported) << r.why;
 }
 
-// PostgreSQL 18 on XFS: the reset clones, the clone holds the template's rows at the same
+// PostgreSQL 18 on XFS or btrfs: the reset clones, the clone holds the template's rows at the same
 // places, it passes the workload's consistency checks, and it took almost no space.
-TEST_F(OnXfs, Pg18ResetClonesTheTemplateByteForByte) {
+TEST_P(OnCloningFs, Pg18ResetClonesTheTemplateByteForByte) {
   if (!installed(18)) GTEST_SKIP() << "PostgreSQL 18 is not installed (`pgslow server install 18`)";
   testing::TemporaryCluster cluster(mount_->make_folder("pg18"), 18);
   workload::WorkloadParams params;
@@ -126,9 +137,9 @@ TEST_F(OnXfs, Pg18ResetClonesTheTemplateByteForByte) {
   std::cout << "clone reset of " << template_bytes << " bytes: " << r.seconds * 1e3 << " ms\n";
 }
 
-// The seam chooses the clone by itself on XFS with 18, says so, and the first second after the
-// reset counts no requested checkpoint: the reset's two have been counted before the window.
-TEST_F(OnXfs, Pg18StageSaysCloneAndItsFirstSecondHasNoCheckpoint) {
+// The seam chooses the clone by itself on XFS or btrfs with 18, says so, and the first second after
+// the reset counts no requested checkpoint: the reset's two have been counted before the window.
+TEST_P(OnCloningFs, Pg18StageSaysCloneAndItsFirstSecondHasNoCheckpoint) {
   if (!installed(18)) GTEST_SKIP() << "PostgreSQL 18 is not installed (`pgslow server install 18`)";
   const fs::path parent = mount_->make_folder("stage18");
   testing::TemporaryCluster cluster(parent, 18);
@@ -208,7 +219,7 @@ TEST(Snapshot, OnExt4ItIsCopiedAndSaysSo) {
   snapshot_round_trip(fs::temp_directory_path(), "copied byte for byte");
 }
 
-TEST_F(OnXfs, SnapshotIsClonedAndSaysSo) {
+TEST_P(OnCloningFs, SnapshotIsClonedAndSaysSo) {
   snapshot_round_trip(mount_->make_folder("snap"), "cloned copy-on-write (reflink)");
 }
 
