@@ -298,22 +298,29 @@ void stages_table(const Run& run, const std::vector<StageSummary>& summaries, st
 constexpr std::array<const char*, 6> kTypeColours = {"#3b6fd8", "#e67e22", "#27ae60",
                                                      "#8e44ad", "#c0392b", "#16a085"};
 
-// One plot of every type of a run over time: completions per minute, or the p90 latency.
+// One plot of every type of a run over time: completions per minute, or the p90 latency, with
+// the top of its scale beneath it (the plot runs from 0).
 std::string type_series_svg(const Measurement& m, bool p90) {
   std::vector<Line> lines;
+  double top = 0;
   for (std::size_t i = 0; i < m.type_series.size(); ++i) {
     const TypeSeries& t = m.type_series[i];
     Line line{{}, kTypeColours[i % kTypeColours.size()], t.name};
     for (std::size_t k = 0; k < t.finished.size(); ++k) {
       const double seconds = type_series_seconds(m, k);
       if (seconds <= 0) continue;
-      add_point(line, k,
-                p90 ? (k < t.p90_us.size() ? t.p90_us[k] : 0)
-                    : static_cast<double>(t.finished[k]) * 60 / seconds);
+      const double value = p90 ? (k < t.p90_us.size() ? t.p90_us[k] : 0)
+                               : static_cast<double>(t.finished[k]) * 60 / seconds;
+      add_point(line, k, value);
+      if (std::isfinite(value)) top = std::max(top, value);
     }
     lines.push_back(std::move(line));
   }
-  return lines_svg(lines, p90 ? "p90 per type" : "completions per minute per type");
+  const std::string plot =
+      lines_svg(lines, p90 ? "p90 per type" : "completions per minute per type");
+  if (plot.empty()) return plot;
+  return plot + "<span class=\"design\">top " +
+         html_escape(p90 ? format_latency_us(top) : format_number(top) + "/min") + "</span>";
 }
 
 // Each transaction type over time (a workload of several types: TPC-C-lite), per stage from

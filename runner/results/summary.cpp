@@ -51,12 +51,14 @@ bool stage_ran(const StageResult& stage) {
 
 std::string describe_figure(const HeadlineFigure& f, bool unit_words) {
   // A percentage keeps its decimals beside the next one ("3.00% of Deliveries, 1.40% of
-  // districts"); a count has none ("18 of 22 rules passed").
+  // districts"); a count has none ("audit 18 of 22 rules passed").
   if (f.unit.starts_with("%")) return f.name + " " + format_number(f.value) + f.unit;
   const bool whole = f.value >= 0 && f.value < 1e15 && f.value == std::floor(f.value);
   std::string out =
       f.name + " " +
       (whole ? format_count(static_cast<std::uint64_t>(f.value)) : format_number(f.value));
+  // "of 22 rules passed" reads as part of the figure; other units in words go in parentheses.
+  if (f.unit.starts_with("of ")) return out + " " + f.unit;
   if (unit_words && !f.unit.empty()) out += " (" + f.unit + ")";
   return out;
 }

@@ -180,7 +180,8 @@ struct StageSummary {
 
 // "tpmC 12,345, NOPM 12,222": a measurement's headline figures on one line, by name.
 std::string describe_headline(const Measurement& m);
-// One of them: "tpmC 31,512", "Delivery skips 3.00% of Deliveries, 1.40% of districts", and
+// One of them: "tpmC 31,512", "Delivery skips 3.00% of Deliveries, 1.40% of districts",
+// "audit 18 of 22 rules passed", and
 // with `unit_words` its unit in words too: "NOPM 14,382 (committed New-Orders per minute)".
 std::string describe_figure(const HeadlineFigure& f, bool unit_words);
 
