@@ -94,9 +94,7 @@ std::string verdict_td(const StageSummary& s) {
 // spikes).
 enum class Series { kTps, kP99 };
 
-// A stage's throughput or p99 over time as a small line: per second of its median run, or per
-// block of a switchback run (the stage's blocks in the stage's colour, the reference's in grey,
-// on one scale). Empty with fewer than two points.
+// One line of a small plot.
 struct Line {
   std::vector<std::pair<double, double>> points;  // (x, value)
   const char* colour;
@@ -111,6 +109,9 @@ void add_point(Line& line, std::size_t x, double y) {
 // than two points.
 std::string lines_svg(const std::vector<Line>& lines, const std::string& label);
 
+// A stage's throughput or p99 over time as a small line: per second of its median run, or per
+// block of a switchback run (the stage's blocks in the stage's colour, the reference's in grey,
+// on one scale). Empty with fewer than two points.
 std::string series_svg(const StageResult& stage, Series series) {
   const auto add = add_point;
   std::vector<Line> lines;
@@ -308,7 +309,8 @@ std::string type_series_svg(const Measurement& m, bool p90) {
     Line line{{}, kTypeColours[i % kTypeColours.size()], t.name};
     for (std::size_t k = 0; k < t.finished.size(); ++k) {
       const double seconds = type_series_seconds(m, k);
-      if (seconds <= 0) continue;
+      // A last interval cut short (a run that ended early) is no rate to plot.
+      if (seconds < m.type_series_interval_s / 2) continue;
       const double value = p90 ? (k < t.p90_us.size() ? t.p90_us[k] : 0)
                                : static_cast<double>(t.finished[k]) * 60 / seconds;
       add_point(line, k, value);

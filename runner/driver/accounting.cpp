@@ -9,6 +9,8 @@ Accounts::Accounts(const AccountsShape& shape) : shape_(shape) {
   tallies.resize(shape.types);
   // Allocated before the clock starts: the hot path only records.
   block_latency.resize(static_cast<std::size_t>(shape.max_blocks));
+  if (shape.interval_us > 0)
+    intervals.assign(shape.interval_count, std::vector<IntervalTally>(shape.types));
   finished.assign(static_cast<std::size_t>(shape.max_blocks), 0);
 }
 
@@ -38,7 +40,7 @@ bool Accounts::record(const Finished& tx, const Window& window) {
   tallies[tx.type].add(tx.outcome, tx.latency());
   if (shape_.interval_us > 0) {
     const auto k = static_cast<std::size_t>((tx.ended - window.start - 1) / shape_.interval_us);
-    if (intervals.size() <= k) intervals.resize(k + 1);
+    if (intervals.size() <= k) intervals.resize(k + 1);  // past the planned window: never
     if (intervals[k].empty()) intervals[k].resize(shape_.types);
     IntervalTally& t = intervals[k][tx.type];
     if (failed) {
@@ -49,7 +51,8 @@ bool Accounts::record(const Finished& tx, const Window& window) {
     }
   }
   if (!failed) {
-    const auto minute = static_cast<std::size_t>((tx.ended - window.start) / 60'000'000);
+    // (start, start + 1 min] is the first minute, as each interval of the series is.
+    const auto minute = static_cast<std::size_t>((tx.ended - window.start - 1) / 60'000'000);
     if (per_minute.size() <= minute) per_minute.resize(minute + 1);
     if (per_minute[minute].empty()) per_minute[minute].assign(shape_.types, 0);
     ++per_minute[minute][tx.type];

@@ -56,7 +56,9 @@ struct AccountsShape {
   // The run's live count per block, read by on_poll (one per block; nullptr: none).
   std::atomic<std::uint64_t>* block_finished = nullptr;
   // The intervals of each type's series over time (Measurement::type_series); 0: none kept.
+  // `interval_count` of them cover the planned window: allocated before the clock starts.
   std::int64_t interval_us = 0;
+  std::size_t interval_count = 0;
 };
 
 // One transaction type in one interval of the window.

@@ -64,7 +64,7 @@ inline int LogHistogram<SubBits>::index_of(std::int64_t v) {
   if (v < kLinearLimit) return static_cast<int>(v);
   if (v >= (std::int64_t{1} << kMaxBits)) v = (std::int64_t{1} << kMaxBits) - 1;
   int msb = 63 - __builtin_clzll(static_cast<unsigned long long>(v));
-  int shift = msb - kSubBits;  // v >> shift is in [64, 128)
+  int shift = msb - kSubBits;  // v >> shift is in [2^kSubBits, 2^(kSubBits + 1))
   return static_cast<int>(kLinearLimit + (shift - 1) * (1 << kSubBits) +
                           ((v >> shift) - (1 << kSubBits)));
 }

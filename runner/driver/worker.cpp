@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "common/errors.h"
@@ -23,12 +24,14 @@ constexpr std::int64_t kDrainUs = 5'000'000;  // in-flight transactions get this
 AccountsShape accounts_shape(const Shared& shared) {
   const DriverOptions& o = shared.options;
   const double interval_s = results::type_series_interval_s(o.duration_s);
+  const bool series = shared.types > 1;
   return AccountsShape{shared.types,
                        o.rate > 0,
                        o.pool_size > 0,
                        shared.max_blocks,
                        shared.block_finished.get(),
-                       shared.types > 1 ? static_cast<std::int64_t>(interval_s * 1e6) : 0};
+                       series ? static_cast<std::int64_t>(interval_s * 1e6) : 0,
+                       series ? static_cast<std::size_t>(std::ceil(o.duration_s / interval_s)) : 0};
 }
 
 Worker::Worker(Shared& shared, int index, int count)

@@ -191,16 +191,23 @@ std::string describe_noise(const Noise& noise) {
 
 std::string few_runs_note(const Run& run) {
   const Noise noise = run_noise(run);
-  // Two baseline runs give one degree of freedom: Student's t of 12.7 at 95%, and far more
-  // under Holm's rule over the axes, widens the intervals of separate runs more than the
-  // machine does. A switchback stage's intervals come from its own blocks.
-  const bool separate_runs =
-      std::any_of(run.stages.begin() + (run.stages.empty() ? 0 : 1), run.stages.end(),
-                  [](const StageResult& s) { return !s.switchback && stage_ran(s); });
-  if (!(noise.df > 0 && noise.df < 3 && separate_runs)) return {};
+  if (noise.df <= 0) return {};  // one baseline run: within-run batch means, not run-to-run
+  // The fewest degrees of freedom of a stage compared by separate runs: the baseline's noise
+  // pooled with the stage's own repeats (compare_runs). One gives Student's t of 12.7 at 95%,
+  // and far more under Holm's rule over the axes, widening the interval more than the machine
+  // does. A switchback stage's intervals come from its own blocks.
+  std::optional<double> fewest;
+  for (std::size_t i = 1; i < run.stages.size(); ++i) {
+    const StageResult& s = run.stages[i];
+    if (s.switchback || !stage_ran(s)) continue;
+    const auto own = static_cast<double>(runs_of(s).log_tps.size());
+    const double df = noise.df + std::max(0.0, own - 1);
+    fewest = std::min(fewest.value_or(df), df);
+  }
+  if (!fewest || *fewest >= 3) return {};
   return fmt::format(
-      "the noise has {:.0f} degree{} of freedom: more --repeats narrow every interval", noise.df,
-      noise.df == 1 ? "" : "s");
+      "a stage's interval rests on {:.0f} degree{} of freedom: more --repeats narrow it", *fewest,
+      *fewest == 1 ? "" : "s");
 }
 
 double stage_confidence(const StageResult& stage) {

@@ -48,8 +48,9 @@ struct Noise {
 Noise run_noise(const Run& run);
 // "±2.1% per run (sd of 5 baseline runs)"; "unknown (one baseline run)".
 std::string describe_noise(const Noise& noise);
-// When stages compared by separate runs rest on fewer than three degrees of freedom of the
-// baseline's noise: "the noise has 2 degrees of freedom: more --repeats ..."; else empty.
+// When a stage compared by separate runs rests on fewer than three degrees of freedom (the
+// baseline's noise pooled with its own repeats): "a stage's interval rests on 2 degrees of
+// freedom: more --repeats narrow it"; else empty.
 std::string few_runs_note(const Run& run);
 
 // One configuration's runs, as the interval needs them.

@@ -323,7 +323,15 @@ TEST_F(TpccTest, RunThenEveryCheckAndOrphansAreCaught) {
         << t.name;
     EXPECT_EQ(t.failed[0] + t.failed[1], m.by_type[i].failed) << t.name;
   }
-  EXPECT_GT(m.type_series[0].p90_us[0], 0);
+  // A p90 wherever a New-Order finished, and none where none did (a busy machine may leave a
+  // second without one).
+  const results::TypeSeries& new_orders = m.type_series[0];
+  bool any_p90 = false;
+  for (std::size_t k = 0; k < new_orders.finished.size(); ++k) {
+    EXPECT_EQ(new_orders.finished[k] > 0, new_orders.p90_us[k] > 0) << "interval " << k;
+    any_p90 = any_p90 || new_orders.p90_us[k] > 0;
+  }
+  EXPECT_TRUE(any_p90);
   // The rolled-back New-Orders count too; NOPM only the committed ones. Think times are off,
   // so the figure is not called tpmC and says why.
   auto figure = [](const results::Measurement& r, std::string_view name) {

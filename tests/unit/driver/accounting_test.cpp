@@ -319,15 +319,15 @@ TEST(Accounts, ProbeCommitsAreJudgedAgainstTheReads) {
   EXPECT_EQ(run.probe_in_flight, 3u);  // two at the first read, one at the last
 }
 
-// Two workers' accounts merge into one Measurement: sums, the latest window end, the longest
-// in-flight transaction, names by type.
 // Each type over time: completions, failures and the p90 of each interval, the workers'
 // merged; the last interval ends with the window, and an interval nothing ended in is zero.
 TEST(Accounts, EachTypeOverTimeIsCountedPerIntervalAndMerged) {
   AccountsShape shape;
   shape.types = 2;
   shape.interval_us = 10 * kSecond;
+  shape.interval_count = 4;  // 35 s: the last one 5 s
   Accounts one(shape), two(shape);
+  ASSERT_EQ(one.intervals.size(), 4u);  // allocated before the clock starts
   const Window w{0, 35 * kSecond};
   for (int i = 0; i < 9; ++i) one.record(tx(1 * kSecond + i, 1'000), w);  // first interval
   one.record(tx(2 * kSecond, 20'000), w);                                 // its slowest tenth
@@ -376,6 +376,8 @@ TEST(TypeSeries, IntervalsAreShortAndFew) {
   EXPECT_EQ(results::type_series_interval_s(7200), 30);
 }
 
+// Two workers' accounts merge into one Measurement: sums, the latest window end, the longest
+// in-flight transaction, names by type.
 TEST(Accounts, WorkersMergeIntoTheMeasurement) {
   AccountsShape shape;
   shape.types = 2;

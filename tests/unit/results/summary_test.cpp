@@ -87,6 +87,30 @@ TEST(Summary, InterleavedReferencesGiveTheNoiseAndTheDrift) {
   EXPECT_EQ(sums[2].vs_baseline->reference_transactions, 12000u);
 }
 
+// The header says when a stage's interval rests on fewer than three degrees of freedom: one
+// run of each stage and three of the baseline give two. Three repeats of the stage add two
+// more, and a switchback stage brings its own blocks.
+TEST(Summary, FewRunsAreNamedOnlyWhenAStagesIntervalRestsOnThem) {
+  results::Run run;
+  run.mode = "isolated";
+  run.stages.push_back(stage_with({100}));
+  run.stages.push_back(stage_with({80}));
+  for (std::size_t i = 1; i <= 2; ++i) {
+    ReferenceRun ref;
+    ref.after_stage = 1;
+    ref.tps = 100 + static_cast<double>(i);
+    ref.transactions = 6000;
+    run.references.push_back(ref);
+  }
+  EXPECT_EQ(few_runs_note(run),
+            "a stage's interval rests on 2 degrees of freedom: more --repeats narrow it");
+  run.stages[1] = stage_with({80, 81, 79});
+  EXPECT_EQ(few_runs_note(run), "");
+  run.stages[1] = stage_with({80});
+  run.stages[1].switchback = Switchback{};
+  EXPECT_EQ(few_runs_note(run), "");
+}
+
 TEST(Summary, MedianRepeatIsTheLowerMiddleByTps) {
   const auto s = stage_with({30, 10, 20, 40});
   EXPECT_DOUBLE_EQ(median_repeat(s)->tps, 20);
