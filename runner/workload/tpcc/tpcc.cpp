@@ -334,11 +334,10 @@ std::vector<results::HeadlineFigure> headline_figures(const RunCounts& run) {
   }
   const auto passed = static_cast<double>(
       std::count_if(rows.begin(), rows.end(), [](const results::AuditRow& r) { return r.passed; }));
-  out.push_back(
-      {.name = "audit",
-       .value = passed,
-       .unit = fmt::format("of {} rules passed", rows.size()),
-       .warning = ""});
+  out.push_back({.name = "audit",
+                 .value = passed,
+                 .unit = fmt::format("of {} rules passed", rows.size()),
+                 .warning = ""});
   return out;
 }
 
