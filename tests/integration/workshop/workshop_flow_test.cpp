@@ -31,12 +31,14 @@ namespace {
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 
+// Three (stage, baseline) pairs: a lesson measured once each rests on two degrees of freedom,
+// and on a machine this busy even its 100x can then read "within noise" (the reveal says why).
 TEST(Lesson, AnswersFileEndToEndRevealsPredictionsNextToTheMeasuredEffect) {
   const Snapshot before = snapshot();
   const fs::path dir = write_lesson_files();
-  const Finished r = run_pgslow(
-      args({"lesson", (dir / "lesson.yaml").string(), "--answers", (dir / "answers.yaml").string(),
-            "--out", (dir / "out").string(), "--record", (dir / "record").string()}));
+  const Finished r = run_pgslow(args(
+      {"lesson", (dir / "lesson.yaml").string(), "--answers", (dir / "answers.yaml").string(),
+       "--out", (dir / "out").string(), "--record", (dir / "record").string(), "--repeats", "3"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* step : {"== EXPLAIN", "== PREDICT", "== RUN", "== REVEAL", "== DIAGNOSE"})
     EXPECT_NE(r.output.find(step), std::string::npos) << step << "\n" << r.output;
@@ -47,7 +49,7 @@ TEST(Lesson, AnswersFileEndToEndRevealsPredictionsNextToTheMeasuredEffect) {
   // The measured effect with its interval (at the level Holm's rule over the axes stated it:
   // 95% or above), its transaction counts, then each prediction.
   EXPECT_TRUE(std::regex_search(
-      reveal, std::regex("no-index against baseline: [0-9.,]+x slower \\((95|9[5-9]\\.[0-9])% "
+      reveal, std::regex("no-index against baseline: [0-9.,]+x slower \\((9[5-9](\\.[0-9])?)% "
                          "interval .* to .*; [0-9,]+ vs [0-9,]+ transactions\\)")))
       << reveal;
   EXPECT_TRUE(std::regex_search(reveal, std::regex("Ann +tps +slower, about 3x +right"))) << reveal;
