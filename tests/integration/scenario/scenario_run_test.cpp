@@ -828,7 +828,8 @@ TEST(Run, ServerRestartMidStageEndsRestored) {
   const fs::path file = one_stage_scenario("restart", "      random_page_cost: 1e300\n", 4);
   const ServerState before = server_state();
   ProcessResult r;
-  std::thread run([&] {
+  // Joined on every path: an exception out of the restart below is reported, not a terminate.
+  std::jthread run([&] {
     r = pgslow({"run", file.string(), "--out", (workdir() / "restart-out").string()});
   });
   const bool restarted = when_the_changed_stage_runs("random_page_cost", "4", [] {
@@ -867,7 +868,8 @@ TEST(Run, ServerStoppedMidStageEndsRestoredAndStartedAgain) {
   const fs::path file = one_stage_scenario("stopped", "      random_page_cost: 1e300\n", 4);
   const ServerState before = server_state();
   ProcessResult r;
-  std::thread run([&] {
+  // Joined on every path: an exception out of the restart below is reported, not a terminate.
+  std::jthread run([&] {
     r = pgslow({"run", file.string(), "--out", (workdir() / "stopped-out").string()});
   });
   ProcessResult stop;
