@@ -113,7 +113,6 @@ std::string lines_svg(const std::vector<Line>& lines, const std::string& label);
 // block of a switchback run (the stage's blocks in the stage's colour, the reference's in grey,
 // on one scale). Empty with fewer than two points.
 std::string series_svg(const StageResult& stage, Series series) {
-  const auto add = add_point;
   std::vector<Line> lines;
   if (stage.switchback) {
     Line mine{{}, "#c0392b"};
@@ -121,7 +120,8 @@ std::string series_svg(const StageResult& stage, Series series) {
     for (std::size_t i = 0; i < stage.switchback->blocks.size(); ++i) {
       const SwitchbackBlock& b = stage.switchback->blocks[i];
       if (b.seconds <= 0) continue;
-      add(b.stage ? mine : reference, i,
+      add_point(
+          b.stage ? mine : reference, i,
           series == Series::kTps ? static_cast<double>(b.transactions) / b.seconds : b.p99_us);
     }
     lines = {reference, mine};
@@ -129,7 +129,7 @@ std::string series_svg(const StageResult& stage, Series series) {
     Line line{{}, series == Series::kTps ? "#3b6fd8" : "#b7791f"};
     const std::vector<double>& values =
         series == Series::kTps ? m->tps_per_second : m->p99_per_second;
-    for (std::size_t i = 0; i < values.size(); ++i) add(line, i, values[i]);
+    for (std::size_t i = 0; i < values.size(); ++i) add_point(line, i, values[i]);
     lines = {line};
   }
   return lines_svg(lines, series == Series::kTps ? "TPS" : "p99");

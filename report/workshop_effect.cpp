@@ -103,15 +103,12 @@ std::string describe_effect(const Effect& e) {
 }
 
 std::string few_runs_hint(const Effect& e) {
-  // Student's t for the noise's degrees of freedom: 12.7 at one, 4.3 at two, 3.2 at three (95%,
-  // before Holm's rule over the axes): below three, the run count and not the machine limits
-  // what "within noise" could have seen.
-  if (!e.known || e.verdict != Verdict::kWithinNoise || e.interval.df >= 3) return {};
-  const double df = std::round(e.interval.df);
-  return fmt::format(
-      "the noise rests on {:.0f} degree{} of freedom; --repeats 3 with a shorter --duration "
-      "gives it enough to call an effect on a machine this noisy",
-      df, df == 1 ? "" : "s");
+  if (!e.known || e.verdict != Verdict::kWithinNoise ||
+      e.interval.df >= results::kFewDegreesOfFreedom)
+    return {};
+  return "the noise rests on " + results::degrees_of_freedom_text(e.interval.df) +
+         "; --repeats 3 with a shorter --duration gives it enough to call an effect on a machine "
+         "this noisy";
 }
 
 LatencyCheck latency_check(const StageResult& stage) {

@@ -39,16 +39,9 @@ bool Accounts::record(const Finished& tx, const Window& window) {
   }
   tallies[tx.type].add(tx.outcome, tx.latency());
   if (shape_.interval_us > 0) {
+    // Allocated for the planned window: a counted transaction ends inside it.
     const auto k = static_cast<std::size_t>((tx.ended - window.start - 1) / shape_.interval_us);
-    if (intervals.size() <= k) intervals.resize(k + 1);  // past the planned window: never
-    if (intervals[k].empty()) intervals[k].resize(shape_.types);
-    IntervalTally& t = intervals[k][tx.type];
-    if (failed) {
-      ++t.failed;
-    } else {
-      ++t.finished;
-      t.latency.record(tx.latency());
-    }
+    if (k < intervals.size()) intervals[k][tx.type].record(failed, tx.latency());
   }
   if (!failed) {
     // (start, start + 1 min] is the first minute, as each interval of the series is.
@@ -105,7 +98,28 @@ void add_each(std::vector<T>& into, const std::vector<T>& from) {
   if (into.size() < from.size()) into.resize(from.size());
   for (std::size_t i = 0; i < from.size(); ++i) into[i] += from[i];
 }
+// The same for tallies that merge (histograms, a type's or an interval's tally).
+template <class T>
+void merge_each(std::vector<T>& into, const std::vector<T>& from) {
+  if (into.size() < from.size()) into.resize(from.size());
+  for (std::size_t i = 0; i < from.size(); ++i) into[i].merge(from[i]);
+}
 }  // namespace
+
+void IntervalTally::record(bool did_fail, std::int64_t latency_us) {
+  if (did_fail) {
+    ++failed;
+  } else {
+    ++finished;
+    latency.record(latency_us);
+  }
+}
+
+void IntervalTally::merge(const IntervalTally& o) {
+  finished += o.finished;
+  failed += o.failed;
+  latency.merge(o.latency);
+}
 
 void Accounts::publish_blocks(std::vector<Histogram>& blocks) {
   // Blocks follow one another: those recorded into since the last call are the one published
@@ -117,13 +131,10 @@ void Accounts::publish_blocks(std::vector<Histogram>& blocks) {
 }
 
 void Accounts::merge(const Accounts& o) {
-  if (tallies.size() < o.tallies.size()) tallies.resize(o.tallies.size());
-  for (std::size_t i = 0; i < o.tallies.size(); ++i) tallies[i].merge(o.tallies[i]);
+  merge_each(tallies, o.tallies);
   add_each(counters, o.counters);
   add_each(finished, o.finished);
-  if (block_latency.size() < o.block_latency.size()) block_latency.resize(o.block_latency.size());
-  for (std::size_t b = 0; b < o.block_latency.size(); ++b)
-    block_latency[b].merge(o.block_latency[b]);
+  merge_each(block_latency, o.block_latency);
   for (int p = 0; p < 2; ++p) block_failed[p] += o.block_failed[p];
   schedule_lag.merge(o.schedule_lag);
   on_time += o.on_time;
@@ -141,14 +152,7 @@ void Accounts::merge(const Accounts& o) {
   if (per_minute.size() < o.per_minute.size()) per_minute.resize(o.per_minute.size());
   for (std::size_t k = 0; k < o.per_minute.size(); ++k) add_each(per_minute[k], o.per_minute[k]);
   if (intervals.size() < o.intervals.size()) intervals.resize(o.intervals.size());
-  for (std::size_t k = 0; k < o.intervals.size(); ++k) {
-    if (intervals[k].size() < o.intervals[k].size()) intervals[k].resize(o.intervals[k].size());
-    for (std::size_t i = 0; i < o.intervals[k].size(); ++i) {
-      intervals[k][i].finished += o.intervals[k][i].finished;
-      intervals[k][i].failed += o.intervals[k][i].failed;
-      intervals[k][i].latency.merge(o.intervals[k][i].latency);
-    }
-  }
+  for (std::size_t k = 0; k < o.intervals.size(); ++k) merge_each(intervals[k], o.intervals[k]);
   probe_sure += o.probe_sure;
   probe_in_flight += o.probe_in_flight;
   probe_pending.insert(probe_pending.end(), o.probe_pending.begin(), o.probe_pending.end());

@@ -66,6 +66,8 @@ struct IntervalTally {
   std::uint64_t finished = 0;  // committed or rolled back
   std::uint64_t failed = 0;
   CoarseHistogram latency;  // of those that finished
+  void record(bool did_fail, std::int64_t latency_us);
+  void merge(const IntervalTally& other);
 };
 
 enum class Wait { kKeying, kThink };
@@ -113,7 +115,7 @@ class Accounts {
   std::int64_t think_asked_us = 0, think_waited_us = 0;
   // Completions (committed + rolled back) per minute of the window, per type.
   std::vector<std::vector<std::uint64_t>> per_minute;
-  // Per interval of shape.interval_us (empty when 0), per type.
+  // Per interval of shape.interval_us, per type: shape.interval_count of them (none when 0).
   std::vector<std::vector<IntervalTally>> intervals;
   std::int64_t interval_us() const { return shape_.interval_us; }
   // Probe commits between the two reads for sure, in flight at the first read, and (start,

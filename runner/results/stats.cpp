@@ -249,6 +249,11 @@ void holm(const std::vector<Interval*>& family, double confidence) {
   }
 }
 
+std::string degrees_of_freedom_text(double df) {
+  const double whole = std::round(df);
+  return fmt::format("{:.0f} degree{} of freedom", whole, whole == 1 ? "" : "s");
+}
+
 Verdict verdict_of(const Interval& interval) {
   if (!interval.known) return Verdict::kUnknown;
   if (interval.high < 1) return Verdict::kSlower;

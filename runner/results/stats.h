@@ -74,6 +74,13 @@ Interval at_confidence(const Interval& interval, double confidence);
 // family is wrong stays at most 1 - confidence. Unknown intervals are not in the family.
 void holm(const std::vector<Interval*>& family, double confidence = 0.95);
 
+// Below this many degrees of freedom of its noise, the run count and not the machine limits
+// what an interval can see: Student's t at 95% is 12.7 at one, 4.3 at two and 3.2 at three,
+// and more under Holm's rule over a stage's axes. The report and a lesson's reveal say so.
+inline constexpr double kFewDegreesOfFreedom = 3;
+// "1 degree of freedom", "2 degrees of freedom" (rounded to a whole number).
+std::string degrees_of_freedom_text(double df);
+
 enum class Verdict { kSlower, kFaster, kWithinNoise, kUnknown };
 // Slower when the whole interval is below 1, faster when above, else within noise.
 Verdict verdict_of(const Interval& interval);

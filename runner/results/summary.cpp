@@ -193,9 +193,8 @@ std::string few_runs_note(const Run& run) {
   const Noise noise = run_noise(run);
   if (noise.df <= 0) return {};  // one baseline run: within-run batch means, not run-to-run
   // The fewest degrees of freedom of a stage compared by separate runs: the baseline's noise
-  // pooled with the stage's own repeats (compare_runs). One gives Student's t of 12.7 at 95%,
-  // and far more under Holm's rule over the axes, widening the interval more than the machine
-  // does. A switchback stage's intervals come from its own blocks.
+  // pooled with the stage's own repeats (compare_runs). A switchback stage's intervals come
+  // from its own blocks.
   std::optional<double> fewest;
   for (std::size_t i = 1; i < run.stages.size(); ++i) {
     const StageResult& s = run.stages[i];
@@ -204,10 +203,9 @@ std::string few_runs_note(const Run& run) {
     const double df = noise.df + std::max(0.0, own - 1);
     fewest = std::min(fewest.value_or(df), df);
   }
-  if (!fewest || *fewest >= 3) return {};
-  return fmt::format(
-      "a stage's interval rests on {:.0f} degree{} of freedom: more --repeats narrow it", *fewest,
-      *fewest == 1 ? "" : "s");
+  if (!fewest || *fewest >= kFewDegreesOfFreedom) return {};
+  return "a stage's interval rests on " + degrees_of_freedom_text(*fewest) +
+         ": more --repeats narrow it";
 }
 
 double stage_confidence(const StageResult& stage) {
