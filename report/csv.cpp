@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -43,6 +44,12 @@ std::string csv_text(bool v) {
 }
 std::string csv_text(const std::string& v) {
   return v;
+}
+// Settings by name, as a stage's `load:` writes them: "default_pool_size=2 pool_mode=session".
+std::string csv_text(const std::map<std::string, std::string>& v) {
+  std::string out;
+  for (const auto& [name, value] : v) out += (out.empty() ? "" : " ") + name + "=" + value;
+  return out;
 }
 
 }  // namespace

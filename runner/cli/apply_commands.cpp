@@ -49,7 +49,7 @@ struct Resolved {
 Resolved resolve_settings_arg(const knobs::Catalog& catalog, const std::string& arg) {
   Resolved r;
   if (const knobs::Preset* preset = catalog.find_preset(arg)) {
-    r.settings = catalog.expand(*preset);
+    r.settings = catalog.expand_for_server(*preset, "pgslow apply");
     r.label = preset->name;
     r.presets = {preset->name};
     return r;

@@ -25,6 +25,7 @@
 #include "scenario/plan.h"
 #include "scenario/scenario.h"
 #include "server/managed_cluster.h"
+#include "server/pooler.h"
 #include "server/target.h"
 
 namespace fs = std::filesystem;
@@ -228,7 +229,9 @@ results::PresetList presets_list() {
   const Catalog catalog = Catalog::load_default();
   results::PresetList list;
   for (const auto& p : catalog.presets()) {
-    list.presets.push_back({p.name, static_cast<int>(catalog.expand(p).size()), p.description});
+    list.presets.push_back(
+        {p.name, static_cast<int>(catalog.expand(p).size() + catalog.expand_pooler(p).size()),
+         p.description});
   }
   return list;
 }
@@ -254,6 +257,9 @@ results::PresetDetail presets_show(Context& ctx, const std::string& name, bool o
     const knobs::Knob* k = catalog.find(s.name);
     d.settings.push_back({s.name, s.value, k ? k->category : "", k ? k->since : 0});
   }
+  // Settings of pgslow's PgBouncer: a scenario stage's clients meet them (docs/pooler.md).
+  for (const auto& s : catalog.expand_pooler(*p))
+    d.settings.push_back({std::string(server::kPoolerKnobPrefix) + s.name, s.value, "pooler", 0});
   if (offline) return d;
   const ServerSettings server = read_server(ctx, opts, &d.server);
   d.server_major = server.major;

@@ -59,14 +59,13 @@ struct RunArgs {
   bool allow_partial = false;
   driver::Protocol protocol = driver::Protocol::kPrepared;
   bool protocol_given = false;  // -M was given: over the scenario's measure.protocol
-  ScenarioOverrides overrides;  // --attribute, --precision, --budget, --design
+  ScenarioOverrides overrides;  // --attribute, --precision, --budget, --design, --pooler
   bool check_data = false;
   bool no_wait_sampling = false;
-  std::optional<results::Metric> metric;     // --metric: what attributions judge by
-  bool metric_auto = false;                  // --metric auto
-  std::vector<std::string> versions;         // --versions 15,16,17,18
-  std::string from_snapshot;                 // --from-snapshot NAME
-  std::optional<server::PoolerSpec> pooler;  // --pooler
+  std::optional<results::Metric> metric;  // --metric: what attributions judge by
+  bool metric_auto = false;               // --metric auto
+  std::vector<std::string> versions;      // --versions 15,16,17,18
+  std::string from_snapshot;              // --from-snapshot NAME
 };
 
 experiment::RunOptions run_options(const RunArgs& a) {
@@ -83,7 +82,7 @@ experiment::RunOptions run_options(const RunArgs& a) {
   options.metric = a.metric;
   // --precision watches the metric's own axis; auto (the default): TPS or CPU/tx, first.
   options.precision_axis = a.metric ? results::precision_axis_of(*a.metric) : "auto";
-  options.pooler = a.pooler;
+  options.pooler = a.overrides.pooler;
   return options;
 }
 
@@ -212,7 +211,7 @@ void add_run_commands(CLI::App& app, Context& ctx) {
         "the workload's: until it commits for tpcc-lite's strict isolation levels, else 1)");
     cmd->add_flag("--allow-partial", a->allow_partial, "go on when some clients cannot connect");
     add_protocol_option(cmd, a->protocol);
-    add_pooler_option(cmd, a->pooler);
+    add_pooler_option(cmd, a->overrides.pooler);
     add_measure_overrides(cmd, a->overrides);
     cmd->add_flag("--attribute", a->overrides.attribute,
                   "name each knob's part in every stage with several knobs (extra runs; "

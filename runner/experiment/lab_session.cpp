@@ -217,7 +217,14 @@ results::Measurement LabSession::measure_once(const Trial& trial, results::Stage
   const results::LoadSettings& load = trial.load;
   workload::ResetResult reset;
   if (options_.reset_data) {
-    reset = dataset_.reset();
+    pooler_.hold_during_reset(dataset_.clone_name());
+    try {
+      reset = dataset_.reset();
+    } catch (...) {
+      pooler_.resume_after_reset(dataset_.clone_name());
+      throw;
+    }
+    pooler_.resume_after_reset(dataset_.clone_name());
     stage.reset_seconds += reset.seconds;
   } else {
     reset.conninfo = server_.conninfo();
@@ -251,6 +258,11 @@ results::Measurement LabSession::measure_once(const Trial& trial, results::Stage
   // The clients go through the pooler when there is one; pgslow's own sessions never do.
   const std::string client_conninfo =
       pooler_.client_conninfo(reset.conninfo, database, load, d.pool_size);
+  // The stage's PgBouncer settings are knob lines beside the server's (once per stage).
+  for (auto& change : pooler_.knob_changes(load)) {
+    if (std::find(stage.changes.begin(), stage.changes.end(), change) == stage.changes.end())
+      stage.changes.push_back(std::move(change));
+  }
   if (d.protocol == driver::Protocol::kPrepared) {
     // Found before the run: the pooler breaks named statements. The run falls back to unnamed
     // ones and says so, rather than fail every statement and look like a slow server.

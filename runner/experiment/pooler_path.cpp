@@ -33,21 +33,25 @@ server::ManagedCluster& PoolerPath::require_managed_cluster() const {
 
 std::optional<server::PoolerSpec> PoolerPath::route(const results::LoadSettings& load,
                                                     int& driver_pool) const {
-  driver_pool = load.pool_size;
-  std::optional<server::PoolerSpec> use = spec_;
-  if (load.pooler == "driver") use.reset();
-  if (load.pooler == "pgbouncer") {
-    if (!use || !use->managed()) {
-      use = server::PoolerSpec{};
-      use->settings["pool_mode"] = "transaction";
-    }
-    // The pool size is PgBouncer's then: the driver opens one connection per client to it.
-    if (load.pool_size > 0) {
-      use->settings["default_pool_size"] = std::to_string(load.pool_size);
-      driver_pool = 0;
-    }
-  }
-  return use;
+  // A pool through PgBouncer is PgBouncer's: the driver opens one connection per client to it.
+  driver_pool = load.pooler == "pgbouncer" && load.pool_size > 0 ? 0 : load.pool_size;
+  return server::stage_pooler(spec_, load.pooler, load.pool_size, load.pooler_settings);
+}
+
+std::vector<results::KnobChange> PoolerPath::knob_changes(const results::LoadSettings& load) const {
+  if (load.pooler_settings.empty()) return {};
+  std::vector<std::string> names;
+  for (const auto& entry : load.pooler_settings) names.push_back(entry.first);
+  const auto without = server::stage_pooler(spec_, load.pooler, load.pool_size, {});
+  int driver_pool = 0;
+  const auto with = route(load, driver_pool);
+  std::vector<results::KnobChange> out;
+  for (const auto& c : server::pooler_setting_changes(
+           without ? without->settings : std::map<std::string, std::string>{}, with->settings,
+           names))
+    out.push_back(results::KnobChange{std::string(server::kPoolerKnobPrefix) + c.name, c.before,
+                                      c.after, std::string(results::kApplyByPooler)});
+  return out;
 }
 
 std::string PoolerPath::client_conninfo(const std::string& direct, const std::string& database,
@@ -131,6 +135,14 @@ std::optional<std::string> PoolerPath::prepared_statements_problem(const std::st
         "PgBouncer 1.21 or later with max_prepared_statements",
         current_->describe(), pgbouncer_->version(), e.what());
   }
+}
+
+void PoolerPath::hold_during_reset(const std::string& database) {
+  if (pgbouncer_ && !database.empty()) pgbouncer_->hold_database(database);
+}
+
+void PoolerPath::resume_after_reset(const std::string& database) {
+  if (pgbouncer_ && !database.empty()) pgbouncer_->resume_database(database);
 }
 
 void PoolerPath::stop() {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "results/model.h"
 #include "server/managed_cluster.h"
@@ -34,6 +35,9 @@ class PoolerPath {
   // first stage, or after it died), or sets a point's settings by RELOAD.
   std::string client_conninfo(const std::string& direct, const std::string& database,
                               const results::LoadSettings& load, int& driver_pool);
+  // The PgBouncer settings `load` gives (load.pooler_settings) as knob changes against what its
+  // clients would meet without them (the run's pooler on the same path): the stage's knob lines.
+  std::vector<results::KnobChange> knob_changes(const results::LoadSettings& load) const;
   // SHOW POOLS/STATS of `database` on pgslow's PgBouncer; nullopt without one, or when its
   // console does not answer.
   std::optional<server::PoolerStats> stats(const std::string& database) const;
@@ -45,6 +49,11 @@ class PoolerPath {
   // (client_conninfo's) before the run; nullopt when they work, or when the pooler hands each
   // client a server connection of its own (session mode).
   std::optional<std::string> prepared_statements_problem(const std::string& conninfo);
+  // Around a data reset that drops and recreates `database`: pgslow's PgBouncer, when it runs,
+  // drops its connections to it and holds new clients until the reset is over, so no login
+  // meets the database gone (a failed login locks every client of it out for 15 s).
+  void hold_during_reset(const std::string& database);
+  void resume_after_reset(const std::string& database);
   // Stops pgslow's PgBouncer (also done by the destructor).
   void stop();
   server::PgBouncer* pgbouncer() { return pgbouncer_.get(); }

@@ -48,6 +48,7 @@ void apply_overrides(const ScenarioOverrides& overrides, scenario::Scenario& s) 
                       printable(*overrides.design)));
     m.switchback = *overrides.design == "auto";
   }
+  if (overrides.pooler) s.pooler = overrides.pooler;
 }
 
 }  // namespace

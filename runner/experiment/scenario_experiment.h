@@ -29,6 +29,9 @@ struct ScenarioOverrides {
   std::optional<std::string> precision;  // --precision 5%
   std::optional<double> budget_s;        // --budget (seconds)
   std::optional<std::string> design;     // --design auto|isolated
+  // --pooler: the scenario's `pooler:` as the plan checks it (its stages' PgBouncer settings
+  // need one) and the run uses it.
+  std::optional<server::PoolerSpec> pooler;
 };
 
 struct PreparedScenario {

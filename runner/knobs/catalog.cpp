@@ -23,6 +23,9 @@ const std::vector<std::string> kKnobFields = {
     "name",     "since", "until",          "healthy",        "slow",      "why",      "watch",
     "pitfalls", "refs",  "min_by_version", "max_by_version", "acts_with", "carryover"};
 const std::vector<std::string> kPresetFields = {"name", "description", "includes", "settings"};
+// A preset of the catalog may also give pgslow's PgBouncer settings (Preset::pooler).
+const std::vector<std::string> kCatalogPresetFields = {"name", "description", "includes",
+                                                       "settings", "pooler"};
 
 // Oldest and newest major versions a catalog entry may name (9 stands for "anything old").
 constexpr long long kOldestMajor = 9;
@@ -198,7 +201,7 @@ std::optional<Knob> read_knob(yaml::Reader& r, const YAML::Node& node,
 
 std::optional<Preset> read_preset(yaml::Reader& r, const YAML::Node& node) {
   const std::size_t errors_before = r.problems().size();
-  yaml::Fields f = r.fields(node, "a preset", kPresetFields);
+  yaml::Fields f = r.fields(node, "a preset", kCatalogPresetFields);
   if (!node.IsMap()) return std::nullopt;
   Preset p;
   p.where = r.where(node);
@@ -211,11 +214,13 @@ std::optional<Preset> read_preset(yaml::Reader& r, const YAML::Node& node) {
   }
   if (auto d = r.string(f.get("description"), "description", true, node)) p.description = trim(*d);
   if (auto inc = r.string_list(f.get("includes"), "includes")) p.includes = *inc;
-  if (!f.has("settings") && p.includes.empty()) {
+  if (!f.has("settings") && !f.has("pooler") && p.includes.empty()) {
     r.error(node, fmt::format("preset '{}' has no settings", p.name),
-            "add 'settings:' with parameter: value lines, or 'includes:'");
+            "add 'settings:' with parameter: value lines, 'pooler:' with PgBouncer settings, or "
+            "'includes:'");
   }
   p.settings = read_settings(r, f.get("settings"), fmt::format("the settings of '{}'", p.name));
+  p.pooler = read_settings(r, f.get("pooler"), fmt::format("the pooler settings of '{}'", p.name));
   if (has_errors(std::vector<ConfigError>(r.problems().begin() + static_cast<long>(errors_before),
                                           r.problems().end()))) {
     return std::nullopt;
@@ -450,8 +455,8 @@ std::vector<std::string> Catalog::knob_names() const {
   return out;
 }
 
-void Catalog::expand_into(const Preset& preset, std::vector<Setting>& out,
-                          std::vector<std::string>& stack) const {
+void Catalog::expand_into(const Preset& preset, std::vector<Setting> Preset::*part,
+                          std::vector<Setting>& out, std::vector<std::string>& stack) const {
   if (std::find(stack.begin(), stack.end(), preset.name) != stack.end()) {
     stack.push_back(preset.name);
     throw InputError(std::vector<ConfigError>{
@@ -467,9 +472,9 @@ void Catalog::expand_into(const Preset& preset, std::vector<Setting>& out,
            fmt::format("preset '{}' includes '{}', which is not a preset", preset.name, inc), "",
            ConfigError::Severity::kError}});
     }
-    expand_into(*p, out, stack);
+    expand_into(*p, part, out, stack);
   }
-  for (const auto& s : preset.settings) {
+  for (const auto& s : preset.*part) {
     auto it =
         std::find_if(out.begin(), out.end(), [&](const Setting& o) { return o.name == s.name; });
     if (it != out.end()) {
@@ -484,7 +489,28 @@ void Catalog::expand_into(const Preset& preset, std::vector<Setting>& out,
 std::vector<Setting> Catalog::expand(const Preset& preset) const {
   std::vector<Setting> out;
   std::vector<std::string> stack;
-  expand_into(preset, out, stack);
+  expand_into(preset, &Preset::settings, out, stack);
+  return out;
+}
+
+std::vector<Setting> Catalog::expand_for_server(const Preset& preset, std::string_view what) const {
+  const std::vector<Setting> pooler = expand_pooler(preset);
+  if (!pooler.empty()) {
+    std::vector<std::string> given;
+    for (const auto& s : pooler) given.push_back(fmt::format("pgbouncer.{} {}", s.name, s.value));
+    throw InputError(fmt::format(
+        "preset '{}' sets pgslow's PgBouncer ({}), which {} cannot apply: it changes the server "
+        "only. Measure it in a scenario stage (`presets: [{}]` with `pooler: {{kind: "
+        "pgbouncer}}`, docs/pooler.md)",
+        preset.name, join(given, ", "), what, preset.name));
+  }
+  return expand(preset);
+}
+
+std::vector<Setting> Catalog::expand_pooler(const Preset& preset) const {
+  std::vector<Setting> out;
+  std::vector<std::string> stack;
+  expand_into(preset, &Preset::pooler, out, stack);
   return out;
 }
 

@@ -54,6 +54,10 @@ struct Preset {
   std::string name, description;
   std::vector<std::string> includes;  // applied first, in order
   std::vector<Setting> settings;
+  // `pooler:`: settings of pgslow's PgBouncer (pool_mode, default_pool_size, ...), which a
+  // scenario stage gives its clients' pooler instead of the server (docs/pooler.md); checked
+  // against server/pooler.h's table when a scenario is planned.
+  std::vector<Setting> pooler;
   SourceLocation where;
 };
 
@@ -76,6 +80,11 @@ class Catalog {
   // own settings last; a later value of the same knob wins and keeps its location). Throws
   // InputError on an unknown include or a cycle.
   std::vector<Setting> expand(const Preset& preset) const;
+  // The same for the presets' `pooler:` settings.
+  std::vector<Setting> expand_pooler(const Preset& preset) const;
+  // expand() for a command that changes the server only (`what`: "pgslow bisect"); a preset
+  // with pooler settings is an InputError saying where they can be measured.
+  std::vector<Setting> expand_for_server(const Preset& preset, std::string_view what) const;
 
   const std::vector<Knob>& knobs() const { return knobs_; }
   const std::vector<Preset>& presets() const { return presets_; }
@@ -91,8 +100,8 @@ class Catalog {
   void add_preset(Preset preset) { presets_.push_back(std::move(preset)); }
 
  private:
-  void expand_into(const Preset& preset, std::vector<Setting>& out,
-                   std::vector<std::string>& stack) const;
+  void expand_into(const Preset& preset, std::vector<Setting> Preset::*part,
+                   std::vector<Setting>& out, std::vector<std::string>& stack) const;
   std::vector<Knob> knobs_;
   std::vector<Preset> presets_;
   std::vector<CategoryInfo> categories_;

@@ -111,6 +111,12 @@ std::string render_markdown(const Catalog& catalog) {
       }
       out += "\n";
     }
+    if (!p.pooler.empty()) {
+      out += "Settings of pgslow's PgBouncer (a scenario's `pooler:`, docs/pooler.md):\n\n";
+      out += "| PgBouncer setting | value |\n|---|---|\n";
+      for (const auto& s : p.pooler) out += fmt::format("| `{}` | `{}` |\n", s.name, cell(s.value));
+      out += "\n";
+    }
   }
   // One trailing newline, as editors save files.
   while (out.size() >= 2 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n') {

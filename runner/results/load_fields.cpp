@@ -58,6 +58,8 @@ std::string describe_load(const LoadSettings& load) {
   if (load.rate_percent > 0)
     text += fmt::format(", fixed rate {:g}% of the baseline's TPS", load.rate_percent);
   if (load.workers > 0) text += fmt::format(", {} driver threads", load.workers);
+  for (const auto& [name, value] : load.pooler_settings)
+    text += fmt::format(", PgBouncer {} {}", name, value);
   return text;
 }
 

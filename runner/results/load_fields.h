@@ -6,6 +6,7 @@
 // experiment/trial.cpp); the compiler refuses a member without a row (load_fields.cpp).
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -45,6 +46,9 @@ inline constexpr auto kLoadFields = std::tuple{
     // Written only when set: a report of a run without pooler sweeps carries no empty word.
     LoadField<std::string>{"pooler", &LoadSettings::pooler, nullptr, nullptr, 0,
                            [](const LoadSettings& l) { return !l.pooler.empty(); }},
+    LoadField<std::map<std::string, std::string>>{
+        "pooler_settings", &LoadSettings::pooler_settings, nullptr, nullptr, 0,
+        [](const LoadSettings& l) { return !l.pooler_settings.empty(); }},
 };
 
 // How many of the CSV's columns are the load's.

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "results/stats.h"
@@ -155,10 +156,14 @@ struct KnobChange {
   std::string name;
   std::string old_value;  // the server's value before the stage
   std::string new_value;
-  std::string apply_by;  // "reload" or "restart"
+  std::string apply_by;  // "reload", "restart" or kApplyByPooler
 
   bool operator==(const KnobChange&) const = default;
 };
+
+// How a setting of pgslow's PgBouncer ("pgbouncer.pool_mode") is applied: its configuration
+// rewritten and RELOAD on its admin console (docs/pooler.md).
+inline constexpr std::string_view kApplyByPooler = "pooler reload";
 
 // A knob the server lacks or cannot take, with the reason ("needs PostgreSQL 17").
 struct SkippedKnob {
@@ -180,6 +185,10 @@ struct LoadSettings {
   // The clients' path (docs/pooler.md): "" the run's pooler, if any; "driver" the driver's own
   // pool (pool_size); "pgbouncer" pgslow's PgBouncer, whose pool pool_size then sizes.
   std::string pooler;
+  // PgBouncer settings this stage gives pgslow's PgBouncer over the run's pooler (a stage's
+  // `pgbouncer.pool_mode: session` and the like, docs/pooler.md "Pooler settings as knobs"),
+  // by setting name ("pool_mode").
+  std::map<std::string, std::string> pooler_settings;
 
   bool operator==(const LoadSettings&) const = default;
 };

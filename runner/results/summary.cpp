@@ -158,6 +158,16 @@ void spread_of(const std::vector<double>& logs, Noise& n) {
   }
 }
 
+// A stage that changes pgslow's PgBouncer names what PgBouncer did first (the clients' wait,
+// the server connections it held), before what the server did (docs/pooler.md).
+std::vector<EvidenceMove> pooler_first(const StageResult& stage, std::vector<EvidenceMove> moves) {
+  if (std::any_of(stage.changes.begin(), stage.changes.end(),
+                  [](const KnobChange& c) { return c.apply_by == kApplyByPooler; }))
+    std::stable_partition(moves.begin(), moves.end(),
+                          [](const EvidenceMove& m) { return m.key.starts_with("pooler_"); });
+  return moves;
+}
+
 }  // namespace
 
 Noise run_noise(const Run& run) {
@@ -572,7 +582,7 @@ std::vector<StageSummary> summarize(const Run& run) {
         const StageResult blocks_of_reference = switchback_reference(*stage.switchback);
         s.movers = top_movers(evidence_moves(stage, blocks_of_reference), 2);
       } else if (reference != nullptr && i > 0) {
-        s.movers = top_movers(evidence_moves(stage, *reference), 2);
+        s.movers = top_movers(pooler_first(stage, evidence_moves(stage, *reference)), 2);
       }
       s.waits_text = waits_text(stage, baseline_waits(stage, baseline),
                                 baseline != nullptr ? baseline->envelope : std::string());

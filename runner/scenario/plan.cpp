@@ -9,10 +9,10 @@
 
 #include "common/strings.h"
 #include "knobs/value.h"
+#include "scenario/plan_pooler.h"
 #include "scenario/scenario.h"
 #include "scenario/sweep.h"
 #include "search/attribution.h"
-#include "server/pgbouncer.h"
 #include "workload/registry.h"
 
 namespace pgslow::scenario {
@@ -203,25 +203,6 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
 
 namespace {
 
-// The installed PgBouncer must run and have every setting the scenario gives it.
-void check_pooler(const server::PoolerSpec& pooler, std::vector<ConfigError>& problems) {
-  const std::string version = server::pgbouncer_version();
-  if (version.empty()) {
-    problems.push_back(ConfigError{pooler.where, "pooler: PgBouncer is not installed here",
-                                   "install it with `scripts/install-deps.sh run` (Debian's "
-                                   "pgbouncer package), or remove the pooler block"});
-    return;
-  }
-  for (const auto& [name, value] : pooler.settings) {
-    if (auto why = server::check_pooler_setting(name, value, version))
-      problems.push_back(ConfigError{pooler.where, "pooler: " + *why, ""});
-  }
-}
-
-}  // namespace
-
-namespace {
-
 // Clients the scenario leaves out: the workload's default (TPC-C's ten terminals per
 // warehouse), else 8. Every path (run, lesson, sweep) reads them from the plan. The workload
 // and its options (script files included) are checked before anything runs; so is the
@@ -241,16 +222,7 @@ void plan_workload(const Scenario& scenario, Plan& plan, std::vector<ConfigError
   }
   if (plan.scenario.workload.clients == 0)
     plan.scenario.workload.clients = kDefaultScenarioClients;  // an unknown workload
-  if (scenario.pooler && scenario.pooler->managed()) {
-    check_pooler(*scenario.pooler, problems);
-  } else if (std::any_of(scenario.stages.begin(), scenario.stages.end(), [](const StageSpec& st) {
-               const SweepValue* pooler = st.load.find("pooler");
-               return pooler != nullptr && pooler->text == "pgbouncer";
-             })) {
-    server::PoolerSpec swept;  // a sweep's `pooler: pgbouncer` points
-    swept.where = scenario.sweep.where;
-    check_pooler(swept, problems);
-  }
+  check_scenario_pooler(scenario, problems);
 }
 
 // The stages to plan, as drafts: the baseline, then the scenario's stages in its mode.
@@ -261,15 +233,18 @@ std::vector<StageDraft> draft_stages(const Scenario& scenario, const knobs::Cata
   drafts.push_back(StageDraft{"baseline", "the server as found", false, scenario.baseline,
                               scenario.baseline, base_load});
   std::vector<std::vector<knobs::Setting>> own_settings;
+  std::vector<LoadKnobs> load_knobs;
   for (const auto& st : scenario.stages) {
     own_settings.push_back(resolve_stage_settings(st.presets, st.settings, catalog, problems));
+    load_knobs.push_back(stage_load_knobs(st, catalog));
   }
   if (scenario.mode == Mode::kCumulative || scenario.mode == Mode::kBoth) {
     std::vector<knobs::Setting> acc = scenario.baseline;
     results::LoadSettings load = base_load;
     for (std::size_t i = 0; i < scenario.stages.size(); ++i) {
       acc = overlay(acc, own_settings[i]);
-      load = apply_load(load, scenario.stages[i].load);
+      load = apply_load(load, load_knobs[i]);
+      check_pooler_knobs(scenario, scenario.stages[i], load_knobs[i], load, problems);
       drafts.push_back(StageDraft{scenario.stages[i].name, scenario.stages[i].description, false,
                                   acc, own_settings[i], load,
                                   scenario.stages[i].attribute.value_or(scenario.attribute),
@@ -280,7 +255,10 @@ std::vector<StageDraft> draft_stages(const Scenario& scenario, const knobs::Cata
   if (scenario.mode == Mode::kIsolated || scenario.mode == Mode::kBoth) {
     for (std::size_t i = 0; i < scenario.stages.size(); ++i) {
       auto alone = overlay(scenario.baseline, own_settings[i]);
-      auto load = apply_load(base_load, scenario.stages[i].load);
+      auto load = apply_load(base_load, load_knobs[i]);
+      // (In mode both, the cumulative pass has checked it.)
+      if (scenario.mode == Mode::kIsolated)
+        check_pooler_knobs(scenario, scenario.stages[i], load_knobs[i], load, problems);
       std::string name = scenario.stages[i].name;
       if (scenario.mode == Mode::kBoth) {
         // The first cumulative stage already is the first stage alone.
@@ -358,6 +336,8 @@ PlannedStage plan_stage(const std::vector<StageDraft>& drafts, std::size_t i, co
     stage.changes.push_back(
         results::KnobChange{name, before, after, restart ? "restart" : "reload"});
   }
+  add_pooler_changes(scenario, d.isolated || i == 0 ? drafts.front().load : drafts[i - 1].load,
+                     d.load, stage.changes);
   // A restart is needed when a postmaster-context value differs from the stage run before.
   for (const auto& s : stage.settings) names.insert(to_lower(s.name));
   for (const auto& s : previous_applied) names.insert(to_lower(s.name));
@@ -369,7 +349,7 @@ PlannedStage plan_stage(const std::vector<StageDraft>& drafts, std::size_t i, co
     }
   }
   stage.reference = d.isolated ? 0 : (i == 0 ? 0 : i - 1);
-  if (d.attribute && !stage.is_baseline && stage.changes.size() >= 2) {
+  if (d.attribute && !stage.is_baseline && attribution_candidates(stage).size() >= 2) {
     stage.attribute = true;
     stage.attribution_units = static_cast<int>(
         search::attribution_units(attribution_candidates(stage), search::together_groups(catalog))
@@ -487,6 +467,9 @@ int attribution_level_repeats(int repeats) {
 std::vector<search::Candidate> attribution_candidates(const PlannedStage& stage) {
   std::vector<search::Candidate> out;
   for (const auto& c : stage.changes) {
+    // A PgBouncer setting stays the stage's through its attribution: the search applies
+    // server settings.
+    if (c.apply_by == results::kApplyByPooler) continue;
     search::Candidate k;
     k.change.name = c.name;
     k.change.value = c.new_value;

@@ -11,6 +11,7 @@
 #include "knobs/catalog.h"
 #include "knobs/value.h"
 #include "server/envelope.h"
+#include "server/pooler.h"
 #include "server/target_kind.h"
 
 namespace pgslow::scenario {
@@ -100,6 +101,29 @@ std::vector<SweepDimension>& rows() {
           },
           [](const SweepValue& v, results::LoadSettings& l) { l.pooler = v.text; }),
   };
+  static const bool with_pooler_settings = [] {
+    // Each PgBouncer setting of pooler.h's table as a knob of pgslow's PgBouncer
+    // ("pgbouncer.pool_mode"): the stage's clients go through it with that setting, given by
+    // RELOAD (docs/pooler.md, "Pooler settings as knobs"). The installed version is checked
+    // when the scenario is planned.
+    for (const auto& spec : server::pooler_settings()) {
+      const std::string name(spec.name);
+      table.push_back(load_row(
+          std::string(server::kPoolerKnobPrefix) + name,
+          [name](std::string_view w) {
+            const std::string t = trim(w);
+            if (auto why = server::check_pooler_setting(name, t, ""))
+              return invalid("is refused: " + *why,
+                             std::string(server::find_pooler_setting(name)->what));
+            return valid(t);
+          },
+          [name](const SweepValue& v, results::LoadSettings& l) {
+            l.pooler_settings[name] = v.text;
+          }));
+    }
+    return true;
+  }();
+  (void)with_pooler_settings;
   return table;
 }
 

@@ -68,7 +68,7 @@ Configuration load_configuration(const std::string& spec, const knobs::Catalog& 
   Configuration c;
   c.label = spec;
   if (const knobs::Preset* p = catalog.find_preset(spec)) {
-    c.settings = normalised(catalog.expand(*p));
+    c.settings = normalised(catalog.expand_for_server(*p, "a search of configurations"));
     return c;
   }
   if (spec == "default") return c;  // the empty preset: the server as it is

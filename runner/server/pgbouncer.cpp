@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -37,8 +38,6 @@ namespace {
 constexpr std::size_t kMaxSocketPath = 107;
 // The pid file is the server's user's: read bounded.
 constexpr std::size_t kMaxPidFile = 64;
-// A pooler the lab starts needs room for the largest client sweep; PgBouncer's default is 100.
-constexpr const char* kDefaultMaxClientConn = "1000";
 
 // The first line of /proc/<pid>/<what>.
 std::string proc_text(int pid, const char* what) {
@@ -163,6 +162,13 @@ void PgBouncer::prepare_folder() {
   }
 }
 
+std::map<std::string, std::string> PgBouncer::written_settings() const {
+  std::map<std::string, std::string> all = settings_;
+  all.try_emplace("max_client_conn", pooler_setting_value({}, "max_client_conn"));
+  for (const auto& name : ever_set_) all.try_emplace(name, pooler_setting_value({}, name));
+  return all;
+}
+
 std::string PgBouncer::ini() const {
   std::string text = fmt::format(
       "; Written by pgslow at each start and change of its pooler: edits here are lost.\n"
@@ -185,9 +191,8 @@ std::string PgBouncer::ini() const {
       "ignore_startup_parameters = extra_float_digits,options\n",
       options_.server_socket_dir.string(), options_.server_port, port_, socket_dir().string(),
       (folder_ / "users.txt").string(), (folder_ / "pgbouncer.pid").string(), log_file().string());
-  std::map<std::string, std::string> all = settings_;
-  all.try_emplace("max_client_conn", kDefaultMaxClientConn);
-  for (const auto& [name, value] : all) text += fmt::format("{} = {}\n", name, value);
+  for (const auto& [name, value] : written_settings())
+    text += fmt::format("{} = {}\n", name, value);
   return text;
 }
 
@@ -320,6 +325,7 @@ void PgBouncer::set(const std::map<std::string, std::string>& settings) {
   for (const auto& [name, value] : settings) {
     if (auto why = check_pooler_setting(name, value, version_)) throw InputError(*why);
   }
+  for (const auto& entry : settings_) ever_set_.insert(entry.first);
   settings_ = settings;
   if (!is_running()) return;  // start() writes them
   write_config();
@@ -328,8 +334,7 @@ void PgBouncer::set(const std::map<std::string, std::string>& settings) {
   pg::Result config = admin.exec("SHOW CONFIG");
   const int key = config.column("key");
   const int value = config.column("value");
-  std::map<std::string, std::string> all = settings_;
-  all.try_emplace("max_client_conn", kDefaultMaxClientConn);
+  const std::map<std::string, std::string> all = written_settings();
   for (int row = 0; row < config.rows(); ++row) {
     auto it = all.find(std::string(config.get(row, key)));
     if (it != all.end() && config.get(row, value) != it->second) {
@@ -363,6 +368,39 @@ PoolerStats PgBouncer::stats(const std::string& dbname) const {
     s.total_wait_time_us += stats.get_int64(row, stats.column("total_wait_time"));
   }
   return s;
+}
+
+namespace {
+
+// Runs `command` on the admin console; an error whose message holds `expected` is the state
+// the command asked for already (an unknown or unpaused database).
+void admin_command(const std::string& conninfo, const std::string& verb, const std::string& dbname,
+                   std::string_view expected) {
+  // The console takes a bare name: pgslow's clone names are plain words.
+  if (dbname.empty() || !std::all_of(dbname.begin(), dbname.end(), [](unsigned char c) {
+        return std::isalnum(c) != 0 || c == '_';
+      }))
+    throw RuntimeError(
+        fmt::format("internal: {} of database {} on PgBouncer's console", verb, printable(dbname)));
+  const std::string command = verb + " " + dbname;
+  auto admin = pg::Connection::open(conninfo, pg::SessionKind::kWorkload);
+  try {
+    admin.exec(command);
+  } catch (const pg::Error& e) {
+    if (std::string_view(e.what()).find(expected) == std::string_view::npos) throw;
+  }
+}
+
+}  // namespace
+
+void PgBouncer::hold_database(const std::string& dbname) {
+  if (!is_running()) return;
+  admin_command(admin_conninfo(), "KILL", dbname, "no such database");
+}
+
+void PgBouncer::resume_database(const std::string& dbname) {
+  if (!is_running()) return;
+  admin_command(admin_conninfo(), "RESUME", dbname, "not paused");
 }
 
 std::string PgBouncer::log_tail(std::size_t lines) const {

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace pgslow::server {
@@ -77,6 +78,13 @@ class PgBouncer {
   const std::map<std::string, std::string>& settings() const { return settings_; }
   // SHOW POOLS + SHOW STATS for `dbname`; zeros for a database it has not seen.
   PoolerStats stats(const std::string& dbname) const;
+  // KILL `dbname` on the admin console: its client and server connections are dropped and new
+  // clients wait until resume_database(). For a data reset that drops and recreates the
+  // database: a login while it is gone fails, and PgBouncer then refuses every client of that
+  // database for server_login_retry (15 s). A database it has not seen is left alone.
+  void hold_database(const std::string& dbname);
+  // RESUME `dbname` after hold_database(); a database that is not held is left alone.
+  void resume_database(const std::string& dbname);
   // The log's last `lines` lines (bounded read).
   std::string log_tail(std::size_t lines = 20) const;
 
@@ -86,9 +94,14 @@ class PgBouncer {
   void save_state() const;
   void stop_left_over();
   std::string ini() const;
+  // What the configuration file says: the settings, max_client_conn's default when they leave
+  // it out, and the default of every setting an earlier set() gave and this one drops
+  // (PgBouncer keeps a value whose line is gone on RELOAD).
+  std::map<std::string, std::string> written_settings() const;
 
   PgBouncerOptions options_;
   std::map<std::string, std::string> settings_;
+  std::set<std::string> ever_set_;  // every setting a set() gave, for written_settings()
   std::filesystem::path folder_;
   std::filesystem::path state_file_;
   std::string version_;

@@ -21,41 +21,67 @@ const std::vector<PoolerSettingSpec>& pooler_settings() {
        0,
        0,
        "",
-       "when a server connection goes back to the pool"},
-      {"default_pool_size", "integer", {}, 1, 10000, "", "server connections per database/user"},
-      {"min_pool_size", "integer", {}, 0, 10000, "", "server connections kept open"},
+       "when a server connection goes back to the pool",
+       "session"},
+      {"default_pool_size",
+       "integer",
+       {},
+       1,
+       10000,
+       "",
+       "server connections per database/user",
+       "20"},
+      {"min_pool_size", "integer", {}, 0, 10000, "", "server connections kept open", "0"},
       {"reserve_pool_size",
        "integer",
        {},
        0,
        10000,
        "",
-       "extra server connections for clients that waited reserve_pool_timeout"},
-      {"reserve_pool_timeout", "integer", {}, 0, 3600, "", "seconds before the reserve is used"},
-      {"max_client_conn", "integer", {}, 1, 100000, "", "client connections accepted"},
-      {"max_db_connections", "integer", {}, 0, 100000, "", "server connections per database"},
+       "extra server connections for clients that waited reserve_pool_timeout",
+       "0"},
+      {"reserve_pool_timeout",
+       "integer",
+       {},
+       0,
+       3600,
+       "",
+       "seconds before the reserve is used",
+       "5"},
+      {"max_client_conn", "integer", {}, 1, 100000, "", "client connections accepted", "1000"},
+      {"max_db_connections", "integer", {}, 0, 100000, "", "server connections per database", "0"},
       {"server_idle_timeout",
        "integer",
        {},
        0,
        86400,
        "",
-       "seconds an idle server connection is kept"},
-      {"server_lifetime", "integer", {}, 0, 86400, "", "seconds a server connection lives"},
+       "seconds an idle server connection is kept",
+       "600"},
+      {"server_lifetime",
+       "integer",
+       {},
+       0,
+       86400,
+       "",
+       "seconds a server connection lives (0: used once, then closed)",
+       "3600"},
       {"query_wait_timeout",
        "integer",
        {},
        0,
        86400,
        "",
-       "seconds a client may wait for a server connection"},
+       "seconds a client may wait for a server connection",
+       "120"},
       {"max_prepared_statements",
        "integer",
        {},
        0,
        100000,
        "1.21",
-       "protocol-level prepared statements tracked per client in transaction mode"},
+       "protocol-level prepared statements tracked per client in transaction mode",
+       "0"},
   };
   return table;
 }
@@ -65,6 +91,13 @@ const PoolerSettingSpec* find_pooler_setting(std::string_view name) {
     if (s.name == name) return &s;
   }
   return nullptr;
+}
+
+std::string pooler_setting_value(const std::map<std::string, std::string>& settings,
+                                 std::string_view name) {
+  if (auto it = settings.find(std::string(name)); it != settings.end()) return it->second;
+  const PoolerSettingSpec* spec = find_pooler_setting(name);
+  return spec != nullptr ? std::string(spec->default_value) : std::string();
 }
 
 namespace {
@@ -126,6 +159,45 @@ std::string PoolerSpec::describe() const {
     if (name != "pool_mode") parts.push_back(fmt::format("{} {}", name, value));
   }
   if (!parts.empty()) out += fmt::format(" ({})", fmt::join(parts, ", "));
+  return out;
+}
+
+std::optional<PoolerSpec> stage_pooler(const std::optional<PoolerSpec>& run, std::string_view path,
+                                       int pool_size,
+                                       const std::map<std::string, std::string>& settings) {
+  std::optional<PoolerSpec> use = run;
+  if (path == "driver") use.reset();
+  if (path == "pgbouncer") {
+    if (!use || !use->managed()) {
+      use = PoolerSpec{};
+      use->settings["pool_mode"] = "transaction";
+    }
+    // The pool size is PgBouncer's then: the driver opens one connection per client to it.
+    if (pool_size > 0) use->settings["default_pool_size"] = std::to_string(pool_size);
+  }
+  if (settings.empty()) return use;
+  if (!use || !use->managed()) {
+    std::vector<std::string> given;
+    for (const auto& [name, value] : settings) given.push_back(name + " " + value);
+    throw InputError(fmt::format(
+        "the stage sets PgBouncer settings ({}), but its clients do not go through pgslow's own "
+        "PgBouncer: give the scenario `pooler: {{kind: pgbouncer}}` or the stage `load: "
+        "{{pooler: pgbouncer}}` (docs/pooler.md)",
+        fmt::join(given, ", ")));
+  }
+  for (const auto& [name, value] : settings) use->settings[name] = value;
+  return use;
+}
+
+std::vector<PoolerSettingChange> pooler_setting_changes(
+    const std::map<std::string, std::string>& reference,
+    const std::map<std::string, std::string>& met, const std::vector<std::string>& names) {
+  std::vector<PoolerSettingChange> out;
+  for (const auto& name : names) {
+    PoolerSettingChange c{name, pooler_setting_value(reference, name),
+                          pooler_setting_value(met, name)};
+    if (c.before != c.after) out.push_back(std::move(c));
+  }
   return out;
 }
 

@@ -23,11 +23,22 @@ struct PoolerSettingSpec {
   long long max = 0;
   std::string_view since;  // the first PgBouncer version that has it ("1.21"); empty: all
   std::string_view what;   // one line for errors and docs
+  // What pgslow's PgBouncer runs with when nothing sets it: PgBouncer's own default, except
+  // max_client_conn (room for the largest client sweep). A stage's change names it as the value
+  // before, and a RELOAD that drops the setting writes it (an omitted line keeps the old value).
+  std::string_view default_value;
 };
 
 // The table; a setting not in it is refused.
 const std::vector<PoolerSettingSpec>& pooler_settings();
 const PoolerSettingSpec* find_pooler_setting(std::string_view name);
+// The value of `name` under `settings`: the one set, else the table's default_value.
+std::string pooler_setting_value(const std::map<std::string, std::string>& settings,
+                                 std::string_view name);
+
+// How a stage writes a pooler setting, as a knob (scenario `load:` and sweeps, presets' `pooler:`):
+// "pgbouncer.pool_mode" for "pool_mode".
+inline constexpr std::string_view kPoolerKnobPrefix = "pgbouncer.";
 
 // Why `value` is not acceptable for `name` on PgBouncer `version` ("1.18.0"; empty: any),
 // with what would be accepted; nullopt when it is.
@@ -49,6 +60,26 @@ struct PoolerSpec {
   // "pgbouncer (transaction, default_pool_size 10)"
   std::string describe() const;
 };
+
+// The pooler a stage's clients go through, given the run's (`run`; nullopt: none) and the stage's
+// load (docs/pooler.md): `path` "" keeps the run's, "driver" takes none (the driver's own pool),
+// "pgbouncer" pgslow's own PgBouncer (in transaction mode unless the run's PgBouncer says
+// otherwise) with default_pool_size = `pool_size` when above 0; then the stage's own PgBouncer
+// `settings` over it. Settings without pgslow's PgBouncer on the path are an InputError.
+std::optional<PoolerSpec> stage_pooler(const std::optional<PoolerSpec>& run, std::string_view path,
+                                       int pool_size,
+                                       const std::map<std::string, std::string>& settings);
+
+// A setting a stage gives pgslow's PgBouncer, against what its clients would meet without it.
+struct PoolerSettingChange {
+  std::string name;  // "pool_mode"
+  std::string before, after;
+};
+// The settings `stage` sets that differ between `reference`'s PgBouncer settings and `met`
+// (stage_pooler's), each value the one set or the table's default.
+std::vector<PoolerSettingChange> pooler_setting_changes(
+    const std::map<std::string, std::string>& reference,
+    const std::map<std::string, std::string>& met, const std::vector<std::string>& names);
 
 // `--pooler pgbouncer[:MODE][,name=value...]` or `--pooler 'host=... port=6432'`; throws
 // InputError saying what is accepted.

@@ -111,6 +111,38 @@ TEST_F(Pooler, ARunThroughPgBouncerNamesItInItsReport) {
   EXPECT_NE(read_file(out / "report.md").find(named), std::string::npos);
 }
 
+// A PgBouncer setting as a stage's knob (docs/pooler.md, "Pooler settings as knobs"): the stage
+// runs through the same PgBouncer as the baseline with a pool of 1 by RELOAD, names it as its
+// knob line, its clients' wait is its evidence, and the baseline's next run has PgBouncer's
+// default pool again (its knob line absent, its server connections above 1).
+TEST_F(Pooler, APoolerSettingIsAStagesKnobWithItsEvidence) {
+  cluster();
+  const fs::path file = workdir() / "pooler-knob.yaml";
+  write_file_durably(file,
+                     "name: pooler-knob\n"
+                     "workload:\n  name: select-only\n  scale: 1\n  clients: 8\n"
+                     "pooler:\n  kind: pgbouncer\n  pool_mode: transaction\n"
+                     "measure:\n  warmup: 0s\n  duration: 2s\n  protocol: extended\n"
+                     "mode: isolated\n"
+                     "stages:\n  - name: one server connection\n"
+                     "    load: {pgbouncer.default_pool_size: 1}\n");
+  const fs::path out = workdir() / "pooler-knob-out";
+  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+  EXPECT_TRUE(
+      std::regex_search(r.output, std::regex(R"(knob +pgbouncer\.default_pool_size 20 → 1)")))
+      << r.output;
+  const std::string json = read_file(out / "report.json");
+  EXPECT_NE(json.find("\"apply_by\": \"pooler reload\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"pooler_settings\": {"), std::string::npos) << json;
+  // The clients' wait in the pooler is the stage's evidence against the baseline's.
+  std::smatch wait;
+  ASSERT_TRUE(std::regex_search(r.output, wait,
+                                std::regex(R"(pooler wait ms/tx +([0-9.,]+) → ([0-9.,]+))")))
+      << r.output;
+  EXPECT_FALSE(fs::exists(workdir() / "pooler.state"));
+}
+
 // Debian's PgBouncer (1.18) has no protocol-level prepared statements in transaction mode: the
 // probe finds it before the workload runs, says it is the pooler, and the run falls back to
 // unnamed statements (no statement fails).

@@ -30,6 +30,17 @@ server::PgBouncerOptions options(std::map<std::string, std::string> settings = {
   return o;
 }
 
+std::map<std::string, std::string> show_config(const server::PgBouncer& pooler) {
+  auto admin = pg::Connection::open(pooler.admin_conninfo(), pg::SessionKind::kWorkload);
+  pg::Result config = admin.exec("SHOW CONFIG");
+  std::map<std::string, std::string> seen;
+  for (int r = 0; r < config.rows(); ++r) {
+    seen[std::string(config.get(r, config.column("key")))] =
+        std::string(config.get(r, config.column("value")));
+  }
+  return seen;
+}
+
 TEST(PgBouncer, StartsConnectsThroughItAndStops) {
   server::PgBouncer pooler(options({{"pool_mode", "transaction"}}));
   pooler.start();
@@ -60,15 +71,28 @@ TEST(PgBouncer, ReloadAppliesASettingAndReadsItBack) {
   server::PgBouncer pooler(options({{"default_pool_size", "20"}}));
   pooler.start();
   pooler.set({{"default_pool_size", "3"}, {"pool_mode", "statement"}});
-  auto admin = pg::Connection::open(pooler.admin_conninfo(), pg::SessionKind::kWorkload);
-  pg::Result config = admin.exec("SHOW CONFIG");
-  std::map<std::string, std::string> seen;
-  for (int r = 0; r < config.rows(); ++r) {
-    seen[std::string(config.get(r, config.column("key")))] =
-        std::string(config.get(r, config.column("value")));
-  }
-  EXPECT_EQ(seen["default_pool_size"], "3");
-  EXPECT_EQ(seen["pool_mode"], "statement");
+  const auto seen = show_config(pooler);
+  EXPECT_EQ(seen.at("default_pool_size"), "3");
+  EXPECT_EQ(seen.at("pool_mode"), "statement");
+}
+
+// A stage's setting is put back by the next RELOAD without it: PgBouncer keeps a value whose
+// line is gone, so pgslow writes the setting's default (docs/pooler.md).
+TEST(PgBouncer, ASettingDroppedByTheNextReloadIsBackToItsDefault) {
+  server::PgBouncer pooler(options({{"pool_mode", "transaction"}}));
+  pooler.start();
+  const auto before = show_config(pooler);
+  pooler.set({{"pool_mode", "transaction"}, {"server_lifetime", "0"}, {"default_pool_size", "2"}});
+  const auto stage = show_config(pooler);
+  EXPECT_EQ(stage.at("server_lifetime"), "0");
+  EXPECT_EQ(stage.at("default_pool_size"), "2");
+  pooler.set({{"pool_mode", "transaction"}});
+  const auto after = show_config(pooler);
+  EXPECT_EQ(after.at("server_lifetime"), before.at("server_lifetime"));
+  EXPECT_EQ(after.at("default_pool_size"), before.at("default_pool_size"));
+  EXPECT_EQ(after.at("server_lifetime"), server::pooler_setting_value({}, "server_lifetime"));
+  EXPECT_EQ(after.at("default_pool_size"), server::pooler_setting_value({}, "default_pool_size"));
+  EXPECT_EQ(after.at("pool_mode"), "transaction");
 }
 
 TEST(PgBouncer, RefusesASettingThisVersionLacks) {

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "report/plan_view.h"
 #include "search/attribution.h"
+#include "server/pgbouncer.h"
+#include "server/pooler.h"
 
 namespace pgslow::scenario {
 namespace {
@@ -302,6 +305,114 @@ sweep:
   // is not "the same configuration as the one before".
   for (const auto& w : plan.stages[2].warnings)
     EXPECT_EQ(w.find("same configuration as the one before"), std::string::npos) << w;
+}
+
+// A PgBouncer setting is a knob of its stage (docs/pooler.md, "Pooler settings as knobs"): from a
+// preset's `pooler:` part or the stage's `load:`, named against what the baseline's clients meet
+// through the same PgBouncer, applied by RELOAD, and not split by an attribution.
+TEST(MakePlan, APoolerSettingIsAKnobLineOfItsStageAppliedByReload) {
+  std::vector<ConfigError> problems;
+  Scenario s = parse_scenario(R"(workload: select-only
+mode: isolated
+pooler: {kind: pgbouncer, pool_mode: transaction}
+attribute: true
+stages:
+  - name: small pool
+    presets: [small-pool]
+    settings: {work_mem: 1MB, random_page_cost: 2}
+  - name: used once
+    load: {pgbouncer.server_lifetime: 0}
+)",
+                              "t.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << problems.front().str();
+  knobs::Catalog c = catalog();
+  knobs::Preset small;
+  small.name = "small-pool";
+  small.pooler = {{"default_pool_size", "2", {"presets.yaml", 12, 7}}};
+  c.add_preset(small);
+  Plan plan = make_plan(s, c, server15());
+  ASSERT_EQ(plan.stages.size(), 3u);
+  EXPECT_TRUE(plan.stages[0].load.pooler_settings.empty());
+  const results::KnobChange* pool = change(plan.stages[1], "pgbouncer.default_pool_size");
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->old_value, "20");  // PgBouncer's default: the run's pooler leaves it out
+  EXPECT_EQ(pool->new_value, "2");
+  EXPECT_EQ(pool->apply_by, results::kApplyByPooler);
+  EXPECT_EQ(plan.stages[1].load.pooler_settings.at("default_pool_size"), "2");
+  // The server's two knobs are attributed; the pooler's setting stays the stage's.
+  EXPECT_TRUE(plan.stages[1].attribute);
+  for (const auto& candidate : attribution_candidates(plan.stages[1]))
+    EXPECT_NE(candidate.change.name, "pgbouncer.default_pool_size");
+  const results::KnobChange* once = change(plan.stages[2], "pgbouncer.server_lifetime");
+  ASSERT_NE(once, nullptr);
+  EXPECT_EQ(once->old_value, "3600");
+  EXPECT_EQ(once->new_value, "0");
+  // Its load differs from the baseline's: runs of its own, not a switchback.
+  EXPECT_FALSE(plan.stages[2].switchback);
+  EXPECT_FALSE(plan.stages[2].attribute);  // one knob
+}
+
+// The catalog's presets with a `pooler:` part give PgBouncer settings of the table, and the
+// commands that change the server only refuse them with where to measure them.
+TEST(Presets, APoolerPartIsPgBouncerSettingsOnly) {
+  const knobs::Catalog c = knobs::Catalog::load(std::filesystem::path(PGSLOW_SOURCE_DIR) / "knobs");
+  int with_pooler = 0;
+  for (const auto& p : c.presets()) {
+    for (const auto& s : c.expand_pooler(p)) {
+      EXPECT_FALSE(server::check_pooler_setting(s.name, s.value, "")) << p.name << ": " << s.name;
+      EXPECT_EQ(c.find(s.name), nullptr) << p.name << ": " << s.name << " is a server knob";
+    }
+    if (c.expand_pooler(p).empty()) continue;
+    ++with_pooler;
+    try {
+      c.expand_for_server(p, "pgslow apply");
+      FAIL() << p.name << " was expanded for the server";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("scenario stage"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GE(with_pooler, 2);
+  ASSERT_NE(c.find_preset("pool-too-small"), nullptr);
+  EXPECT_EQ(c.expand_pooler(*c.find_preset("pool-too-small")).at(0).name, "default_pool_size");
+}
+
+TEST(MakePlan, APoolerSettingNeedsPgslowsPgBouncerOnThePathAndItsVersion) {
+  std::vector<ConfigError> problems;
+  Scenario direct = parse_scenario(R"(workload: select-only
+mode: isolated
+stages:
+  - name: session
+    load: {pgbouncer.pool_mode: session}
+)",
+                                   "t.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << problems.front().str();
+  try {
+    make_plan(direct, catalog(), server15());
+    FAIL() << "a PgBouncer setting for clients that reach the server directly was planned";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("t.yaml:5"), std::string::npos) << what;
+    EXPECT_NE(what.find("directly"), std::string::npos) << what;
+    EXPECT_NE(what.find("pooler: {kind: pgbouncer}"), std::string::npos) << what;
+  }
+  const std::string version = server::pgbouncer_version();
+  if (version.empty() || server::version_at_least(version, "1.21"))
+    GTEST_SKIP() << "needs a PgBouncer older than 1.21 (Debian 12's 1.18); this one: " << version;
+  Scenario prepared = parse_scenario(R"(workload: select-only
+mode: isolated
+pooler: {kind: pgbouncer}
+stages:
+  - name: tracked
+    load: {pgbouncer.max_prepared_statements: 100}
+)",
+                                     "t.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << problems.front().str();
+  try {
+    make_plan(prepared, catalog(), server15());
+    FAIL() << "max_prepared_statements was planned on PgBouncer " << version;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs PgBouncer 1.21"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

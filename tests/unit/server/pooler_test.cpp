@@ -51,5 +51,51 @@ TEST(PoolerOption, ModeAndSettingsOrAConninfo) {
   EXPECT_THROW(parse_pooler_option("odyssey"), InputError);
 }
 
+// A stage's path and its own PgBouncer settings over the run's pooler (docs/pooler.md).
+TEST(StagePooler, TheStagesSettingsGoOverTheRunsPgBouncerOnly) {
+  PoolerSpec run;
+  run.settings["pool_mode"] = "transaction";
+  auto met = stage_pooler(run, "", 0, {{"server_lifetime", "0"}});
+  ASSERT_TRUE(met);
+  EXPECT_EQ(met->settings.at("pool_mode"), "transaction");
+  EXPECT_EQ(met->settings.at("server_lifetime"), "0");
+  // A sweep's `pooler: pgbouncer` point sizes the pool; the stage's own setting wins over it.
+  auto point = stage_pooler(std::nullopt, "pgbouncer", 8, {});
+  ASSERT_TRUE(point);
+  EXPECT_EQ(point->settings.at("pool_mode"), "transaction");
+  EXPECT_EQ(point->settings.at("default_pool_size"), "8");
+  EXPECT_EQ(stage_pooler(run, "pgbouncer", 8, {{"default_pool_size", "2"}})
+                ->settings.at("default_pool_size"),
+            "2");
+  EXPECT_FALSE(stage_pooler(run, "driver", 8, {}));
+  // Settings with no PgBouncer of pgslow's on the path: the clients would never meet them.
+  EXPECT_THROW(stage_pooler(std::nullopt, "", 0, {{"pool_mode", "session"}}), InputError);
+  EXPECT_THROW(stage_pooler(run, "driver", 0, {{"pool_mode", "session"}}), InputError);
+  PoolerSpec external;
+  external.kind = "external";
+  external.conninfo = "host=/run/pgbouncer";
+  EXPECT_THROW(stage_pooler(external, "", 0, {{"pool_mode", "session"}}), InputError);
+}
+
+// A change names the value before, PgBouncer's default when nothing set it (max_client_conn:
+// pgslow's 1000), and only the settings that differ.
+TEST(StagePooler, ChangesAreAgainstTheDefaultsWhereNothingSetThem) {
+  const std::vector<std::string> names{"default_pool_size", "pool_mode", "max_client_conn"};
+  auto changes =
+      pooler_setting_changes({{"pool_mode", "transaction"}},
+                             {{"pool_mode", "transaction"}, {"default_pool_size", "2"}}, names);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].name, "default_pool_size");
+  EXPECT_EQ(changes[0].before, "20");
+  EXPECT_EQ(changes[0].after, "2");
+  EXPECT_EQ(pooler_setting_value({}, "max_client_conn"), "1000");
+  EXPECT_EQ(pooler_setting_value({}, "pool_mode"), "session");
+  EXPECT_EQ(pooler_setting_value({}, "server_lifetime"), "3600");
+  // Every default is a value the table accepts.
+  for (const auto& spec : pooler_settings())
+    EXPECT_FALSE(check_pooler_setting(spec.name, spec.default_value, ""))
+        << spec.name << " = " << spec.default_value;
+}
+
 }  // namespace
 }  // namespace pgslow::server
