@@ -836,8 +836,15 @@ TEST(Run, ServerRestartMidStageEndsRestored) {
     try {
       cluster().restart(std::chrono::seconds(60));
     } catch (const std::exception&) {
-      // pgslow may be restoring (restarting) at the same moment: make sure it is up.
-      if (!cluster().is_running()) cluster().start();
+      // pgslow may be restoring (restarting) at the same moment: make sure it is up. The two
+      // starts can race ("lock file postmaster.pid already exists": pgslow's server is coming
+      // up); a later call finds that server running and waits until it accepts queries.
+      for (int attempt = 0; attempt < 3 && !cluster().is_running(); ++attempt) {
+        try {
+          cluster().start();
+        } catch (const std::exception&) {
+        }
+      }
     }
   });
   run.join();
