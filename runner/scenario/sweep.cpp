@@ -70,6 +70,28 @@ SweepParse parse_true_false(std::string_view written) {
   return valid(b.number != 0 ? "true" : "false");
 }
 
+// Each PgBouncer setting of pooler.h's table as a knob of pgslow's PgBouncer
+// ("pgbouncer.pool_mode"): the stage's clients go through it with that setting, given by RELOAD
+// (docs/pooler.md, "Pooler settings as knobs"). The installed version is checked when the
+// scenario is planned.
+void add_pooler_rows(std::vector<SweepDimension>& table) {
+  for (const auto& spec : server::pooler_settings()) {
+    const std::string name(spec.name);
+    const std::string what(spec.what);
+    table.push_back(load_row(
+        std::string(server::kPoolerKnobPrefix) + name,
+        [name, what](std::string_view w) {
+          const std::string t = trim(w);
+          if (auto why = server::check_pooler_setting(name, t, ""))
+            return invalid("is refused: " + *why, what);
+          return valid(t);
+        },
+        [name](const SweepValue& v, results::LoadSettings& l) {
+          l.pooler_settings[name] = v.text;
+        }));
+  }
+}
+
 // The driver's settings (results::LoadSettings), one row each.
 std::vector<SweepDimension>& rows() {
   static std::vector<SweepDimension> table = {
@@ -101,29 +123,9 @@ std::vector<SweepDimension>& rows() {
           },
           [](const SweepValue& v, results::LoadSettings& l) { l.pooler = v.text; }),
   };
-  static const bool with_pooler_settings = [] {
-    // Each PgBouncer setting of pooler.h's table as a knob of pgslow's PgBouncer
-    // ("pgbouncer.pool_mode"): the stage's clients go through it with that setting, given by
-    // RELOAD (docs/pooler.md, "Pooler settings as knobs"). The installed version is checked
-    // when the scenario is planned.
-    for (const auto& spec : server::pooler_settings()) {
-      const std::string name(spec.name);
-      table.push_back(load_row(
-          std::string(server::kPoolerKnobPrefix) + name,
-          [name](std::string_view w) {
-            const std::string t = trim(w);
-            if (auto why = server::check_pooler_setting(name, t, ""))
-              return invalid("is refused: " + *why,
-                             std::string(server::find_pooler_setting(name)->what));
-            return valid(t);
-          },
-          [name](const SweepValue& v, results::LoadSettings& l) {
-            l.pooler_settings[name] = v.text;
-          }));
-    }
-    return true;
-  }();
-  (void)with_pooler_settings;
+  // Once, at the first call: the pooler's rows after the driver's.
+  static const bool with_pooler_rows = (add_pooler_rows(table), true);
+  (void)with_pooler_rows;
   return table;
 }
 
