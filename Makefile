@@ -60,7 +60,7 @@ pg-versions: build-pgslow
 
 # The unit tests under AddressSanitizer and UndefinedBehaviorSanitizer (no server needed).
 build-asan: deps
-	@cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DPGSLOW_SANITIZE=ON \
+	@cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DPGSLOW_SANITIZE=ON -DPGSLOW_UNITY_BUILD=OFF \
 	  -DPGSLOW_UNIT_TESTS_ONLY=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 

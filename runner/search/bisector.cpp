@@ -18,7 +18,7 @@ namespace {
 using results::log_mean;
 
 // ddmin's partition: `n` contiguous chunks whose sizes differ by at most one.
-std::vector<std::vector<int>> split(const std::vector<int>& c, std::size_t n) {
+std::vector<std::vector<int>> split_into_chunks(const std::vector<int>& c, std::size_t n) {
   std::vector<std::vector<int>> chunks;
   std::size_t start = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -242,7 +242,7 @@ std::vector<Bisector::Subset> Bisector::order_for_restarts(std::vector<Subset> t
 Bisector::Subset Bisector::ddmin(Subset c) {
   std::size_t n = 2;
   while (c.size() >= 2) {
-    auto chunks = split(c, n);
+    auto chunks = split_into_chunks(c, n);
     bool reduced = false;
     for (const Subset& t : order_for_restarts(chunks)) {
       if (classify(t, "search") == Verdict::kBad) {

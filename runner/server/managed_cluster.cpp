@@ -37,9 +37,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Unix socket paths are limited to 107 bytes (sun_path); ".s.PGSQL.65535" is 14 of them.
-constexpr std::size_t kMaxSocketPath = 107;
-
 // A libpq conninfo value: quoted when it holds anything but plain characters.
 std::string conninfo_value(const std::string& v) {
   if (!v.empty() && v.find_first_of(" '\\\t\n") == std::string::npos) return v;
@@ -89,6 +86,13 @@ std::uint64_t directory_size(const fs::path& dir) {
 
 }  // namespace
 
+fs::path socket_folder(const fs::path& folder, const std::string& key, std::string_view tag) {
+  // sun_path is 108 bytes with its terminating zero; ".s.PGSQL.65535" takes 14 of them.
+  constexpr std::size_t kMaxSocketPath = 107;
+  if ((folder / ".s.PGSQL.65535").string().size() <= kMaxSocketPath) return folder;
+  return fs::path("/tmp") / fmt::format("pgslow-{:016x}-{}", std::hash<std::string>{}(key), tag);
+}
+
 bool port_in_use(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -132,16 +136,11 @@ ManagedCluster::ManagedCluster(ManagedOptions options) : options_(std::move(opti
                      options_.pg_version ? default_cluster_major(options_.workdir, options_.pg_bin)
                                          : std::nullopt);
   data_dir_ = cluster_dir_ / "data";
-  socket_dir_ = cluster_dir_ / "socket";
   log_file_ = cluster_dir_ / "server.log";
   // In pgslow's own workdir, not in the cluster folder: that one belongs to the server's user,
   // who could otherwise hand root a pg_bin of their choosing.
   state_file_ = options_.workdir / (cluster_dir_.filename().string() + ".state");
-  if ((socket_dir_ / ".s.PGSQL.65535").string().size() > kMaxSocketPath) {
-    // A deep workdir: the socket goes to a private folder in /tmp named after the data dir.
-    socket_dir_ = fs::path("/tmp") / fmt::format("pgslow-{:016x}-socket",
-                                                 std::hash<std::string>{}(data_dir_.string()));
-  }
+  socket_dir_ = socket_folder(cluster_dir_ / "socket", data_dir_.string(), "socket");
   load_state();
   if (options_.port != 0) port_ = options_.port;
 }

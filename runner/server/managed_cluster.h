@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -179,6 +180,12 @@ std::vector<ManagedOptions> workdir_clusters(const std::filesystem::path& workdi
 // ahead of pgslow) is refused, naming it. For the cluster's folders and the pooler's.
 void make_server_private(int folder, const std::filesystem::path& shown_as,
                          const std::optional<SystemUser>& user);
+
+// Where a server listening in `folder` puts its Unix socket: `folder` when its longest socket
+// path fits sun_path, else a private folder in /tmp named after `key` (a deep workdir). For
+// the cluster's socket and the pooler's.
+std::filesystem::path socket_folder(const std::filesystem::path& folder, const std::string& key,
+                                    std::string_view tag);
 
 // Whether something (any process) listens on 127.0.0.1:port.
 bool port_in_use(int port);

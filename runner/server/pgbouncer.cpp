@@ -34,8 +34,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// sun_path is 108 bytes; ".s.PGSQL.65535" takes 14 of them.
-constexpr std::size_t kMaxSocketPath = 107;
 // The pid file is the server's user's: read bounded.
 constexpr std::size_t kMaxPidFile = 64;
 
@@ -140,10 +138,7 @@ std::string PgBouncer::admin_conninfo() const {
 }
 
 fs::path PgBouncer::socket_dir() const {
-  if ((folder_ / ".s.PGSQL.65535").string().size() <= kMaxSocketPath) return folder_;
-  // A deep workdir: the socket goes to a private folder in /tmp, as the cluster's does.
-  return fs::path("/tmp") /
-         fmt::format("pgslow-{:016x}-pooler", std::hash<std::string>{}(folder_.string()));
+  return socket_folder(folder_, folder_.string(), "pooler");
 }
 
 void PgBouncer::prepare_folder() {

@@ -11,7 +11,7 @@ namespace pgslow::workload {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kPatternsSchemaVersion = 1;
 const std::string kInsertRow = "insert_row";
 const std::string kUpdateSpread = "update_spread";
 const std::string kUpdateHot = "update_hot";
@@ -107,7 +107,7 @@ class PatternWorkload : public Workload {
   }
   std::string data_fingerprint(const WorkloadParams& params) const override {
     return fmt::format("{} scale={} rows={} schema={}", name(), params.scale, rows(params),
-                       kSchemaVersion);
+                       kPatternsSchemaVersion);
   }
   std::unique_ptr<Client> make_client(const WorkloadParams& params,
                                       int client_index) const override {

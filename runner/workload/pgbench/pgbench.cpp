@@ -29,7 +29,7 @@ constexpr std::int64_t kAccountsPerScale = 100000;
 constexpr std::int64_t kTellersPerScale = 10;
 constexpr std::int64_t kBranchesPerScale = 1;
 // Bumped when the schema or the loader changes: templates made before are reloaded.
-constexpr int kSchemaVersion = 1;
+constexpr int kPgbenchSchemaVersion = 1;
 
 // pgbench's initCreateTables (fillfactor 100, its default).
 const std::vector<std::string> kDdl = {
@@ -135,7 +135,7 @@ std::vector<CheckResult> check_pgbench_sizes(pg::Connection& conn, int scale) {
 
 std::string PgbenchTables::data_fingerprint(const WorkloadParams& params) const {
   // Every workload on these tables shares one template.
-  return fmt::format("pgbench scale={} schema={}", params.scale, kSchemaVersion);
+  return fmt::format("pgbench scale={} schema={}", params.scale, kPgbenchSchemaVersion);
 }
 
 void PgbenchTables::load(const std::string& conninfo, const WorkloadParams& params,
