@@ -19,7 +19,7 @@ export CCACHE_NOHASHDIR := true
 PGSLOW_WORKDIR ?= $(shell if [ "$$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$(CURDIR)" 2>/dev/null; \
                     then echo /var/tmp/pgslow-$$(echo "$(CURDIR)" | md5sum | cut -c1-8); else echo .pgslow; fi)
 
-.PHONY: all deps deps-run configure configure-run build build-pgslow build-asan pg-versions run test test-unit-asan bench format clean docs
+.PHONY: all deps deps-run configure configure-run build build-pgslow build-asan pg-versions run test test-unit-asan bench format clean docs image
 
 all: build
 
@@ -74,6 +74,14 @@ test: build build-asan pg-versions
 
 bench: build
 	@tests/bench/vs-pgbench --build $(BUILD)
+
+# pgslow's image, from the Debian archive alone (a debootstrap base, podman; docs/server.md,
+# "The image"), smoke-tested; reused while the sources are unchanged. IMAGE_FLAGS: e.g.
+# `--base registry` on a host whose FROM lines pull from a registry.
+IMAGE_FLAGS ?=
+image:
+	@scripts/install-deps.sh image
+	@scripts/build-image.sh $(IMAGE_FLAGS)
 
 docs: build-pgslow
 	@$(BUILD)/pgslow knobs docs > docs/knobs.md

@@ -97,16 +97,10 @@ void render_bench_console(const BenchResult& bench, std::ostream& out) {
         format_size(m.idle_connection_pss_bytes), m.idle_connections_measured);
   for (const auto& [cls, n] : m.failures_by_class)
     out << fmt::format("failed ({}): {}\n", cls, format_count(n));
-  if (m.retries > 0) {
-    // Failed attempts and backoffs, per type: inside the latencies above.
-    std::string per_type;
-    for (const auto& t : m.by_type)
-      if (t.retries > 0)
-        per_type += fmt::format("{}{} {} in {}", per_type.empty() ? "" : ", ", t.name,
-                                format_count(t.retries), format_seconds(t.retry_time_us / 1e6));
+  // Failed attempts and backoffs, per type: inside the latencies above.
+  if (m.retries > 0)
     out << fmt::format("retry time    {} (retries, and the time they took; latency includes it)\n",
-                       per_type);
-  }
+                       results::describe_retries(m));
   if (const std::string text = in_flight_text(m); !text.empty())
     out << fmt::format("in flight     {}\n", text);
   if (m.reconnects > 0) out << fmt::format("reconnects {}\n", format_count(m.reconnects));

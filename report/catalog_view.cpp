@@ -146,12 +146,6 @@ std::string live_heading(const results::KnobDetail& k) {
   return fmt::format("live (PostgreSQL {}, {})", k.server_major, k.server);
 }
 
-// The first sentence: the list stays one line per preset; `presets show` has the rest.
-std::string first_sentence(const std::string& text) {
-  const auto end = text.find(". ");
-  return end == std::string::npos ? text : text.substr(0, end + 1);
-}
-
 TextTable preset_table(const results::PresetList& list, bool console) {
   TextTable t{console ? std::vector<std::string>{"PRESET", "KNOBS", "DESCRIPTION"}
                       : std::vector<std::string>{"preset", "knobs", "description"},

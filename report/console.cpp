@@ -1,8 +1,12 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <sstream>
 
+#include "common/format.h"
+#include "common/strings.h"
 #include "report/attribution_view.h"
 #include "report/audit.h"
 #include "report/axes_view.h"
@@ -36,7 +40,13 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 }  // namespace
 
-void render_console(const Run& run, std::ostream& terminal) {
+namespace {
+
+std::string curves_and_expectations(const Run& run, const std::string& indent, std::size_t width);
+
+// Today's full block: the facts, the table and under each stage every axis, the evidence, waits,
+// warnings, the audit and the attribution (--detail).
+void render_console_detail(const Run& run, std::ostream& terminal) {
   // Names and descriptions come from files anyone may write: no control character or escape
   // sequence reaches the terminal.
   std::ostringstream out;
@@ -109,6 +119,7 @@ void render_console(const Run& run, std::ostream& terminal) {
     }
     if (!s.waits_text.empty()) detail("waits", s.waits_text);
     if (!s.headline_text.empty()) detail("headline", s.headline_text);
+    if (!s.retries_text.empty()) detail("retries", s.retries_text);
     for (const auto& w : s.headline_warnings) detail("warning", w);
     for (const auto& w : stage.warnings) detail("warning", w);
     if (const Measurement* m = s.ran ? median_repeat(stage) : nullptr) {
@@ -125,8 +136,212 @@ void render_console(const Run& run, std::ostream& terminal) {
         out << (l == 0 ? "    cause     " : "              ") << lines[l] << "\n";
     }
   }
+  out << curves_and_expectations(run, "  ", 100);
+  terminal << printable_lines(out.str());
+}
+
+// A percentage for a narrow cell: "+12%" from 10% on, "+4.5%" below.
+std::string short_percent(double ratio) {
+  return format_signed_percent(ratio, std::abs(ratio - 1) >= 0.1 ? 0 : 1);
+}
+
+// A ratio and its interval for a narrow cell: "6.7x [6.1–7.4]" or "0.05x [0.04–0.07]" far from
+// 1, "+12% [+4.0%, +22%]" near it. `slower` words a throughput that fell as "6.7x slower".
+std::string short_change(const Change& change, bool slower) {
+  const Interval& i = change.interval;
+  if (slower && change.ratio <= 0.5 && i.high < 1)
+    return format_number(1 / change.ratio, 2) + "x slower [" + format_number(1 / i.high, 2) + "–" +
+           format_number(1 / i.low, 2) + "]";
+  if (change.ratio >= 2 || change.ratio <= 0.5)
+    return format_number(change.ratio, 2) + "x [" + format_number(i.low, 2) + "–" +
+           format_number(i.high, 2) + "]";
+  return short_percent(change.ratio) + " [" + short_percent(i.low) + ", " + short_percent(i.high) +
+         "]";
+}
+
+// A stage's throughput against the baseline, as the compact table's effect cell: "6.7x slower
+// [6.1–7.4]", "-12% [-18%, -6.0%]", "≈ (±18%)" within noise, with what it could have seen.
+std::string effect_cell(const std::optional<Change>& change) {
+  if (!change) return "—";
+  const Interval& i = change->interval;
+  if (!i.known) return "no interval";
+  if (!change->measurable) return "≈ (±" + format_number(i.detectable() * 100, 2) + "%)";
+  return short_change(*change, true);
+}
+
+// The axis other than TPS that moved most, measurably, with its interval: "CPU/tx +12% [+4.0%,
+// +22%]", "p99 13x [8.1–21]"; the verdict's own axis first when it is not TPS.
+std::string shows_on_cell(const StageSummary& s, bool with_interval) {
+  const AxisChange* best = nullptr;
+  for (const auto& a : s.axes) {
+    if (a.axis == &kTpsAxis || !a.change.measurable) continue;
+    if (a.axis == s.verdict.axis) {
+      best = &a;
+      break;
+    }
+    if (best == nullptr ||
+        std::abs(std::log(a.change.ratio)) > std::abs(std::log(best->change.ratio)))
+      best = &a;
+  }
+  if (best == nullptr) return "";
+  const std::string text = std::string(best->axis->label) + " " + short_change(best->change, false);
+  // Without the interval (a narrow terminal): the words before it.
+  return with_interval ? text : text.substr(0, text.find(" ["));
+}
+
+// Who did it and the one figure that says why: the attribution's causes, else the stage's
+// knobs; then the evidence that moved most, else where the time went.
+std::string cause_cell(const StageSummary& s, const StageResult& stage) {
+  std::vector<std::string> who;
+  if (stage.attribution) {
+    for (const auto& k : stage.attribution->knobs)
+      if (k.verdict == "the cause" || k.verdict == "contributes") who.push_back(join(k.knobs, "+"));
+  }
+  if (who.empty())
+    for (const auto& change : stage.changes) who.push_back(change.name);
+  std::string why;
+  if (!s.movers.empty())
+    why = s.movers.front().text;
+  else if (!s.waits_text.empty()) {
+    // "commit_delay, commit_siblings → Timeout:CommitDelay 81% of backend time (baseline 0%);
+    // ...": the wait that grew most, without the knobs named before it.
+    why = s.waits_text.substr(0, s.waits_text.find(';'));
+    if (const auto arrow = why.find("→ "); arrow != std::string::npos)
+      why = why.substr(arrow + std::string("→ ").size());
+  }
+  std::string text = join(who, "+");
+  if (!why.empty()) text += (text.empty() ? "" : " · ") + why;
+  return text;
+}
+
+// The run's facts on one line ("quick · PostgreSQL 15.18 · tpcb-like ... · 4 min 12 s"), or on
+// as few lines as fit `width`, each fact whole.
+std::string facts_lines(const Run& run, std::size_t width) {
+  std::vector<std::string> facts = {run.scenario.empty() ? "(unnamed scenario)" : run.scenario};
+  if (!run.server_version.empty()) facts.push_back(run.server_version);
+  facts.push_back(describe_workload(run));
+  facts.push_back(describe_clients(run));
+  if (!run.stages.empty()) {
+    const Noise noise = run_noise(run);
+    if (noise.runs > 1) facts.push_back(fmt::format("noise ±{:.1f}%/run", noise.sigma * 100));
+  }
+  if (run.wall_seconds > 0) facts.push_back(format_seconds(run.wall_seconds));
+  std::string out;
+  std::string line;
+  for (const auto& fact : facts) {
+    if (!line.empty() && display_width(line) + 3 + display_width(fact) > width) {
+      out += line + "\n";
+      line = "  ";
+    }
+    line += (line.empty() || line == "  " ? "" : " · ") + fact;
+  }
+  return out + cut_to_width(line, width) + "\n";
+}
+
+// What changes a stage's reading (its error, a warning) as footnotes. A note that several
+// stages share (the machine was disturbed during each) is one footnote naming them all; its
+// words up to the first colon say what it is, --detail each stage's. A kind of note every stage
+// has needs no marker: one line says so.
+struct StageNotes {
+  struct Footnote {
+    std::string kind;  // the words before the first ':'
+    std::string text;  // the whole note, as the one stage it is about has it
+    std::vector<std::string> stages;
+  };
+  std::vector<Footnote> footnotes;
+  std::vector<std::string> everywhere;  // kinds every stage has
+
+  StageNotes(const Run& run, const std::vector<StageSummary>& summaries) {
+    for (const auto& s : summaries) {
+      const StageResult& stage = run.stages[s.index];
+      std::vector<std::string> notes;
+      if (!stage.error.empty()) notes.push_back(stage.error);
+      notes.insert(notes.end(), s.headline_warnings.begin(), s.headline_warnings.end());
+      notes.insert(notes.end(), stage.warnings.begin(), stage.warnings.end());
+      for (const auto& note : notes) add(stage.name, note);
+    }
+    std::erase_if(footnotes, [&](const Footnote& f) {
+      std::vector<std::string> named = f.stages;
+      named.erase(std::unique(named.begin(), named.end()), named.end());
+      const bool all = summaries.size() > 1 && named.size() == summaries.size();
+      if (all) everywhere.push_back(f.kind);
+      return all;
+    });
+  }
+
+  void add(const std::string& stage, const std::string& note) {
+    const std::size_t colon = note.find(": ");
+    const std::string kind = colon == std::string::npos ? note : note.substr(0, colon);
+    for (auto& f : footnotes) {
+      if (f.kind != kind) continue;
+      f.stages.push_back(stage);
+      return;
+    }
+    footnotes.push_back({kind, note, {stage}});
+  }
+
+  // " [1,3]": the footnotes about `stage`.
+  std::string markers(const std::string& stage) const {
+    std::vector<std::string> numbers;
+    for (std::size_t f = 0; f < footnotes.size(); ++f) {
+      const auto& named = footnotes[f].stages;
+      if (std::find(named.begin(), named.end(), stage) != named.end())
+        numbers.push_back(std::to_string(f + 1));
+    }
+    return numbers.empty() ? "" : " [" + join(numbers, ",") + "]";
+  }
+
+  std::string lines(std::size_t width) const {
+    std::string out;
+    auto add_wrapped = [&](const std::string& text) {
+      for (const auto& line : wrap_text(text, width, "    ")) out += line + "\n";
+    };
+    for (const auto& kind : everywhere)
+      add_wrapped("every stage: " + kind + " (each stage's figures: --detail)");
+    for (std::size_t i = 0; i < footnotes.size(); ++i) {
+      const Footnote& f = footnotes[i];
+      add_wrapped("[" + std::to_string(i + 1) + "] " +
+                  (f.stages.size() == 1 ? f.stages[0] + ": " + f.text
+                                        : join(f.stages, ", ") + ": " + f.kind +
+                                              " (each stage's figures: --detail)"));
+    }
+    return out;
+  }
+};
+
+// The stage table: one line per stage, fitting `width`.
+std::string stage_lines(const Run& run, const std::vector<StageSummary>& summaries,
+                        const StageNotes& notes, std::size_t width) {
+  TextTable table;
+  table.header = {"stage", "TPS", "effect", "shows on", "cause · why"};
+  table.right = {false, true, false, false, false};
+  for (const auto& s : summaries) {
+    const StageResult& stage = run.stages[s.index];
+    const bool baseline = s.index == 0;
+    table.rows.push_back(
+        {stage.name + notes.markers(stage.name), s.ran ? format_number(s.tps) : "failed",
+         baseline ? "—" : effect_cell(s.vs_baseline), baseline ? "" : shows_on_cell(s, true),
+         baseline ? "" : cause_cell(s, stage)});
+  }
+  // Too wide: the shown axis's interval goes first (--detail has it), then the cells are cut,
+  // the cause's evidence and the shown axis before the effect.
+  if (table.rendered_width("") > width)
+    for (std::size_t i = 0; i < summaries.size(); ++i)
+      if (summaries[i].index != 0) table.rows[i][3] = shows_on_cell(summaries[i], false);
+  table.fit(width, "", {4, 3});
+  table.fit(width, "", {2});  // the effect last: it is what the row is for
+  return table.render();
+}
+
+// A sweep's curves and the scenario's expectations, under the table: their titles after
+// `indent`, their lines two columns further in, within `width`.
+std::string curves_and_expectations(const Run& run, const std::string& indent, std::size_t width) {
+  std::ostringstream out;
+  const std::string inner = indent + "  ";
+  const std::size_t room = width - display_width(inner);
   for (const auto& curve : sweep_curves(run)) {
-    out << "\n  sweep over " << dimension_label(curve.dimension)
+    out << "\n"
+        << indent << "sweep over " << dimension_label(curve.dimension)
         << (curve.series.empty() ? "" : " (" + curve.series + ")") << "\n";
     const CurveTable ct = curve_table(curve);
     TextTable t;
@@ -134,17 +349,51 @@ void render_console(const Run& run, std::ostream& terminal) {
     t.right.assign(ct.header.size(), true);
     t.right.back() = false;
     t.rows = ct.rows;
-    out << t.render("    ") << "    " << describe_knee(curve) << "\n";
+    t.fit(width, inner, {ct.header.size() - 1});
+    out << t.render(inner);
+    for (const auto& line : wrap_text(describe_knee(curve), room)) out << inner << line << "\n";
   }
   if (!run.expectations.empty()) {
-    out << "\n  expectations\n";
+    out << "\n" << indent << "expectations\n";
     for (const auto& e : run.expectations) {
-      out << "    " << (e.passed ? "pass" : "FAIL") << "  " << e.text;
-      if (!e.detail.empty()) out << " (" << e.detail << ")";
-      out << "\n";
+      std::string text = std::string(e.passed ? "pass" : "FAIL") + "  " + e.text;
+      if (!e.detail.empty()) text += " (" + e.detail + ")";
+      for (const auto& line : wrap_text(text, room, "      ")) out << inner << line << "\n";
     }
   }
-  terminal << printable_lines(out.str());
+  return out.str();
+}
+
+// One line per stage, within `width` columns; what changes the reading (an error, a warning,
+// few runs) as a numbered marker with its footnote under the table.
+void render_console_compact(const Run& run, std::ostream& terminal, std::size_t width) {
+  const auto summaries = summarize(run);
+  const StageNotes notes(run, summaries);
+  std::string out = facts_lines(run, width) + "\n" + stage_lines(run, summaries, notes, width) +
+                    notes.lines(width);
+  if (const std::string few = few_runs_note(run); !few.empty())
+    for (const auto& line : wrap_text("few runs: " + few, width, "    ")) out += line + "\n";
+  out += curves_and_expectations(run, "", width);
+  out +=
+      "\n" +
+      cut_to_width("Every axis, the evidence, waits and the attribution: --detail, or report.md.",
+                   width) +
+      "\n";
+  terminal << printable_lines(out);
+}
+
+}  // namespace
+
+void render_console(const Run& run, std::ostream& out) {
+  render_console(run, out, ConsoleOptions{false, output_columns()});
+}
+
+void render_console(const Run& run, std::ostream& out, const ConsoleOptions& options) {
+  if (options.detail) {
+    render_console_detail(run, out);
+    return;
+  }
+  render_console_compact(run, out, options.width);
 }
 
 }  // namespace pgslow::report

@@ -86,6 +86,9 @@ std::string verdict_td(const StageSummary& s) {
                                 : better ? "faster"
                                          : "muted",
                                 html_escape(cell));
+  // The interval under it: the verdict and its interval are one figure, read together.
+  if (const std::string interval = verdict_interval(s); interval != "—")
+    out += "<span class=\"design\">" + html_escape(interval) + "</span>";
   if (!s.design.empty()) out += "<span class=\"design\">" + html_escape(s.design) + "</span>";
   return out + "</td>";
 }
@@ -248,9 +251,10 @@ void stages_table(const Run& run, const std::vector<StageSummary>& summaries, st
   // The server's CPU per transaction, when a local server gave it.
   const bool cpu = std::any_of(summaries.begin(), summaries.end(),
                                [](const StageSummary& s) { return s.cpu_vs_baseline.has_value(); });
+  // Fits a 1280-pixel window: the transactions under the TPS, the interval under the verdict,
+  // and the small lines under a figure wrap.
   out << "<h2>Stages</h2>\n<table id=\"stages\">\n<thead><tr><th>Stage</th><th>Knobs changed</th>"
-      << "<th class=\"num\">TPS</th><th class=\"num\">Transactions</th><th class=\"num\">vs "
-         "baseline</th><th class=\"num\">TPS interval</th>"
+      << "<th class=\"num\">TPS</th><th class=\"num\">vs baseline</th>"
       << (cpu ? "<th class=\"num\">CPU/tx vs baseline</th>" : "")
       << (cumulative ? "<th class=\"num\">vs previous</th>" : "") << "<th class=\"num\">p99</th>";
   const auto columns = load_columns(run);
@@ -266,9 +270,12 @@ void stages_table(const Run& run, const std::vector<StageSummary>& summaries, st
                html_escape(describe_skipped(k)) + "</span>";
     }
     std::string tps = s.ran ? html_escape(s.tps_text) : "<span class=\"failed\">failed</span>";
+    if (s.ran) tps += "<span class=\"design\">" + html_escape(s.transactions_text) + "</span>";
     if (!s.note.empty()) tps += "<span class=\"note\">" + html_escape(s.note) + "</span>";
     if (!s.headline_text.empty())
       tps += "<span class=\"headline\">" + html_escape(s.headline_text) + "</span>";
+    if (!s.retries_text.empty())
+      tps += "<span class=\"headline\">retries: " + html_escape(s.retries_text) + "</span>";
     for (const auto& w : s.headline_warnings)
       tps += "<span class=\"note\">" + html_escape(w) + "</span>";
     std::string evidence;
@@ -278,9 +285,7 @@ void stages_table(const Run& run, const std::vector<StageSummary>& summaries, st
       evidence = "<span class=\"failed\">" + html_escape(stage.error) + "</span>";
     out << "<tr><td class=\"stage\">" << html_escape(stage.name) << "</td><td class=\"knobs\">"
         << (knobs.empty() ? "—" : knobs) << "</td><td class=\"num\">" << tps << "</td>"
-        << "<td class=\"num\">" << html_escape(s.ran ? s.transactions_text : "—") << "</td>"
-        << verdict_td(s) << "<td class=\"num\">" << html_escape(interval_text(s.vs_baseline))
-        << "</td>"
+        << verdict_td(s)
         << (cpu ? "<td class=\"num\">" +
                       html_escape(s.cpu_vs_baseline ? cost_change_text(*s.cpu_vs_baseline) : "—") +
                       "</td>"

@@ -22,10 +22,10 @@ td.stage { white-space: nowrap; font-weight: 600; }
 td.knobs { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 .slower { color: var(--bad); } .faster { color: var(--good); } .muted { color: var(--muted); }
 .failed { color: var(--bad); font-weight: 600; }
-.note { display: block; color: var(--bad); font-size: 11px; }
-.design { display: block; color: var(--muted); font-size: 11px; }
+.note { display: block; color: var(--bad); font-size: 11px; white-space: normal; }
+.design { display: block; color: var(--muted); font-size: 11px; white-space: normal; }
 svg.spark { width: 160px; height: 36px; }
-.headline { display: block; font-size: 11px; }
+.headline { display: block; font-size: 11px; white-space: normal; }
 .chart { background: var(--panel); border-radius: 6px; padding: 8px 12px 4px; }
 .chart svg { width: 100%; height: auto; display: block; }
 .controls { margin: 4px 0 8px; color: var(--muted); }
@@ -168,6 +168,13 @@ const char* const kHtmlScript = R"JS(
     document.body.setAttribute('data-lines', nl);
     document.body.setAttribute('data-scale', log ? 'log' : 'linear');
     document.body.setAttribute('data-rendered', 'true');
+    // How wide the stage table is against the window: it should fit without scrolling.
+    var stages = document.getElementById('stages');
+    if (stages) {
+      document.body.setAttribute('data-stages-width', Math.ceil(stages.getBoundingClientRect().right));
+      document.body.setAttribute('data-page-width', document.documentElement.scrollWidth);
+      document.body.setAttribute('data-window-width', window.innerWidth);
+    }
   }
   document.getElementById('log-scale').addEventListener('change', draw);
   draw();

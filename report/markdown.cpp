@@ -47,6 +47,7 @@ void stages_table(const Run& run, const std::vector<StageSummary>& summaries, st
     std::string tps = s.ran ? s.tps_text : "**failed**";
     if (!s.note.empty()) tps += "<br>(" + s.note + ")";
     if (!s.headline_text.empty()) tps += "<br>" + markdown_cell(s.headline_text);
+    if (!s.retries_text.empty()) tps += "<br>retries: " + markdown_cell(s.retries_text);
     for (const auto& w : s.headline_warnings) tps += "<br>**warning:** " + markdown_cell(w);
     std::string evidence;
     for (const auto& m : s.movers)

@@ -131,10 +131,19 @@ void write_reveal(const Reveal& reveal, const std::filesystem::path& dir);      
 void write_reveal(const CliffReveal& reveal, const std::filesystem::path& dir);    // reveal.md
 void write_record(const SessionRecord& record, const std::filesystem::path& dir);  // record.md
 
-// One run: aligned plain text for a terminal (fits 100 columns); Markdown; every number of the
-// run (docs/report-schema.md, read back by read_json); one CSV row per stage (RFC 4180); one
-// self-contained HTML file (inline CSS and JS, no network).
+// How the console shows a run: one line per stage fitting `width` columns, or with `detail`
+// every axis, the evidence, waits, warnings and the attribution under each stage.
+struct ConsoleOptions {
+  bool detail = false;
+  std::size_t width = 100;
+};
+
+// One run: aligned plain text for a terminal (one line per stage, as wide as the terminal:
+// output_columns()); Markdown; every number of the run (docs/report-schema.md, read back by
+// read_json); one CSV row per stage (RFC 4180); one self-contained HTML file (inline CSS and
+// JS, no network).
 void render_console(const Run& run, std::ostream& out);
+void render_console(const Run& run, std::ostream& out, const ConsoleOptions& options);
 void render_markdown(const Run& run, std::ostream& out);
 void render_json(const Run& run, std::ostream& out);
 void render_csv(const Run& run, std::ostream& out);

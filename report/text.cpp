@@ -1,8 +1,11 @@
 #include "report/text.h"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "common/format.h"
 #include "runner/common/printable.h"
@@ -60,6 +63,92 @@ std::string TextTable::render(const std::string& indent) const {
   std::string out = key_value ? "" : line(header);
   for (const auto& row : rows) out += line(row);
   return out;
+}
+
+std::size_t TextTable::rendered_width(const std::string& indent) const {
+  const auto w = widths();
+  std::size_t total = display_width(indent) + (w.empty() ? 0 : 2 * (w.size() - 1));
+  for (std::size_t x : w) total += x;
+  return total;
+}
+
+void TextTable::fit(std::size_t width, const std::string& indent,
+                    const std::vector<std::size_t>& shrinkable) {
+  constexpr std::size_t kNarrowest = 8;
+  // One column at a time, always the widest of those that may still give: the cut is shared
+  // rather than taken from one column down to nothing.
+  for (std::size_t total = rendered_width(indent); total > width;) {
+    const auto w = widths();
+    std::size_t widest = header.size();
+    for (std::size_t c : shrinkable) {
+      if (c >= header.size() || w[c] <= std::max(kNarrowest, display_width(header[c]))) continue;
+      if (widest == header.size() || w[c] > w[widest]) widest = c;
+    }
+    if (widest == header.size()) return;  // nothing may give more
+    const std::size_t floor = std::max(kNarrowest, display_width(header[widest]));
+    std::size_t second = floor;
+    for (std::size_t c : shrinkable)
+      if (c != widest && c < header.size()) second = std::max(second, std::min(w[c], w[widest]));
+    const std::size_t keep =
+        std::max({floor, second, w[widest] - std::min(w[widest], total - width)});
+    const std::size_t cut_to = keep < w[widest] ? keep : w[widest] - 1;
+    for (auto& row : rows)
+      if (widest < row.size()) row[widest] = cut_to_width(row[widest], cut_to);
+    total = rendered_width(indent);
+  }
+}
+
+std::string cut_to_width(const std::string& s, std::size_t width) {
+  if (display_width(s) <= width) return s;
+  if (width == 0) return "";
+  std::string out;
+  std::size_t columns = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80) {
+      if (columns + 1 == width) break;  // room for the ellipsis alone
+      ++columns;
+    }
+    out += s[i];
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out + "…";
+}
+
+std::vector<std::string> wrap_text(const std::string& text, std::size_t width,
+                                   const std::string& hanging) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    start = end + 1;
+    if (word.empty()) continue;
+    if (!line.empty() && display_width(line) + 1 + display_width(word) <= width) {
+      line += " " + word;
+      continue;
+    }
+    if (!line.empty()) lines.push_back(line);
+    line = cut_to_width((lines.empty() ? "" : hanging) + word, width);
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::size_t output_columns() {
+  constexpr std::size_t kDefault = 100;
+  constexpr std::size_t kNarrowest = 40;
+  if (const char* env = std::getenv("COLUMNS"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0) return std::max<std::size_t>(n, kNarrowest);
+  }
+  winsize ws{};
+  if (::isatty(STDOUT_FILENO) != 0 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    return std::max<std::size_t>(ws.ws_col, kNarrowest);
+  return kDefault;
 }
 
 std::string markdown_table(const TextTable& table) {

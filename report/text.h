@@ -22,7 +22,23 @@ struct TextTable {
   // Every line starts with `indent`; columns are separated by two spaces.
   std::string render(const std::string& indent = "") const;
   std::vector<std::size_t> widths() const;
+  // The columns of its widest line, rendered with `indent`.
+  std::size_t rendered_width(const std::string& indent) const;
+  // Cuts the cells of the columns `shrinkable` with "…", the widest of them first, until a
+  // line rendered with `indent` fits `width` columns, no column below 8 (or its header).
+  void fit(std::size_t width, const std::string& indent,
+           const std::vector<std::size_t>& shrinkable);
 };
+
+// `s` cut to `width` columns, its last one "…" when anything was cut.
+std::string cut_to_width(const std::string& s, std::size_t width);
+// `text` broken at spaces into lines of at most `width` columns, the lines after the first
+// starting with `hanging` (a word longer than a line is cut).
+std::vector<std::string> wrap_text(const std::string& text, std::size_t width,
+                                   const std::string& hanging = "");
+// The columns the console output should fit: $COLUMNS when set (40 at least), else the
+// terminal's width when standard output is one, else 100.
+std::size_t output_columns();
 
 // The table in Markdown: each cell through markdown_cell, right-aligned columns as `--:`.
 std::string markdown_table(const TextTable& table);

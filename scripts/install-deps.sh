@@ -4,8 +4,9 @@
 #   run    that, the PostgreSQL 15 server pgslow's managed cluster runs, and PgBouncer, the
 #          pooler pgslow can put in front of it (`make run`)
 #   test   that, and what the tests add (`make test`; the default)
+#   image  what building pgslow's image needs (`make image`: podman, runc, debootstrap)
 # Idempotent: a machine that has everything installs nothing and needs no network.
-# Usage: scripts/install-deps.sh [--list | --dry-run] [build|run|test]
+# Usage: scripts/install-deps.sh [--list | --dry-run] [build|run|test|image]
 #   --list     print the set's packages, one a line; install nothing
 #   --dry-run  print the set's packages missing here, one a line; install nothing
 set -euo pipefail
@@ -26,7 +27,12 @@ run=(postgresql-15 postgresql-client-15 pgbouncer)
 # the tools of the copy-on-write reset's tests (an XFS with reflink=1, a btrfs, on a loop
 # device); optional: libFuzzer (clang) and headless Chromium for the HTML report test. npm
 # fetches PostgreSQL 16-18 for the version matrix.
-test=(libgtest-dev libgmock-dev libbenchmark-dev clang-format universal-ctags xfsprogs btrfs-progs)
+# podman, runc and debootstrap: the image (scripts/build-image.sh; runc, since crun refuses
+# hybrid cgroups); catatonit, the pause process of podman's pods, and yq for the Kubernetes pod
+# template's test (tests/package/k8s_pod_test.sh).
+image=(podman runc debootstrap catatonit)
+test=(libgtest-dev libgmock-dev libbenchmark-dev clang-format universal-ctags xfsprogs btrfs-progs
+      "${image[@]}" yq)
 test_optional=(clang-14 libclang-rt-14-dev chromium)
 
 packages=("${build[@]}")
@@ -35,7 +41,8 @@ case $set_name in
   build) ;;
   run) packages+=("${run[@]}") ;;
   test) packages+=("${run[@]}" "${test[@]}") optional+=("${test_optional[@]}") ;;
-  *) echo "pgslow: install-deps.sh: unknown set '$set_name' (build, run or test)" >&2; exit 2 ;;
+  image) packages=("${image[@]}") optional=() ;;
+  *) echo "pgslow: install-deps.sh: unknown set '$set_name' (build, run, test or image)" >&2; exit 2 ;;
 esac
 if [[ "${PGSLOW_DEPS_OPTIONAL:-1}" == 1 ]]; then packages+=("${optional[@]}"); fi
 

@@ -259,7 +259,16 @@ Journal& Applier::open_journal(const knobs::ServerSettings& current, Operation o
   j.server = record;
   // A target that sets parameters with its own command leaves postgresql.auto.conf alone.
   std::optional<fs::path> data_dir = server_.data_dir();
-  if (data_dir && !server_.sets_parameters()) j.auto_conf = read_auto_conf(*data_dir);
+  if (data_dir && !server_.sets_parameters()) {
+    try {
+      j.auto_conf = read_auto_conf(*data_dir);
+    } catch (const RuntimeError& e) {
+      // An original not read whole is never recorded: no journal, no change.
+      throw RuntimeError(
+          std::string(e.what()) +
+          ". Nothing was changed: pgslow reads the original before its first change");
+    }
+  }
   j.settings_before = server_wide_settings(current);
   j.pending_restart_before = pending_restart(current, {});
   if (!j.pending_restart_before.empty()) {

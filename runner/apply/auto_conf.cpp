@@ -1,6 +1,7 @@
 #include "apply/auto_conf.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,7 +48,17 @@ OriginalFile read_auto_conf(const fs::path& data_dir) {
   } else {
     if (::fstat(fd.get(), &st) != 0)
       throw RuntimeError("cannot read " + file.path.string() + ": " + std::strerror(errno));
-    file.bytes = read_all(fd.get(), file.path);
+    // The server's user can make it any size (or sparse and larger than the disk): never
+    // read whole, so the journal holds the original in full or pgslow refuses.
+    if (st.st_size > static_cast<off_t>(kMaxAutoConfBytes)) {
+      throw RuntimeError(fmt::format(
+          "pgslow refuses {}: it is {} bytes, more than the {} bytes (1 MiB) pgslow reads of "
+          "postgresql.auto.conf, where ALTER SYSTEM writes one short line per setting. Find out "
+          "what made it that large and put back the settings it should hold (as the server's "
+          "user, or ALTER SYSTEM RESET), then run this again",
+          file.path.string(), st.st_size, kMaxAutoConfBytes));
+    }
+    file.bytes = read_all(fd.get(), file.path, kMaxAutoConfBytes);
     file.mode = st.st_mode & 07777;
   }
   file.uid = st.st_uid;

@@ -3,6 +3,7 @@
 // first change and writes them back on restore, with the original owner and mode (the server
 // runs as `postgres` while pgslow may run as root).
 
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -14,7 +15,12 @@ namespace pgslow::apply {
 
 std::filesystem::path auto_conf_path(const std::filesystem::path& data_dir);
 
+// The most of postgresql.auto.conf pgslow reads: ALTER SYSTEM writes a line per setting, a few
+// KB, while the server's user could make it as large as the disk.
+inline constexpr std::size_t kMaxAutoConfBytes = std::size_t{1} << 20;
+
 // The file as it is now: bytes, sha256, owner and mode (existed=false when it is missing).
+// Throws RuntimeError naming the file and kMaxAutoConfBytes when it is larger.
 OriginalFile read_auto_conf(const std::filesystem::path& data_dir);
 
 // Puts `original` back durably: a temporary file in the data directory with the original owner

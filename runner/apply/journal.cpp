@@ -274,6 +274,12 @@ Journal journal_from_json(const std::string& text, const std::string& origin) {
   return j;
 }
 
+namespace {
+// A journal holds one postgresql.auto.conf (1 MiB at most, 1.4 MiB in base64) and a few
+// hundred settings; a workdir a claim names is read too, so never whole whatever it holds.
+constexpr std::size_t kMaxJournalBytes = std::size_t{16} << 20;
+}  // namespace
+
 fs::path journal_path(const fs::path& workdir) {
   return workdir / "journal.json";
 }
@@ -295,6 +301,13 @@ std::optional<Journal> load_journal(const fs::path& workdir) {
     }
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxJournalBytes) {
+      ::close(fd);
+      throw RuntimeError("pgslow refuses the journal " + path.string() + ": it is longer than " +
+                         std::to_string(kMaxJournalBytes) +
+                         " bytes, far more than a journal holds, so it was not read. Move it "
+                         "aside and check the server's configuration by hand (docs/journal.md)");
+    }
   }
   ::close(fd);
   return journal_from_json(text, path.string());

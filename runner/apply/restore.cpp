@@ -166,14 +166,37 @@ bool is_auto_conf(const std::string& source) {
 
 }  // namespace
 
+namespace {
+
+// postgresql.auto.conf as it is now, to be compared with the journal's original; nullopt when
+// it cannot be read (over the size cap: the server's user wrote it after pgslow's change) and
+// `force` says to put the original back over it anyway. Without `force` that is an error that
+// says so, so a grown file cannot hold the restore up for good.
+std::optional<OriginalFile> current_auto_conf(const OriginalFile& original, bool force) {
+  try {
+    return read_auto_conf(original.path.parent_path());
+  } catch (const RuntimeError& e) {
+    if (force) return std::nullopt;
+    throw RuntimeError(std::string(e.what()) +
+                       " It is not what pgslow left there: someone else wrote it. `pgslow "
+                       "restore --force-restore` writes the original back over it.");
+  }
+}
+
+}  // namespace
+
 bool reset_to_original_files(pg::Connection* conn, const Journal& journal, bool force,
                              ResetPlan* plan_out) {
   ResetPlan plan;
   bool changed = false;
   if (journal.auto_conf) {
     const OriginalFile& original = *journal.auto_conf;
-    OriginalFile now = read_auto_conf(original.path.parent_path());
-    if (now.existed != original.existed || now.bytes != original.bytes) {
+    const std::optional<OriginalFile> current = current_auto_conf(original, force);
+    if (!current) {
+      write_auto_conf(original);
+      changed = true;
+    } else if (const OriginalFile& now = *current;
+               now.existed != original.existed || now.bytes != original.bytes) {
       plan = plan_local(journal, now);
       require_no_conflict(plan, force);
       if (plan.foreign.empty()) {
@@ -357,8 +380,8 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
   // Someone else's value of a knob pgslow changed stops the restore before anything (the
   // journal's state included) changes.
   if (journal.auto_conf) {
-    require_no_conflict(plan_local(journal, read_auto_conf(journal.auto_conf->path.parent_path())),
-                        force);
+    if (const auto now = current_auto_conf(*journal.auto_conf, force))
+      require_no_conflict(plan_local(journal, *now), force);
   } else if (server_accepts_connections(server)) {
     pg::Connection conn = pg::Connection::open(server.conninfo());
     require_no_conflict(plan_remote(journal, conn), force);

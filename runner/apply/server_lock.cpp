@@ -31,6 +31,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kClaimFile = "pgslow.owner";
+// A claim is one workdir's path and a newline; the server's user could make the file any size.
+constexpr std::size_t kMaxClaimBytes = 4096;
 
 }  // namespace
 
@@ -148,9 +150,23 @@ ServerLock lock_server(server::ServerControl& server, const fs::path& workdir) {
 std::optional<fs::path> server_claimed_by(const fs::path& data_dir) {
   try {
     UniqueFd folder = open_folder(data_dir);
-    std::optional<std::string> text = read_file_in(folder.get(), kClaimFile, data_dir / kClaimFile);
-    if (!text || trim(*text).empty()) return std::nullopt;
-    return fs::path(trim(*text));
+    const fs::path path = data_dir / kClaimFile;
+    UniqueFd fd = open_file_in(folder.get(), kClaimFile, O_RDONLY, path);
+    if (!fd) return std::nullopt;
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0)
+      throw RuntimeError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+    if (st.st_size > static_cast<off_t>(kMaxClaimBytes)) {
+      // Only a hint (the journal decides): ignored, and replaced by this workdir's claim.
+      spdlog::warn(
+          "ignoring {}: it is {} bytes, more than the {} a claim (one workdir's path) takes, so "
+          "pgslow did not read it; the journal decides who changes this server",
+          path.string(), st.st_size, kMaxClaimBytes);
+      return std::nullopt;
+    }
+    const std::string text = trim(read_all(fd.get(), path, kMaxClaimBytes));
+    if (text.empty()) return std::nullopt;
+    return fs::path(text);
   } catch (const Error& e) {
     spdlog::debug("cannot read the claim on {}: {}", data_dir.string(), e.what());
     return std::nullopt;

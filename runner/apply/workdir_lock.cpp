@@ -46,11 +46,14 @@ std::optional<LockHolder> parse_lock_file(const std::string& text) {
 
 namespace {
 
+// The lock file's first lines: a pid line and a command line, never more than this is read.
+constexpr std::size_t kLockFileBytes = 64 * 1024;
+
 std::string read_fd(int fd) {
   std::string out;
   char buf[512];
   if (::lseek(fd, 0, SEEK_SET) < 0) return out;
-  while (true) {
+  while (out.size() < kLockFileBytes) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -73,12 +76,16 @@ std::string describe(const std::optional<LockHolder>& holder) {
 std::optional<WorkdirLock> WorkdirLock::try_acquire(const fs::path& workdir,
                                                     const std::string& command,
                                                     std::optional<LockHolder>* holder) {
-  create_workdir(workdir);  // judged before anything is made
+  UniqueFd folder = create_workdir(workdir);  // judged before anything is made
   fs::path path = lock_path(workdir);
-  // O_CLOEXEC (in open_trusted_file): a postmaster started by pg_ctl must not inherit the lock
-  // and keep it forever. O_NOFOLLOW: a symlink planted as the lock is never written through.
-  // 0600: the holder's command line is nobody else's business.
-  int fd = open_trusted_file(path, O_RDWR | O_CREAT, 0600);
+  // Through the workdir's descriptor, never by path. O_CLOEXEC (in open_file_in): a postmaster
+  // started by pg_ctl must not inherit the lock and keep it forever. O_NOFOLLOW: a symlink
+  // planted as the lock is never written through. 0600: the holder's command line is nobody
+  // else's business.
+  UniqueFd opened =
+      open_file_in(folder.get(), path.filename().string(), O_RDWR | O_CREAT, path, 0600);
+  require_trusted_fd(opened.get(), path);
+  int fd = opened.release();
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     std::string text = read_fd(fd);

@@ -55,8 +55,10 @@ Resolved resolve_settings_arg(const knobs::Catalog& catalog, const std::string& 
     return r;
   }
   std::error_code ec;
-  // A bare name is a preset or nothing: the current folder is not read (names_a_file).
-  if (names_a_file(arg) && fs::is_regular_file(arg, ec)) {
+  // A bare name is a preset or nothing: the current folder is not read (names_a_file). A path
+  // is never a preset's name: when it is not a file, that is what is wrong.
+  if (names_a_file(arg)) {
+    if (!fs::is_regular_file(arg, ec)) throw InputError(file_argument_problem(arg));
     knobs::SettingsFile file = knobs::load_settings_file(arg);
     r.settings = knobs::resolve_settings(file, catalog);
     r.label = file.name.empty() ? arg : file.name;
@@ -127,7 +129,10 @@ void hold(double seconds, const std::string& label) {
   apply::crash_point(apply::phase::kWorkload);
   ConsoleProgress progress;
   const std::int64_t end = now_us() + static_cast<std::int64_t>(seconds * 1e6);
-  std::int64_t next_line = 0;
+  // Once for every reader (a pipe, a watcher); the countdown below only on a terminal.
+  progress.note(fmt::format("{} in effect for {} (Ctrl-C restores now)", label,
+                            format_latency_us(seconds * 1e6)));
+  std::int64_t next_line = now_us() + 1000000;
   while (now_us() < end && !apply::InterruptGuard::interrupted()) {
     if (now_us() >= next_line) {
       double left = static_cast<double>(end - now_us()) / 1e6;
@@ -250,12 +255,14 @@ void status_command(Context& ctx, const TargetOptions& targs) {
   const server::TargetSpec given = target_spec(ctx, targs);
   std::unique_ptr<server::ServerControl> server = server::target_kind(given.kind).reopen(given);
   const bool journal_is_given = wj.journal && apply::journal_matches_target(*wj.journal, given);
+  bool down = false;  // the server the options name is not running: exit 4 after the status
   if (wj.journal && !journal_is_given) {
     status.rows.push_back(
         {"server", fmt::format("{} (`{}` names it)", printable(wj.journal->server.description),
                                apply::command_for(*wj.journal, "restore"))});
   } else if (auto* managed = dynamic_cast<server::ManagedCluster*>(server.get())) {
     server::ClusterStatus s = managed->status();
+    down = !s.running;
     std::string state = !s.initialized ? "not created (`pgslow server start` creates it)"
                         : s.running    ? fmt::format("running (pid {})", s.pid.value_or(0))
                                        : "stopped (`pgslow server start` starts it)";
@@ -263,10 +270,10 @@ void status_command(Context& ctx, const TargetOptions& targs) {
         {"server", fmt::format("{}: {}{}", managed->describe(), state,
                                s.version.empty() ? "" : ", PostgreSQL " + s.version)});
   } else {
-    status.rows.push_back({"server", fmt::format("{}: {}", server->describe(),
-                                                 apply::server_accepts_connections(*server)
-                                                     ? "accepts connections"
-                                                     : "does not accept connections")});
+    down = !apply::server_accepts_connections(*server);
+    status.rows.push_back(
+        {"server", fmt::format("{}: {}", server->describe(),
+                               down ? "does not accept connections" : "accepts connections")});
   }
 
   const apply::Journal* j = wj.journal ? &*wj.journal : nullptr;
@@ -322,6 +329,7 @@ void status_command(Context& ctx, const TargetOptions& targs) {
   }
   if (wj.condition == apply::JournalCondition::kKept)
     fmt::print("\n`pgslow restore` puts the original configuration back.\n");
+  if (down) throw ExitStatus(kExitServerDown);
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ search::Configuration source_of(const std::string& which, const std::string& spe
 
 void bisect_command(Context& ctx, BisectArgs& a) {
   before_command(ctx, "bisect");
+  std::ostream& out = result_stream({a.json, a.markdown});
   knobs::Catalog catalog = knobs::Catalog::load_default();
   experiment::BisectExperiment& e = a.experiment;
   if (a.good_version.has_value() != a.bad_version.has_value())
@@ -80,7 +81,7 @@ void bisect_command(Context& ctx, BisectArgs& a) {
   const search::Result result = experiment::run_bisect(e, *server, catalog, *progress);
 
   const results::BisectResult shown = search::to_report(result);
-  std::cout << report::rendered(shown, "console") << std::flush;
+  out << report::rendered(shown, "console") << std::flush;
   for (const auto& [format, path] : {std::pair{"json", a.json}, std::pair{"md", a.markdown}}) {
     if (!path.empty()) write_requested_output(path, report::rendered(shown, format), *progress);
   }
@@ -139,8 +140,11 @@ void add_bisect_commands(CLI::App& app, Context& ctx) {
                 "also name each change's part: its effect alone with an interval, the bad "
                 "configuration without it, and a verdict (the attribution of `run --attribute`)");
   add_target_options(cmd, a->target);
-  cmd->add_option("--json", a->json, "also write the result as JSON to this file");
-  cmd->add_option("--markdown", a->markdown, "also write the result as Markdown to this file");
+  cmd->add_option("--json", a->json,
+                  "also write the result as JSON to this file (-: to standard output, the table "
+                  "to standard error)");
+  cmd->add_option("--markdown", a->markdown,
+                  "also write the result as Markdown to this file (-: standard output)");
   cmd->callback([&ctx, a] { bisect_command(ctx, *a); });
 }
 

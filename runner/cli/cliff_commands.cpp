@@ -32,6 +32,7 @@ struct CliffArgs {
 
 void cliff_command(Context& ctx, CliffArgs& a) {
   before_command(ctx, "cliff");
+  std::ostream& out = result_stream({a.json, a.markdown, a.csv, a.html});
   experiment::CliffExperiment& e = a.experiment;
   e.options.search.metric = a.metric.value_or(results::Metric::kTps);
   e.target = target_spec(ctx, a.target);
@@ -47,7 +48,7 @@ void cliff_command(Context& ctx, CliffArgs& a) {
   const results::CliffResult result =
       experiment::run_cliff_experiment(e, *server, catalog, *progress);
 
-  std::cout << report::rendered(result, "console") << std::flush;
+  out << report::rendered(result, "console") << std::flush;
   for (const auto& [format, path] : {std::pair{"json", a.json}, std::pair{"md", a.markdown},
                                      std::pair{"csv", a.csv}, std::pair{"html", a.html}}) {
     if (!path.empty()) write_requested_output(path, report::rendered(result, format), *progress);
@@ -99,10 +100,15 @@ void add_cliff_commands(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   add_metric_option(cmd, a->metric, "default tps");
   add_target_options(cmd, a->target);
-  cmd->add_option("--json", a->json, "also write the result as JSON to this file");
-  cmd->add_option("--markdown", a->markdown, "also write the result as Markdown to this file");
-  cmd->add_option("--csv", a->csv, "also write the points as CSV to this file");
-  cmd->add_option("--html", a->html, "also write the result as HTML (with the curve drawn)");
+  cmd->add_option("--json", a->json,
+                  "also write the result as JSON to this file (-: to standard output, the table "
+                  "to standard error)");
+  cmd->add_option("--markdown", a->markdown,
+                  "also write the result as Markdown to this file (-: standard output)");
+  cmd->add_option("--csv", a->csv,
+                  "also write the points as CSV to this file (-: standard output)");
+  cmd->add_option("--html", a->html,
+                  "also write the result as HTML (with the curve drawn; -: standard output)");
   cmd->callback([&ctx, a] { cliff_command(ctx, *a); });
 }
 

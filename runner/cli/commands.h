@@ -11,7 +11,8 @@
 namespace pgslow::cli {
 
 void add_server_commands(CLI::App& app, Context& ctx);  // server start|status|stop|destroy|conninfo
-void add_knob_commands(CLI::App& app, Context& ctx);    // knobs, presets, check
+void add_knob_commands(CLI::App& app, Context& ctx);    // knobs, presets, check, explain
+void add_list_commands(CLI::App& app, Context& ctx);    // scenarios, workloads
 void add_workload_commands(CLI::App& app, Context& ctx);  // load, bench, check-data
 void add_apply_commands(CLI::App& app, Context& ctx);     // apply, restore, recover, status
 void add_run_commands(CLI::App& app, Context& ctx);       // run, plan
@@ -20,6 +21,7 @@ void add_bisect_commands(CLI::App& app, Context& ctx);    // bisect
 void add_cliff_commands(CLI::App& app, Context& ctx);     // cliff
 void add_lesson_commands(CLI::App& app, Context& ctx);    // lesson (workshop)
 void add_mystery_commands(CLI::App& app, Context& ctx);   // mystery start|clues|guess|reveal
+void add_jobs_commands(CLI::App& app, Context& ctx);      // jobs (the matrix as Kubernetes Jobs)
 
 // `--from-snapshot NAME` of run and bench (docs/server.md, "Snapshots"): the managed cluster
 // the context names starts from a copy of its snapshot NAME. An empty name does nothing;

@@ -439,20 +439,24 @@ void add_knob_commands(CLI::App& app, Context& ctx) {
     report::render(knobs_list(ctx, *category, *with_server, *opts), *list_format, std::cout);
   });
 
-  auto name = std::make_shared<std::string>();
-  auto offline = std::make_shared<bool>(false);
-  auto* show =
-      knobs_cmd->add_subcommand("show", "explain one knob and show its live pg_settings row");
-  show->add_option("NAME", *name, "the parameter, e.g. shared_buffers")->required();
-  show->add_flag("--offline", *offline, "only the catalog entry; do not start or reach a server");
-  auto show_format = std::make_shared<std::string>("console");
-  show->add_option("--format,-f", *show_format, "console | md | json (default: console)");
-  add_conninfo(show);
-  show->callback([&ctx, name, offline, opts, show_format] {
-    report::check_format<results::KnobDetail>(*show_format);
-    before_command(ctx, "knobs show");
-    report::render(knobs_show(ctx, *name, *offline, *opts), *show_format, std::cout);
-  });
+  // `pgslow knobs show NAME`, and `pgslow explain NAME` as users guess it: one command.
+  const auto add_show = [&](CLI::App* parent, const std::string& word, const std::string& help) {
+    auto name = std::make_shared<std::string>();
+    auto offline = std::make_shared<bool>(false);
+    auto* show = parent->add_subcommand(word, help);
+    show->add_option("NAME", *name, "the parameter, e.g. shared_buffers")->required();
+    show->add_flag("--offline", *offline, "only the catalog entry; do not start or reach a server");
+    auto show_format = std::make_shared<std::string>("console");
+    show->add_option("--format,-f", *show_format, "console | md | json (default: console)");
+    add_conninfo(show);
+    show->callback([&ctx, name, offline, opts, show_format] {
+      report::check_format<results::KnobDetail>(*show_format);
+      before_command(ctx, "knobs show");
+      report::render(knobs_show(ctx, *name, *offline, *opts), *show_format, std::cout);
+    });
+  };
+  add_show(knobs_cmd, "show", "explain one knob and show its live pg_settings row");
+  add_show(&app, "explain", "explain one knob and show its live pg_settings row (= knobs show)");
 
   auto output = std::make_shared<std::string>();
   auto* docs = knobs_cmd->add_subcommand("docs", "print docs/knobs.md, generated from the catalog");

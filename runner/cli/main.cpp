@@ -8,9 +8,38 @@
 #include "cli/commands.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "common/version.h"
 #include "pg/error.h"
 #include "server/pg_versions.h"
+
+namespace {
+
+// -v, -q and -P (common/progress.h) on `cmd` and every subcommand under it.
+void add_output_options(CLI::App* cmd, bool& verbose, bool& quiet, int& progress_every) {
+  cmd->add_flag("-v,--verbose", verbose, "show debug diagnostics on stderr")->group("Output");
+  cmd->add_flag("-q,--quiet", quiet,
+                "print only the results, warnings and errors (no progress, unless -P asks)")
+      ->group("Output");
+  cmd->add_option("-P,--progress", progress_every,
+                  "a progress report every N seconds, one line each (as pgbench -P); by default "
+                  "one line rewritten in place on a terminal, nothing otherwise")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            const bool whole = !text.empty() && text.size() <= 6 &&
+                               text.find_first_not_of("0123456789") == std::string::npos;
+            return whole && std::stoi(text) > 0
+                       ? std::string()
+                       : "a whole number of seconds, 1 or more (e.g. -P 5), not \"" + text + "\"";
+          },
+          ""))
+      ->type_name("N")
+      ->group("Output");
+  for (CLI::App* sub : cmd->get_subcommands({}))
+    add_output_options(sub, verbose, quiet, progress_every);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace pgslow;
@@ -30,11 +59,12 @@ int main(int argc, char** argv) {
   app.add_option("--pg-version", pg_version,
                  "major version of the managed cluster (15-18; 16-18 via `pgslow server install`)")
       ->envname("PGSLOW_PG_VERSION");
-  app.add_flag("-v,--verbose", verbose, "show debug diagnostics on stderr");
-  app.add_flag("-q,--quiet", quiet, "show only warnings and errors on stderr");
+  int progress_every = 0;
+  add_output_options(&app, verbose, quiet, progress_every);
 
   cli::add_server_commands(app, ctx);
   cli::add_knob_commands(app, ctx);
+  cli::add_list_commands(app, ctx);
   cli::add_workload_commands(app, ctx);
   cli::add_apply_commands(app, ctx);
   cli::add_run_commands(app, ctx);
@@ -43,6 +73,10 @@ int main(int argc, char** argv) {
   cli::add_cliff_commands(app, ctx);
   cli::add_lesson_commands(app, ctx);
   cli::add_mystery_commands(app, ctx);
+  cli::add_jobs_commands(app, ctx);
+  // -v, -q and -P are taken after the command too (`pgslow bench -P 1`, `pgslow run -q quick`).
+  for (CLI::App* command : app.get_subcommands({}))
+    add_output_options(command, verbose, quiet, progress_every);
 
   // Options are known before any subcommand callback runs.
   app.parse_complete_callback([&] {
@@ -53,6 +87,7 @@ int main(int argc, char** argv) {
     ctx.verbosity =
         verbose ? Verbosity::kVerbose : (quiet ? Verbosity::kQuiet : Verbosity::kNormal);
     init_logging(ctx.verbosity);
+    set_console_options({.quiet = quiet, .every_s = progress_every});
   });
 
   try {
@@ -63,6 +98,8 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     std::fprintf(stderr, "pgslow: %s\n", e.what());
     return e.code();
+  } catch (const ExitStatus& e) {
+    return e.code();  // the command has said what happened
   } catch (const Error& e) {
     std::fprintf(stderr, "pgslow: error: %s\n", e.what());
     return e.code();

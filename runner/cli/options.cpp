@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iostream>
 #include <type_traits>
 
 #include "common/errors.h"
@@ -110,14 +111,24 @@ std::vector<knobs::Setting> parse_knob_assignments(const std::vector<std::string
   return out;
 }
 
-std::unique_ptr<Progress> command_progress(const Context& ctx) {
-  if (ctx.verbosity == Verbosity::kQuiet) return std::make_unique<SilentProgress>();
-  return std::make_unique<ConsoleProgress>();
+std::unique_ptr<Progress> command_progress(const Context& /*ctx*/) {
+  return std::make_unique<ConsoleProgress>();  // -q and -P: set_console_options, from main
 }
 
 void write_requested_output(const std::string& path, const std::string& text, Progress& progress) {
+  if (path == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
   write_file_durably(path, text);
   progress.note("wrote " + path);
+}
+
+std::ostream& result_stream(const std::vector<std::string>& paths) {
+  const auto to_stdout = std::count(paths.begin(), paths.end(), std::string("-"));
+  if (to_stdout > 1)
+    throw InputError("only one output can be `-` (standard output): give the others a file");
+  return to_stdout == 1 ? std::cerr : std::cout;
 }
 
 }  // namespace pgslow::cli

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include "cli/context.h"
@@ -47,10 +48,17 @@ void add_metric_option(CLI::App* cmd, std::optional<results::Metric>& metric,
 std::vector<knobs::Setting> parse_knob_assignments(const std::vector<std::string>& args,
                                                    const knobs::Catalog& catalog);
 
-// The progress lines of a command that measures: on the console, none with --quiet.
+// The progress lines of a command that measures: on the console (common/progress.h: -q, -P).
 std::unique_ptr<Progress> command_progress(const Context& ctx);
 
-// Writes a result file the user asked for (--json FILE, ...) durably, and says so.
+// Writes a result file the user asked for (--json FILE, ...) durably, and says so; `-` writes
+// it to standard output instead.
 void write_requested_output(const std::string& path, const std::string& text, Progress& progress);
+
+// Where a command prints its human-readable result: standard output, or standard error when
+// one of `paths` (--json FILE, --markdown FILE, ...) is `-`, so that standard output carries
+// that document alone (`pgslow bench --json - | jq`). More than one `-` is refused: call it
+// before measuring.
+std::ostream& result_stream(const std::vector<std::string>& paths);
 
 }  // namespace pgslow::cli

@@ -14,6 +14,7 @@
 #include "common/strings.h"
 #include "report/json.h"
 #include "report/registry.h"
+#include "report/text.h"
 
 namespace pgslow::cli {
 
@@ -51,6 +52,7 @@ void add_report_commands(CLI::App& app, Context& ctx) {
     std::string run_json;
     std::string format = "console";
     std::string out;
+    bool detail = false;
   };
   auto opts = std::make_shared<ReportOptions>();
   auto* report_cmd = app.add_subcommand(
@@ -59,10 +61,19 @@ void add_report_commands(CLI::App& app, Context& ctx) {
   report_cmd->add_option("--format,-f", opts->format,
                          "console | md | json | csv | html (default: console)");
   report_cmd->add_option("--out,-o", opts->out, "write to FILE instead of standard output");
+  report_cmd->add_flag("--detail", opts->detail,
+                       "console: under each stage, every axis, the evidence, waits, warnings and "
+                       "the attribution");
   report_cmd->callback([opts, &ctx] {
     before_command(ctx, "report");
     report::check_format<results::Run>(opts->format);
     const results::Run run = load_run(opts->run_json);
+    if (opts->format == "console") {
+      std::ostringstream text;
+      report::render_console(run, text, {opts->detail, report::output_columns()});
+      write_output(opts->out, text.str());
+      return;
+    }
     write_output(opts->out, report::rendered(run, opts->format));
   });
 

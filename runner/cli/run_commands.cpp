@@ -14,6 +14,7 @@
 #include "common/strings.h"
 #include "experiment/run.h"
 #include "report/registry.h"
+#include "report/text.h"
 #include "report/versions_view.h"
 #include "results/axes.h"
 #include "scenario/library.h"
@@ -62,6 +63,8 @@ struct RunArgs {
   ScenarioOverrides overrides;  // --attribute, --precision, --budget, --design, --pooler
   bool check_data = false;
   bool no_wait_sampling = false;
+  bool detail = false;  // --detail: every axis, the evidence and the attribution under each stage
+  std::string json;     // --json FILE|-: report.json's document there too (-: standard output)
   std::optional<results::Metric> metric;  // --metric: what attributions judge by
   bool metric_auto = false;               // --metric auto
   std::vector<std::string> versions;      // --versions 15,16,17,18
@@ -87,10 +90,12 @@ experiment::RunOptions run_options(const RunArgs& a) {
 }
 
 // A run's results folder and `--versions`' side by side files in every format; the stages so far
-// of an interrupted run on the terminal.
-experiment::ResultsOutput results_output() {
+// of an interrupted run on `out` (the terminal, or standard error under `--json -`).
+experiment::ResultsOutput results_output(bool detail, std::ostream& out) {
   return {report::write_results,
-          [](const results::Run& run) { report::render_console(run, std::cout); },
+          [detail, &out](const results::Run& run) {
+            report::render_console(run, out, {detail, report::output_columns()});
+          },
           report::write_versions};
 }
 
@@ -104,10 +109,14 @@ std::string left_running_note(const Context& ctx, const Prepared& p) {
     pgslow.push_back(std::to_string(*ctx.pg_version));
   }
   const std::string cmd = shell_quote(pgslow);
-  return fmt::format(
-      "Still running: the {}; `{} server stop` stops it, `{} server destroy` removes it and its "
-      "data\n",
-      p.server->describe(), cmd, cmd);
+  std::string text;
+  for (const auto& line :
+       report::wrap_text(fmt::format("Still running: the {}; `{} server stop` stops it, `{} "
+                                     "server destroy` removes it and its data",
+                                     p.server->describe(), cmd, cmd),
+                         report::output_columns(), "  "))
+    text += line + "\n";
+  return text;
 }
 
 // `run --versions 15,16,17,18`: the same scenario on each version's managed cluster, one after
@@ -118,6 +127,7 @@ std::string left_running_note(const Context& ctx, const Prepared& p) {
 // minutes later). At the end every cluster runs again, as one `run` leaves its cluster. With
 // --dashboard, the page follows every version's progress and server counters.
 void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const DashboardArgs& dashboard) {
+  std::ostream& out = result_stream({a.json});
   std::vector<int> majors;
   for (const auto& text : a.versions) {
     int major = server::parse_major_version(text);
@@ -154,13 +164,14 @@ void run_versions(Context& ctx, const RunArgs& a, CLI::App* cmd, const Dashboard
   SilentProgress none;
   TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
   const results::VersionRuns runs = experiment::run_versions(
-      versions, run_options(a), ctx.workdir, out_dir, progress, results_output(),
+      versions, run_options(a), ctx.workdir, out_dir, progress, results_output(a.detail, out),
       [&](const experiment::VersionPoint& v) {
         if (board)
           board->watch_server(v.prepared.server->conninfo(), v.prepared.server->data_dir());
       });
-  report::render(runs, "console", std::cout);
-  std::cout << fmt::format(
+  report::render(runs, "console", out);
+  if (!a.json.empty()) write_requested_output(a.json, report::rendered(runs, "json"), progress);
+  out << fmt::format(
       "\nResults: {0}/versions.md (.json .csv .html); each version's own report in {0}/pg<N>/\n",
       out_dir.string());
   linger(board.get(), dashboard);
@@ -224,6 +235,12 @@ void add_run_commands(CLI::App& app, Context& ctx) {
     cmd->add_flag("--check-data", a->check_data,
                   "run the workload's consistency checks after each run; a failed check fails "
                   "the stage");
+    cmd->add_flag("--detail", a->detail,
+                  "under each stage, every axis, the evidence, waits, warnings and the "
+                  "attribution (report.md has them too)");
+    cmd->add_option("--json", a->json,
+                    "also write the run's report.json document to this file (-: to standard "
+                    "output, the table to standard error; with --versions, versions.json's)");
     cmd->add_flag("--no-wait-sampling", a->no_wait_sampling,
                   "do not sample the backends' wait events (the report then has no \"waits\")");
     cmd->add_option("--versions", a->versions,
@@ -250,11 +267,14 @@ void add_run_commands(CLI::App& app, Context& ctx) {
       if (board) board->watch_server(p.server->conninfo(), p.server->data_dir());
       SilentProgress none;
       TeeProgress progress(console, board ? static_cast<Progress&>(*board) : none);
+      std::ostream& out = result_stream({a->json});
       results::Run run = experiment::run_prepared(p, run_options(*a), ctx.workdir, out_dir,
-                                                  progress, results_output());
-      report::render_console(run, std::cout);
-      std::cout << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
-      std::cout << left_running_note(ctx, p);
+                                                  progress, results_output(a->detail, out));
+      report::render_console(run, out, {a->detail, report::output_columns()});
+      if (!a->json.empty())
+        write_requested_output(a->json, report::rendered(run, "json"), progress);
+      out << fmt::format("\nResults: {}/report.md (.json .csv .html)\n", out_dir.string());
+      out << left_running_note(ctx, p);
       linger(board.get(), *dashboard);
       experiment::check_run(run, out_dir);
     });

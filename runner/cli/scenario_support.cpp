@@ -22,8 +22,9 @@ constexpr const char* kDefaultAddress = "127.0.0.1:8080";
 std::shared_ptr<DashboardArgs> add_dashboard_options(CLI::App* cmd) {
   auto args = std::make_shared<DashboardArgs>();
   cmd->add_option("--dashboard", args->address,
-                  "serve a live page while it runs, on ADDR (default 127.0.0.1:8080; another "
-                  "address, e.g. 0.0.0.0:8080 for a room, is your explicit choice)")
+                  "serve a live page while it runs, on ADDR: HOST:PORT, HOST (port 8080) or "
+                  "PORT (on 127.0.0.1); default 127.0.0.1:8080; another address, e.g. "
+                  "0.0.0.0:8080 for a room, is your explicit choice")
       ->expected(0, 1);
   cmd->add_option("--room-size", args->room_size,
                   "with --dashboard: predictions the page accepts, one per browser (default 100)")

@@ -37,7 +37,8 @@ std::string format_uptime(std::chrono::seconds s) {
   return fmt::format("{} s", seconds);
 }
 
-void print_status(const server::ManagedCluster& cluster) {
+// Returns whether the cluster is running.
+bool print_status(const server::ManagedCluster& cluster) {
   server::ClusterStatus s = cluster.status();
   std::vector<std::pair<std::string, std::string>> rows;
   if (!s.initialized) {
@@ -61,26 +62,28 @@ void print_status(const server::ManagedCluster& cluster) {
   std::size_t width = 0;
   for (const auto& [name, value] : rows) width = std::max(width, name.size());
   for (const auto& [name, value] : rows) fmt::print("{:<{}}  {}\n", name, width, value);
+  return s.running;
 }
 
 // The cluster --pg-version names; without it every cluster of the workdir (the default first,
-// then one per other major version), or the default one when there is none yet.
-void print_workdir_status(const Context& ctx) {
+// then one per other major version), or the default one when there is none yet. Returns whether
+// every cluster shown is running.
+bool print_workdir_status(const Context& ctx) {
   const std::vector<server::ManagedOptions> clusters = server::workdir_clusters(ctx.workdir);
-  if (ctx.pg_version || clusters.empty() || (clusters.size() == 1 && !clusters[0].pg_version)) {
-    print_status(open_cluster(ctx));
-    return;
-  }
+  if (ctx.pg_version || clusters.empty() || (clusters.size() == 1 && !clusters[0].pg_version))
+    return print_status(open_cluster(ctx));
   bool first = true;
+  bool all_running = true;
   for (server::ManagedOptions options : clusters) {
     if (!options.pg_version) options.pg_bin = ctx.pg_bin;
     const server::ManagedCluster cluster(options);
     fmt::print("{}{}/ ({})\n", first ? "" : "\n", cluster.cluster_dir().filename().string(),
                options.pg_version ? fmt::format("--pg-version {}", *options.pg_version)
                                   : std::string("the default cluster"));
-    print_status(cluster);
+    all_running = print_status(cluster) && all_running;
     first = false;
   }
+  return all_running;
 }
 
 void print_snapshot(const char* what, const server::ManagedCluster::SnapshotCopy& s) {
@@ -133,7 +136,8 @@ void add_server_commands(CLI::App& app, Context& ctx) {
                        "the workdir, or the one --pg-version names)")
       ->callback([&ctx] {
         before_command(ctx, "server status");
-        print_workdir_status(ctx);
+        // Exit 4 when a cluster shown is stopped or not created, as `pg_ctl status` says so.
+        if (!print_workdir_status(ctx)) throw ExitStatus(kExitServerDown);
       });
 
   server->add_subcommand("stop", "stop the cluster (fast shutdown); its data stays")

@@ -1,5 +1,5 @@
 #pragma once
-// Errors that reach the user, and the exit codes they map to (docs/exit-codes in docs/cli.md).
+// Errors that reach the user, and the exit codes they map to (docs/user-guide.md, "Exit codes").
 
 #include <stdexcept>
 #include <string>
@@ -13,6 +13,7 @@ enum ExitCode : int {
   kExitRuntime = 1,        // the server or the run failed
   kExitBadInput = 2,       // bad usage, bad scenario, bad knob value
   kExitExpectation = 3,    // a scenario's `expect:` assertion failed
+  kExitServerDown = 4,     // `server status`, `status`: the server is not running or refuses
   kExitInterrupted = 130,  // SIGINT
   kExitTerminated = 143,   // SIGTERM
 };
@@ -64,6 +65,13 @@ class InputError : public Error {
 class RuntimeError : public Error {
  public:
   explicit RuntimeError(const std::string& message) : Error(kExitRuntime, message) {}
+};
+
+// The command has printed what happened; only its exit code is left to give (`server status` of
+// a stopped server: kExitServerDown). main prints nothing more.
+class ExitStatus : public Error {
+ public:
+  explicit ExitStatus(ExitCode code) : Error(code, "") {}
 };
 
 }  // namespace pgslow

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/printable.h"
 #include "common/safe_fs.h"
 #include "common/strings.h"
 
@@ -43,6 +44,14 @@ bool trusted_data_folder(const fs::path& dir, std::vector<std::string>& refused)
 bool names_a_file(const std::string& arg) {
   const std::string ext = fs::path(arg).extension().string();
   return arg.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml" || ext == ".conf";
+}
+
+std::string file_argument_problem(const std::string& arg) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(arg, ec);
+  if (!fs::exists(st)) return fmt::format("no such file: {}", printable(arg));
+  if (fs::is_directory(st)) return fmt::format("{} is a folder, not a file", printable(arg));
+  return fmt::format("{} is not a regular file", printable(arg));
 }
 
 fs::path data_root() {

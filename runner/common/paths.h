@@ -20,6 +20,11 @@ std::filesystem::path data_root();
 // as root, `cd /tmp && pgslow run quick` must not read a `quick` anyone could have put there.
 bool names_a_file(const std::string& arg);
 
+// What is wrong with a file argument (names_a_file) that is not a regular file, to throw as an
+// InputError: "no such file: ARG", or "ARG is a folder, not a file" (a device, ...: "not a regular
+// file"). Every command that reads a file argument says it with these words.
+std::string file_argument_problem(const std::string& arg);
+
 // Writes `contents` to `path` durably: a temporary file in the same folder, fsync, rename
 // over the target, fsync the folder. A reader sees the old bytes or the new, never a mix, and
 // a symlink planted at `path` is replaced, never written through, and the folder must pass

@@ -36,10 +36,13 @@ struct Fd {
   }
 };
 
+std::string name_of(const std::string& entry) {
+  return entry.substr(0, entry.find('='));
+}
+
 // The child's environment: ours, with `overrides` ("NAME=value") replacing or adding entries.
-std::vector<std::string> make_environment(const std::vector<std::string>& overrides) {
+std::vector<std::string> inherited_environment(const std::vector<std::string>& overrides) {
   std::vector<std::string> env;
-  auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
   for (char** e = environ; e && *e; ++e) {
     std::string entry(*e);
     bool replaced = false;
@@ -48,6 +51,13 @@ std::vector<std::string> make_environment(const std::vector<std::string>& overri
   }
   env.insert(env.end(), overrides.begin(), overrides.end());
   return env;
+}
+
+// Locale and time zone: how the server words its messages and reads times, nothing secret.
+bool allowed_from_ours(const std::string& name) {
+  if (name == "LANG" || name == "LANGUAGE" || name == "TZ") return true;
+  return name.size() > 3 && name.starts_with("LC_") &&
+         name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ_", 3) == std::string::npos;
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& v) {
@@ -63,6 +73,25 @@ void append_capped(std::string& out, const char* data, std::size_t n, std::size_
 }
 
 }  // namespace
+
+std::vector<std::string> minimal_environment(const std::vector<std::string>& ours,
+                                             const std::vector<std::string>& overrides) {
+  std::vector<std::string> env;
+  auto overridden = [&](const std::string& name) {
+    for (const auto& o : overrides) {
+      if (name_of(o) == name) return true;
+    }
+    return false;
+  };
+  for (const std::string& entry : ours) {
+    const std::string name = name_of(entry);
+    if (entry.find('=') != std::string::npos && allowed_from_ours(name) && !overridden(name))
+      env.push_back(entry);
+  }
+  if (!overridden("PATH")) env.push_back(std::string("PATH=") + kSystemPath);
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
 
 std::string ProcessResult::describe_status() const {
   if (timed_out) return "timed out (killed)";
@@ -124,7 +153,13 @@ void prepare_child(const std::vector<std::string>& argv, const ProcessOptions& o
   }
   child.args = argv;
   child.c_argv = c_strings(child.args);
-  child.env = make_environment(env_overrides);
+  if (child.switch_user) {
+    std::vector<std::string> ours;
+    for (char** e = environ; e && *e; ++e) ours.emplace_back(*e);
+    child.env = minimal_environment(ours, env_overrides);
+  } else {
+    child.env = inherited_environment(env_overrides);
+  }
   child.c_env = c_strings(child.env);
   child.cwd = options.cwd ? options.cwd->string() : (child.switch_user ? "/" : "");
 }

@@ -3,6 +3,13 @@
 // pgslow runs initdb, pg_ctl and the user's reload/restart commands through this; when pgslow
 // runs as root, PostgreSQL's programs must run as the `postgres` system user (they refuse
 // root), hence `run_as`.
+//
+// The environment: a child that runs as another user (`run_as` while pgslow is root: initdb,
+// pg_ctl, the server, PgBouncer) gets only minimal_environment(), never root's variables
+// (PGPASSWORD, AWS_SECRET_ACCESS_KEY, PATH): that user's SQL superuser runs programs with it
+// (COPY ... TO PROGRAM). A child that runs as the invoking user on its own behalf (a command
+// target's reload, restart, apply and restore commands, npm, tar) inherits pgslow's
+// environment with `env` applied: it is that user's own and may need it (PGPASSWORD, a proxy).
 
 #include <chrono>
 #include <filesystem>
@@ -21,7 +28,7 @@ struct ProcessOptions {
   // Working directory of the child; "/" by default when running as another user, who may not
   // be able to enter ours.
   std::optional<std::filesystem::path> cwd;
-  // Extra or replaced environment variables, "NAME=value".
+  // Extra or replaced environment variables, "NAME=value" (on top of either environment).
   std::vector<std::string> env;
   // Keep at most this many bytes of output (the tail: errors come last).
   std::size_t max_output = 1 << 20;
@@ -47,6 +54,16 @@ struct ProcessResult {
 // program cannot be started at all (not found, not executable, unknown user); a program that
 // runs and fails is a ProcessResult with a non-zero exit code.
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+// The PATH a child of another user gets: system folders only.
+inline constexpr const char* kSystemPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// The environment of a child that runs as another user: from `ours` only the locale (LANG,
+// LANGUAGE, LC_*) and TZ, then PATH=kSystemPath, then `overrides` ("NAME=value", replacing).
+// Nothing else: the server gets its data directory and port as arguments, not as PGDATA/PGPORT.
+std::vector<std::string> minimal_environment(const std::vector<std::string>& ours,
+                                             const std::vector<std::string>& overrides);
 
 // The argv as one line a user could paste into a shell (for logs and error messages).
 std::string shell_quote(const std::vector<std::string>& argv);

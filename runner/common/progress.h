@@ -1,10 +1,20 @@
 #pragma once
-// How long-running work (loading, a measured stage) reports progress. The CLI prints a line
-// once a second to stderr; tests pass a silent one. Besides the text lines, a run reports
-// structured events (one tick a second, one marker per stage) that the live dashboard
-// (workshop/dashboard.h) charts; a Progress that does not care ignores them.
+// How long-running work (loading, a measured stage) reports progress. Besides the text lines, a
+// run reports structured events (one tick a second, one marker per stage) that the console
+// prints and the live dashboard (workshop/dashboard.h) charts; a Progress that does not care
+// ignores them; tests pass a silent one.
+//
+// On the console (ConsoleProgress, docs/user-guide.md "Progress"): when stdout and stderr are
+// both terminals, the status (update, tick) is one line on stderr rewritten in place, erased
+// before anything else is written (a note, a warning, the table); otherwise nothing per
+// second. `-P N` (pgbench's meaning) asks for a report line every N seconds instead, on a
+// terminal or not; `-q` prints no status and no notes (only the -P reports, when asked for).
 
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pgslow {
@@ -17,7 +27,11 @@ struct ProgressTick {
   double p50_us = 0;     // latency percentiles of this second's transactions
   double p99_us = 0;
   double failed_per_s = 0;
+  std::uint64_t failed = 0;  // failures so far: the warm-up's, then the measured window's
 };
+
+// A tick as the console shows it: "  3.0 s  tps 4805  p99 4.1 ms  failed 0".
+std::string tick_line(const ProgressTick& t);
 
 // A stage begins: its name and the knobs it changes ("shared_buffers 128MB → 2MB").
 struct StageMarker {
@@ -66,18 +80,59 @@ class TeeProgress final : public Progress {
   Progress& events_;
 };
 
-// Prints nothing: tests and --quiet.
+// Prints nothing: tests.
 class SilentProgress final : public Progress {
  public:
   void update(const std::string&) override {}
   void note(const std::string&) override {}
 };
 
-// Writes to stderr; one line per update when stderr is not a terminal (CI logs stay readable).
+// How the console shows progress: set once from the command line (main: -q, -P N).
+struct ConsoleOptions {
+  bool quiet = false;  // -q: no status line, no notes
+  int every_s = 0;     // -P N: a report line every N seconds (0: none)
+};
+void set_console_options(const ConsoleOptions& options);
+
+// Erases the status line if one is showing on stderr: called before anything else is written
+// to the terminal (the log's warnings and errors do it themselves).
+void clear_status_line();
+
+class StatusLine;
+
+// Where a ConsoleProgress writes, and what it knows of it; tests pass their own.
+struct ConsoleSink {
+  std::function<void(std::string_view)> write;  // the text, as written to stderr
+  bool terminal = false;                        // stdout and stderr are both terminals
+  std::function<double()> now_s;                // a monotonic clock, in seconds
+};
+
+// Progress on stderr (see the top of this file). The default follows set_console_options on
+// the process's stderr and its one status line.
 class ConsoleProgress final : public Progress {
  public:
+  ConsoleProgress();
+  ConsoleProgress(const ConsoleOptions& options, ConsoleSink sink);
+  ~ConsoleProgress() override;
+  ConsoleProgress(const ConsoleProgress&) = delete;
+  ConsoleProgress& operator=(const ConsoleProgress&) = delete;
   void update(const std::string& line) override;
   void note(const std::string& line) override;
+  void tick(const ProgressTick& t) override;
+
+ private:
+  bool status_line() const { return terminal_ && !options_.quiet && options_.every_s == 0; }
+  ConsoleOptions options_;
+  bool terminal_;
+  std::function<double()> now_s_;
+  std::shared_ptr<StatusLine> line_;
+  // -P N: when the last update line was printed; the ticks since the last report.
+  double last_update_s_ = -1;
+  double last_elapsed_s_ = 0;
+  double next_report_s_ = 0;
+  double interval_s_ = 0;
+  double interval_tx_ = 0;
+  double interval_p99_us_ = 0;
 };
 
 }  // namespace pgslow

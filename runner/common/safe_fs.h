@@ -44,7 +44,8 @@ class UniqueFd {
 
 // Throws RuntimeError unless `path` (and every folder and symlink on the way to it) could have
 // been made only by root or the invoking user; see above. `what` names it in the message ("the
-// workdir"). A path that does not exist yet is fine when the folders above it are. `fix` says
+// workdir"). A path that does not exist yet is fine when the folders above it are and the one
+// it is missing from is root's or yours and writable by nobody else (or sticky). `fix` says
 // what to do instead when the last step is refused (empty: use a workdir of your own).
 void require_trusted_path(const std::filesystem::path& path, const std::string& what,
                           const std::string& fix = "");
@@ -67,10 +68,10 @@ int open_trusted_file(const std::filesystem::path& path, int flags, mode_t mode 
 // Same checks for a descriptor already open on `path`.
 void require_trusted_fd(int fd, const std::filesystem::path& path);
 
-// Checks `workdir` (require_trusted_workdir), then creates it (and its parents) when missing; a
-// folder it creates gets mode 0755 whatever the umask says, so it is never group- or
-// world-writable.
-void create_workdir(const std::filesystem::path& workdir);
+// Checks `workdir` (require_trusted_workdir), then creates it (and its parents) when missing,
+// and returns it open (create_trusted_folders). A folder it creates gets mode 0755 whatever the
+// umask says, so it is never group- or world-writable.
+UniqueFd create_workdir(const std::filesystem::path& workdir);
 
 // The contents of a file pgslow takes instructions from (a scenario, a lesson, the catalog, a
 // preset or settings file, a postgresql.conf for bisect, a script): read only when no user but
@@ -86,14 +87,19 @@ std::string read_trusted_file(const std::filesystem::path& path, const std::stri
 // Whether `folder` passes require_trusted_path and exists; `why` gets the refusal otherwise.
 bool is_trusted_folder(const std::filesystem::path& folder, std::string& why);
 
-// create_workdir's making part, for any folder of pgslow's own (the build cache): call
-// require_trusted_path on `path` first. `what` names it in errors.
-void create_trusted_folders(const std::filesystem::path& path, const std::string& what);
+// create_workdir's making part, for any folder of pgslow's own (the build cache, a results
+// folder): walks `path` as require_trusted_path does and makes each missing folder with
+// mkdirat from its parent's open descriptor, only in a parent that is root's or yours and
+// writable by nobody else (or sticky), then checks through a new descriptor that it is the
+// folder made (ours, no link) and gives it 0755. A parent of someone else's, or a race lost to
+// one, is refused naming the folder, before anything is made there. Returns `path` open
+// (O_RDONLY | O_DIRECTORY): steps inside should go through it. `what` names it in errors.
+UniqueFd create_trusted_folders(const std::filesystem::path& path, const std::string& what);
 
 // A folder pgslow writes its output into (a results folder, the folder of an --output file):
 // require_output_folder, then create_trusted_folders. A `results` another user planted as a link
 // in a shared current folder is refused, never written through. `what` names it.
-void create_output_folders(const std::filesystem::path& path, const std::string& what);
+UniqueFd create_output_folders(const std::filesystem::path& path, const std::string& what);
 
 // A folder, open for the *at() calls below (O_RDONLY | O_DIRECTORY, so it can be fsync'ed).
 // No symlink on the way is followed unless the folder holding it is writable only by root or
@@ -183,12 +189,34 @@ struct TreeCopy {
 // owned by the owner of `name` itself (a data directory: its server's user); anything else (a
 // link, a FIFO, another owner's file) is refused, naming it, and the partial copy removed.
 // Each file is cloned (FICLONE) when `clone` is set and the file system allows it, else its
-// bytes copied. The copies are made mode 0700/0600 and given `owner` (uid, gid) with the
-// source's permission bits, the top folder last, so no one else can reach into the copy while
-// it is made. Depth first, at most 32 folders deep (a data directory is 4): deeper is refused.
+// allocated ranges copied (copy_allocated: holes stay holes, a file growing meanwhile is copied
+// only to the size it had when opened), after the tree's blocks (allocated_bytes_in) were found
+// to fit in the free space there (require_room_for_copy), and each file's again. The copies are
+// made mode 0700/0600 and given `owner` (uid, gid) with the source's permission bits, the top
+// folder last, so no one else can reach into the copy while it is made. Depth first, at most 32
+// folders deep (a data directory is 4): deeper is refused.
 TreeCopy copy_tree_in(int from_dir, const std::string& name, int to_dir, const std::string& to,
                       const FileOwnership& owner, bool clone,
                       const std::filesystem::path& shown_as);
+
+// The bytes that `name` in `dir`, with everything below it, holds on disk (st_blocks * 512: holes
+// take none), one no-follow step at a time, at most 32 folders deep (deeper is refused).
+std::uint64_t allocated_bytes_in(int dir, const std::string& name,
+                                 const std::filesystem::path& shown_as);
+
+// The bytes free to non-root users on the file system of the open folder `dir` (f_bavail).
+std::uint64_t free_bytes_in(int dir, const std::filesystem::path& shown_as);
+
+// Throws RuntimeError naming `copied`, the bytes needed and those free, unless `needed` fits in
+// `free`: a copy that would fill the disk is refused before it starts.
+void require_room_for_copy(std::uint64_t needed, std::uint64_t free,
+                           const std::filesystem::path& copied);
+
+// Copies the allocated ranges of the first `size` bytes of the open file `from` to the same
+// offsets of the empty file `to` (SEEK_DATA, SEEK_HOLE), then gives `to` that size (ftruncate),
+// so holes stay holes and a file that grows meanwhile is copied no further. Returns the bytes
+// copied.
+std::uint64_t copy_allocated(int from, int to, off_t size, const std::filesystem::path& shown_as);
 
 // remove_tree_in for a path: its folder opened with open_folder.
 bool remove_tree(const std::filesystem::path& path);

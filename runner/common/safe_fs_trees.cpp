@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -160,11 +162,15 @@ bool remove_tree_in(int dir, const std::string& name, const fs::path& shown_as) 
 
 namespace {
 
-// Copies the rest of `from` into `to`: in the kernel (copy_file_range), else by read and write.
-std::uint64_t copy_bytes(int from, int to, const fs::path& shown_as) {
+// Copies `length` bytes at `offset` of `from` to the same offset of `to`: in the kernel
+// (copy_file_range), else by pread and pwrite. Stops early when `from` ends sooner (it shrank).
+std::uint64_t copy_range(int from, int to, off_t offset, off_t length, const fs::path& shown_as) {
   std::uint64_t total = 0;
-  for (;;) {
-    const ssize_t n = ::copy_file_range(from, nullptr, to, nullptr, 1 << 30, 0);
+  off_t in = offset;
+  off_t out = offset;
+  const off_t end = offset + length;
+  while (in < end) {
+    const ssize_t n = ::copy_file_range(from, &in, to, &out, static_cast<std::size_t>(end - in), 0);
     if (n == 0) return total;
     if (n > 0) {
       total += static_cast<std::uint64_t>(n);
@@ -174,24 +180,143 @@ std::uint64_t copy_bytes(int from, int to, const fs::path& shown_as) {
       fail("copy", shown_as, errno);
     break;
   }
-  std::vector<char> buf(1 << 20);
-  for (;;) {
-    const ssize_t n = ::read(from, buf.data(), buf.size());
+  std::vector<char> buf(static_cast<std::size_t>(std::min<off_t>(end - in, 1 << 20)));
+  while (in < end) {
+    const ssize_t n = ::pread(
+        from, buf.data(),
+        static_cast<std::size_t>(std::min<off_t>(end - in, static_cast<off_t>(buf.size()))), in);
     if (n == 0) return total;
     if (n < 0) fail("read", shown_as, errno);
     for (ssize_t done = 0; done < n;) {
-      const ssize_t w = ::write(to, buf.data() + done, static_cast<std::size_t>(n - done));
+      const ssize_t w =
+          ::pwrite(to, buf.data() + done, static_cast<std::size_t>(n - done), in + done);
       if (w < 0) fail("write the copy of", shown_as, errno);
       done += w;
     }
+    in += n;
     total += static_cast<std::uint64_t>(n);
   }
+  return total;
 }
+
+}  // namespace
+
+std::uint64_t copy_allocated(int from, int to, off_t size, const fs::path& shown_as) {
+  std::uint64_t copied = 0;
+  for (off_t pos = 0; pos < size;) {
+    off_t data = ::lseek(from, pos, SEEK_DATA);
+    off_t end = size;
+    if (data < 0) {
+      if (errno == ENXIO) break;  // a hole (or the end of a file that shrank) to the end
+      if (errno != EINVAL && errno != EOPNOTSUPP) fail("read", shown_as, errno);
+      data = pos;  // no SEEK_DATA on this file system: all of it counts as data
+    } else {
+      if (data >= size) break;
+      const off_t hole = ::lseek(from, data, SEEK_HOLE);
+      if (hole < 0) fail("read", shown_as, errno);
+      end = std::min(hole, size);
+    }
+    copied += copy_range(from, to, data, end - data, shown_as);
+    pos = end;
+  }
+  // The holes, and the size the file had when it was opened.
+  if (::ftruncate(to, size) != 0) fail("set the size of the copy of", shown_as, errno);
+  return copied;
+}
+
+std::uint64_t allocated_bytes_in(int dir, const std::string& name, const fs::path& shown_as) {
+  require_plain_name(name, shown_as);
+  struct stat st {};
+  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) fail("read", shown_as, errno);
+  std::uint64_t total = static_cast<std::uint64_t>(st.st_blocks) * 512;
+  if (!S_ISDIR(st.st_mode)) return total;
+  std::vector<OpenLevel> levels;
+  std::optional<OpenLevel> top = open_level(dir, name);
+  if (!top) fail("open the folder", shown_as, errno);
+  levels.push_back(std::move(*top));
+  while (!levels.empty()) {
+    errno = 0;
+    const dirent* entry = ::readdir(levels.back().listing.get());
+    if (entry == nullptr) {
+      if (errno != 0) fail("read the folder", shown_path(shown_as, levels), errno);
+      levels.pop_back();
+      continue;
+    }
+    const std::string n = entry->d_name;
+    if (n == "." || n == "..") continue;
+    const int at = levels.back().fd();
+    if (::fstatat(at, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;
+      fail("read", shown_path(shown_as, levels) / n, errno);
+    }
+    total += static_cast<std::uint64_t>(st.st_blocks) * 512;
+    if (!S_ISDIR(st.st_mode)) continue;
+    if (levels.size() >= kMaxOpenFolders) {
+      throw RuntimeError("pgslow refuses to copy " + (shown_path(shown_as, levels) / n).string() +
+                         ": more than " + std::to_string(kMaxOpenFolders) +
+                         " folders deep, which no data directory is");
+    }
+    std::optional<OpenLevel> sub = open_level(at, n);
+    if (!sub) fail("open the folder", shown_path(shown_as, levels) / n, errno);
+    levels.push_back(std::move(*sub));
+  }
+  return total;
+}
+
+std::uint64_t free_bytes_in(int dir, const fs::path& shown_as) {
+  struct statvfs vfs {};
+  if (::fstatvfs(dir, &vfs) != 0) fail("read the free space of", shown_as, errno);
+  return static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+}
+
+void require_room_for_copy(std::uint64_t needed, std::uint64_t free, const fs::path& copied) {
+  if (needed <= free) return;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  throw RuntimeError(fmt::format(
+      "pgslow refuses to copy {}: its files hold {} bytes ({:.1f} MiB) on disk, and only {} "
+      "bytes ({:.1f} MiB) are free on the file system the copy goes to. Free some space there "
+      "(`pgslow server remove-snapshot NAME` removes a snapshot), or find out what grew in {}",
+      copied.string(), needed, static_cast<double>(needed) / kMiB, free,
+      static_cast<double>(free) / kMiB, copied.string()));
+}
+
+namespace {
 
 void give(int fd, const FileOwnership& owner, mode_t mode, const fs::path& shown_as) {
   if (::fchown(fd, owner.uid, owner.gid) != 0)
     fail("give its owner to the copy of", shown_as, errno);
   if (::fchmod(fd, mode & 07777) != 0) fail("set the mode of the copy of", shown_as, errno);
+}
+
+// The room copy_tree_in's bytes may take: the tree's blocks as measured before the copy,
+// checked against the free space at the first file that is not cloned (clones take none).
+struct CopyBudget {
+  int to_dir = -1;
+  std::uint64_t needed = 0;
+  bool checked = false;
+  fs::path shown_as;
+};
+
+// Copies the open file `src` into the new, empty `dst`: cloned when `clone` and the file
+// system allow, else its allocated ranges up to the size it had when opened.
+void copy_file(int src, int dst, bool clone, CopyBudget& budget, const fs::path& path,
+               TreeCopy& out) {
+  struct stat st {};
+  if (::fstat(src, &st) != 0) fail("read", path, errno);
+  out.bytes += static_cast<std::uint64_t>(st.st_size);
+  if (clone && clone_file(src, dst)) {
+    ++out.cloned;
+    return;
+  }
+  if (!budget.checked) {
+    require_room_for_copy(budget.needed, free_bytes_in(budget.to_dir, budget.shown_as),
+                          budget.shown_as);
+    budget.checked = true;
+  }
+  // Filled in since the tree was measured: it must still fit in what is free now.
+  require_room_for_copy(static_cast<std::uint64_t>(st.st_blocks) * 512,
+                        free_bytes_in(budget.to_dir, budget.shown_as), path);
+  copy_allocated(src, dst, st.st_size, path);
 }
 
 struct CopyLevel {
@@ -211,6 +336,7 @@ TreeCopy copy_tree_in(int from_dir, const std::string& name, int to_dir, const s
   struct stat top_st {};
   if (::fstat(top->fd(), &top_st) != 0) fail("read", shown_as, errno);
   const uid_t source_owner = top_st.st_uid;
+  CopyBudget budget{to_dir, allocated_bytes_in(from_dir, name, shown_as), false, shown_as};
   if (::mkdirat(to_dir, to.c_str(), 0700) != 0)
     fail("make the folder for a copy of", shown_as, errno);
   TreeCopy out;
@@ -272,12 +398,7 @@ TreeCopy copy_tree_in(int from_dir, const std::string& name, int to_dir, const s
       UniqueFd dst(::openat(here.to.get(), n.c_str(),
                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
       if (!dst) fail("make the copy of", path, errno);
-      if (clone && clone_file(src.get(), dst.get())) {
-        ++out.cloned;
-        out.bytes += static_cast<std::uint64_t>(st.st_size);
-      } else {
-        out.bytes += copy_bytes(src.get(), dst.get(), path);
-      }
+      copy_file(src.get(), dst.get(), clone, budget, path, out);
       give(dst.get(), owner, st.st_mode, path);
       ++out.files;
     }

@@ -17,6 +17,8 @@ bool iequals(std::string_view a, std::string_view b);
 bool starts_with(std::string_view s, std::string_view prefix);
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+// A description's first sentence (up to the first ". "), for a list of one line per entry.
+std::string first_sentence(const std::string& text);
 
 // A PostgreSQL parameter name as it may go into SQL as an identifier: [A-Za-z_][A-Za-z0-9_$]*,
 // at most one dot (a custom "extension.name" parameter), at most 63 bytes. Letters of either

@@ -58,15 +58,17 @@ bool Accounts::record(const Finished& tx, const Window& window) {
   return true;
 }
 
-void Accounts::record_wait(Wait kind, std::int64_t from, std::int64_t asked_us,
-                           std::int64_t waited_us, const Window& window, bool cut_short) {
+void Accounts::record_wait(Wait kind, std::size_t type, std::int64_t from, std::int64_t waited_us,
+                           const Window& window, bool cut_short) {
   if (cut_short || from < window.start) return;
+  if (waits.size() <= type) waits.resize(type + 1);
+  Waits& w = waits[type];
   if (kind == Wait::kKeying) {
-    keying_asked_us += asked_us;
-    keying_waited_us += waited_us;
+    ++w.keyings;
+    w.keying_us += waited_us;
   } else {
-    think_asked_us += asked_us;
-    think_waited_us += waited_us;
+    ++w.thinks;
+    w.think_us += waited_us;
   }
 }
 
@@ -145,10 +147,13 @@ void Accounts::merge(const Accounts& o) {
   in_flight_at_end += o.in_flight_at_end;
   in_flight_longest_us = std::max(in_flight_longest_us, o.in_flight_longest_us);
   add_each(in_flight_by_type, o.in_flight_by_type);
-  keying_asked_us += o.keying_asked_us;
-  keying_waited_us += o.keying_waited_us;
-  think_asked_us += o.think_asked_us;
-  think_waited_us += o.think_waited_us;
+  if (waits.size() < o.waits.size()) waits.resize(o.waits.size());
+  for (std::size_t i = 0; i < o.waits.size(); ++i) {
+    waits[i].keyings += o.waits[i].keyings;
+    waits[i].thinks += o.waits[i].thinks;
+    waits[i].keying_us += o.waits[i].keying_us;
+    waits[i].think_us += o.waits[i].think_us;
+  }
   if (per_minute.size() < o.per_minute.size()) per_minute.resize(o.per_minute.size());
   for (std::size_t k = 0; k < o.per_minute.size(); ++k) add_each(per_minute[k], o.per_minute[k]);
   if (intervals.size() < o.intervals.size()) intervals.resize(o.intervals.size());
@@ -237,10 +242,14 @@ void add_run_counts(const Accounts& merged, const results::Measurement& m,
   run.in_flight_by_type.assign(types, 0);
   for (std::size_t i = 0; i < merged.in_flight_by_type.size() && i < types; ++i)
     run.in_flight_by_type[i] = merged.in_flight_by_type[i];
-  run.keying_asked_s = static_cast<double>(merged.keying_asked_us) / 1e6;
-  run.keying_waited_s = static_cast<double>(merged.keying_waited_us) / 1e6;
-  run.think_asked_s = static_cast<double>(merged.think_asked_us) / 1e6;
-  run.think_waited_s = static_cast<double>(merged.think_waited_us) / 1e6;
+  run.waits_by_type.assign(types, {});
+  for (std::size_t i = 0; i < merged.waits.size() && i < types; ++i) {
+    const Accounts::Waits& w = merged.waits[i];
+    run.waits_by_type[i] = {.keyings = w.keyings,
+                            .thinks = w.thinks,
+                            .keying_s = static_cast<double>(w.keying_us) / 1e6,
+                            .think_s = static_cast<double>(w.think_us) / 1e6};
+  }
   // Whole minutes of the window only: a last partial minute is no rate.
   const auto whole_minutes = static_cast<std::size_t>(m.duration_s / 60);
   run.per_minute.assign(whole_minutes, std::vector<std::uint64_t>(types, 0));

@@ -80,9 +80,9 @@ class Accounts {
 
   // Adds one transaction; returns whether it counted (its client's counters go with it).
   bool record(const Finished& tx, const Window& window);
-  // A keying or think time that began at `from`: counted when it began inside the window and
-  // the window's end did not cut it short (`cut_short`).
-  void record_wait(Wait kind, std::int64_t from, std::int64_t asked_us, std::int64_t waited_us,
+  // A keying or think time of a transaction of `type` that began at `from`: counted when it
+  // began inside the window and the window's end did not cut it short (`cut_short`).
+  void record_wait(Wait kind, std::size_t type, std::int64_t from, std::int64_t waited_us,
                    const Window& window, bool cut_short);
   // At the window's end: a transaction of `type` under way since its scheduled start `since`
   // (0: none under way). Not counted, but reported.
@@ -110,9 +110,12 @@ class Accounts {
   std::uint64_t in_flight_at_end = 0;
   std::int64_t in_flight_longest_us = 0;
   std::vector<std::uint64_t> in_flight_by_type;
-  // Keying and think times inside the window: asked for by the clients, and waited.
-  std::int64_t keying_asked_us = 0, keying_waited_us = 0;
-  std::int64_t think_asked_us = 0, think_waited_us = 0;
+  // Keying and think times waited inside the window, per type: how many, and how long.
+  struct Waits {
+    std::uint64_t keyings = 0, thinks = 0;
+    std::int64_t keying_us = 0, think_us = 0;
+  };
+  std::vector<Waits> waits;
   // Completions (committed + rolled back) per minute of the window, per type.
   std::vector<std::vector<std::uint64_t>> per_minute;
   // Per interval of shape.interval_us, per type: shape.interval_count of them (none when 0).

@@ -60,10 +60,10 @@ void Worker::account(ClientState& c, Finished& tx) {
   c.client->take_counters(counted ? accounts_.counters : unmeasured_counters_);
 }
 
-Task<void> Worker::wait_counted(std::int64_t us, Wait kind) {
+Task<void> Worker::wait_counted(std::int64_t us, Wait kind, std::size_t type) {
   const std::int64_t from = now_us();
   co_await SleepAwaiter{this, from + us};
-  accounts_.record_wait(kind, from, us, now_us() - from, window(), ending_);
+  accounts_.record_wait(kind, type, from, now_us() - from, window(), ending_);
 }
 
 Task<void> Worker::client_loop(ClientState& c) {
@@ -88,7 +88,7 @@ Task<void> Worker::client_loop(ClientState& c) {
     } else {
       // TPC-C's keying time (5.2.5.7): before the transaction, outside its response time.
       const std::int64_t keying = c.client->keying_time_us();
-      if (keying > 0) co_await wait_counted(keying, Wait::kKeying);
+      if (keying > 0) co_await wait_counted(keying, Wait::kKeying, tx.type);
       tx.scheduled = now_us();
     }
     if (ending_) break;
@@ -115,6 +115,7 @@ Task<void> Worker::client_loop(ClientState& c) {
       } catch (...) {
         fatal_ = std::current_exception();
         tx.outcome.kind = Outcome::Kind::kFailed;  // ends the run; never counted as committed
+        shared_.fatal.store(true);                 // every worker and the main thread stop now
         end_window(now_us());
       }
       hang_up(*slot, tx.outcome);
@@ -126,7 +127,7 @@ Task<void> Worker::client_loop(ClientState& c) {
     if (!tx.connected) co_await SleepAwaiter{this, now_us() + 10'000};  // refused: back off
     // TPC-C's think time (5.2.5.7): after the transaction, before the next menu.
     if (const std::int64_t think = rate_mode ? 0 : c.client->think_time_us(); think > 0)
-      co_await wait_counted(think, Wait::kThink);
+      co_await wait_counted(think, Wait::kThink, tx.type);
   }
   --active_;
 }

@@ -23,13 +23,6 @@ namespace pgslow::driver {
 
 namespace {
 
-std::string progress_line(double elapsed_s, bool warmup, double tps, double p99_us,
-                          std::uint64_t failed) {
-  return fmt::format("{:5.1f} s{}  tps {:.0f}  p99 {}  failed {}", elapsed_s,
-                     warmup ? " (warm-up)" : "", tps, format_latency_us(p99_us),
-                     format_count(failed));
-}
-
 // The worker threads of one run. Joined on every path out of run_workload: an exception
 // (a snapshot callback that lost its server, a refused connection) first tells the workers to
 // stop, so no thread is left joinable (std::terminate) and no client keeps loading the server.
@@ -139,15 +132,18 @@ class WindowProbe {
     shared.probe_read_end.store(first_->ended, std::memory_order_release);
   }
   void read_last() { last_ = read(); }
-  // The probe's rise and its bound into `run`, or why there is none.
+  // The probe's rise and its bound into `run`, or why there is none. A probe that failed on a
+  // window that ran to its end is an error: the run's figures would go unchecked.
   void add_to(const Accounts& merged, bool ended_early, workload::RunCounts& run) const {
     if (first_ && last_ && !ended_early) {
       run.probe_delta = last_->value - first_->value;
       judge_pending_probes(merged, *first_, *last_, run);
     } else if (wanted()) {
-      run.probe_error = ended_early ? "the window ended early (a stop or a switchback's end): "
-                                      "the reads were not where the workers expected them"
-                                    : error_;
+      if (!ended_early)
+        throw RuntimeError(fmt::format("the run's figures cannot be cross-checked: {}", error_));
+      run.probe_error =
+          "the window ended early (a stop or a switchback's end): the reads were not where the "
+          "workers expected them";
     }
   }
 
@@ -255,7 +251,7 @@ Watched watch_window(Shared& shared, std::vector<std::unique_ptr<Worker>>& ws,
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     std::int64_t now = now_us();
-    const bool stop_now = stop && stop->load();
+    const bool stop_now = (stop && stop->load()) || shared.fatal.load();
     if (!watched.measure_started && now >= measure_start) {
       watched.measure_started = true;
       probe.read_first(shared);
@@ -280,10 +276,9 @@ Watched watch_window(Shared& shared, std::vector<std::unique_ptr<Worker>>& ws,
         w->published_.interval.clear();
         w->published_.failed = 0;
       }
-      const SecondSeries::Second s = series.tick(now, second, failed_total, stop_now);
-      progress.update(progress_line(s.tick.elapsed_s, s.tick.warmup, s.tick.tps, s.tick.p99_us,
-                                    s.failed_shown));
-      progress.tick(s.tick);
+      SecondSeries::Second s = series.tick(now, second, failed_total, stop_now);
+      s.tick.failed = s.failed_shown;
+      progress.tick(s.tick);  // the console's line, the dashboard's chart
       next_tick += 1'000'000;
       if (next_tick <= now) next_tick = now + 1'000'000;
     }
@@ -370,6 +365,7 @@ results::Measurement run_workload(const workload::Workload& workload,
   run.scale = params.scale;
   run.think_time = params.think_time && o.rate <= 0;  // waited only in the closed loop
   run.max_tries = o.max_tries;
+  run.options = params.options;
   probe.add_to(merged, watched.ended_early, run);
   m.headline = workload.headline(run);
   m.audit = workload.audit(run);

@@ -95,7 +95,7 @@ struct DriverOptions {
 std::vector<ConfigError> validate(const DriverOptions& options, bool think_time = false);
 
 // Runs the workload on the database `conninfo` names (statements are prepared on every new
-// connection) and returns the measured window. Prints a progress line once a second.
+// connection) and returns the measured window. Reports a progress tick once a second.
 // `stop` (set from a signal handler, e.g. Ctrl-C) ends the run promptly with what was
 // measured so far. Throws RuntimeError when clients cannot connect (unless allow_partial)
 // or a worker fails.

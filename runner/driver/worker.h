@@ -71,15 +71,16 @@ struct Shared {
   const std::atomic<bool>* stop = nullptr;  // the caller's (Ctrl-C)
   std::atomic<bool> abort{false};           // the run's own: the main thread gave up
   std::atomic<bool> end_early{false};       // the main thread ended the window (on_poll)
-  std::unique_ptr<SharedPool> pool;         // pool mode only
-  std::atomic<int> pool_open{0};            // pool connections the workers opened
+  std::atomic<bool> fatal{false};  // a worker met an error that ends the run (a fault of the data)
+  std::unique_ptr<SharedPool> pool;  // pool mode only
+  std::atomic<int> pool_open{0};     // pool connections the workers opened
   // Switchback runs: the block completions count in now (-1: none), and each block's count.
   std::atomic<int> block{-1};
   std::unique_ptr<std::atomic<std::uint64_t>[]> block_finished;
   int max_blocks = 0;
   explicit Shared(int workers) : connected(workers) {}
   bool stopping() const {
-    return abort.load() || end_early.load() || (stop != nullptr && stop->load());
+    return abort.load() || end_early.load() || fatal.load() || (stop != nullptr && stop->load());
   }
 };
 
@@ -191,9 +192,9 @@ class Worker final : public EventLoop, public Inbox {
   void hang_up(ConnSlot& slot, const Outcome& outcome);
   // Records the transaction in accounts_ and hands its client's counters on.
   void account(ClientState& c, Finished& tx);
-  // Sleeps `us`; counts the wait as `kind` when it lay inside the window and the window's end
-  // did not cut it short.
-  Task<void> wait_counted(std::int64_t us, Wait kind);
+  // Sleeps `us`; counts the wait as `kind` of a transaction of `type` when it lay inside the
+  // window and the window's end did not cut it short.
+  Task<void> wait_counted(std::int64_t us, Wait kind, std::size_t type);
 
   Shared& shared_;
   int index_;

@@ -60,8 +60,7 @@ std::string PoolerPath::client_conninfo(const std::string& direct, const std::st
   if (!current_) return direct;
   if (!current_->managed()) {
     // libpq takes the last of a repeated keyword: the stage's database over the pooler's.
-    return database.empty() ? current_->conninfo
-                            : fmt::format("{} dbname={}", current_->conninfo, database);
+    return database.empty() ? current_->conninfo : pg::with_database(current_->conninfo, database);
   }
   if (!pgbouncer_) {
     server::ManagedCluster& cluster = require_managed_cluster();

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <ctime>
-#include <iostream>
 
 #include "apply/interrupt.h"
 #include "common/errors.h"
@@ -107,14 +106,13 @@ results::Run run_prepared(PreparedScenario& p, RunOptions options, const fs::pat
     run_plan(p.plan, *p.server, p.catalog, workdir, options, progress, run);
   } catch (const apply::Interrupted& e) {
     // run_plan restored the configuration before this (also when the signal came during the
-    // final restore); the exit code is 130/143 all the same.
-    if (!run.stages.empty()) {
-      if (output.write) output.write(run, out_dir);
-      if (output.show_partial) output.show_partial(run);
-      std::cerr << fmt::format("pgslow: {}; configuration restored; results so far in {}\n",
-                               e.what(), out_dir.string());
-    }
-    throw;
+    // final restore); the exit code is 130/143 all the same. The one message main prints says
+    // where the stages so far are.
+    if (run.stages.empty()) throw;
+    if (output.write) output.write(run, out_dir);
+    if (output.show_partial) output.show_partial(run);
+    throw Error(e.code(), fmt::format("{}; configuration restored; results so far in {}", e.what(),
+                                      out_dir.string()));
   }
   if (output.write) output.write(run, out_dir);
   return run;

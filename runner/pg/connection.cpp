@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 
@@ -22,7 +23,20 @@ int Result::column(std::string_view name) const {
   return c;
 }
 
+void Result::check_cell(int row, int col) const {
+  if (row >= 0 && row < rows() && col >= 0 && col < columns()) return;
+  throw RuntimeError(fmt::format("row {}, column {} read from a result of {} row{} and {} column{}",
+                                 row, col, rows(), rows() == 1 ? "" : "s", columns(),
+                                 columns() == 1 ? "" : "s"));
+}
+
+bool Result::is_null(int row, int col) const {
+  check_cell(row, col);
+  return PQgetisnull(res_.get(), row, col) != 0;
+}
+
 std::string_view Result::get(int row, int col) const {
+  check_cell(row, col);
   return {PQgetvalue(res_.get(), row, col),
           static_cast<std::size_t>(PQgetlength(res_.get(), row, col))};
 }
@@ -120,6 +134,10 @@ Connection Connection::open(const std::string& conninfo, SessionKind kind) {
   PQsetNoticeProcessor(
       c, [](void*, const char*) {}, nullptr);
   Connection conn(c);
+  if (kind != SessionKind::kWorkload) {
+    conn.cap_ = kResultCap;
+    conn.peer_ = redact_conninfo(conninfo);
+  }
   if (kind == SessionKind::kOwn) turn_own_timeouts_off(conn);
   return conn;
 }
@@ -128,6 +146,8 @@ Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
     close();
     conn_ = other.conn_;
+    cap_ = other.cap_;
+    peer_ = std::move(other.peer_);
     other.conn_ = nullptr;
   }
   return *this;
@@ -149,9 +169,99 @@ void Connection::throw_connection_error(std::string_view statement) const {
   throw Error(ErrorClass::kConnectionLost, "", msg, std::string(statement));
 }
 
+namespace {
+
+// Whether the connection is free for a new query: PQexec's own start also ends a COPY or
+// drops results left unread, so anything else goes its way (uncapped, as before).
+bool idle(PGconn* conn) {
+  return PQtransactionStatus(conn) != PQTRANS_ACTIVE;
+}
+
+// Whether `statement` is pgslow's own COPY ... FROM STDIN (a load): the one statement after
+// which a capped session may be left mid-COPY, sending.
+bool copies_in(std::string_view statement) {
+  const auto start = statement.find_first_not_of(" \t\n");
+  if (start == std::string_view::npos || statement.size() - start < 5) return false;
+  std::string word(statement.substr(start, 5));
+  for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return word == "COPY " && statement.find("FROM STDIN") != std::string_view::npos;
+}
+
+}  // namespace
+
+void Connection::refuse_uncapped(std::string_view statement) {
+  // A capped session that is not idle was left so by its peer (a COPY it answered with): plain
+  // PQexec would read whatever comes next whole.
+  close();
+  throw Error(ErrorClass::kOther, "",
+              fmt::format("{} left pgslow's session in a state no query of pgslow's leaves it "
+                          "in (a COPY it was not asked for); pgslow closed the connection: check "
+                          "what listens there",
+                          peer_),
+              std::string(statement));
+}
+
+Result Connection::capped_results(int sent, std::string_view statement) {
+  if (sent == 0) throw_connection_error(statement);
+  PQsetSingleRowMode(conn_);
+  // As PQexec: the last result counts, and a COPY or a lost connection stops the loop. Rows
+  // arrive one PGresult each and are copied into `rows`, counted as they come.
+  Result last;
+  Result rows;
+  std::int64_t row_count = 0;
+  std::size_t bytes = 0;
+  while (PGresult* raw = PQgetResult(conn_)) {
+    Result r(raw);
+    const int fields = r.columns();
+    for (int row = 0; row < r.rows(); ++row) {
+      ++row_count;
+      for (int col = 0; col < fields; ++col)
+        bytes += static_cast<std::size_t>(PQgetlength(raw, row, col)) + 16;
+    }
+    if (row_count > cap_->rows || bytes > cap_->bytes) {
+      // Reading on would take all it sends: close, and say whom.
+      close();
+      throw Error(ErrorClass::kOther, "",
+                  fmt::format("{} answered with more than {} rows or {} MB for one query; pgslow "
+                              "stopped reading and closed the connection. pgslow's own queries "
+                              "read a few hundred rows: check what listens there (a program of "
+                              "the server's user may have taken the server's place)",
+                              peer_, cap_->rows, cap_->bytes >> 20),
+                  std::string(statement));
+    }
+    if (r.status() == PGRES_SINGLE_TUPLE) {
+      if (!rows) rows = Result(PQcopyResult(raw, PG_COPYRES_ATTRS));
+      if (!rows) throw Error(ErrorClass::kOther, "", "out of memory", std::string(statement));
+      const int at = rows.rows();
+      for (int col = 0; col < fields; ++col) {
+        const bool null = PQgetisnull(raw, 0, col) != 0;
+        if (PQsetvalue(rows.raw(), at, col, null ? nullptr : PQgetvalue(raw, 0, col),
+                       null ? -1 : PQgetlength(raw, 0, col)) == 0)
+          throw Error(ErrorClass::kOther, "", "out of memory", std::string(statement));
+      }
+      continue;
+    }
+    // The end of a row set (zero rows: its description), or any other result.
+    last = r.status() == PGRES_TUPLES_OK && rows ? std::move(rows) : std::move(r);
+    rows = Result();
+    const ExecStatusType status = last.status();
+    // COPY data coming in would not be counted: only pgslow's own COPY ... FROM STDIN may
+    // leave the session in a COPY, and only to send.
+    if (status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH ||
+        (status == PGRES_COPY_IN && !copies_in(statement)))
+      refuse_uncapped(statement);
+    if (status == PGRES_COPY_IN || PQstatus(conn_) == CONNECTION_BAD) break;
+  }
+  check_result(last, conn_, statement);
+  return last;
+}
+
 Result Connection::exec(std::string_view sql) {
   if (!conn_) throw_connection_error(sql);
-  Result r(PQexec(conn_, std::string(sql).c_str()));
+  const std::string text(sql);
+  if (cap_ && !idle(conn_)) refuse_uncapped(sql);
+  if (cap_) return capped_results(PQsendQuery(conn_, text.c_str()), sql);
+  Result r(PQexec(conn_, text.c_str()));
   check_result(r, conn_, sql);
   return r;
 }
@@ -168,8 +278,15 @@ std::vector<const char*> param_pointers(const Params& params) {
 Result Connection::exec_params(std::string_view sql, const Params& params) {
   if (!conn_) throw_connection_error(sql);
   auto values = param_pointers(params);
-  Result r(PQexecParams(conn_, std::string(sql).c_str(), static_cast<int>(values.size()), nullptr,
-                        values.data(), nullptr, nullptr, 0));
+  const int n = static_cast<int>(values.size());
+  if (cap_ && !idle(conn_)) refuse_uncapped(sql);
+  if (cap_) {
+    return capped_results(PQsendQueryParams(conn_, std::string(sql).c_str(), n, nullptr,
+                                            values.data(), nullptr, nullptr, 0),
+                          sql);
+  }
+  Result r(PQexecParams(conn_, std::string(sql).c_str(), n, nullptr, values.data(), nullptr,
+                        nullptr, 0));
   check_result(r, conn_, sql);
   return r;
 }
@@ -183,8 +300,13 @@ void Connection::prepare(const std::string& name, std::string_view sql) {
 Result Connection::exec_prepared(const std::string& name, const Params& params) {
   if (!conn_) throw_connection_error(name);
   auto values = param_pointers(params);
-  Result r(PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(),
-                          nullptr, nullptr, 0));
+  const int n = static_cast<int>(values.size());
+  if (cap_ && !idle(conn_)) refuse_uncapped(name);
+  if (cap_) {
+    return capped_results(
+        PQsendQueryPrepared(conn_, name.c_str(), n, values.data(), nullptr, nullptr, 0), name);
+  }
+  Result r(PQexecPrepared(conn_, name.c_str(), n, values.data(), nullptr, nullptr, 0));
   check_result(r, conn_, name);
   return r;
 }
@@ -252,29 +374,42 @@ void Connection::cancel() noexcept {
   PQfreeCancel(c);
 }
 
+std::string conninfo_value(std::string_view value) {
+  // libpq ends a bare value at white space and reads \ as an escape; a quote starts a quoted one.
+  if (!value.empty() && value.find_first_of(" \t\n\r\v\f'\\") == std::string_view::npos)
+    return std::string(value);
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+std::string local_socket_conninfo(std::string_view socket_dir, std::string_view port,
+                                  std::string_view dbname, std::string_view user) {
+  // A path under /dev/null: stat() fails (ENOTDIR) and nobody can create it, so libpq reads no
+  // password file and says nothing (/dev/null itself draws a "not a plain file" warning).
+  std::string out = fmt::format(
+      "host={} port={} user={} dbname={} password='' passfile=/dev/null/pgslow-no-passfile",
+      conninfo_value(socket_dir), conninfo_value(port), conninfo_value(user),
+      conninfo_value(dbname));
+  if (PQlibVersion() >= 160000) out += " require_auth=none";
+  return out;
+}
+
 std::string with_database(const std::string& conninfo, const std::string& dbname) {
   // Later keywords win in libpq's keyword=value parsing, so appending is enough; quote the
   // name the way conninfo values are quoted.
-  std::string quoted = "'";
-  for (char ch : dbname) {
-    if (ch == '\'' || ch == '\\') quoted += '\\';
-    quoted += ch;
-  }
-  quoted += "'";
+  const std::string quoted = conninfo_value(dbname);
   if (starts_with(conninfo, "postgresql://") || starts_with(conninfo, "postgres://")) {
     // A URI followed by keywords is not valid; fall back to libpq's parsing.
     PQconninfoOption* opts = PQconninfoParse(conninfo.c_str(), nullptr);
     std::string out;
     if (opts) {
       for (PQconninfoOption* o = opts; o->keyword; ++o) {
-        if (o->val && *o->val && std::string_view(o->keyword) != "dbname") {
-          std::string v = "'";
-          for (const char* p = o->val; *p; ++p) {
-            if (*p == '\'' || *p == '\\') v += '\\';
-            v += *p;
-          }
-          out += fmt::format("{}={}' ", o->keyword, v);
-        }
+        if (o->val && *o->val && std::string_view(o->keyword) != "dbname")
+          out += fmt::format("{}={} ", o->keyword, conninfo_value(o->val));
       }
       PQconninfoFree(opts);
     }

@@ -29,7 +29,9 @@ class Result {
   int rows() const { return PQntuples(res_.get()); }
   int columns() const { return PQnfields(res_.get()); }
   int column(std::string_view name) const;  // throws when the result has no such column
-  bool is_null(int row, int col) const { return PQgetisnull(res_.get(), row, col) != 0; }
+  // The accessors throw RuntimeError for a row or column the result does not have: libpq
+  // would read it as "" (or NULL), so a missing row would pass for an empty value.
+  bool is_null(int row, int col) const;
   std::string_view get(int row, int col) const;
   std::int64_t get_int64(int row, int col) const;  // NULL reads as 0
   double get_double(int row, int col) const;       // NULL reads as 0
@@ -38,6 +40,7 @@ class Result {
   std::int64_t affected_rows() const;
 
  private:
+  void check_cell(int row, int col) const;  // throws when (row, col) is not in the result
   std::unique_ptr<PGresult, decltype(&PQclear)> res_{nullptr, &PQclear};
 };
 
@@ -71,7 +74,18 @@ void check_result(const Result& r, PGconn* conn, std::string_view statement);
 // after connecting, so a stage that sets `statement_timeout: 1ms` cannot stop pgslow from
 // measuring or restoring the server (ARCHITECTURE.md "Configuration changes: the rules").
 // The workload's clients take the server's settings: those are what a stage measures.
-enum class SessionKind { kOwn, kWorkload };
+// kConsole is PgBouncer's admin console, which knows no SET. kOwn and kConsole sessions read
+// each blocking query's result under kResultCap (below); kWorkload's are the measured path.
+enum class SessionKind { kOwn, kWorkload, kConsole };
+
+// What one blocking query of an own or console session may bring back. pgslow's own queries
+// read settings and counters (a few hundred rows); a peer that answers with more (the server's
+// user can put anything at the socket pgslow reaches) is cut off there, the connection closed.
+struct ResultCap {
+  std::int64_t rows = 0;
+  std::size_t bytes = 0;  // the values' bytes, plus 16 per field
+};
+inline constexpr ResultCap kResultCap{100000, std::size_t{32} << 20};
 
 // What pgslow's own sessions run first ("SET statement_timeout = 0; ...").
 std::string own_session_settings();
@@ -83,7 +97,10 @@ class Connection {
   // and the conninfo redacted.
   static Connection open(const std::string& conninfo, SessionKind kind = SessionKind::kOwn);
 
-  Connection(Connection&& other) noexcept : conn_(other.conn_) { other.conn_ = nullptr; }
+  Connection(Connection&& other) noexcept
+      : conn_(other.conn_), cap_(other.cap_), peer_(std::move(other.peer_)) {
+    other.conn_ = nullptr;
+  }
   Connection& operator=(Connection&& other) noexcept;
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -132,7 +149,14 @@ class Connection {
  private:
   explicit Connection(PGconn* c) : conn_(c) {}
   [[noreturn]] void throw_connection_error(std::string_view statement) const;
+  // After a PQsend* call that returned `sent`: reads its results as PQexec would, a row at a
+  // time under cap_ (closing the connection past it).
+  Result capped_results(int sent, std::string_view statement);
+  // Closes a capped session its peer left mid-COPY, and throws naming the peer.
+  [[noreturn]] void refuse_uncapped(std::string_view statement);
   PGconn* conn_ = nullptr;
+  std::optional<ResultCap> cap_;  // set for kOwn and kConsole sessions
+  std::string peer_;              // the redacted conninfo, for the cap's error
 };
 
 // Runs the body in a transaction; ROLLBACK when it throws. For setup code and checks, not the
@@ -157,5 +181,18 @@ void in_transaction(Connection& conn, F&& body, std::string_view begin = "BEGIN"
 // Adds or replaces `dbname` in a keyword=value conninfo (URIs are passed through libpq's
 // expand_dbname rule by appending dbname=...).
 std::string with_database(const std::string& conninfo, const std::string& dbname);
+
+// A conninfo value as libpq reads it: bare when plain, else single-quoted with each quote and
+// backslash escaped. Every value pgslow puts into a conninfo goes through this, so a socket
+// folder read from postmaster.pid (`x hostaddr=127.0.0.1`) stays one value.
+std::string conninfo_value(std::string_view value);
+
+// The conninfo of a server on a local socket the server's user controls (the managed cluster,
+// a pgctl target, pgslow's PgBouncer and its console): it logs in by trust, and whatever
+// listens there may ask for a password, so none is ever sent. password='' keeps PGPASSWORD
+// out, a passfile that cannot exist keeps ~/.pgpass and PGPASSFILE out (libpq then fails "no
+// password supplied"), and libpq 16+ is told require_auth=none.
+std::string local_socket_conninfo(std::string_view socket_dir, std::string_view port,
+                                  std::string_view dbname, std::string_view user = "postgres");
 
 }  // namespace pgslow::pg

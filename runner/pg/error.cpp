@@ -153,7 +153,8 @@ std::string redact_conninfo(std::string_view conninfo) {
       while (j < s.size() && !is_space(s[j])) j += (s[j] == '\\' && j + 1 < s.size()) ? 2 : 1;
     }
     out.append(s, key_start, value_start - key_start);
-    if (is_secret_key(key)) {
+    // password='' (local_socket_conninfo: send none) hides nothing.
+    if (is_secret_key(key) && s.compare(value_start, j - value_start, "''") != 0) {
       out += "***";
     } else {
       out.append(s, value_start, j - value_start);

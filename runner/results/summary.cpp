@@ -545,6 +545,7 @@ std::vector<StageSummary> summarize(const Run& run) {
             s.transactions == 1 ? "1 transaction" : fmt::format("{} transactions", s.transactions);
       }
       s.headline_text = describe_headline(*m);
+      s.retries_text = describe_retries(*m);
       for (const auto& f : m->headline)
         if (!f.warning.empty()) s.headline_warnings.push_back(f.name + ": " + f.warning);
       const Runs mine = runs_of(stage);

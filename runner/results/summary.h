@@ -177,10 +177,14 @@ struct StageSummary {
   // 0.05 % of districts"), empty for workloads without; and their warnings.
   std::string headline_text;
   std::vector<std::string> headline_warnings;
+  std::string retries_text;  // describe_retries of the median repeat
 };
 
 // "tpmC 12,345, NOPM 12,222": a measurement's headline figures on one line, by name.
 std::string describe_headline(const Measurement& m);
+// "new_order 120 in 3.20 s, payment 2,380 in 1 min 16 s": each type's retries and the time
+// they took (inside its latency); empty when nothing was retried.
+std::string describe_retries(const Measurement& m);
 // One of them: "tpmC 31,512", "Delivery skips 3.00% of Deliveries, 1.40% of districts",
 // "audit 18 of 22 rules passed", and
 // with `unit_words` its unit in words too: "NOPM 14,382 (committed New-Orders per minute)".

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/format.h"
 #include "results/evidence_info.h"
 #include "results/metric.h"
 #include "results/stats.h"
@@ -16,6 +17,15 @@ namespace pgslow::results {
 
 std::string interval_text(const std::optional<Change>& change) {
   return change ? format_interval(change->interval) : "—";
+}
+
+std::string describe_retries(const Measurement& m) {
+  std::string out;
+  for (const auto& t : m.by_type)
+    if (t.retries > 0)
+      out += fmt::format("{}{} {} in {}", out.empty() ? "" : ", ", t.name, format_count(t.retries),
+                         format_seconds(t.retry_time_us / 1e6));
+  return out;
 }
 
 std::string describe_workload(const Run& run) {

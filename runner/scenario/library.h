@@ -8,10 +8,24 @@
 #include <string>
 #include <vector>
 
+#include "knobs/catalog.h"
+
 namespace pgslow::scenario {
 
 // The names of the library's scenarios ("quick", "wal-hell", the workshop's), sorted.
 std::vector<std::string> scenario_names();
+
+// One scenario of the library as `pgslow scenarios` lists it.
+struct LibraryScenario {
+  std::string name;                // as `pgslow run` takes it ("quick", "01-cache")
+  std::string description;         // the scenario's whole description
+  double estimated_seconds = 0;    // plan.h's estimate_seconds_offline; data load not included
+  std::vector<std::string> needs;  // "PgBouncer", "root", "PG 18+" (library.cpp, needs_of)
+  std::string problem;             // the file does not parse: its first error (the rest empty)
+};
+
+// Every scenario of the library, in scenario_names() order, read and estimated without a server.
+std::vector<LibraryScenario> library_scenarios(const knobs::Catalog& catalog);
 
 // A scenario argument: a file when names_a_file (relative to `base` when given, else to the
 // current folder) and it exists, or the name of one in the library ("quick", "quick.yaml",

@@ -49,6 +49,26 @@ std::vector<knobs::Setting> resolve_stage_settings(const std::vector<PresetRef>&
   return overlay(std::move(out), settings);
 }
 
+namespace {
+
+// A stage at a fixed rate under a workload with keying and think times: the driver waits them
+// only in the closed loop and refuses the pair (driver::validate), so the plan refuses it first,
+// at the line that sets the rate, before any stage is measured.
+void check_think_time(const Scenario& scenario, const StageSpec& st, const LoadKnobs& knobs,
+                      const results::LoadSettings& load, std::vector<ConfigError>& problems) {
+  if (!scenario.workload.think_time || (load.rate <= 0 && load.rate_percent <= 0)) return;
+  const SweepValue* rate = knobs.find(load.rate > 0 ? "rate" : "rate_percent");
+  problems.push_back(ConfigError{
+      rate != nullptr ? rate->where : st.where,
+      fmt::format("stage '{}' runs at a fixed rate, but workload.think_time is on: keying and "
+                  "think times are waited only in the closed loop, where a terminal's next "
+                  "transaction follows its last",
+                  st.name),
+      "drop the stage's rate, or workload.think_time (a fixed rate without TPC-C's waits)"});
+}
+
+}  // namespace
+
 void check_scenario_offline(const Scenario& scenario, const knobs::Catalog& catalog,
                             std::vector<ConfigError>& problems) {
   // (No name: the parser has said so already.)
@@ -63,6 +83,8 @@ void check_scenario_offline(const Scenario& scenario, const knobs::Catalog& cata
     auto settings = resolve_stage_settings(st.presets, st.settings, catalog, problems);
     auto found = knobs::check_offline(settings, catalog);
     problems.insert(problems.end(), found.begin(), found.end());
+    const LoadKnobs knobs = stage_load_knobs(st, catalog);
+    check_think_time(scenario, st, knobs, apply_load({}, knobs), problems);
   }
 }
 
@@ -245,6 +267,7 @@ std::vector<StageDraft> draft_stages(const Scenario& scenario, const knobs::Cata
       acc = overlay(acc, own_settings[i]);
       load = apply_load(load, load_knobs[i]);
       check_pooler_knobs(scenario, scenario.stages[i], load_knobs[i], load, problems);
+      check_think_time(scenario, scenario.stages[i], load_knobs[i], load, problems);
       drafts.push_back(StageDraft{scenario.stages[i].name, scenario.stages[i].description, false,
                                   acc, own_settings[i], load,
                                   scenario.stages[i].attribute.value_or(scenario.attribute),
@@ -257,8 +280,10 @@ std::vector<StageDraft> draft_stages(const Scenario& scenario, const knobs::Cata
       auto alone = overlay(scenario.baseline, own_settings[i]);
       auto load = apply_load(base_load, load_knobs[i]);
       // (In mode both, the cumulative pass has checked it.)
-      if (scenario.mode == Mode::kIsolated)
+      if (scenario.mode == Mode::kIsolated) {
         check_pooler_knobs(scenario, scenario.stages[i], load_knobs[i], load, problems);
+        check_think_time(scenario, scenario.stages[i], load_knobs[i], load, problems);
+      }
       std::string name = scenario.stages[i].name;
       if (scenario.mode == Mode::kBoth) {
         // The first cumulative stage already is the first stage alone.
@@ -273,6 +298,24 @@ std::vector<StageDraft> draft_stages(const Scenario& scenario, const knobs::Cata
   }
 
   return drafts;
+}
+
+// A stage that asks for an attribution gets one when it changes two knobs or more: its units and
+// the runs it is expected to take.
+void size_attribution(PlannedStage& stage, const Scenario& scenario,
+                      const knobs::Catalog& catalog) {
+  if (stage.is_baseline || attribution_candidates(stage).size() < 2) return;
+  stage.attribute = true;
+  stage.attribution_units = static_cast<int>(
+      search::attribution_units(attribution_candidates(stage), search::together_groups(catalog))
+          .size());
+  stage.attribution_runs =
+      search::expected_attribution_runs(stage.attribution_units, scenario.measure.repeats,
+                                        attribution_level_repeats(scenario.measure.repeats));
+  // Two spare runs for a verdict near the threshold, and two more pairs (remainder, good)
+  // when the stage without its cause is not plainly like the reference (docs/bisect.md,
+  // "Rounds"); noisier than that, the stage says so instead of running on.
+  stage.attribution_max_runs = stage.attribution_runs + 2 + 4;
 }
 
 // Draft `i` checked against the catalog and the live server: the settings it applies, the
@@ -349,19 +392,7 @@ PlannedStage plan_stage(const std::vector<StageDraft>& drafts, std::size_t i, co
     }
   }
   stage.reference = d.isolated ? 0 : (i == 0 ? 0 : i - 1);
-  if (d.attribute && !stage.is_baseline && attribution_candidates(stage).size() >= 2) {
-    stage.attribute = true;
-    stage.attribution_units = static_cast<int>(
-        search::attribution_units(attribution_candidates(stage), search::together_groups(catalog))
-            .size());
-    stage.attribution_runs =
-        search::expected_attribution_runs(stage.attribution_units, scenario.measure.repeats,
-                                          attribution_level_repeats(scenario.measure.repeats));
-    // Two spare runs for a verdict near the threshold, and two more pairs (remainder, good)
-    // when the stage without its cause is not plainly like the reference (docs/bisect.md,
-    // "Rounds"); noisier than that, the stage says so instead of running on.
-    stage.attribution_max_runs = stage.attribution_runs + 2 + 4;
-  }
+  if (d.attribute) size_attribution(stage, scenario, catalog);
   return stage;
 }
 
@@ -458,6 +489,47 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   if (has_errors(problems)) throw InputError(problems);
   estimate_time(scenario, plan);
   return plan;
+}
+
+double estimate_seconds_offline(const Scenario& scenario, const knobs::Catalog& catalog) {
+  std::vector<ConfigError> ignored;  // `pgslow check` names them
+  Plan plan;
+  plan.scenario = scenario;
+  results::LoadSettings base_load;
+  base_load.clients =
+      scenario.workload.clients > 0 ? scenario.workload.clients : kDefaultScenarioClients;
+  const std::vector<StageDraft> drafts = draft_stages(scenario, catalog, base_load, ignored);
+  for (std::size_t i = 0; i < drafts.size(); ++i) {
+    const StageDraft& d = drafts[i];
+    PlannedStage stage;
+    stage.name = d.name;
+    stage.is_baseline = i == 0;
+    stage.load = d.load;
+    stage.envelope = d.envelope;
+    stage.settings = d.requested;
+    stage.reference = d.isolated ? 0 : (i == 0 ? 0 : i - 1);
+    // The changes versus the stage it is compared with, values as written, each by reload.
+    const std::vector<knobs::Setting> none;
+    const std::vector<knobs::Setting>& reference =
+        i == 0 ? none : plan.stages[stage.reference].settings;
+    const knobs::ServerSettings no_server;
+    std::set<std::string> names;
+    for (const auto& s : stage.settings) names.insert(to_lower(s.name));
+    for (const auto& s : reference) names.insert(to_lower(s.name));
+    for (const auto& name : names) {
+      const std::string before = value_in(reference, no_server, name);
+      const std::string after = value_in(stage.settings, no_server, name);
+      if (before != after)
+        stage.changes.push_back(results::KnobChange{name, before, after, "reload"});
+    }
+    add_pooler_changes(scenario, d.isolated || i == 0 ? drafts.front().load : drafts[i - 1].load,
+                       d.load, stage.changes);
+    if (d.attribute) size_attribution(stage, scenario, catalog);
+    if (!stage.is_baseline) choose_design(stage, plan.stages.front(), scenario, catalog);
+    plan.stages.push_back(std::move(stage));
+  }
+  estimate_time(scenario, plan);
+  return plan.estimated_seconds;
 }
 
 int attribution_level_repeats(int repeats) {

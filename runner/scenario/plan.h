@@ -50,6 +50,11 @@ struct Plan {
   double attribution_seconds = 0;  // of which attribution's
 };
 
+// make_plan's estimate of a run's time without a server (`pgslow scenarios`): every knob taken
+// to apply by reload and every value as written; on a server, `pgslow plan` knows which knobs need
+// a restart and which the version lacks.
+double estimate_seconds_offline(const Scenario& scenario, const knobs::Catalog& catalog);
+
 // Runs of the baseline configuration a run makes at least (the last interleaved reference
 // makes up the difference): every interval's noise comes from their spread, and with fewer
 // than 3 its t quantile (12.7 for one degree of freedom) makes even a 50x effect "within noise".

@@ -74,8 +74,10 @@ Configuration load_configuration(const std::string& spec, const knobs::Catalog& 
   if (spec == "default") return c;  // the empty preset: the server as it is
   fs::path path(spec);
   std::error_code ec;
-  // A bare name is a preset or nothing: the current folder is not read (names_a_file).
-  if (names_a_file(spec) && fs::is_regular_file(path, ec)) {
+  // A bare name is a preset or nothing: the current folder is not read (names_a_file). A path
+  // is never a preset's name: when it is not a file, that is what is wrong.
+  if (names_a_file(spec)) {
+    if (!fs::is_regular_file(path, ec)) throw InputError(file_argument_problem(spec));
     if (looks_like_conf_file(path)) {
       c.settings = normalised(load_conf_file(path));
     } else {

@@ -37,17 +37,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A libpq conninfo value: quoted when it holds anything but plain characters.
-std::string conninfo_value(const std::string& v) {
-  if (!v.empty() && v.find_first_of(" '\\\t\n") == std::string::npos) return v;
-  std::string out = "'";
-  for (char c : v) {
-    if (c == '\'' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "'";
-}
-
 // Whether `pid` is a live PostgreSQL process (not a zombie, not a reused pid of something else).
 bool is_live_postgres(int pid) {
   if (pid <= 0) return false;
@@ -86,11 +75,28 @@ std::uint64_t directory_size(const fs::path& dir) {
 
 }  // namespace
 
+fs::path short_socket_parent() {
+  // A name in /tmp can be taken ahead by anyone, and a folder of theirs under pgslow's name
+  // would block root's server for good; in /run/pgslow (root's) only root makes names. A user
+  // other than root keeps /tmp: a per-session folder ($XDG_RUNTIME_DIR) would differ between
+  // a login, cron and sudo, and go at logout while the server runs on.
+  std::string why;
+  if (running_as_root() && is_trusted_folder("/run", why)) return "/run/pgslow";
+  return "/tmp";
+}
+
 fs::path socket_folder(const fs::path& folder, const std::string& key, std::string_view tag) {
   // sun_path is 108 bytes with its terminating zero; ".s.PGSQL.65535" takes 14 of them.
   constexpr std::size_t kMaxSocketPath = 107;
   if ((folder / ".s.PGSQL.65535").string().size() <= kMaxSocketPath) return folder;
-  return fs::path("/tmp") / fmt::format("pgslow-{:016x}-{}", std::hash<std::string>{}(key), tag);
+  return short_socket_parent() /
+         fmt::format("pgslow-{:016x}-{}", std::hash<std::string>{}(key), tag);
+}
+
+UniqueFd open_socket_parent(const fs::path& socket_dir) {
+  const fs::path parent = socket_dir.parent_path();
+  if (parent == "/tmp") return open_folder(parent);
+  return create_trusted_folders(parent, "the folder of the server's socket");
 }
 
 bool port_in_use(int port) {
@@ -186,8 +192,7 @@ std::string ManagedCluster::describe() const {
 }
 
 std::string ManagedCluster::conninfo() const {
-  return fmt::format("host={} port={} user=postgres dbname=postgres",
-                     conninfo_value(socket_dir_.string()), port_);
+  return pg::local_socket_conninfo(socket_dir_.string(), std::to_string(port_), "postgres");
 }
 
 std::optional<int> ManagedCluster::running_pid() const {

@@ -182,10 +182,15 @@ void make_server_private(int folder, const std::filesystem::path& shown_as,
                          const std::optional<SystemUser>& user);
 
 // Where a server listening in `folder` puts its Unix socket: `folder` when its longest socket
-// path fits sun_path, else a private folder in /tmp named after `key` (a deep workdir). For
-// the cluster's socket and the pooler's.
+// path fits sun_path, else a private folder named after `key` (a deep workdir): in
+// /run/pgslow as root, where nobody else can take that name first, else in /tmp. For the
+// cluster's socket and the pooler's.
 std::filesystem::path socket_folder(const std::filesystem::path& folder, const std::string& key,
                                     std::string_view tag);
+
+// The folder a socket_folder outside the workdir is made in, open; created (as
+// create_trusted_folders does) when it is /run/pgslow.
+UniqueFd open_socket_parent(const std::filesystem::path& socket_dir);
 
 // Whether something (any process) listens on 127.0.0.1:port.
 bool port_in_use(int port);

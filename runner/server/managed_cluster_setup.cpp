@@ -81,22 +81,23 @@ void ManagedCluster::prepare_workdir() {
           "postgresql package does) or run pgslow as an ordinary user");
     }
   }
-  create_workdir(options_.workdir);  // judged before anything is made
-  if (::access(options_.workdir.c_str(), W_OK | X_OK) != 0) {
+  // Judged before anything is made; every step below goes through descriptors: the cluster
+  // folder belongs to the server's user, who could put a symlink where the socket folder
+  // should be (common/safe_fs.h).
+  UniqueFd workdir = create_workdir(options_.workdir);
+  if (::faccessat(workdir.get(), ".", W_OK | X_OK, 0) != 0) {
     throw RuntimeError(fmt::format(
         "the workdir {} is not writable ({}): pass --workdir with a folder you can write to",
         options_.workdir.string(), std::strerror(errno)));
   }
-  // Every step below goes through descriptors: the cluster folder belongs to the server's
-  // user, who could put a symlink where the socket folder should be (common/safe_fs.h).
-  UniqueFd workdir = open_folder(options_.workdir);
   UniqueFd cluster = make_folder_in(workdir.get(), cluster_dir_.filename(), cluster_dir_);
   make_server_private(cluster.get(), cluster_dir_, user);
   // The socket folder is private: local connections are trusted, so only the server's user
-  // (and root) may reach the socket. It is in the cluster folder, or in /tmp for a deep workdir.
+  // (and root) may reach the socket. It is in the cluster folder, or elsewhere for a deep
+  // workdir (socket_folder).
   UniqueFd socket_parent = socket_dir_.parent_path() == cluster_dir_
                                ? UniqueFd(::dup(cluster.get()))
-                               : open_folder(socket_dir_.parent_path());
+                               : open_socket_parent(socket_dir_);
   UniqueFd socket = make_folder_in(socket_parent.get(), socket_dir_.filename(), socket_dir_);
   make_server_private(socket.get(), socket_dir_, user);
   if (!user) return;

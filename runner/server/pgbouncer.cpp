@@ -129,8 +129,7 @@ PgBouncer::~PgBouncer() {
 }
 
 std::string PgBouncer::conninfo(const std::string& dbname) const {
-  return fmt::format("host={} port={} user=postgres dbname={}", socket_dir().string(), port_,
-                     dbname);
+  return pg::local_socket_conninfo(socket_dir().string(), std::to_string(port_), dbname);
 }
 
 std::string PgBouncer::admin_conninfo() const {
@@ -146,12 +145,11 @@ void PgBouncer::prepare_folder() {
   if (auto name = server_os_user()) user = find_system_user(*name);
   require_plain_path(folder_);
   require_plain_path(options_.server_socket_dir);
-  create_workdir(options_.workdir);
-  UniqueFd workdir = open_folder(options_.workdir);
+  UniqueFd workdir = create_workdir(options_.workdir);
   UniqueFd folder = make_folder_in(workdir.get(), folder_.filename(), folder_);
   make_server_private(folder.get(), folder_, user);
   if (socket_dir() != folder_) {
-    UniqueFd parent = open_folder(socket_dir().parent_path());
+    UniqueFd parent = open_socket_parent(socket_dir());
     UniqueFd socket = make_folder_in(parent.get(), socket_dir().filename(), socket_dir());
     make_server_private(socket.get(), socket_dir(), user);
   }
@@ -289,7 +287,7 @@ void PgBouncer::start(std::chrono::seconds timeout) {
     }
     if (pid_) {
       try {
-        pg::Connection::open(admin_conninfo(), pg::SessionKind::kWorkload).exec("SHOW VERSION");
+        pg::Connection::open(admin_conninfo(), pg::SessionKind::kConsole).exec("SHOW VERSION");
         break;
       } catch (const pg::Error& e) {
         if (now_us() > deadline) throw failed(e.what());
@@ -324,7 +322,7 @@ void PgBouncer::set(const std::map<std::string, std::string>& settings) {
   settings_ = settings;
   if (!is_running()) return;  // start() writes them
   write_config();
-  auto admin = pg::Connection::open(admin_conninfo(), pg::SessionKind::kWorkload);
+  auto admin = pg::Connection::open(admin_conninfo(), pg::SessionKind::kConsole);
   admin.exec("RELOAD");
   pg::Result config = admin.exec("SHOW CONFIG");
   const int key = config.column("key");
@@ -342,7 +340,7 @@ void PgBouncer::set(const std::map<std::string, std::string>& settings) {
 
 PoolerStats PgBouncer::stats(const std::string& dbname) const {
   PoolerStats s;
-  auto admin = pg::Connection::open(admin_conninfo(), pg::SessionKind::kWorkload);
+  auto admin = pg::Connection::open(admin_conninfo(), pg::SessionKind::kConsole);
   pg::Result pools = admin.exec("SHOW POOLS");
   for (int row = 0; row < pools.rows(); ++row) {
     if (pools.get(row, pools.column("database")) != dbname) continue;
@@ -378,7 +376,7 @@ void admin_command(const std::string& conninfo, const std::string& verb, const s
     throw RuntimeError(
         fmt::format("internal: {} of database {} on PgBouncer's console", verb, printable(dbname)));
   const std::string command = verb + " " + dbname;
-  auto admin = pg::Connection::open(conninfo, pg::SessionKind::kWorkload);
+  auto admin = pg::Connection::open(conninfo, pg::SessionKind::kConsole);
   try {
     admin.exec(command);
   } catch (const pg::Error& e) {

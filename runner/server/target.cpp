@@ -149,12 +149,20 @@ std::string PgctlServer::describe() const {
   return fmt::format("local server in {} (pg_ctl)", spec_.data_dir.string());
 }
 
+std::string pgctl_socket_conninfo(const std::string& socket_dir, const std::string& port) {
+  const bool port_ok = !port.empty() && port.size() <= 5 &&
+                       port.find_first_not_of("0123456789") == std::string::npos &&
+                       std::stoi(port) > 0 && std::stoi(port) <= 65535;
+  // A host name there would send the login over TCP to wherever it names.
+  const bool folder_ok = socket_dir.starts_with('/');
+  return pg::local_socket_conninfo(folder_ok ? socket_dir : "/var/run/postgresql",
+                                   port_ok ? port : "5432", "postgres");
+}
+
 std::string PgctlServer::conninfo() const {
   if (!spec_.conninfo.empty()) return spec_.conninfo;
   const std::optional<pg::PostmasterPidFile> f = pg::read_postmaster_pid(spec_.data_dir);
-  const std::string port = f && !f->port.empty() ? f->port : "5432";
-  const std::string host = f && !f->socket_dir.empty() ? f->socket_dir : "/var/run/postgresql";
-  return fmt::format("host={} port={} user=postgres dbname=postgres", host, port);
+  return pgctl_socket_conninfo(f ? f->socket_dir : "", f ? f->port : "");
 }
 
 void PgctlServer::reload() {

@@ -41,6 +41,12 @@ std::unique_ptr<ServerControl> open_target(const TargetSpec& spec);
 
 std::string_view to_string(TargetKind kind);  // "managed", "pgctl", "command"
 
+// How pgslow reaches a pgctl target given no conninfo: the socket folder and port of its
+// postmaster.pid (lines 5 and 4), which the server's user writes. Only an absolute folder and
+// a port of digits count (else /var/run/postgresql and 5432), each one quoted conninfo value,
+// and no password is sent (pg::local_socket_conninfo).
+std::string pgctl_socket_conninfo(const std::string& socket_dir, const std::string& port);
+
 // An existing local data directory, started and stopped with pg_ctl as its owner.
 class PgctlServer : public ServerControl {
  public:

@@ -68,10 +68,14 @@ struct RunCounts {
   // began), and those that may fall between them (in flight at a read).
   std::uint64_t probe_sure = 0;
   std::uint64_t probe_in_flight = 0;
-  // Keying and think times (5.2.5.7) inside the measured window: what the clients asked for
-  // and what the driver waited; waits the window's end cut short are in neither.
-  double keying_asked_s = 0, keying_waited_s = 0;
-  double think_asked_s = 0, think_waited_s = 0;
+  std::map<std::string, std::string> options;  // WorkloadParams::options
+  // Keying and think times (5.2.5.7) the driver waited inside the measured window, by the type
+  // of the transaction they went with; waits the window's end cut short are in neither.
+  struct TypeWaits {
+    std::uint64_t keyings = 0, thinks = 0;
+    double keying_s = 0, think_s = 0;
+  };
+  std::vector<TypeWaits> waits_by_type;
   // Transactions under way when the window closed, per type (in no count above).
   std::vector<std::uint64_t> in_flight_by_type;
   // Completions (committed + rolled back) per whole minute of the window, per type.

@@ -41,7 +41,13 @@ std::pair<std::string, int> split_address(const std::string& address) {
   auto colon = address.rfind(':');
   std::string port_text;
   if (colon == std::string::npos) {
-    if (!address.empty()) host = address;
+    // A bare number is a port on the default host (`--dashboard 18183`), else a host.
+    const bool digits =
+        !address.empty() && address.find_first_not_of("0123456789") == std::string::npos;
+    if (digits)
+      port_text = address;
+    else if (!address.empty())
+      host = address;
   } else {
     if (colon > 0) host = address.substr(0, colon);
     port_text = address.substr(colon + 1);

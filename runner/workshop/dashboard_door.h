@@ -77,16 +77,26 @@ std::optional<std::string> exposure_warning(const std::string& host, int port);
 // on a character boundary.
 std::optional<std::string> room_text(const std::string& text, std::size_t max_bytes);
 
-// A participant's name as the room shows it: room_text, then what cannot be seen folded away
-// (zero-width and direction characters dropped; no-break and other wide spaces made one space;
-// full-width letters made ASCII). nullopt with `why` when it is not UTF-8 or mixes Latin,
-// Cyrillic and Greek letters (a look-alike of a Latin name: "Аlice" with a Cyrillic А).
+// A participant's name as the room shows it (dashboard_names.cpp): room_text, then what cannot
+// be seen folded away (zero-width and direction characters dropped; no-break and other wide
+// spaces made one space) and styled letters made plain (full-width, mathematical, circled:
+// "𝐁𝐨𝐛" is "Bob"). nullopt with `why` when it is not UTF-8, mixes the letters of two scripts
+// (a look-alike of a Latin name: "Аlice" with a Cyrillic А), or holds letters of a script whose
+// look-alikes are not checked (Cherokee, Lisu, Canadian syllabics, ...).
 std::optional<std::string> room_name(const std::string& text, std::size_t max_bytes,
                                      std::string* why);
 
-// What two names are compared by: case, accents and letters that look alike across scripts
-// (Cyrillic "Сосо" and Latin "Coco", "I" and "l", "rn" and "m") folded away. Two names with the
-// same key are the same person to the room.
+// What two names are compared by: their Latin skeleton, in the spirit of Unicode's UTS #39.
+// Case, accents, combining marks and spaces folded away, and every letter that passes for a
+// Latin letter or digit read as that one whatever its script (Greek "βοβ", Cyrillic "ьоь",
+// small capitals "ʙᴏʙ", "ⓑⓞⓑ" are "bob"; "I" and "l", "rn" and "m" are one). Two names with
+// the same key are the same person to the room.
 std::string room_name_key(const std::string& name);
+
+// The client a connection's limits are kept for (per-address connections, request rates,
+// places in the room): an IPv4 address as it is, an IPv4-mapped IPv6 address as its IPv4
+// address, any other IPv6 address as its /64 ("2001:db8:1:2::/64": a host picks addresses in
+// its /64 at will). Text that is no address is returned as it is.
+std::string client_key(const std::string& address);
 
 }  // namespace pgslow::workshop

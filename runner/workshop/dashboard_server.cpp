@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/strings.h"
+#include "workshop/dashboard_door.h"
 
 namespace pgslow::workshop {
 
@@ -251,12 +252,18 @@ struct DashboardServer::Loop {
           accept_after_us = ms(100);
         return;  // EAGAIN: none waiting
       }
-      const std::string addr = address_of(sa);
-      if (conns.size() >= limits.max_connections || per_address[addr] >= limits.per_address) {
-        // Answered at once and let go: this address (or the room) holds enough connections.
+      const std::string addr = client_key(address_of(sa));
+      const auto held_it = per_address.find(addr);
+      const std::size_t held = held_it == per_address.end() ? 0 : held_it->second;
+      const bool busy = conns.size() >= limits.max_connections / 2;
+      if (held >= limits.per_address || (busy && held >= limits.busy_per_address)) {
+        // Answered at once and let go: this address holds its share of the connections.
         say_and_close(
             fd, plain(503, "too many open connections from your address: try again in a moment"));
-        if (per_address[addr] == 0) per_address.erase(addr);
+        continue;
+      }
+      if (conns.size() >= limits.max_connections && !make_room_for(held)) {
+        say_and_close(fd, plain(503, "the dashboard is full: try again in a moment"));
         continue;
       }
       ++per_address[addr];
@@ -267,6 +274,30 @@ struct DashboardServer::Loop {
       c.req.remote_addr = addr;
       conns.push_back(std::move(c));
     }
+  }
+
+  // The dashboard is full and an address holding `held` connections knocks: the oldest
+  // request still arriving from the address that holds the most goes (503), when that address
+  // holds more than the newcomer would. So addresses that hold connections open cannot keep
+  // the others out, however many of them there are; false when no one holds more.
+  bool make_room_for(std::size_t held) {
+    auto victim = conns.end();
+    std::size_t most = held + 1;
+    for (auto it = conns.begin(); it != conns.end(); ++it) {
+      if (it->phase != Phase::kHead && it->phase != Phase::kBody) continue;
+      const std::size_t n = per_address[it->addr];
+      if (n > most) {
+        most = n;
+        victim = it;
+      }
+    }
+    if (victim == conns.end()) return false;
+    say_and_close(victim->fd, plain(503,
+                                    "the dashboard is full and your request was still "
+                                    "arriving: try again in a moment"));
+    victim->fd = -1;
+    close(victim);
+    return true;
   }
 
   void answer(Conn& c, HttpResponse r) {

@@ -44,7 +44,10 @@ struct ServerLimits {
   int request_ms = 5000;             // the whole request must arrive within this ...
   int write_ms = 5000;               // ... and the answer be taken within this
   std::size_t max_connections = 256;
-  std::size_t per_address = 16;  // connections one client address may hold at once
+  std::size_t per_address = 16;  // connections one client address may hold at once ...
+  // ... and once half of max_connections are open: a handful of addresses fill half the
+  // dashboard at most, and the rest is shared by many.
+  std::size_t busy_per_address = 2;
 };
 
 // How far a chunked body has arrived: the body so far, and whether it is complete, too large

@@ -1,13 +1,16 @@
 #include "workshop/room.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "common/errors.h"
 #include "common/strings.h"
 #include "results/summary.h"
+#include "workshop/room_http.h"
 
 namespace pgslow::workshop {
 
@@ -32,35 +35,42 @@ RoomResult room_result(const std::string& name, const report::Reveal& reveal,
 
 namespace {
 
-bool http_url(const std::string& url) {
-  return url.starts_with("http://") || url.starts_with("https://");
+// The dashboard's answer, or what went wrong, as the messages below print it.
+struct Answer {
+  std::optional<RoomAnswer> answer;
+  std::string problem;
+};
+
+Answer ask(const std::string& url, const std::string& method, const std::string& path,
+           const std::vector<std::pair<std::string, std::string>>& headers = {},
+           const std::string& body = "", const std::string& content_type = "text/plain") {
+  try {
+    return Answer{room_exchange(url, method, path, headers, body, content_type), ""};
+  } catch (const RuntimeError& e) {
+    return Answer{std::nullopt, e.what()};
+  }
 }
 
-httplib::Client room_client(const std::string& url) {
-  httplib::Client client(url);
-  client.set_connection_timeout(5);
-  client.set_read_timeout(10);
-  client.set_write_timeout(10);
-  return client;
+bool ok(const Answer& a) {
+  return a.answer && a.answer->status == 200;
 }
 
-std::string answer(const httplib::Result& res) {
-  if (!res) return fmt::format("no answer ({})", httplib::to_string(res.error()));
-  return fmt::format("{} {}", res->status, printable(trim(res->body)));
+std::string answer(const Answer& a) {
+  if (!a.answer) return a.problem;
+  return fmt::format("{} {}", a.answer->status, printable(trim(a.answer->body)));
 }
 
 }  // namespace
 
 void check_room(const std::string& url) {
-  if (!http_url(url)) {
+  if (!url.starts_with("http://")) {
     throw InputError(
         fmt::format("--room {}: the dashboard's address is http://HOST:PORT, as the instructor's "
                     "dashboard prints it",
                     printable(url)));
   }
-  httplib::Client client = room_client(url);
-  const httplib::Result state = client.Get("/state");
-  if (!state || state->status != 200) {
+  const Answer state = ask(url, "GET", "/state");
+  if (!ok(state)) {
     throw InputError(fmt::format(
         "--room {}: no dashboard answers there ({}); check the address with the instructor",
         printable(url), answer(state)));
@@ -71,18 +81,17 @@ void send_to_room(const std::string& url, const RoomResult& result) {
   auto fail = [&](const std::string& what) {
     throw RuntimeError(fmt::format("--room {}: {}", printable(url), what));
   };
-  if (!http_url(url))
+  if (!url.starts_with("http://"))
     fail("the dashboard's address is http://HOST:PORT, as the instructor's dashboard prints it");
-  httplib::Client client = room_client(url);
-  const httplib::Result joined = client.Post("/join", "", "text/plain");
-  if (!joined || joined->status != 200) fail("could not join the room: " + answer(joined));
-  const auto token = nlohmann::json::parse(joined->body, nullptr, false);
+  const Answer joined = ask(url, "POST", "/join");
+  if (!ok(joined)) fail("could not join the room: " + answer(joined));
+  const auto token = nlohmann::json::parse(joined.answer->body, nullptr, false);
   if (!token.is_object() || !token.contains("token") || !token["token"].is_string())
     fail("the room answered /join without a token");
-  const httplib::Headers headers = {{"X-Pgslow-Token", token["token"].get<std::string>()}};
-  const httplib::Result posted =
-      client.Post("/result", headers, room_result_body(result), "application/json");
-  if (!posted || posted->status != 200) fail("the room refused the result: " + answer(posted));
+  const Answer posted =
+      ask(url, "POST", "/result", {{"X-Pgslow-Token", token["token"].get<std::string>()}},
+          room_result_body(result), "application/json");
+  if (!ok(posted)) fail("the room refused the result: " + answer(posted));
 }
 
 }  // namespace pgslow::workshop

@@ -8,6 +8,7 @@
 #include "report/workshop.h"
 #include "results/model.h"
 #include "workshop/dashboard.h"
+#include "workshop/room_http.h"
 
 namespace pgslow::workshop {
 
@@ -16,7 +17,9 @@ namespace pgslow::workshop {
 RoomResult room_result(const std::string& name, const report::Reveal& reveal,
                        const results::Run& run);
 
-// Before a lesson measures anything: `url` is an http(s) address and a dashboard answers
+// Every answer of the dashboard is read at most kMaxRoomAnswer bytes (workshop/room_http.h).
+
+// Before a lesson measures anything: `url` is an http:// address and a dashboard answers
 // there (GET /state). Throws InputError naming the URL and what went wrong.
 void check_room(const std::string& url);
 

@@ -20,7 +20,7 @@ grep -qx postgresql-15 "$work/run" || { echo "run does not install postgresql-15
 # The managed pooler (docs/pooler.md) runs Debian's PgBouncer, in run and so in test.
 grep -qx pgbouncer "$work/run" || { echo "run does not install pgbouncer"; exit 1; }
 for p in libgtest-dev libgmock-dev libbenchmark-dev clang-format universal-ctags clang-14 libclang-rt-14-dev \
-         chromium xfsprogs btrfs-progs npm; do
+         chromium xfsprogs btrfs-progs podman runc debootstrap catatonit yq npm; do
   if grep -qx "$p" "$work/run"; then echo "make run would install $p, a test-only package"; exit 1; fi
   # npm is looked for as a command, which this machine may have.
   if [ "$p" != npm ] && ! grep -qx "$p" "$work/test"; then

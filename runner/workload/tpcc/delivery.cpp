@@ -5,6 +5,8 @@
 
 #include "workload/tpcc/delivery.h"
 
+#include <fmt/format.h>
+
 #include "workload/tpcc/constants.h"
 
 namespace pgslow::workload::tpcc {
@@ -43,13 +45,19 @@ std::vector<StatementDef> delivery_statements() {
        "SELECT coalesce(sum(ol_amount), 0) FROM delivered"},
       {"del_update_customer",
        "UPDATE customer SET c_balance = c_balance + $4, c_delivery_cnt = c_delivery_cnt + 1 "
-       "WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3"},
+       "WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3 RETURNING c_id"},
   };
 }
 
 DeliveryInput draw_delivery(Rng& rng, const Terminal& t) {
   return DeliveryInput{.w_id = t.w_id, .carrier_id = rng.uniform(1, 10)};  // 2.7.1.2
 }
+
+namespace {
+std::string where(const DeliveryInput& in) {
+  return fmt::format("Delivery (warehouse {}, carrier {})", in.w_id, in.carrier_id);
+}
+}  // namespace
 
 Task<TxStatus> run_delivery(Session& s, const DeliveryInput& in, const std::string& begin,
                             DeliveryTally& tally) {
@@ -80,6 +88,13 @@ Task<TxStatus> run_delivery(Session& s, const DeliveryInput& in, const std::stri
         "del_update_order",
         DelUpdateOrder{.w_id = in.w_id, .d_id = d_id, .o_id = o_id, .carrier_id = in.carrier_id}
             .params());
+    // 2.7.4.2: the order of a NEW-ORDER row exists (3.3.2.5), and so does its customer.
+    if (order.rows() == 0) {
+      const std::string message = missing_row(
+          where(in),
+          fmt::format("ORDER row (warehouse {}, district {}, order {})", in.w_id, d_id, o_id));
+      co_await abandon(s, message);
+    }
     const pg::Result amount = co_await s.execute(
         "del_update_order_lines",
         DelUpdateOrderLines{.w_id = in.w_id, .d_id = d_id, .o_id = o_id}.params());
@@ -88,7 +103,13 @@ Task<TxStatus> run_delivery(Session& s, const DeliveryInput& in, const std::stri
                                             .d_id = d_id,
                                             .c_id = order.get_int64(0, 0),
                                             .amount = std::string(amount.get(0, 0))};
-    co_await s.execute("del_update_customer", update_customer.params());
+    const pg::Result customer = co_await s.execute("del_update_customer", update_customer.params());
+    if (customer.rows() == 0) {
+      const std::string message = missing_row(
+          where(in), fmt::format("CUSTOMER row (warehouse {}, district {}, customer {})", in.w_id,
+                                 d_id, update_customer.c_id));
+      co_await abandon(s, message);
+    }
   }
   co_await s.query("COMMIT");
   // Counted once committed: a retried attempt counts once.

@@ -46,7 +46,7 @@ struct DelUpdateOrderLines {  // del_update_order_lines: sets delivery dates, su
   int64_t w_id, d_id, o_id;
   pg::Params params() const;
 };
-struct DelUpdateCustomer {  // del_update_customer
+struct DelUpdateCustomer {  // del_update_customer: returns C_ID when the customer exists
   int64_t w_id, d_id, c_id;
   std::string amount;  // sum(OL_AMOUNT) as the server printed it
   pg::Params params() const;

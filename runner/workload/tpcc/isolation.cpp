@@ -11,6 +11,12 @@ std::optional<Isolation> parse_isolation(std::string_view text) {
   return std::nullopt;
 }
 
+Isolation isolation_option(const std::map<std::string, std::string>& options) {
+  const auto it = options.find("isolation");
+  if (it == options.end()) return Isolation::kReadCommitted;
+  return parse_isolation(it->second).value_or(Isolation::kReadCommitted);
+}
+
 std::string begin_sql(Isolation level, Access access) {
   const bool read_only = access != Access::kReadWrite;
   switch (level) {

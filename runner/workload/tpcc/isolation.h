@@ -1,6 +1,7 @@
 #pragma once
 // The isolation level of TPC-C-lite's transactions (clause 3.4): the option and each BEGIN.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,9 @@ enum class Isolation { kReadCommitted, kRepeatableRead, kSerializable };
 
 // Parses "read-committed", "repeatable-read" or "serializable"; nullopt otherwise.
 std::optional<Isolation> parse_isolation(std::string_view text);
+// The option `isolation` of a workload's options: read-committed when absent (or invalid:
+// validate() refuses that before a run).
+Isolation isolation_option(const std::map<std::string, std::string>& options);
 
 // What a transaction does, for its BEGIN: the read-write ones; Stock-Level, read-only; and
 // Order-Status, read-only in one snapshot (2.6 and 3.4).

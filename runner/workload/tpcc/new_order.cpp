@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "common/errors.h"
 #include "workload/tpcc/constants.h"
 
 namespace pgslow::workload::tpcc {
@@ -43,10 +42,11 @@ pg::Params NoInsertOrderLines::params() const {
 
 std::vector<StatementDef> new_order_statements() {
   return {
-      // 2.4.2.2: the customer's discount, last name and credit, and the warehouse's tax.
+      // 2.4.2.2: the customer's discount, last name and credit, and the warehouse's tax. An
+      // outer join, so a missing row is named: no row, no warehouse; c_id NULL, no customer.
       {"no_get_customer",
-       "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse "
-       "WHERE w_id = $1 AND c_w_id = w_id AND c_d_id = $2 AND c_id = $3"},
+       "SELECT c_discount, c_last, c_credit, w_tax, c_id FROM warehouse LEFT JOIN customer "
+       "ON c_w_id = w_id AND c_d_id = $2 AND c_id = $3 WHERE w_id = $1"},
       // 2.4.2.2: D_NEXT_O_ID is read and incremented; the row lock orders concurrent
       // New-Orders of one district.
       {"no_update_district",
@@ -114,12 +114,31 @@ NewOrderInput draw_new_order(Rng& rng, const Terminal& t) {
   return in;
 }
 
+namespace {
+std::string where(const NewOrderInput& in) {
+  return fmt::format("New-Order (warehouse {}, district {})", in.w_id, in.d_id);
+}
+}  // namespace
+
 Task<TxStatus> run_new_order(Session& s, const NewOrderInput& in, const std::string& begin) {
   co_await s.query(begin);
-  co_await s.execute("no_get_customer",
-                     NoGetCustomer{.w_id = in.w_id, .d_id = in.d_id, .c_id = in.c_id}.params());
+  const pg::Result customer = co_await s.execute(
+      "no_get_customer", NoGetCustomer{.w_id = in.w_id, .d_id = in.d_id, .c_id = in.c_id}.params());
+  if (customer.rows() == 0 || customer.is_null(0, 4)) {
+    const std::string message = missing_row(
+        where(in), customer.rows() == 0
+                       ? fmt::format("WAREHOUSE row (warehouse {})", in.w_id)
+                       : fmt::format("CUSTOMER row (warehouse {}, district {}, customer {})",
+                                     in.w_id, in.d_id, in.c_id));
+    co_await abandon(s, message);
+  }
   const pg::Result district = co_await s.execute(
       "no_update_district", NoUpdateDistrict{.w_id = in.w_id, .d_id = in.d_id}.params());
+  if (district.rows() == 0) {
+    const std::string message = missing_row(
+        where(in), fmt::format("DISTRICT row (warehouse {}, district {})", in.w_id, in.d_id));
+    co_await abandon(s, message);
+  }
   const std::int64_t o_id = district.get_int64(0, 1);
 
   bool all_local = true;
@@ -159,15 +178,17 @@ Task<TxStatus> run_new_order(Session& s, const NewOrderInput& in, const std::str
     const bool designed = in.rollback && &line == &in.lines.back() && line.i_id == kItems + 1;
     // Only the designed rollback's last item may be missing, and it must be: anything else is
     // a fault of the data, which must not count in tpmC as a rollback nor as a commit.
-    if ((price == price_cents.end()) != designed)
-      throw RuntimeError(fmt::format(
+    if ((price == price_cents.end()) != designed) {
+      const std::string message = fmt::format(
           "New-Order (warehouse {}, district {}): item {} {}: the ITEM table does not hold the "
           "100,000 items of the load; reload the data (pgslow load --workload tpcc-lite --force) "
           "and look for what changed it",
           in.w_id, in.d_id, line.i_id,
           designed ? "exists, but it is the unused item of the designed 1% rollback (2.4.1.4)"
                    : "is not found, and this order is not the designed 1% rollback (2.4.1.4) "
-                     "or it is not the order's last item"));
+                     "or it is not the order's last item");
+      co_await abandon(s, message);
+    }
     if (designed) {
       if (!lines.numbers.empty()) co_await s.execute("no_insert_order_lines", lines.params());
       co_await s.query("ROLLBACK");
@@ -180,6 +201,11 @@ Task<TxStatus> run_new_order(Session& s, const NewOrderInput& in, const std::str
                                                             .d_id = in.d_id,
                                                             .remote = line.supply_w_id != in.w_id}
                                                   .params());
+    if (stock.rows() == 0) {
+      const std::string message = missing_row(
+          where(in), fmt::format("STOCK row (warehouse {}, item {})", line.supply_w_id, line.i_id));
+      co_await abandon(s, message);
+    }
     lines.numbers.push_back(++number);
     lines.item_ids.push_back(line.i_id);
     lines.supply_w_ids.push_back(line.supply_w_id);

@@ -4,6 +4,8 @@
 
 #include "workload/tpcc/order_status.h"
 
+#include <fmt/format.h>
+
 #include "workload/tpcc/constants.h"
 
 namespace pgslow::workload::tpcc {
@@ -47,6 +49,8 @@ OrderStatusInput draw_order_status(Rng& rng, const Terminal& t) {
 }
 
 Task<TxStatus> run_order_status(Session& s, const OrderStatusInput& in, const std::string& begin) {
+  const std::string transaction =
+      fmt::format("Order-Status (warehouse {}, district {})", in.w_id, in.d_id);
   co_await s.query(begin);
   std::int64_t c_id = in.customer.c_id;
   if (c_id == 0) {
@@ -54,20 +58,35 @@ Task<TxStatus> run_order_status(Session& s, const OrderStatusInput& in, const st
     const OsGetCustomersByName by_name{
         .w_id = in.w_id, .d_id = in.d_id, .last_name = in.customer.c_last};
     const pg::Result found = co_await s.execute("os_get_customers_by_name", by_name.params());
+    // Every district holds all 1,000 last names (4.3.3.1).
+    if (found.rows() == 0) {
+      const std::string message =
+          missing_row(transaction, fmt::format("CUSTOMER rows named {}", in.customer.c_last));
+      co_await abandon(s, message);
+    }
     // 2.6.2.2: position n/2 rounded up in C_FIRST order.
     c_id = found.get_int64((found.rows() + 1) / 2 - 1, 0);
   } else {
-    co_await s.execute("os_get_customer",
-                       OsGetCustomer{.w_id = in.w_id, .d_id = in.d_id, .c_id = c_id}.params());
+    const pg::Result found = co_await s.execute(
+        "os_get_customer", OsGetCustomer{.w_id = in.w_id, .d_id = in.d_id, .c_id = c_id}.params());
+    if (found.rows() == 0) {
+      const std::string message = missing_row(
+          transaction, fmt::format("CUSTOMER row (warehouse {}, district {}, customer {})", in.w_id,
+                                   in.d_id, c_id));
+      co_await abandon(s, message);
+    }
   }
   const pg::Result order = co_await s.execute(
       "os_get_last_order", OsGetLastOrder{.w_id = in.w_id, .d_id = in.d_id, .c_id = c_id}.params());
   // Every customer has an order from the load (O_C_ID is a permutation, 4.3.3.1).
-  if (order.rows() > 0) {
-    co_await s.execute(
-        "os_get_order_lines",
-        OsGetOrderLines{.w_id = in.w_id, .d_id = in.d_id, .o_id = order.get_int64(0, 0)}.params());
+  if (order.rows() == 0) {
+    const std::string message =
+        missing_row(transaction, fmt::format("ORDER rows of customer {}", c_id));
+    co_await abandon(s, message);
   }
+  co_await s.execute(
+      "os_get_order_lines",
+      OsGetOrderLines{.w_id = in.w_id, .d_id = in.d_id, .o_id = order.get_int64(0, 0)}.params());
   co_await s.query("COMMIT");
   co_return TxStatus::kCommitted;
 }

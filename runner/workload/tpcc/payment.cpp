@@ -5,6 +5,8 @@
 
 #include "workload/tpcc/payment.h"
 
+#include <fmt/format.h>
+
 #include "workload/tpcc/constants.h"
 
 namespace pgslow::workload::tpcc {
@@ -73,6 +75,12 @@ PaymentInput draw_payment(Rng& rng, const Terminal& t) {
   return in;
 }
 
+namespace {
+std::string where(const PaymentInput& in) {
+  return fmt::format("Payment (warehouse {}, district {})", in.w_id, in.d_id);
+}
+}  // namespace
+
 Task<TxStatus> run_payment(Session& s, const PaymentInput& in, const std::string& begin) {
   // Structs with strings are named before the co_await that uses them, never temporaries
   // inside it: GCC 12 destroys such temporaries twice.
@@ -80,17 +88,33 @@ Task<TxStatus> run_payment(Session& s, const PaymentInput& in, const std::string
   const pg::Result warehouse = co_await s.execute(
       "pay_update_warehouse",
       PayUpdateWarehouse{.w_id = in.w_id, .amount_cents = in.amount_cents}.params());
+  if (warehouse.rows() == 0) {
+    const std::string message =
+        missing_row(where(in), fmt::format("WAREHOUSE row (warehouse {})", in.w_id));
+    co_await abandon(s, message);
+  }
   const pg::Result district = co_await s.execute(
       "pay_update_district",
       PayUpdateDistrict{.w_id = in.w_id, .d_id = in.d_id, .amount_cents = in.amount_cents}
           .params());
+  if (district.rows() == 0) {
+    const std::string message = missing_row(
+        where(in), fmt::format("DISTRICT row (warehouse {}, district {})", in.w_id, in.d_id));
+    co_await abandon(s, message);
+  }
 
   std::int64_t c_id = in.customer.c_id;
   if (c_id == 0) {
     const PayGetCustomersByName by_name{
         .w_id = in.c_w_id, .d_id = in.c_d_id, .last_name = in.customer.c_last};
     const pg::Result found = co_await s.execute("pay_get_customers_by_name", by_name.params());
-    // Every district holds all 1,000 last names (4.3.3.1), so `found` is never empty.
+    // Every district holds all 1,000 last names (4.3.3.1): none found is a fault of the data.
+    if (found.rows() == 0) {
+      const std::string message =
+          missing_row(where(in), fmt::format("CUSTOMER rows named {} (warehouse {}, district {})",
+                                             in.customer.c_last, in.c_w_id, in.c_d_id));
+      co_await abandon(s, message);
+    }
     // 2.5.2.2: the customer at position n/2 rounded up, counting from 1.
     c_id = found.get_int64((found.rows() + 1) / 2 - 1, 0);
   }
@@ -102,7 +126,13 @@ Task<TxStatus> run_payment(Session& s, const PaymentInput& in, const std::string
       .bad_credit_data = std::to_string(c_id) + " " + std::to_string(in.c_d_id) + " " +
                          std::to_string(in.c_w_id) + " " + std::to_string(in.d_id) + " " +
                          std::to_string(in.w_id) + " " + cents(in.amount_cents) + " | "};
-  co_await s.execute("pay_update_customer", update_customer.params());
+  const pg::Result customer = co_await s.execute("pay_update_customer", update_customer.params());
+  if (customer.rows() == 0) {
+    const std::string message =
+        missing_row(where(in), fmt::format("CUSTOMER row (warehouse {}, district {}, customer {})",
+                                           in.c_w_id, in.c_d_id, c_id));
+    co_await abandon(s, message);
+  }
   // 2.5.2.2: H_DATA is W_NAME and D_NAME separated by four spaces.
   const PayInsertHistory history{
       .c_id = c_id,

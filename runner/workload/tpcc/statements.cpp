@@ -1,5 +1,8 @@
 #include "workload/tpcc/statements.h"
 
+#include <fmt/format.h>
+
+#include "common/errors.h"
 #include "workload/tpcc/random.h"
 
 namespace pgslow::workload::tpcc {
@@ -64,6 +67,20 @@ std::int64_t parse_cents(std::string_view text) {
   if (frac_digits == 1) frac *= 10;
   const std::int64_t v = whole * 100 + frac;
   return negative ? -v : v;
+}
+
+std::string missing_row(std::string_view transaction, std::string_view row) {
+  return fmt::format(
+      "{}: the {} is missing: the data no longer holds what the load wrote (4.3.3.1); reload it "
+      "(pgslow load --workload tpcc-lite --force) and look for what changed it",
+      transaction, row);
+}
+
+Task<void> abandon(Session& s, const std::string& message) {
+  // Named, not a temporary inside co_await: GCC 12 destroys such temporaries twice.
+  static const std::string rollback = "ROLLBACK";
+  co_await s.query(rollback);
+  throw RuntimeError(message);
 }
 
 }  // namespace pgslow::workload::tpcc

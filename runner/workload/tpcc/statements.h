@@ -32,4 +32,12 @@ std::string text_array(const std::vector<std::string>& values);  // {"a","b"}
 // Parses NUMERIC text ("12.34", "5", "-0.5") into cents; exact for two decimals.
 std::int64_t parse_cents(std::string_view text);
 
+// A row the spec says exists (the load wrote it, 4.3.3.1) that a statement did not find is a
+// fault of the data, never work: "New-Order (warehouse 1, district 3): the STOCK row
+// (warehouse 1, item 77) is missing: ...". `transaction` names the transaction and its inputs.
+std::string missing_row(std::string_view transaction, std::string_view row);
+// Rolls the transaction back, then throws RuntimeError(message): the run ends with it, and
+// nothing of the transaction is committed or counted.
+Task<void> abandon(Session& s, const std::string& message);
+
 }  // namespace pgslow::workload::tpcc

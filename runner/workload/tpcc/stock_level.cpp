@@ -5,6 +5,8 @@
 
 #include "workload/tpcc/stock_level.h"
 
+#include <fmt/format.h>
+
 namespace pgslow::workload::tpcc {
 
 pg::Params SlGetNextOrderId::params() const {
@@ -35,6 +37,12 @@ Task<TxStatus> run_stock_level(Session& s, const StockLevelInput& in, const std:
   co_await s.query(begin);
   const pg::Result district = co_await s.execute(
       "sl_get_next_order_id", SlGetNextOrderId{.w_id = in.w_id, .d_id = in.d_id}.params());
+  if (district.rows() == 0) {
+    const std::string message =
+        missing_row(fmt::format("Stock-Level (warehouse {}, district {})", in.w_id, in.d_id),
+                    fmt::format("DISTRICT row (warehouse {}, district {})", in.w_id, in.d_id));
+    co_await abandon(s, message);
+  }
   co_await s.execute("sl_count_low_stock", SlCountLowStock{.w_id = in.w_id,
                                                            .d_id = in.d_id,
                                                            .next_o_id = district.get_int64(0, 0),

@@ -184,6 +184,27 @@ TEST_F(RootBoundaryTest, AnAutoConfThatIsALinkIsRefusedBeforeAnyChange) {
   EXPECT_EQ(show_setting("work_mem"), work_mem_);
 }
 
+// Round three, finding 2: postgresql.auto.conf is the server user's to make any size (a sparse
+// 1 GB one took apply to 5.9 GB and became the journal's "original"). Larger than pgslow reads
+// (1 MiB), it is refused before any change, naming the file and the cap: no journal, no claim,
+// the file as it was. Comment lines, so the server itself reads it as before.
+TEST_F(RootBoundaryTest, AnOversizeAutoConfIsRefusedBeforeAnyChange) {
+  std::string padded = *original_;
+  while (padded.size() <= (std::size_t{2} << 20)) padded += "# planted by the server's user\n";
+  std::ofstream(cluster_auto_conf(), std::ios::binary | std::ios::trunc) << padded;
+  Finished r = run_pgslow(in_workdir({"apply", file("reload.yaml")}));
+  const std::string after = read_file(cluster_auto_conf());
+  const bool claimed = apply::server_claimed_by(cluster_data_dir()).has_value();
+  std::ofstream(cluster_auto_conf(), std::ios::binary | std::ios::trunc) << *original_;
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(cluster_auto_conf().string()), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1048576 bytes (1 MiB)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Nothing was changed"), std::string::npos) << r.output;
+  EXPECT_EQ(after, padded) << "the planted file was changed";
+  EXPECT_FALSE(claimed) << "a claim was written";
+  EXPECT_EQ(show_setting("work_mem"), work_mem_);
+}
+
 // Finding 1, third form: the data directory itself swapped for a link (its parent is the
 // postgres user's). Root follows no link of theirs to reach a folder.
 TEST_F(RootBoundaryTest, AFolderOfThePostgresUserThatIsALinkIsNotFollowed) {
@@ -215,7 +236,7 @@ TEST_F(RootBoundaryTest, APlantedStateFileMakesRootRunNothing) {
   std::ofstream(cluster_dir / "state") << "port=5999\npg_bin=" << evil_bin.string() << "\n";
   ASSERT_EQ(::chown((cluster_dir / "state").c_str(), user_->uid, user_->gid), 0);
   Finished r = run_pgslow({"--workdir", own.workdir().string(), "server", "status"});
-  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, kExitServerDown) << r.output;  // stopped above
   if (fs::exists(marker)) {
     EXPECT_NE(trim(read_file(marker)), "0") << "root ran pg_bin's program";
   }
@@ -264,6 +285,44 @@ TEST_F(RootBoundaryTest, AWorkdirLinkOfAnotherUserIsRefusedAndItsTargetUntouched
   // Root's own link in a folder only root writes is fine.
   fs::create_symlink(target, *dir_ / "own-link");
   EXPECT_NO_THROW(require_trusted_workdir(*dir_ / "own-link"));
+}
+
+// Round three, finding 1: root run in a folder of another user's (`cd /home/mallory && pgslow
+// server start`) made `.pgslow` there and chmodded whatever that user swapped in for it. Now
+// nothing is made in such a folder, by any command that makes the workdir or the results.
+TEST_F(RootBoundaryTest, RootMakesNoWorkdirOrResultsInAFolderAnotherUserOwns) {
+  const fs::path home = *dir_ / "mallory";
+  fs::create_directories(home);
+  give_to_postgres(home);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"server", "start"},
+        std::vector<std::string>{"--workdir", cluster_workdir().string(), "run", "quick", "--out",
+                                 (home / "results").string()}}) {
+    Finished r = run_pgslow_in(home, args);
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("pgslow refuses to create"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("belongs to uid " + std::to_string(user_->uid)), std::string::npos)
+        << r.output;
+  }
+  EXPECT_TRUE(fs::is_empty(home)) << "root made something in another user's folder";
+}
+
+// Round three, low: a deep workdir's socket folder was /tmp/pgslow-<hash>-socket, a name
+// anyone could take first and so block root's server for good. As root it is made in
+// /run/pgslow, where only root makes names, and the server works through it.
+TEST_F(RootBoundaryTest, ADeepWorkdirsSocketIsInAFolderOnlyRootMakesNamesIn) {
+  fs::path deep = *dir_;
+  while (deep.string().size() < 120) deep /= "a-long-folder-name";
+  fs::create_directories(deep);
+  TemporaryCluster own(deep, std::nullopt);
+  const fs::path socket = own.get().socket_dir();
+  EXPECT_EQ(socket.parent_path(), fs::path("/run/pgslow")) << socket;
+  EXPECT_EQ(stat_of("/run/pgslow").st_uid, 0u);
+  EXPECT_EQ(stat_of("/run/pgslow").st_mode & 07777, 0755u);
+  EXPECT_EQ(stat_of(socket).st_uid, user_->uid);
+  EXPECT_EQ(stat_of(socket).st_mode & 07777, 0700u);
+  pg::Connection conn = pg::Connection::open(own.get().conninfo());
+  EXPECT_EQ(conn.query_value("SELECT 1"), "1");
 }
 
 // Finding 6: two workdirs, one server. While one workdir's change is on the server, another

@@ -82,7 +82,7 @@ TEST(Attribution, NamesTheOneCulpritAndCallsTheRestHarmless) {
   cluster();
   const auto before = settings();
   const fs::path out = workdir() / "results";
-  ProcessResult r = pgslow({"run", write_scenario().string(), "--out", out.string()});
+  ProcessResult r = pgslow({"run", write_scenario().string(), "--detail", "--out", out.string()});
   ASSERT_TRUE(r.ok()) << r.output;
   EXPECT_EQ(before, settings()) << "the configuration is back";
 

@@ -127,7 +127,7 @@ TEST_F(Pooler, APoolerSettingIsAStagesKnobWithItsEvidence) {
                      "stages:\n  - name: one server connection\n"
                      "    load: {pgbouncer.default_pool_size: 1}\n");
   const fs::path out = workdir() / "pooler-knob-out";
-  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ProcessResult r = pgslow({"run", file.string(), "--detail", "--out", out.string()});
   ASSERT_TRUE(r.ok()) << r.output;
   EXPECT_TRUE(
       std::regex_search(r.output, std::regex(R"(knob +pgbouncer\.default_pool_size 20 → 1)")))

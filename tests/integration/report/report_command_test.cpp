@@ -55,8 +55,19 @@ class ReportCommandTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // The console's goldens are 100 columns wide, whatever terminal runs the test.
   std::string pgslow(const std::string& args) {
-    return std::string(PGSLOW_BINARY) + " --workdir " + (dir_ / "work").string() + " " + args;
+    return "COLUMNS=100 " + std::string(PGSLOW_BINARY) + " --workdir " + (dir_ / "work").string() +
+           " " + args;
+  }
+
+  // The sample run as report.html in the test's folder; empty (and a failure) when it failed.
+  fs::path report_html() {
+    const fs::path html = dir_ / "report.html";
+    const Output r =
+        run_command(pgslow("report " + json_.string() + " --format html --out " + html.string()));
+    EXPECT_EQ(r.status, 0) << r.text;
+    return r.status == 0 ? html : fs::path();
   }
 
   fs::path dir_;
@@ -114,12 +125,26 @@ std::string find_chromium() {
   return "";
 }
 
-// The page as headless Chromium leaves it after its scripts ran.
-Output dump_dom(const std::string& chromium, const fs::path& html, const fs::path& profile) {
+// Headless Chromium in a window of 1280 x 900 pixels, on `html`, doing `what` (--dump-dom: the
+// page as it is after its scripts ran; --screenshot=FILE).
+Output chromium_on(const std::string& chromium, const fs::path& html, const fs::path& profile,
+                   const std::string& what) {
   return run_command(chromium +
                      " --headless --no-sandbox --disable-gpu --disable-background-networking "
-                     "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
-                     profile.string() + " --dump-dom file://" + html.string());
+                     "--disable-component-update --disable-sync --no-first-run "
+                     "--window-size=1280,900 --user-data-dir=" +
+                     profile.string() + " " + what + " file://" + html.string());
+}
+
+Output dump_dom(const std::string& chromium, const fs::path& html, const fs::path& profile) {
+  return chromium_on(chromium, html, profile, "--dump-dom");
+}
+
+// The number in the attribute `name`="N" of `attributes`, or -1.
+long attribute_number(const std::string& attributes, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(attributes, m, std::regex(name + "=\"([0-9]+)\""))) return -1;
+  return std::stol(m[1]);
 }
 
 // The attributes of the page's <body> in the DOM Chromium dumped: the chart script marks there
@@ -135,10 +160,8 @@ TEST_F(ReportCommandTest, HtmlChartsRenderInHeadlessChromium) {
   if (chromium.empty()) {
     GTEST_SKIP() << "chromium is not installed (apt-get install chromium): HTML check skipped";
   }
-  const fs::path html = dir_ / "report.html";
-  const Output r =
-      run_command(pgslow("report " + json_.string() + " --format html --out " + html.string()));
-  ASSERT_EQ(r.status, 0) << r.text;
+  const fs::path html = report_html();
+  ASSERT_FALSE(html.empty());
   const std::string page = read_all(html);
   // Self-contained: nothing is fetched from elsewhere.
   EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));
@@ -161,6 +184,48 @@ TEST_F(ReportCommandTest, HtmlChartsRenderInHeadlessChromium) {
     ++rects;
   }
   EXPECT_EQ(rects, 4u);
+}
+
+// The stage table at a glance in a browser: at 1280 pixels it fits the window, no horizontal
+// scrolling, as the page draws it and as a screenshot shows it.
+TEST_F(ReportCommandTest, HtmlStageTableFitsA1280PixelWindow) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "chromium is not installed (apt-get install chromium): HTML check skipped";
+  }
+  const fs::path html = report_html();
+  ASSERT_FALSE(html.empty());
+  const Output dom = dump_dom(chromium, html, dir_ / "chrome");
+  ASSERT_EQ(dom.status, 0) << dom.text;
+  const std::string body = body_attributes(dom.text);
+  const long window = attribute_number(body, "data-window-width");
+  ASSERT_EQ(window, 1280) << body;
+  EXPECT_LE(attribute_number(body, "data-stages-width"), window) << body;
+  EXPECT_LE(attribute_number(body, "data-page-width"), window) << body;
+  const fs::path png = dir_ / "stages.png";
+  const Output shot = chromium_on(chromium, html, dir_ / "chrome", "--screenshot=" + png.string());
+  ASSERT_EQ(shot.status, 0) << shot.text;
+  // A PNG's width is the big-endian number at bytes 16-19 (the IHDR chunk).
+  const std::string bytes = read_all(png);
+  ASSERT_GT(bytes.size(), 24u);
+  EXPECT_EQ(bytes.substr(1, 3), "PNG");
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(bytes[i]); };
+  EXPECT_EQ((byte(16) << 24) | (byte(17) << 16) | (byte(18) << 8) | byte(19), 1280);
+}
+
+// `pgslow report` of a saved run respects the terminal's width (COLUMNS).
+TEST_F(ReportCommandTest, TheConsoleReportFitsEightyColumns) {
+  const Output r = run_command("COLUMNS=80 " + std::string(PGSLOW_BINARY) + " --workdir " +
+                               (dir_ / "work").string() + " report " + json_.string());
+  ASSERT_EQ(r.status, 0) << r.text;
+  std::istringstream in(r.text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::size_t columns = 0;
+    for (unsigned char c : line) columns += (c & 0xC0) != 0x80 ? 1 : 0;
+    EXPECT_LE(columns, 80u) << line;
+  }
+  EXPECT_NE(r.text.find("tiny-cache"), std::string::npos) << r.text;
 }
 
 // Names and descriptions come from files anyone may write. Whatever they hold, every format

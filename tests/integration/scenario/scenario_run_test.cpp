@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -22,6 +24,7 @@
 #include "pg/connection.h"
 #include "report/curve.h"
 #include "report/json.h"
+#include "report/text.h"
 #include "results/summary.h"
 #include "results/switchback.h"
 #include "results/waits.h"
@@ -184,14 +187,26 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
   // After the table: where the reports are, and that the managed cluster is left running with
   // the commands that stop or remove it, as this run was invoked.
   EXPECT_NE(r.output.find("Results: " + out.string() + "/report.md"), std::string::npos);
-  EXPECT_NE(r.output.find("Still running: the managed cluster in " + workdir().string()),
+  // The note is wrapped to the terminal's width, its lines after the first indented.
+  const std::string note = std::regex_replace(r.output, std::regex("\n  "), " ");
+  EXPECT_NE(note.find("Still running: the managed cluster in " + workdir().string()),
             std::string::npos)
       << r.output;
   const std::string invoked =
       shell_quote({testing::pgslow_binary().string(), "--workdir", workdir().string()});
-  EXPECT_NE(r.output.find("`" + invoked), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(" server stop` stops it"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(" server destroy` removes it"), std::string::npos) << r.output;
+  EXPECT_NE(note.find("`" + invoked), std::string::npos) << r.output;
+  EXPECT_NE(note.find(" server stop` stops it"), std::string::npos) << r.output;
+  EXPECT_NE(note.find(" server destroy` removes it"), std::string::npos) << r.output;
+  // The table at a glance: one line per stage, none wider than the 100 columns of a pipe.
+  const std::size_t table = r.output.find("\nstage ");
+  const std::size_t end = r.output.find("Every axis, the evidence", table);
+  ASSERT_NE(table, std::string::npos) << r.output;
+  ASSERT_NE(end, std::string::npos) << r.output;
+  std::istringstream table_lines(r.output.substr(table + 1, end - table - 1));
+  std::size_t count = 0;
+  for (std::string line; std::getline(table_lines, line); ++count)
+    EXPECT_LE(report::display_width(line), 100u) << line;
+  EXPECT_LE(count, 20u) << r.output;
 
   // The configuration is back, byte for byte and value for value.
   const ServerState after = server_state();
@@ -254,9 +269,12 @@ TEST(Run, TwoStagesEndToEndAndTheReportsAgreeWithTheJson) {
             results::wait_share(*run.stages[0].waits, "CPU"))
       << summary[0].waits_text << "\n"
       << summary[1].waits_text;
-  EXPECT_NE(r.output.find("waits     cpu_index_tuple_cost, random_page_cost → CPU "),
-            std::string::npos)
+  // The table at a glance: one line for the planner stage, naming its knobs (report.md and
+  // --detail hold the waits line).
+  EXPECT_TRUE(
+      std::regex_search(r.output, std::regex("\nplanner +[0-9.,]+ +.*cpu_index_tuple_cost")))
       << r.output;
+  EXPECT_NE(md.find("cpu_index_tuple_cost, random_page_cost → CPU "), std::string::npos) << md;
   EXPECT_NE(summary[1].waits_text.find("of backend time (baseline "), std::string::npos)
       << summary[1].waits_text;
   EXPECT_NE(md.find("## Where the time went"), std::string::npos);
@@ -430,7 +448,7 @@ stages:
 
   const ServerState before = server_state();
   const fs::path out = workdir() / "results-switchback";
-  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ProcessResult r = pgslow({"run", file.string(), "--detail", "--out", out.string()});
   ASSERT_TRUE(r.ok()) << r.output;
   expect_restored(before);
   results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
@@ -518,7 +536,7 @@ stages:
 )");
   const ServerState before = server_state();
   const fs::path out = workdir() / "results-commit-delay-waits";
-  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ProcessResult r = pgslow({"run", file.string(), "--detail", "--out", out.string()});
   ASSERT_TRUE(r.ok()) << r.output;
   expect_restored(before);
   results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
@@ -543,8 +561,8 @@ stages:
   // Without the sampler the stage has no profile, and the report says nothing of waits.
   const fs::path off = workdir() / "results-commit-delay-no-waits";
   // One short run: only the absence of a profile is asserted, not a speed.
-  ProcessResult r2 = pgslow({"run", file.string(), "--out", off.string(), "--no-wait-sampling",
-                             "--warmup", "0.5", "--duration", "1"});
+  ProcessResult r2 = pgslow({"run", file.string(), "--detail", "--out", off.string(),
+                             "--no-wait-sampling", "--warmup", "0.5", "--duration", "1"});
   ASSERT_TRUE(r2.ok()) << r2.output;
   results::Run run2 = report::read_json(read_file(off / "report.json"), "report.json");
   for (const auto& st : run2.stages) EXPECT_FALSE(st.waits.has_value()) << st.name;
@@ -557,8 +575,8 @@ TEST(Run, APrecisionAddsPairsToASeparateStageUntilItsIntervalOrBudget) {
   cluster();
   const fs::path file = small_work_mem_scenario("precision");
   const fs::path out = workdir() / "results-precision";
-  ProcessResult r =
-      pgslow({"run", file.string(), "--precision", "1%", "--budget", "20", "--out", out.string()});
+  ProcessResult r = pgslow({"run", file.string(), "--detail", "--precision", "1%", "--budget", "20",
+                            "--out", out.string()});
   ASSERT_TRUE(r.ok()) << r.output;
   results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
   ASSERT_EQ(run.stages.size(), 2u);

@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -192,6 +194,88 @@ TEST(ManagedCluster, APortTakenWhileStoppedMovesTheClusterToAnotherPort) {
   cluster().start();
   EXPECT_NE(cluster().port(), old_port);
   EXPECT_EQ(show("port"), std::to_string(cluster().port()));
+}
+
+// ---- issue #52: what root hands the server, and what it takes from it ----
+
+// /proc/PID/environ, one variable a line (postgres adds PGDATA, PGLOCALEDIR, PGSYSCONFDIR).
+std::string environment_of(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : text) c = c == '\0' ? '\n' : c;
+  return "\n" + text;  // each variable between two newlines
+}
+
+// Sets an environment variable of this process for a scope.
+struct ScopedEnv {
+  const char* name;
+  ScopedEnv(const char* n, const char* value) : name(n) { ::setenv(n, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name); }
+};
+
+TEST(ManagedCluster, RootsEnvironmentReachesNeitherTheServerNorItsPrograms) {
+  if (!running_as_root()) GTEST_SKIP() << "needs root: the server then runs as another user";
+  const ScopedEnv aws("AWS_SECRET_ACCESS_KEY", "aws-s3cret-52");
+  const ScopedEnv password("PGPASSWORD", "pg-s3cret-52");  // and our logins still work
+  const ScopedEnv path("PATH", "/root/s3cret-52-bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  cluster().stop();
+  cluster().start();
+  const std::string postmaster = environment_of(postmaster_pid());
+  ASSERT_NE(postmaster, "\n");
+  EXPECT_EQ(postmaster.find("s3cret-52"), std::string::npos) << postmaster;
+  EXPECT_NE(postmaster.find(std::string("\nPATH=") + kSystemPath + "\n"), std::string::npos)
+      << postmaster;
+  EXPECT_NE(postmaster.find("\nUSER=postgres\n"), std::string::npos) << postmaster;
+  // What a SQL superuser's program sees: COPY ... FROM PROGRAM runs it as the server's user.
+  auto conn = pg::Connection::open(testing::conninfo());
+  conn.exec("CREATE TEMP TABLE seen(line text)");
+  conn.exec("COPY seen FROM PROGRAM 'env'");
+  const std::string program =
+      conn.query_value("SELECT string_agg(line, E'\\n') FROM seen").value_or("");
+  EXPECT_NE(program.find("PATH="), std::string::npos) << program;
+  EXPECT_EQ(program.find("s3cret-52"), std::string::npos) << program;
+}
+
+// Resident memory at its peak since the last reset, in MB.
+long peak_rss_mb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("VmHWM:")) return std::atol(line.c_str() + 6) / 1024;
+  }
+  return -1;
+}
+
+TEST(ManagedCluster, AnOwnSessionReadsWholeResultsUnderItsCapAndStopsPastIt) {
+  auto conn = pg::Connection::open(testing::conninfo());
+  // Under the cap, as PQexec: the last statement's result, every row, NULLs kept.
+  pg::Result r = conn.exec("SELECT 1; SELECT g, NULL::text AS n FROM generate_series(1, 5000) g");
+  ASSERT_EQ(r.rows(), 5000);
+  EXPECT_EQ(r.get(4999, r.column("g")), "5000");
+  EXPECT_TRUE(r.is_null(4999, r.column("n")));
+  EXPECT_EQ(conn.exec("SELECT 1 WHERE false").rows(), 0);
+  EXPECT_EQ(conn.exec_params("SELECT $1::int + 1", {std::string("41")}).get(0, 0), "42");
+  conn.prepare("pgslow_test_cap", "SELECT generate_series(1, $1::int)");
+  EXPECT_EQ(conn.exec_prepared("pgslow_test_cap", {std::string("300")}).rows(), 300);
+  EXPECT_THROW(conn.exec("SELECT 1/0"), pg::Error);
+  EXPECT_EQ(conn.query_value("SELECT 'still usable'"), "still usable");
+
+  // 1,500 rows of 1 MB: the finding's fake server sent this and apply reached 1.56 GB.
+  std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM
+  try {
+    conn.exec("SELECT repeat('x', 1000000) FROM generate_series(1, 1500)");
+    ADD_FAILURE() << "read it all";
+  } catch (const pg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 100000 rows or 32 MB"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(cluster().socket_dir().string()), std::string::npos)
+        << e.what();
+  }
+  const long peak = peak_rss_mb();
+  std::printf("peak RSS while the server sent 1,500 MB: %ld MB\n", peak);
+  EXPECT_LT(peak, 160) << "MB";
+  EXPECT_FALSE(conn.is_open());
+  EXPECT_EQ(pg::Connection::open(testing::conninfo()).query_value("SELECT 1"), "1");
 }
 
 TEST(Targets, ManagedTargetOpensTheRunningCluster) {

@@ -8,9 +8,12 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <new>
 
 #include "common/errors.h"
+#include "common/process.h"
 #include "pg/connection.h"
 #include "pg/error.h"
 #include "server/pooler.h"
@@ -65,6 +68,34 @@ TEST(PgBouncer, StartsConnectsThroughItAndStops) {
   EXPECT_FALSE(pooler.is_running());
   EXPECT_THROW(pg::Connection::open(pooler.conninfo("postgres"), pg::SessionKind::kWorkload),
                pg::Error);
+}
+
+// Issue #52: PgBouncer runs as the server's user and gets only the allow-list of pgslow's
+// environment (common/process.h), never root's secrets; its console and its databases are
+// reached with no password, whatever PGPASSWORD says.
+TEST(PgBouncer, RootsEnvironmentDoesNotReachIt) {
+  if (!running_as_root()) GTEST_SKIP() << "needs root: PgBouncer then runs as another user";
+  struct ScopedEnv {
+    const char* name;
+    ScopedEnv(const char* n, const char* value) : name(n) { ::setenv(n, value, 1); }
+    ~ScopedEnv() { ::unsetenv(name); }
+  };
+  const ScopedEnv aws("AWS_SECRET_ACCESS_KEY", "aws-s3cret-52");
+  const ScopedEnv password("PGPASSWORD", "pg-s3cret-52");
+  server::PgBouncer pooler(options());
+  pooler.start();
+  ASSERT_TRUE(pooler.pid().has_value());
+  std::ifstream in("/proc/" + std::to_string(*pooler.pid()) + "/environ", std::ios::binary);
+  std::string environ_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : environ_text) c = c == '\0' ? '\n' : c;
+  ASSERT_NE(environ_text, "");
+  EXPECT_EQ(environ_text.find("s3cret-52"), std::string::npos) << environ_text;
+  EXPECT_NE(environ_text.find(std::string("PATH=") + kSystemPath + "\n"), std::string::npos)
+      << environ_text;
+  EXPECT_NE(pooler.admin_conninfo().find("password=''"), std::string::npos);
+  EXPECT_EQ(show_config(pooler).count("pool_mode"), 1u);
+  auto conn = pg::Connection::open(pooler.conninfo("postgres"), pg::SessionKind::kWorkload);
+  EXPECT_EQ(conn.query_value("SELECT 1"), "1");
 }
 
 TEST(PgBouncer, ReloadAppliesASettingAndReadsItBack) {

@@ -264,16 +264,22 @@ TEST(Accounts, CompletionsPerMinuteOfTheWindowAndWholeMinutesOnly) {
   EXPECT_EQ(run.per_minute[1], (std::vector<std::uint64_t>{0, 1}));
 }
 
-TEST(Accounts, KeyingAndThinkTimesCountInsideTheWindowUnlessCutShort) {
+TEST(Accounts, KeyingAndThinkTimesCountPerTypeInsideTheWindowUnlessCutShort) {
   Accounts a(AccountsShape{});
-  a.record_wait(Wait::kKeying, 5 * kSecond, 1'000, 1'100, kWindow, false);  // warm-up
-  a.record_wait(Wait::kKeying, 20 * kSecond, 2'000, 2'050, kWindow, false);
-  a.record_wait(Wait::kThink, 30 * kSecond, 3'000, 3'010, kWindow, false);
-  a.record_wait(Wait::kThink, 69 * kSecond, 9'000, 400, kWindow, true);  // the end cut it
-  EXPECT_EQ(a.keying_asked_us, 2'000);
-  EXPECT_EQ(a.keying_waited_us, 2'050);
-  EXPECT_EQ(a.think_asked_us, 3'000);
-  EXPECT_EQ(a.think_waited_us, 3'010);
+  a.record_wait(Wait::kKeying, 0, 5 * kSecond, 1'100, kWindow, false);  // warm-up
+  a.record_wait(Wait::kKeying, 0, 20 * kSecond, 2'050, kWindow, false);
+  a.record_wait(Wait::kThink, 1, 30 * kSecond, 3'010, kWindow, false);
+  a.record_wait(Wait::kThink, 1, 69 * kSecond, 400, kWindow, true);  // the end cut it
+  ASSERT_EQ(a.waits.size(), 2u);
+  EXPECT_EQ(a.waits[0].keyings, 1u);
+  EXPECT_EQ(a.waits[0].keying_us, 2'050);
+  EXPECT_EQ(a.waits[0].thinks, 0u);
+  EXPECT_EQ(a.waits[1].thinks, 1u);
+  EXPECT_EQ(a.waits[1].think_us, 3'010);
+  Accounts b(AccountsShape{});
+  b.merge(a);
+  b.merge(a);
+  EXPECT_EQ(b.waits[1].think_us, 6'020);
 }
 
 TEST(Accounts, InFlightAtTheEndIsReportedNotCounted) {

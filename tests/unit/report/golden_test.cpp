@@ -29,8 +29,23 @@ void check_every_format(const std::string& sample, const Result& result) {
   }
 }
 
+// The console fits the terminal ($COLUMNS): the goldens are made at 100 columns.
+class HundredColumns : public ::testing::Environment {
+ public:
+  void SetUp() override { ::setenv("COLUMNS", "100", 1); }
+};
+const auto* const hundred_columns = ::testing::AddGlobalTestEnvironment(new HundredColumns);
+
 TEST(Golden, Run) {
   check_every_format("sample", testing::sample_run());
+}
+
+// --detail: under each stage, every axis, the evidence, waits, warnings, the audit and the
+// attribution.
+TEST(Golden, RunInDetail) {
+  std::ostringstream out;
+  render_console(testing::sample_run(), out, {true, 100});
+  check_golden("sample_detail.txt", out.str());
 }
 
 TEST(Golden, Comparison) {
@@ -133,14 +148,52 @@ TEST(Record, ReadBackSaysTheSame) {
   EXPECT_EQ(rendered(back, "md"), rendered(r, "md"));
 }
 
-TEST(Console, FitsOneHundredColumns) {
-  std::istringstream in(rendered(testing::sample_run(), "console"));
+// Every line of the console's table within `width` columns; the number of lines.
+std::size_t expect_fits(const std::string& text, std::size_t width) {
+  std::istringstream in(text);
   std::string line;
+  std::size_t lines = 0;
   while (std::getline(in, line)) {
+    ++lines;
     std::size_t columns = 0;
     for (unsigned char c : line) columns += (c & 0xC0) != 0x80 ? 1 : 0;
-    EXPECT_LE(columns, 100u) << line;
+    EXPECT_LE(columns, width) << line;
   }
+  return lines;
+}
+
+TEST(Console, FitsOneHundredColumns) {
+  expect_fits(rendered(testing::sample_run(), "console"), 100);
+}
+
+// COLUMNS=80 (or a terminal that wide): every line fits, each stage still on one line.
+TEST(Console, FitsEightyColumnsWhenTheTerminalIsThatWide) {
+  ::setenv("COLUMNS", "80", 1);
+  const std::string text = rendered(testing::sample_run(), "console");
+  ::setenv("COLUMNS", "100", 1);
+  expect_fits(text, 80);
+  for (const auto& stage : testing::sample_run().stages) {
+    std::size_t rows = 0;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) rows += line.rfind(stage.name + " ", 0) == 0 ? 1 : 0;
+    EXPECT_EQ(rows, 1u) << stage.name << " is not one line:\n" << text;
+  }
+}
+
+// The table at a glance: a header, one line per stage, its footnotes; far fewer lines than the
+// detail.
+TEST(Console, OneLinePerStageAndTheDetailOnRequest) {
+  const report::Run run = testing::sample_run();
+  std::ostringstream compact;
+  std::ostringstream detail;
+  render_console(run, compact, {false, 100});
+  render_console(run, detail, {true, 100});
+  const std::size_t compact_lines = expect_fits(compact.str(), 100);
+  EXPECT_LE(compact_lines, run.stages.size() + 16);
+  EXPECT_GT(expect_fits(detail.str(), 100), compact_lines + run.stages.size());
+  EXPECT_NE(compact.str().find("--detail"), std::string::npos);
+  EXPECT_NE(detail.str().find("axes "), std::string::npos);
 }
 
 TEST(Registry, AnUnknownFormatNamesTheResultsFormats) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "common/format.h"
 #include "tests/unit/report/sample_run.h"
 
 namespace pgslow::results {
@@ -224,6 +225,23 @@ TEST(Summary, HeaderSaysHowTheDataWasResetAndWhatOneResetTook) {
   EXPECT_TRUE(shown);
   run.reset_method.clear();
   for (const auto& [label, value] : run_facts(run)) EXPECT_NE(label, "reset");
+}
+
+// Each type's retries and the time they took, for every report format; none, nothing.
+TEST(Summary, RetriesPerTypeWithTheirTime) {
+  Measurement m;
+  m.by_type.resize(3);
+  m.by_type[0].name = "new_order";
+  m.by_type[0].retries = 120;
+  m.by_type[0].retry_time_us = 3.2e6;
+  m.by_type[1].name = "payment";
+  m.by_type[2].name = "delivery";
+  m.by_type[2].retries = 2'380;
+  m.by_type[2].retry_time_us = 76e6;
+  EXPECT_EQ(describe_retries(m), "new_order 120 in " + format_seconds(3.2) +
+                                     ", delivery 2,380 in " + format_seconds(76));
+  m.by_type[0].retries = m.by_type[2].retries = 0;
+  EXPECT_EQ(describe_retries(m), "");
 }
 
 }  // namespace

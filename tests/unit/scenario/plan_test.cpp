@@ -186,6 +186,37 @@ TEST(MakePlan, UnknownPresetAndOutOfRangeValueAreReportedTogether) {
   }
 }
 
+// Keying and think times are waited only in the closed loop: a stage at a fixed rate under a
+// workload with them is refused by the plan (and so by `check`), at the rate's line, before the
+// baseline is measured, not by the driver at the stage.
+TEST(MakePlan, AFixedRateStageWithThinkTimesIsRefusedAtItsLine) {
+  Scenario s = three_stages(Mode::kCumulative);
+  s.workload.name = "tpcc-lite";
+  s.workload.clients = 0;
+  s.stages[2].load.values["rate"] = {"50", {"t.yaml", 13, 11}};
+  EXPECT_NO_THROW(make_plan(s, catalog(), server15()));  // no think times: a fixed rate is fine
+  s.workload.think_time = true;
+  for (bool offline : {false, true}) {
+    SCOPED_TRACE(offline ? "offline" : "online");
+    std::vector<ConfigError> problems;
+    if (offline) {
+      check_scenario_offline(s, catalog(), problems);
+    } else {
+      try {
+        make_plan(s, catalog(), server15());
+      } catch (const InputError& e) {
+        problems = e.problems();
+      }
+    }
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].where.line, 13);
+    EXPECT_NE(problems[0].message.find("stage 'planner' runs at a fixed rate, but "
+                                       "workload.think_time is on"),
+              std::string::npos)
+        << problems[0].message;
+  }
+}
+
 TEST(MakePlan, AttributionCostsExtraRunsOnlyWhereAStageHasSeveralKnobs) {
   Scenario s = three_stages(Mode::kIsolated);
   s.attribute = true;

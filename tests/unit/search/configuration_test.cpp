@@ -166,6 +166,14 @@ TEST(LoadConfiguration, DefaultConfFileYamlAndTypos) {
   EXPECT_EQ(load_configuration("postgresql.conf", c).settings.size(), 1u);
   fs::current_path(here);
 
+  // A path that is not there is named as a missing file, never as a preset.
+  try {
+    load_configuration("missing.conf", c);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "no such file: missing.conf");
+  }
+
   try {
     load_configuration("tiny-cahce", c);
     FAIL() << "expected InputError";

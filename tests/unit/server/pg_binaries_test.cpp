@@ -126,16 +126,24 @@ TEST(ManagedClusterLayout, PathsConninfoAndDefaults) {
   EXPECT_EQ(c.kind(), TargetKind::kManaged);
   EXPECT_FALSE(c.is_initialized());
   EXPECT_FALSE(c.is_running());
-  // The socket folder has a space: the value is quoted for libpq.
-  EXPECT_EQ(c.conninfo(),
-            "host='/srv/pgslow work/cluster/socket' port=0 user=postgres dbname=postgres");
+  // The socket folder has a space: the value is quoted for libpq. No password is sent there
+  // (issue #52): password='' and a passfile that cannot exist.
+  EXPECT_TRUE(
+      c.conninfo().starts_with("host='/srv/pgslow work/cluster/socket' port=0 "
+                               "user=postgres dbname=postgres password='' "
+                               "passfile=/dev/null/pgslow-no-passfile"))
+      << c.conninfo();
 }
 
-TEST(ManagedClusterLayout, ADeepWorkdirMovesTheSocketToTmp) {
+// A deep workdir's socket goes where nobody else can take its name first as root: /run/pgslow
+// (root's); /tmp for any other user.
+TEST(ManagedClusterLayout, ADeepWorkdirMovesTheSocketWhereNoOneElseMakesNames) {
   ManagedOptions o;
   o.workdir = "/" + std::string(120, 'x');
   ManagedCluster c(o);
-  EXPECT_EQ(c.socket_dir().parent_path(), fs::path("/tmp"));
+  const fs::path parent = c.socket_dir().parent_path();
+  EXPECT_EQ(parent, fs::path(::geteuid() == 0 ? "/run/pgslow" : "/tmp"));
+  EXPECT_EQ(c.socket_dir().filename().string().find("pgslow-"), 0u) << c.socket_dir();
   EXPECT_LE((c.socket_dir() / ".s.PGSQL.65535").string().size(), 107u);
 }
 

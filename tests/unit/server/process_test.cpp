@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "common/errors.h"
 
 namespace pgslow {
@@ -117,6 +119,55 @@ TEST(Process, NoDescriptorAboveTwoReachesTheChild) {
   EXPECT_NE(r.output.find("\n2\n"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("\n9\n"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("wrote"), std::string::npos) << r.output;
+}
+
+// Issue #52: a child of another user (the server, PgBouncer) gets the allow-list only: the
+// locale, TZ and a PATH of system folders, then the caller's overrides; never a secret.
+TEST(Process, MinimalEnvironmentKeepsOnlyTheAllowList) {
+  const std::vector<std::string> ours = {"PGPASSWORD=hunter2",
+                                         "AWS_SECRET_ACCESS_KEY=abc",
+                                         "PATH=/root/bin:.:/usr/bin",
+                                         "LANG=de_DE.UTF-8",
+                                         "LC_MESSAGES=C",
+                                         "LC_ALL=C.UTF-8",
+                                         "LCX=1",
+                                         "LC_=2",
+                                         "LC_lower=3",
+                                         "TZ=Europe/Berlin",
+                                         "PGDATA=/elsewhere",
+                                         "LD_PRELOAD=/tmp/x.so",
+                                         "HOME=/root",
+                                         "NOEQUALS"};
+  const std::vector<std::string> env =
+      minimal_environment(ours, {"HOME=/var/lib/postgresql", "TZ=UTC"});
+  const std::vector<std::string> expected = {
+      "LANG=de_DE.UTF-8",         "LC_MESSAGES=C",
+      "LC_ALL=C.UTF-8",           std::string("PATH=") + kSystemPath,
+      "HOME=/var/lib/postgresql", "TZ=UTC"};
+  EXPECT_EQ(env, expected);
+  // A PATH the caller passes replaces the system one.
+  EXPECT_EQ(minimal_environment({}, {"PATH=/opt/pg/bin"}),
+            std::vector<std::string>{"PATH=/opt/pg/bin"});
+}
+
+// The same through a real child: as root, a program run as another user sees none of our
+// variables; run as ourselves (a user's own command), it still gets them.
+TEST(Process, AChildOfAnotherUserGetsNoneOfOurSecrets) {
+  if (!running_as_root() || !find_system_user("nobody")) GTEST_SKIP() << "needs root";
+  ASSERT_EQ(::setenv("PGSLOW_TEST_SECRET", "s3cret-52", 1), 0);
+  ProcessOptions o;
+  o.run_as = "nobody";
+  o.env = {"PGSLOW_TEST_GIVEN=yes"};
+  const ProcessResult as_nobody = run_process({"env"}, o);
+  const ProcessResult as_us = run_process({"env"});
+  ::unsetenv("PGSLOW_TEST_SECRET");
+  ASSERT_TRUE(as_nobody.ok()) << as_nobody.output;
+  EXPECT_EQ(as_nobody.output.find("s3cret-52"), std::string::npos) << as_nobody.output;
+  EXPECT_NE(as_nobody.output.find("PGSLOW_TEST_GIVEN=yes\n"), std::string::npos);
+  EXPECT_NE(as_nobody.output.find(std::string("PATH=") + kSystemPath + "\n"), std::string::npos)
+      << as_nobody.output;
+  EXPECT_NE(as_nobody.output.find("USER=nobody\n"), std::string::npos) << as_nobody.output;
+  EXPECT_NE(as_us.output.find("PGSLOW_TEST_SECRET=s3cret-52"), std::string::npos);
 }
 
 }  // namespace

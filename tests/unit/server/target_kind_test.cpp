@@ -3,8 +3,12 @@
 #include "server/target_kind.h"
 
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+
+#include "server/target.h"
 
 namespace pgslow::server {
 namespace {
@@ -82,6 +86,43 @@ TEST(TargetKind, TheApplyCommandReadsSettingsAsJson) {
   EXPECT_TRUE(j["settings"]["work_mem"].is_null());
   EXPECT_TRUE(j["restart_needed"].get<bool>());
   EXPECT_FALSE(j["restore"].get<bool>());
+}
+
+// Issue #52: postmaster.pid's lines 5 and 4, which the server's user writes, never add a
+// keyword: `x hostaddr=127.0.0.1` once sent root's ~/.pgpass entry to a listener there.
+std::map<std::string, std::string> parsed(const std::string& conninfo) {
+  std::map<std::string, std::string> out;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), nullptr);
+  if (!options) return out;
+  for (PQconninfoOption* o = options; o->keyword; ++o) {
+    if (o->val) out[o->keyword] = o->val;
+  }
+  PQconninfoFree(options);
+  return out;
+}
+
+TEST(PgctlConninfo, ThePidFilesLinesAreOneQuotedValueEach) {
+  auto c = parsed(pgctl_socket_conninfo("/tmp/x hostaddr=127.0.0.1", "5433"));
+  EXPECT_EQ(c["host"], "/tmp/x hostaddr=127.0.0.1");
+  EXPECT_EQ(c.count("hostaddr"), 0u);
+  EXPECT_EQ(c["port"], "5433");
+  EXPECT_EQ(c["password"], "");  // sends none (pg::local_socket_conninfo)
+  EXPECT_EQ(c["passfile"], "/dev/null/pgslow-no-passfile");
+  EXPECT_EQ(pgctl_socket_conninfo("/tmp/x hostaddr=127.0.0.1", "5433"),
+            "host='/tmp/x hostaddr=127.0.0.1' port=5433 user=postgres dbname=postgres "
+            "password='' passfile=/dev/null/pgslow-no-passfile" +
+                std::string(PQlibVersion() >= 160000 ? " require_auth=none" : ""));
+  // A host name (TCP to wherever it names) or a port that is not a number: the defaults.
+  c = parsed(pgctl_socket_conninfo("x hostaddr=127.0.0.1", "5432 hostaddr=127.0.0.1"));
+  EXPECT_EQ(c["host"], "/var/run/postgresql");
+  EXPECT_EQ(c["port"], "5432");
+  EXPECT_EQ(c.count("hostaddr"), 0u);
+  c = parsed(pgctl_socket_conninfo("prod-db.example.com", "99999"));
+  EXPECT_EQ(c["host"], "/var/run/postgresql");
+  EXPECT_EQ(c["port"], "5432");
+  c = parsed(pgctl_socket_conninfo("/run/it's", "6543"));
+  EXPECT_EQ(c["host"], "/run/it's");
+  EXPECT_EQ(c["port"], "6543");
 }
 
 }  // namespace

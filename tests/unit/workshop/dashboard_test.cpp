@@ -413,6 +413,78 @@ TEST(DashboardDoor, NamesThatLookAlikeAreOneName) {
   EXPECT_NE(room_name_key("\u0410\u043d\u043d\u0430"), room_name_key("Ann"));
 }
 
+// The issue (#52): Cherokee, Greek, all-Cyrillic, mathematical bold, circled, small-capital and
+// full-width look-alikes of "bob" were new people. Each is compared by its Latin skeleton now,
+// whatever its script; a script the room cannot check is refused; real names keep working.
+TEST(DashboardDoor, LookAlikesOfAnyScriptHaveOneSkeleton) {
+  std::string why;
+  const auto key = [&](const std::string& text) {
+    const std::optional<std::string> name = room_name(text, 200, &why);
+    return name ? room_name_key(*name) : "<refused: " + why + ">";
+  };
+  const std::string bob = room_name_key("bob");
+  EXPECT_EQ(key("\u03b2\u03bf\u03b2"), bob);              // Greek βοβ
+  EXPECT_EQ(key("\u0392\u039f\u0392"), bob);              // Greek ΒΟΒ
+  EXPECT_EQ(key("\u044c\u043e\u044c"), bob);              // Cyrillic ьоь
+  EXPECT_EQ(key("\u042c\u043e\u044c"), bob);              // Cyrillic Ьоь
+  EXPECT_EQ(key("\u0432\u043e\u0432"), bob);              // Cyrillic вов
+  EXPECT_EQ(key("\U0001d41b\U0001d428\U0001d41b"), bob);  // mathematical bold 𝐛𝐨𝐛
+  EXPECT_EQ(key("\U0001d587\U0001d594\U0001d587"), bob);  // bold fraktur
+  EXPECT_EQ(key("\U0001d7cf\U0001d428\U0001d41b"), room_name_key("lob"));  // a bold digit 1
+  EXPECT_EQ(key("\u24d1\u24de\u24d1"), bob);                               // circled ⓑⓞⓑ
+  EXPECT_EQ(key("\u24b7\u24c4\u24b7"), bob);                               // circled ⒷⓄⒷ
+  EXPECT_EQ(key("\U0001f171\U0001f17e\U0001f171"), bob);     // negative squared 🅱🅾🅱
+  EXPECT_EQ(key("\u0299\u1d0f\u0299"), bob);                 // small capitals ʙᴏʙ
+  EXPECT_EQ(key("\u1d47\u1d52\u1d47"), bob);                 // modifier letters ᵇᵒᵇ
+  EXPECT_EQ(key("\uff42\uff4f\uff42"), bob);                 // full-width ｂｏｂ
+  EXPECT_FALSE(room_name("\u0185\u0585\u0185", 200, &why));  // Latin ƅ, Armenian օ
+  EXPECT_EQ(key("\u0185o\u0185"), bob);                      // Latin tone six ƅ
+  EXPECT_EQ(key("b\u25cbb"), bob);                           // a white circle
+  EXPECT_EQ(key("b\u0338ob"), bob);                          // an overlay
+  EXPECT_EQ(key("bob\u2800"), bob);                          // a blank Braille cell
+  EXPECT_EQ(key("\u0501"), room_name_key("d"));              // Cyrillic ԁ
+  EXPECT_TRUE(room_name("\u0570\u0585\u0574", 200, &why));   // Armenian հօմ, alone
+  EXPECT_EQ(key("\u0585"), room_name_key("o"));              // Armenian օ
+  // Case does not make two people in other scripts either.
+  EXPECT_EQ(key("\u0414\u041c\u0418\u0422\u0420\u0418\u0419"),
+            key("\u0414\u043c\u0438\u0442\u0440\u0438\u0439"));  // ДМИТРИЙ, Дмитрий
+  // A script whose letters the room cannot check (Cherokee ᏴᎾᏴ, Lisu, Canadian syllabics) is
+  // refused, saying why.
+  EXPECT_FALSE(room_name("\u13f4\u13be\u13f4", 200, &why));
+  EXPECT_NE(why.find("Cherokee"), std::string::npos) << why;
+  EXPECT_FALSE(room_name("\ua4d0\ua4f3\ua4d0", 200, &why));  // Lisu ꓐꓳꓐ
+  EXPECT_FALSE(room_name("\u15f7\u15dd\u15f7", 200, &why));  // Canadian syllabics
+  // Two scripts in one name are refused, whichever they are.
+  EXPECT_FALSE(room_name("b\u0585b", 200, &why));  // Latin and Armenian
+  EXPECT_NE(why.find("one alphabet"), std::string::npos) << why;
+  // The styled alphabets are shown as the letters they draw; flags stay flags.
+  EXPECT_EQ(room_name("\U0001d401\U0001d428\U0001d41b", 200, &why), "Bob");
+  EXPECT_EQ(room_name("Ann \U0001f1e9\U0001f1ea", 200, &why), "Ann \U0001f1e9\U0001f1ea");
+  // Real names stay as typed and are their own people.
+  for (const char* real : {"Zo\u00eb", "Jos\u00e9", "\u0414\u043c\u0438\u0442\u0440\u0438\u0439",
+                           "\u674e\u5c0f\u9f8d", "\u05d3\u05e0\u05d4", "Ren\u00e9e O'Brien"}) {
+    EXPECT_EQ(room_name(real, 200, &why), real) << why;
+    EXPECT_NE(room_name_key(real), bob);
+  }
+  EXPECT_EQ(room_name_key("Jos\u00e9"), room_name_key("Jose"));
+  EXPECT_NE(room_name_key("\u0414\u043c\u0438\u0442\u0440\u0438\u0439"), room_name_key("Dmitry"));
+}
+
+// The issue (#52): per-address limits keyed on the whole IPv6 address, and a host picks
+// addresses in its /64 at will. IPv6 clients are keyed on their /64, IPv4-mapped ones on their
+// IPv4 address.
+TEST(DashboardDoor, ClientsAreKeyedOnTheirIpv4AddressOrIpv6Slash64) {
+  EXPECT_EQ(client_key("127.0.0.2"), "127.0.0.2");
+  EXPECT_EQ(client_key("::ffff:127.0.0.5"), "127.0.0.5");
+  EXPECT_EQ(client_key("::FFFF:10.1.2.3"), "10.1.2.3");
+  EXPECT_EQ(client_key("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::/64");
+  EXPECT_EQ(client_key("2001:db8:1:2::1"), client_key("2001:db8:1:2:ffff:ffff:ffff:ffff"));
+  EXPECT_NE(client_key("2001:db8:1:2::1"), client_key("2001:db8:1:3::1"));
+  EXPECT_EQ(client_key("::1"), "::/64");
+  EXPECT_EQ(client_key("fe80::1:2:3:4"), "fe80::/64");
+  EXPECT_EQ(client_key("not an address"), "not an address");
+}
+
 // One raw connection to the dashboard from a loopback address of its own (127.0.0.x: each has
 // its own buckets and share of the room).
 struct Raw {
@@ -649,6 +721,87 @@ TEST(Dashboard, ThreeAddressesCannotFillTheRoom) {
   EXPECT_EQ(joined, static_cast<int>(limits.joins_per_address()));
 }
 
+// The issue (#52): 17 addresses x 16 slow connections filled the 256-connection ceiling, and
+// 25 of 30 normal requests got 503. Once the dashboard is half full, an address holding 2
+// connections is refused more: the slow ones hold about half the ceiling, and requests from
+// fresh addresses are served while they hold it.
+TEST(Dashboard, SeventeenAddressesOfSlowConnectionsStarveNoOne) {
+  DashboardLimits limits = generous();
+  limits.request_ms = 30000;  // the slow connections outlast the test
+  Room room(limits);
+  const int port = room.board.port();
+  std::vector<std::unique_ptr<Raw>> slow;
+  for (int a = 0; a < 17; ++a) {
+    for (int i = 0; i < 16; ++i) {
+      slow.push_back(std::make_unique<Raw>("127.0.0." + std::to_string(10 + a), port));
+      ASSERT_TRUE(slow.back()->connected);
+      slow.back()->send("GET /state HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a");
+    }
+  }
+  int served = 0;
+  for (int i = 0; i < 30; ++i) {
+    const std::string a = exchange("127.0.0." + std::to_string(100 + i), port,
+                                   "GET /state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    if (status_of(a) == 200 && json::accept(body_of(a))) ++served;
+  }
+  EXPECT_EQ(served, 30);
+  // The slow connections the dashboard holds still (no answer yet) and those it refused (503).
+  int held = 0, refused = 0;
+  for (auto& s : slow) {
+    pollfd p{s->fd, POLLIN, 0};
+    if (::poll(&p, 1, 0) == 0) {
+      ++held;
+    } else if (status_of(s->answer()) == 503) {
+      ++refused;
+    }
+  }
+  EXPECT_EQ(held + refused, 17 * 16);
+  EXPECT_GE(held, 128);           // the first addresses' 16 each, up to half the ceiling ...
+  EXPECT_LE(held, 128 + 2 * 17);  // ... then 2 per address at most
+}
+
+// When the ceiling is reached all the same (many addresses), a newcomer lets go the oldest
+// request still arriving from the address that holds the most connections, and is served.
+TEST(Dashboard, AFullDashboardLetsTheBusiestSlowRequestGo) {
+  ServerLimits limits;
+  limits.max_connections = 8;
+  limits.per_address = limits.busy_per_address = 8;
+  DashboardServer server(
+      "127.0.0.1", 0, limits, [](const HttpRequest&) { return std::optional<HttpResponse>(); },
+      [](const HttpRequest&) {
+        HttpResponse r;
+        r.body = "ok";
+        return r;
+      });
+  std::vector<std::unique_ptr<Raw>> slow;
+  for (int i = 0; i < 8; ++i) {
+    slow.push_back(std::make_unique<Raw>(i < 6 ? "127.0.0.2" : "127.0.0.3", server.port()));
+    ASSERT_TRUE(slow.back()->send("GET / HTTP/1.1\r\nX-Slow: a"));
+  }
+  // Three newcomers, each from an address of its own, arrive slowly too: each takes the place
+  // of the busiest address's oldest request, then is served.
+  std::vector<std::unique_ptr<Raw>> fresh;
+  for (int i = 0; i < 3; ++i) {
+    fresh.push_back(std::make_unique<Raw>("127.0.0." + std::to_string(20 + i), server.port()));
+    ASSERT_TRUE(fresh.back()->send("GET / HTTP/1.1\r\n"));
+  }
+  for (auto& f : fresh) {
+    ASSERT_TRUE(f->send("\r\n"));
+    EXPECT_EQ(status_of(f->answer()), 200);
+  }
+  // 127.0.0.2's oldest three were let go, saying why; its other three and 127.0.0.3's two stay.
+  for (std::size_t i = 0; i < slow.size(); ++i) {
+    pollfd p{slow[i]->fd, POLLIN, 0};
+    const bool answered = ::poll(&p, 1, i < 3 ? 5000 : 0) == 1;
+    EXPECT_EQ(answered, i < 3) << i;
+    if (answered) {
+      const std::string a = slow[i]->answer();
+      EXPECT_EQ(status_of(a), 503) << a;
+      EXPECT_NE(a.find("still arriving"), std::string::npos) << a;
+    }
+  }
+}
+
 // The issue: names differing by a zero-width space, a no-break space or a Cyrillic look-alike
 // were different people. They are one name now, and a mixed-script name is refused.
 TEST(Dashboard, ALookAlikeNameIsTaken) {
@@ -660,6 +813,31 @@ TEST(Dashboard, ALookAlikeNameIsTaken) {
   EXPECT_EQ(room.predict(room.join(), "Coco", "slower"), 200);
   EXPECT_EQ(room.predict(room.join(), "\u0421\u043e\u0441\u043e", "faster"), 409);  // Сосо
   EXPECT_EQ(room.board.predictions().size(), 2u);
+}
+
+// The issue (#52): look-alikes of a held "bob" in other scripts were new people. Each is the
+// same name now (409), Cherokee is refused (400), and real names in one script are placed.
+TEST(Dashboard, ALookAlikeInAnyScriptIsTaken) {
+  Room room(generous());
+  EXPECT_EQ(room.predict(room.join(), "bob", "slower"), 200);
+  for (const char* look_alike : {
+           "\u03b2\u03bf\u03b2",              // Greek βοβ
+           "\u044c\u043e\u044c",              // Cyrillic ьоь
+           "\u0432\u043e\u0432",              // Cyrillic вов
+           "\U0001d41b\U0001d428\U0001d41b",  // mathematical bold 𝐛𝐨𝐛
+           "\u24d1\u24de\u24d1",              // circled ⓑⓞⓑ
+           "\u0299\u1d0f\u0299",              // small capitals ʙᴏʙ
+           "\uff42\uff4f\uff42",              // full-width ｂｏｂ
+           "B\u200bO\u200bB",                 // zero-width spaces
+       }) {
+    EXPECT_EQ(room.predict(room.join(), look_alike, "faster"), 409) << look_alike;
+  }
+  EXPECT_EQ(room.predict(room.join(), "\u13f4\u13be\u13f4", "faster"), 400);  // Cherokee ᏴᎾᏴ
+  for (const char* real : {"Zo\u00eb", "Jos\u00e9", "\u0414\u043c\u0438\u0442\u0440\u0438\u0439"})
+    EXPECT_EQ(room.predict(room.join(), real, "faster"), 200) << real;
+  const std::vector<RoomPrediction> placed = room.board.predictions();
+  ASSERT_EQ(placed.size(), 4u);
+  EXPECT_EQ(placed[3].name, "\u0414\u043c\u0438\u0442\u0440\u0438\u0439");
 }
 
 // The issue: /result took any name from any token. A name in the results is its token's: another
