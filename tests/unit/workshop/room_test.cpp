@@ -99,15 +99,14 @@ std::string chunk_of(std::size_t size) {
   return hex + std::string(size, 'x') + "\r\n";
 }
 
-TEST(Room, AnEndlessChunkedStateIsCutOffAtTheCap) {
+// A room that answers with `head`, then `repeated` again and again: the client stops at the
+// cap, naming it, with its memory and what the room got to send bounded.
+void expect_cut_off_at_the_cap(const std::string& head, const std::string& repeated) {
   const long before = peak_rss_kib();
   std::string error;
   std::size_t sent = 0;
   {
-    HostileRoom room(
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-        "Transfer-Encoding: chunked\r\n\r\n",
-        chunk_of(65536));
+    HostileRoom room(head, repeated);
     try {
       check_room(room.url());
     } catch (const InputError& e) {
@@ -120,6 +119,13 @@ TEST(Room, AnEndlessChunkedStateIsCutOffAtTheCap) {
       << error;
   EXPECT_LT(peak_rss_kib() - before, kMaxGrowthKiB);
   EXPECT_LT(sent, kMaxSent) << "pgslow read the whole endless answer";
+}
+
+TEST(Room, AnEndlessChunkedStateIsCutOffAtTheCap) {
+  expect_cut_off_at_the_cap(
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n",
+      chunk_of(65536));
 }
 
 TEST(Room, AnAnswerWhoseLengthIsTooLargeIsRefusedBeforeItsBody) {
@@ -140,25 +146,9 @@ TEST(Room, AnAnswerWhoseLengthIsTooLargeIsRefusedBeforeItsBody) {
 
 TEST(Room, HeadersWithoutEndAreCutOffAtTheCap) {
   // cpp-httplib's client read these whole: 1 GB of header lines took it to 2.1 GB.
-  const long before = peak_rss_kib();
-  std::string error;
-  std::size_t sent = 0;
-  {
-    std::string lines;
-    for (int i = 0; i < 64; ++i) lines += "X-Filler: " + std::string(1000, 'a') + "\r\n";
-    HostileRoom room("HTTP/1.1 200 OK\r\n", lines);
-    try {
-      check_room(room.url());
-    } catch (const InputError& e) {
-      error = e.what();
-    }
-    sent = room.finish();
-  }
-  EXPECT_NE(error.find("longer than " + std::to_string(kMaxRoomAnswer) + " bytes"),
-            std::string::npos)
-      << error;
-  EXPECT_LT(peak_rss_kib() - before, kMaxGrowthKiB);
-  EXPECT_LT(sent, kMaxSent) << "pgslow read the whole endless answer";
+  std::string lines;
+  for (int i = 0; i < 64; ++i) lines += "X-Filler: " + std::string(1000, 'a') + "\r\n";
+  expect_cut_off_at_the_cap("HTTP/1.1 200 OK\r\n", lines);
 }
 
 TEST(Room, AnAnswerOfTheUsualSizeIsRead) {
