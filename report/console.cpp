@@ -170,21 +170,28 @@ std::string effect_cell(const std::optional<Change>& change) {
 }
 
 // The axis other than TPS that moved most, measurably, with its interval: "CPU/tx +12% [+4.0%,
-// +22%]", "p99 13x [8.1–21]"; the verdict's own axis first when it is not TPS.
+// +22%]", "p99 13x [8.1–21]"; the verdict's own axis first when it is not TPS, then the stage's
+// own axes; an axis nobody expected only as "also ...".
 std::string shows_on_cell(const StageSummary& s, bool with_interval) {
   const AxisChange* best = nullptr;
+  const auto larger = [](const AxisChange& a, const AxisChange* than) {
+    return than == nullptr ||
+           std::abs(std::log(a.change.ratio)) > std::abs(std::log(than->change.ratio));
+  };
   for (const auto& a : s.axes) {
     if (a.axis == &kTpsAxis || !a.change.measurable) continue;
     if (a.axis == s.verdict.axis) {
       best = &a;
       break;
     }
-    if (best == nullptr ||
-        std::abs(std::log(a.change.ratio)) > std::abs(std::log(best->change.ratio)))
+    // An own axis beats any other; among equals the larger move.
+    if (best == nullptr || (a.own && !best->own) || (a.own == best->own && larger(a, best)))
       best = &a;
   }
   if (best == nullptr) return "";
-  const std::string text = std::string(best->axis->label) + " " + short_change(best->change, false);
+  const std::string values = axis_values_text(*best);
+  const std::string text = std::string(best->own ? "" : "also ") + std::string(best->axis->label) +
+                           " " + (values.empty() ? short_change(best->change, false) : values);
   // Without the interval (a narrow terminal): the words before it.
   return with_interval ? text : text.substr(0, text.find(" ["));
 }
@@ -258,6 +265,8 @@ struct StageNotes {
       if (!stage.error.empty()) notes.push_back(stage.error);
       notes.insert(notes.end(), s.headline_warnings.begin(), s.headline_warnings.end());
       notes.insert(notes.end(), stage.warnings.begin(), stage.warnings.end());
+      // A reading the run count limits: what more pairs would narrow it to.
+      if (!s.narrowing_note.empty()) notes.push_back("more runs would tell: " + s.narrowing_note);
       for (const auto& note : notes) add(stage.name, note);
     }
     std::erase_if(footnotes, [&](const Footnote& f) {
@@ -323,8 +332,19 @@ std::string stage_lines(const Run& run, const std::vector<StageSummary>& summari
          baseline ? "—" : effect_cell(s.vs_baseline), baseline ? "" : shows_on_cell(s, true),
          baseline ? "" : cause_cell(s, stage)});
   }
-  // Too wide: the shown axis's interval goes first (--detail has it), then the cells are cut,
-  // the cause's evidence and the shown axis before the effect.
+  // Too wide: the cause's evidence is cut first (--detail has it), down to the knobs' names,
+  // then the shown axis's interval goes, then the cells are cut, the effect last.
+  if (const std::size_t wide = table.rendered_width(""); wide > width) {
+    std::size_t column = display_width(table.header[4]);
+    std::size_t names = column;
+    for (const auto& row : table.rows) {
+      column = std::max(column, display_width(row[4]));
+      names = std::max(names, display_width(row[4].substr(0, row[4].find(" · "))));
+    }
+    const std::size_t room = std::max(names, column - std::min(column, wide - width));
+    for (auto& row : table.rows)
+      if (display_width(row[4]) > room) row[4] = cut_to_width(row[4], room);
+  }
   if (table.rendered_width("") > width)
     for (std::size_t i = 0; i < summaries.size(); ++i)
       if (summaries[i].index != 0) table.rows[i][3] = shows_on_cell(summaries[i], false);

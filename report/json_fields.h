@@ -236,6 +236,7 @@ struct Fields<Switchback> {
                  field("why", &S::why),
                  field("precision", &S::precision),
                  field("looks", &S::looks),
+                 field("confidence", &S::confidence, [](const S& s) { return s.confidence > 0; }),
                  field("stopped", &S::stopped),
                  field("blocks", &S::blocks),
                  field("reference_evidence", &S::reference_evidence),
@@ -250,12 +251,15 @@ void read_attribution(StageResult& s, const Json& in, const Place& place);
 template <>
 struct Fields<StageResult> {
   using S = StageResult;
-  // --precision's looks, only for a stage that was measured to a precision.
-  static constexpr auto to_a_precision = [](const S& s) { return s.precision > 0; };
+  // The looks, only for a stage measured to a precision or until it was resolved.
+  static constexpr auto to_a_precision = [](const S& s) {
+    return s.precision > 0 || !s.stopped.empty();
+  };
   static constexpr auto list = std::tuple{
       field("name", &S::name),
       field("description", &S::description),
       field("changes", &S::changes),
+      field("own_axes", &S::own_axes, [](const S& s) { return !s.own_axes.empty(); }),
       field("skipped", &S::skipped),
       field("warnings", &S::warnings),
       field("load", &S::load),
@@ -272,6 +276,7 @@ struct Fields<StageResult> {
       field("envelope", &S::envelope, [](const S& s) { return !s.envelope.empty(); }),
       field("precision", &S::precision, to_a_precision),
       field("looks", &S::looks, to_a_precision),
+      field("confidence", &S::confidence, [](const S& s) { return s.confidence > 0; }),
       field("stopped", &S::stopped, to_a_precision),
       field("waits", &S::waits, [](const S& s) { return s.waits.has_value(); })};
 };

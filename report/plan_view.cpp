@@ -8,6 +8,7 @@
 
 #include "report/json_fields.h"
 #include "report/text.h"
+#include "results/axes.h"
 #include "results/load_fields.h"
 
 namespace pgslow::report {
@@ -21,6 +22,15 @@ std::string measure_text(const PlanResult& p) {
 
 std::string workload_text(const PlanResult& p) {
   return fmt::format("{}, scale {}, {} clients", p.workload, p.scale, p.clients);
+}
+
+// "tested first: TPS, CPU/tx, server log/tx": the axes its verdict tests first and headlines.
+std::string own_axes_text(const PlanStage& st) {
+  std::string labels;
+  for (const auto& key : st.own_axes)
+    if (const Axis* a = find_axis(key))
+      labels += (labels.empty() ? "" : ", ") + std::string(a->label);
+  return "tested first: " + labels + " (the axes its changes are known to move)";
 }
 
 std::string attribution_text(const PlanStage& st) {
@@ -76,6 +86,7 @@ void render_plan_console(const PlanResult& p, std::ostream& out) {
     }
     for (const auto& w : st.warnings) out << fmt::format("   warning: {}\n", w);
     if (!st.is_baseline && !st.design_why.empty()) out << fmt::format("   {}\n", st.design_why);
+    if (!st.own_axes.empty()) out << "   " << own_axes_text(st) << "\n";
     if (st.attribute) out << "   " << attribution_text(st) << "\n";
   }
   out << "\n" << estimate_text(p) << "\n";
@@ -116,6 +127,7 @@ void render_plan_markdown(const PlanResult& p, std::ostream& out) {
       notes.push_back(fmt::format("skipped {} = {}: {}", k.name, k.value, k.reason));
     for (const auto& w : st.warnings) notes.push_back("warning: " + w);
     if (!st.is_baseline && !st.design_why.empty()) notes.push_back(st.design_why);
+    if (!st.own_axes.empty()) notes.push_back(own_axes_text(st));
     if (st.attribute) notes.push_back(attribution_text(st));
     for (const auto& n : notes) out << "- " << markdown_text(n) << "\n";
     if (!notes.empty()) out << "\n";
@@ -153,6 +165,7 @@ nlohmann::ordered_json plan_to_json(const PlanResult& p) {
     s["skipped"] = json_schema::write_value(st.skipped);
     s["warnings"] = st.warnings;
     s["design"] = st.design_why;
+    if (!st.own_axes.empty()) s["own_axes"] = st.own_axes;
     if (st.attribute)
       s["attribution"] = {{"units", st.attribution_units},
                           {"expected_runs", st.attribution_runs},

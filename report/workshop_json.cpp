@@ -85,7 +85,7 @@ static void read_effect_words(Effect& e, const Json& in, const Place& place) {
       read_field(i.confidence, a, "confidence", at);
       read_field(i.df, a, "df", at);
     }
-    e.axes.push_back({axis, change_of(i)});
+    e.axes.push_back({axis, change_of(i), true});
   }
   e.axes_verdict = axes_verdict(e.axes);
 }

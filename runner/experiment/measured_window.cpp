@@ -122,9 +122,6 @@ void MeasuredWindow::collect(results::Measurement& m, const driver::DriverOption
   if (before_->waits && after_->waits)
     out.waits = wait_profile(evidence::wait_delta(*before_->waits, *after_->waits));
   out.window_s = evidence::window_seconds(*before_, *after_);
-  // The cost axes' counters of this run alone (every repeat is one sample of them); the
-  // window may be a little longer than the measured run, so its transactions are TPS x window.
-  m.per_tx = results::axis_counters(out.evidence, m.tps * out.window_s);
   // The client's side of the evidence (docs/evidence.md): same keys as the catalog's `watch`.
   out.evidence["tps"] = m.tps;
   out.evidence["latency_p99"] = m.latency.p99_us;
@@ -133,6 +130,10 @@ void MeasuredWindow::collect(results::Measurement& m, const driver::DriverOption
   out.evidence["connections_refused"] = m.connections_refused;
   if (pooler_before_ && pooler_after_)
     add_pooler_evidence(*pooler_before_, *pooler_after_, out.evidence);
+  // The cost axes' counters of this run alone (every repeat is one sample of them), the
+  // pooler's wait included; the window may be a little longer than the measured run, so its
+  // transactions are TPS x window.
+  m.per_tx = results::axis_counters(out.evidence, m.tps * out.window_s);
 }
 
 }  // namespace pgslow::experiment

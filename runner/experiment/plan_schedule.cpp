@@ -77,6 +77,8 @@ class PlanSchedule {
   // The last stage measured in separate runs: the reference after it tops the baseline's runs
   // up to kMinBaselineRuns (their noise is every separate stage's interval).
   std::size_t last_separate_ = 0;
+  // The looks of the stage alternating with the baseline now (interleave).
+  results::SwitchbackDesign looks_;
 };
 
 results::LoadSettings PlanSchedule::load_of(const PlannedStage& st) const {
@@ -130,6 +132,7 @@ void PlanSchedule::measure_stage(std::size_t i) {
   // The plan's changes compare with the stage measured before (what the table shows);
   // the applier's compare with the original configuration.
   r.changes = st.changes;
+  r.own_axes = st.own_axes;
   r.skipped = st.skipped;
   for (const auto& w : st.warnings) {
     if (std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end())
@@ -196,21 +199,26 @@ void PlanSchedule::interleave(std::size_t i, const results::LoadSettings& load, 
   const scenario::MeasureSpec& measure = plan_.scenario.measure;
   const bool alternating = alternate && run_.stages.back().error.empty();
   int rounds = alternating ? timing.repeats : 1;
-  // --precision: more pairs of the stage and the baseline, within the budget, looking at
-  // the interval a few times at a confidence spread over the looks (results/switchback.h),
-  // so that stopping when it is narrow enough keeps its 95%.
+  // More pairs of the stage and the baseline, looking at the intervals a few times, the 5%
+  // spent over the looks (results/switchback.h look_confidence) so that stopping when they
+  // look good keeps it: --precision until the watched axis is that narrow, within the budget;
+  // by default until TPS and the stage's own axes are resolved, within twice its repeats.
   std::vector<int> looks;
-  if (alternating && measure.precision > 0) {
-    results::SwitchbackDesign d;
-    d.precision = measure.precision;
-    d.min_pairs = timing.repeats;
-    d.max_pairs = std::max(
-        timing.repeats,
-        static_cast<int>(measure.budget_s / (2 * (timing.warmup_s + timing.duration_s + 1))));
-    looks = results::look_schedule(d);
+  looks_ = {};
+  if (alternating) {
+    looks_.precision = measure.precision > 0 ? measure.precision : results::kResolvedWithin;
+    looks_.resolve = measure.precision <= 0;
+    looks_.fewest_pairs = 2;
+    looks_.min_pairs = timing.repeats;
+    const int budget_pairs =
+        static_cast<int>(measure.budget_s / (2 * (timing.warmup_s + timing.duration_s + 1)));
+    looks_.max_pairs = std::max(
+        timing.repeats, looks_.resolve ? std::min(budget_pairs, 2 * timing.repeats) : budget_pairs);
+    looks = results::look_schedule(looks_);
     rounds = looks.back();
-    run_.stages.back().precision = d.precision;
-    run_.stages.back().looks = static_cast<int>(looks.size());
+    results::StageResult& stage = run_.stages.back();
+    stage.precision = looks_.resolve ? 0 : looks_.precision;
+    stage.looks = static_cast<int>(looks.size());
   }
   for (int round = 1; round <= rounds; ++round) {
     progress_.note(fmt::format("  reference: {} again", base.name));
@@ -244,8 +252,23 @@ void PlanSchedule::interleave(std::size_t i, const results::LoadSettings& load, 
 }
 
 bool PlanSchedule::precision_reached(std::size_t i, int round, int rounds) {
-  const results::StageSummary now = results::summarize(run_)[i];
   results::StageResult& stage = run_.stages.back();
+  stage.confidence = results::look_confidence(looks_, round);
+  const results::StageSummary now = results::summarize(run_)[i];
+  if (looks_.resolve) {
+    // Resolved: TPS and each own axis called, or within ±results::kResolvedWithin.
+    const bool resolved = std::all_of(now.axes.begin(), now.axes.end(), [&](const auto& a) {
+      const results::Interval& in = a.change.interval;
+      return !a.own || !in.known || a.change.measurable || in.half_width() <= looks_.precision;
+    });
+    if (resolved) {
+      stage.stopped = "resolved";
+      progress_.note(fmt::format("  its own axes resolved after {} pairs", round));
+      return true;
+    }
+    if (round == rounds) stage.stopped = "unresolved";
+    return false;
+  }
   std::vector<results::AxisInterval> axes;
   for (const auto& a : now.axes) axes.push_back({a.axis, a.change.interval});
   if (const results::Axis* reached =

@@ -43,29 +43,34 @@ results::Machine this_machine() {
 bool evaluate_expectations(const Scenario& scenario, results::Run& run) {
   run.expectations.clear();
   bool all = true;
-  const results::StageResult* baseline = run.stages.empty() ? nullptr : &run.stages.front();
+  // The figure the table shows: the stage against the baseline measured around it, with its
+  // interval (one number per cell: the expectation says what the table says).
+  const std::vector<results::StageSummary> summaries = results::summarize(run);
   for (const auto& e : scenario.expect) {
     results::Expectation out;
     out.text = e.text;
-    const results::StageResult* stage = nullptr;
-    for (const auto& s : run.stages) {
-      if (iequals(s.name, e.stage)) stage = &s;
-    }
-    if (stage == nullptr || baseline == nullptr || !stage->error.empty() ||
-        stage->repeats.empty() || baseline->repeats.empty()) {
+    const results::StageSummary* s = nullptr;
+    for (const auto& candidate : summaries)
+      if (iequals(run.stages[candidate.index].name, e.stage)) s = &candidate;
+    if (s == nullptr || !s->ran || !s->vs_baseline) {
       out.passed = false;
-      out.detail = stage == nullptr ? "the stage did not run" : "the stage has no measurement";
+      out.detail = s == nullptr ? "the stage did not run" : "the stage has no measurement";
+    } else if (e.kind == Expectation::Kind::kNoEffect) {
+      out.passed = std::none_of(s->axes.begin(), s->axes.end(),
+                                [](const results::AxisChange& a) { return a.change.measurable; });
+      out.detail = s->verdict.sentence;
     } else {
-      double base = results::median_repeat(*baseline)->tps;
-      double tps = results::median_repeat(*stage)->tps;
+      const results::Change& c = *s->vs_baseline;
+      const std::string interval = results::interval_text(c);
       if (e.kind == Expectation::Kind::kSlowerThanBaseline) {
-        double factor = tps > 0 ? base / tps : std::numeric_limits<double>::infinity();
+        const double factor = c.ratio > 0 ? 1 / c.ratio : std::numeric_limits<double>::infinity();
         out.passed = factor >= e.value;
-        out.detail = fmt::format("{:.1f}x slower ({:.1f} -> {:.1f} tps)", factor, base, tps);
+        out.detail = fmt::format("{}x slower, as in the table; interval {}", format_number(factor),
+                                 interval);
       } else {
-        double change = base > 0 ? (tps - base) / base : 0;
-        out.passed = std::abs(change) <= e.value;
-        out.detail = fmt::format("{:+.1f}% ({:.1f} -> {:.1f} tps)", change * 100, base, tps);
+        out.passed = std::abs(c.ratio - 1) <= e.value;
+        out.detail = fmt::format("{}, as in the table; interval {}",
+                                 results::format_change(c.ratio), interval);
       }
     }
     all = all && out.passed;

@@ -18,10 +18,11 @@ namespace pgslow::knobs {
 
 namespace {
 
-const std::vector<std::string> kFileFields = {"category", "description", "knobs", "presets"};
+const std::vector<std::string> kFileFields = {"category", "description", "moves", "knobs",
+                                              "presets"};
 const std::vector<std::string> kKnobFields = {
-    "name",     "since", "until",          "healthy",        "slow",      "why",      "watch",
-    "pitfalls", "refs",  "min_by_version", "max_by_version", "acts_with", "carryover"};
+    "name",     "since", "until",          "healthy",        "slow",      "why",       "watch",
+    "pitfalls", "refs",  "min_by_version", "max_by_version", "acts_with", "carryover", "moves"};
 const std::vector<std::string> kPresetFields = {"name", "description", "includes", "settings"};
 // A preset of the catalog may also give pgslow's PgBouncer settings (Preset::pooler).
 const std::vector<std::string> kCatalogPresetFields = {"name", "description", "includes",
@@ -114,6 +115,23 @@ std::vector<Setting> read_settings(yaml::Reader& r, const YAML::Node& node, std:
 
 namespace {
 
+// `moves:`, the axes a knob (or every knob of a category) is known to move: each an axis key.
+std::optional<std::vector<std::string>> read_moves(yaml::Reader& r, yaml::Fields& f,
+                                                   const YAML::Node& node) {
+  auto moves = r.string_list(f.get("moves"), "moves", false, node);
+  if (!moves) return std::nullopt;
+  std::vector<std::string> keys(kAxisKeys.begin(), kAxisKeys.end());
+  for (std::size_t i = 0; i < moves->size(); ++i) {
+    if (is_axis_key((*moves)[i])) continue;
+    const YAML::Node at = f.get("moves").IsSequence() ? f.get("moves")[i] : f.get("moves");
+    auto near = closest_match((*moves)[i], keys);
+    r.error(at, fmt::format("'{}' is not an axis", (*moves)[i]),
+            near ? fmt::format("did you mean '{}'?", *near)
+                 : "the axes are listed in docs/knob-format.md");
+  }
+  return moves;
+}
+
 std::optional<Knob> read_knob(yaml::Reader& r, const YAML::Node& node,
                               const std::string& category) {
   const std::size_t errors_before = r.problems().size();
@@ -171,6 +189,7 @@ std::optional<Knob> read_knob(yaml::Reader& r, const YAML::Node& node,
               "or connection when it lasts as long as a connection's cached plans");
     }
   }
+  if (auto moves = read_moves(r, f, node)) k.moves = *moves;
   if (auto pitfalls = r.string_list(f.get("pitfalls"), "pitfalls")) k.pitfalls = *pitfalls;
   if (auto with = r.string_list(f.get("acts_with"), "acts_with")) k.acts_with = *with;
   if (auto refs = r.string(f.get("refs"), "refs", true, node)) {
@@ -242,12 +261,17 @@ FileContents read_catalog_file(yaml::Reader& r, const YAML::Node& root) {
   if (f.has("knobs")) {
     if (auto c = r.string(f.get("category"), "category", true, root)) out.info.name = *c;
     if (auto d = r.string(f.get("description"), "description")) out.info.description = trim(*d);
+    if (auto moves = read_moves(r, f, root)) out.info.moves = *moves;
   } else if (!f.has("presets")) {
     r.error(root, "a knob file needs 'knobs:' (a list of knobs) or 'presets:' (a list of presets)");
   }
   if (r.is_sequence(f.get("knobs"), "knobs")) {
     for (const auto& k : f.get("knobs")) {
-      if (auto knob = read_knob(r, k, out.info.name)) out.knobs.push_back(std::move(*knob));
+      if (auto knob = read_knob(r, k, out.info.name)) {
+        // A knob without its own `moves:` moves what its category's knobs move.
+        if (knob->moves.empty()) knob->moves = out.info.moves;
+        out.knobs.push_back(std::move(*knob));
+      }
     }
   }
   if (r.is_sequence(f.get("presets"), "presets")) {

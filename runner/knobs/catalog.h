@@ -30,6 +30,9 @@ struct Knob {
   std::vector<std::string> slow;  // slow levels, worst last
   std::string why;
   std::vector<std::string> watch;  // evidence keys (evidence_keys.h)
+  // The axes the knob is known to move (`moves:`, else its category's; evidence_keys.h
+  // kAxisKeys): a stage that changes it tests TPS and these first (results/summary.h).
+  std::vector<std::string> moves;
   std::vector<std::string> pitfalls;
   std::string refs;
   // Knobs this one only acts together with (commit_siblings with commit_delay): attribution
@@ -63,6 +66,7 @@ struct Preset {
 
 struct CategoryInfo {
   std::string name, description;
+  std::vector<std::string> moves;  // what its knobs move unless a knob says otherwise
   SourceLocation where;
 };
 

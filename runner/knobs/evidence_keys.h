@@ -143,4 +143,14 @@ inline std::vector<std::string> ordered_keys(const std::map<std::string, double>
   return out;
 }
 
+// The axes a stage's effect is measured on, by key, in the order every format lists them
+// (results/axes.h holds their table and checks it against this list): a knob's `moves:` may
+// name only these.
+inline constexpr std::array<std::string_view, 12> kAxisKeys = {
+    "tps",        "cpu_per_tx",   "wal_bytes", "wal_fpi",        "blocks_read", "read_syscalls",
+    "temp_bytes", "seq_tup_read", "log_bytes", "pooler_wait_ms", "p95",         "p99"};
+inline bool is_axis_key(std::string_view key) {
+  return std::find(kAxisKeys.begin(), kAxisKeys.end(), key) != kAxisKeys.end();
+}
+
 }  // namespace pgslow::knobs

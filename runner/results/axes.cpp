@@ -9,9 +9,6 @@ namespace pgslow::results {
 
 namespace {
 
-// A counter below this per transaction counts as this (axis_value).
-constexpr double kCounterFloor = 1e-3;
-
 std::optional<double> per_tx(const Axis& axis, const std::map<std::string, double>& counters) {
   const auto it = counters.find(std::string(axis.evidence));
   if (it == counters.end() || !std::isfinite(it->second)) return std::nullopt;
@@ -151,6 +148,7 @@ std::string format_axis_value(const Axis& axis, double value) {
     case AxisKind::kServerCpu:
       return format_latency_us(value * 1e6);
     case AxisKind::kPerTx:
+      if (value <= kCounterFloor) return "0";  // none, read as the floor (axis_value)
       return axis.bytes ? format_size(value) : format_number(value);
     case AxisKind::kLatency:
       return format_latency_us(value);

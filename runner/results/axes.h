@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "knobs/evidence_keys.h"
 #include "results/model.h"
 #include "results/stats.h"
 
@@ -34,11 +35,16 @@ struct Axis {
   std::string_view evidence;  // kPerTx: the evidence key (knobs/evidence_keys.h)
   bool bytes = false;         // its values are sizes
   double percentile = 0;      // kLatency: 95 or 99
+  // A run that did not measure it had none (the pooler's wait of clients that connect
+  // directly): compared as the floor (kCounterFloor) against a stage that measured it.
+  bool absent_is_none = false;
 };
 
 // In the order every format lists them. PostgreSQL counts full-page images, not their bytes
-// (pg_stat_wal.wal_fpi), so that axis is a count.
-inline constexpr std::array<Axis, 9> kAxes = {{
+// (pg_stat_wal.wal_fpi), so that axis is a count. The rows read, the server log and the
+// pooler's wait are there because a knob is known to move them (a planner cost, logging,
+// a pool too small): its own axis is tested first (results/summary.h).
+inline constexpr std::array<Axis, knobs::kAxisKeys.size()> kAxes = {{
     {"tps", "TPS", AxisKind::kThroughput, {}, false, 0},
     {"cpu_per_tx", "CPU/tx", AxisKind::kServerCpu, {}, false, 0},
     {"wal_bytes", "WAL/tx", AxisKind::kPerTx, "wal_bytes", true, 0},
@@ -46,9 +52,19 @@ inline constexpr std::array<Axis, 9> kAxes = {{
     {"blocks_read", "buffer misses/tx", AxisKind::kPerTx, "blocks_read", false, 0},
     {"read_syscalls", "read syscalls/tx", AxisKind::kPerTx, "read_syscalls", false, 0},
     {"temp_bytes", "temp/tx", AxisKind::kPerTx, "temp_bytes", true, 0},
+    {"seq_tup_read", "rows seq-read/tx", AxisKind::kPerTx, "seq_tup_read", false, 0},
+    {"log_bytes", "server log/tx", AxisKind::kPerTx, "log_bytes", true, 0},
+    {"pooler_wait_ms", "pooler wait ms/tx", AxisKind::kPerTx, "pooler_wait_ms", false, 0, true},
     {"p95", "p95", AxisKind::kLatency, {}, false, 95},
     {"p99", "p99", AxisKind::kLatency, {}, false, 99},
 }};
+
+constexpr bool axes_match_their_keys() {
+  for (std::size_t i = 0; i < kAxes.size(); ++i)
+    if (kAxes[i].key != knobs::kAxisKeys[i]) return false;
+  return true;
+}
+static_assert(axes_match_their_keys(), "kAxes and knobs::kAxisKeys list the same keys in order");
 
 inline constexpr const Axis& kTpsAxis = kAxes[0];
 inline constexpr const Axis& kCpuAxis = kAxes[1];
@@ -69,6 +85,9 @@ inline bool is_cost(const Axis& axis) {
 // (raw counts) and the transactions in that window. Keys the window lacks are left out.
 std::map<std::string, double> axis_counters(const std::map<std::string, double>& evidence,
                                             double transactions);
+
+// A counter below this per transaction counts as this (axis_value): intervals work on logs.
+inline constexpr double kCounterFloor = 1e-3;
 
 // One run's value on an axis, in its own unit (TPS; CPU seconds, a count or bytes per
 // transaction; µs); nullopt when the run did not measure it. A counter below a thousandth per

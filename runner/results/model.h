@@ -334,7 +334,10 @@ struct Switchback {
   double settle_s = 0;   // dropped at the start of each block
   std::string why;       // why the stage got this design (the knobs' carryover)
   double precision = 0;  // the half-width asked for (--precision); 0: a fixed number of blocks
-  int looks = 1;         // times the run could stop: each look's interval is at 1 - 0.05 / looks
+  int looks = 1;         // times the run could stop (results/switchback.h look_confidence)
+  // The confidence its intervals are stated at: the look it stopped at (0: a report from
+  // before, where each look's was 1 - 0.05 / looks).
+  double confidence = 0;
   // "precision": the interval reached `precision`; "budget": the time ran out first;
   // "fixed": no precision asked; "interrupted".
   std::string stopped;
@@ -353,6 +356,9 @@ struct StageResult {
   std::string name;
   std::string description;
   std::vector<KnobChange> changes;  // versus the previous stage (cumulative) or baseline
+  // The axes its changes are known to move, TPS first (PlanStage::own_axes): its verdict
+  // tests them first and headlines only them (results/summary.h). Empty: TPS alone.
+  std::vector<std::string> own_axes;
   std::vector<SkippedKnob> skipped;
   std::vector<std::string> warnings;  // pitfalls of the values used
   LoadSettings load;
@@ -376,11 +382,13 @@ struct StageResult {
   // Measured by switchback against the baseline: `repeats` then holds the stage's blocks taken
   // together, and the comparison rests on the blocks.
   std::optional<Switchback> switchback;
-  // A stage of separate runs measured to a precision (--precision): the half-width asked for,
-  // the times the run could stop (its intervals are at 1 - 0.05 / looks) and why it stopped
-  // ("precision" or "budget"). precision 0: a fixed number of runs.
+  // A stage of separate runs measured to a precision (--precision) or until its own axes were
+  // resolved: the half-width asked for (0: resolving), the times the run could stop, the
+  // confidence of the look it stopped at (0: a fixed number of runs, or an older report: at
+  // 1 - 0.05 / looks) and why it stopped ("precision", "resolved" or "budget").
   double precision = 0;
   int looks = 1;
+  double confidence = 0;
   std::string stopped;
 
   bool operator==(const StageResult&) const = default;

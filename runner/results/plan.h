@@ -23,6 +23,9 @@ struct PlanStage {
   std::vector<SkippedKnob> skipped;   // asked for, but the server lacks or refuses them
   std::vector<std::string> warnings;  // pitfalls of the values used
   std::string design_why;             // switchback or separate runs, and why
+  // The axes its changes are known to move, TPS first (scenario/plan.h own_axes): tested
+  // before the others (results/summary.h).
+  std::vector<std::string> own_axes;
   // Per-knob attribution (attribute: true and at least two knobs changed): the units the
   // search works on (catalog pairs merged) and the extra runs it is expected to cost.
   bool attribute = false;

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <numeric>
+#include <utility>
 
 namespace pgslow::results {
 
@@ -117,6 +119,92 @@ double normal_quantile(double p) {
       hi = mid;
   }
   return (lo + hi) / 2;
+}
+
+double normal_cdf(double x) {
+  return 0.5 * std::erfc(-x / std::sqrt(2.0));
+}
+
+// Where a look's grid ends: beyond this many standard deviations of S_k there is no mass left.
+constexpr double kGridSpread = 9;
+// Grid points per standard deviation of the narrowest normal a grid is integrated against.
+constexpr double kPointsPerSpread = 8;
+// Looks closer than this in information are one look: the grid cannot resolve the increment,
+// and what it would spend is negligible.
+constexpr double kSameLook = 1e-4;
+// Normal terms below this (relative to the peak) are left out of sums over a grid.
+constexpr double kNegligible = 1e-18;
+
+// The density of S_k = Z_k sqrt(t_k) over the continuation region, on an odd uniform grid from
+// -range to range, stored times its Simpson weights so an integral against it is a plain sum.
+struct Grid {
+  double range = 0;
+  double step = 0;
+  std::vector<double> weighted_density;
+  double point(std::size_t i) const { return static_cast<double>(i) * step - range; }
+};
+
+// `density` on a grid whose step is well below `spread`, the narrowest normal it meets:
+// Simpson's rule then keeps the truncation's jump on an end point and is exact enough.
+template <typename Density>
+Grid make_grid(double range, double spread, const Density& density) {
+  const double wanted = std::ceil(range * kPointsPerSpread / spread);
+  // Past 500 a side it gives up points per spread, but never below two.
+  const double half = std::max({10.0, std::min(wanted, 500.0), std::ceil(2 * range / spread)});
+  const auto n = static_cast<std::size_t>(half);
+  Grid grid{range, range / static_cast<double>(n), std::vector<double>(2 * n + 1)};
+  for (std::size_t i = 0; i <= 2 * n; ++i) {
+    const double simpson = i == 0 || i == 2 * n ? 1 : i % 2 == 1 ? 4 : 2;
+    grid.weighted_density[i] = grid.step / 3 * simpson * density(grid.point(i));
+  }
+  return grid;
+}
+
+// The density at x after a normal increment with standard deviation `spread`: the sum over the
+// grid of its density times the normal kernel. Successive kernel values differ by a factor that
+// itself shrinks by a constant, so a row costs three exponentials, walking out from the point
+// nearest x until the kernel is negligible.
+double smoothed(const Grid& grid, double x, double spread) {
+  const std::vector<double>& w = grid.weighted_density;
+  const double u = grid.step / spread;
+  const double nearest =
+      std::clamp(std::round((x + grid.range) / grid.step), 0.0, static_cast<double>(w.size() - 1));
+  const auto i0 = static_cast<std::size_t>(nearest);
+  const double d0 = (grid.point(i0) - x) / spread;
+  const double peak = std::exp(-d0 * d0 / 2);
+  const double shrink = std::exp(-u * u);
+  double sum = w[i0] * peak;
+  double term = peak;
+  double ratio = std::exp(-d0 * u - u * u / 2);
+  for (std::size_t i = i0 + 1; i < w.size() && term > kNegligible; ++i) {
+    term *= ratio;
+    ratio *= shrink;
+    sum += w[i] * term;
+  }
+  term = peak;
+  ratio = std::exp(d0 * u - u * u / 2);
+  for (std::size_t i = i0; i > 0 && term > kNegligible; --i) {
+    term *= ratio;
+    ratio *= shrink;
+    sum += w[i - 1] * term;
+  }
+  return sum / (spread * std::sqrt(2 * std::numbers::pi));
+}
+
+// The chance of crossing first at the next look with S's boundary at b (from each point of the
+// grid, the normal increment's two tails beyond -b and b), and its derivative in b.
+std::pair<double, double> crossing(const Grid& grid, double b, double spread) {
+  double chance = 0;
+  double slope = 0;
+  for (std::size_t i = 0; i < grid.weighted_density.size(); ++i) {
+    const double s = grid.point(i);
+    for (const double d : {(s - b) / spread, (-b - s) / spread}) {
+      if (d < -9) continue;  // a tail below 1e-19
+      chance += grid.weighted_density[i] * normal_cdf(d);
+      slope -= grid.weighted_density[i] * std::exp(-d * d / 2);
+    }
+  }
+  return {chance, slope / (spread * std::sqrt(2 * std::numbers::pi))};
 }
 
 }  // namespace
@@ -247,6 +335,139 @@ void holm(const std::vector<Interval*>& family, double confidence) {
     if (known[k].first > level) stopped = true;
     *known[k].second = at_confidence(*known[k].second, 1 - level);
   }
+}
+
+void weighted_holm(const std::vector<Interval*>& own, const std::vector<Interval*>& others,
+                   double confidence) {
+  struct Hypothesis {
+    Interval* interval;
+    double p;
+    bool own;
+    bool open = true;
+  };
+  std::vector<Hypothesis> family;
+  for (Interval* i : own)
+    if (i != nullptr && i->known) family.push_back({i, p_value(*i), true});
+  for (Interval* i : others)
+    if (i != nullptr && i->known) family.push_back({i, p_value(*i), false});
+  const double alpha = 1 - confidence;
+  // The level each open hypothesis is tested at, from how many of each group are still open.
+  const auto level = [&](const Hypothesis& h) {
+    double open_own = 0;
+    double open_others = 0;
+    for (const auto& x : family)
+      if (x.open) (x.own ? open_own : open_others) += 1;
+    double share = h.own ? 1 - kOtherAxesShare : kOtherAxesShare;
+    if (open_own == 0 || open_others == 0) share = 1;
+    return alpha * share / (h.own ? open_own : open_others);
+  };
+  for (bool called = true; called;) {
+    called = false;
+    // The most significant open hypothesis relative to its level falls first.
+    Hypothesis* next = nullptr;
+    for (auto& h : family)
+      if (h.open && h.p <= level(h) && (next == nullptr || h.p / level(h) < next->p / level(*next)))
+        next = &h;
+    if (next != nullptr) {
+      *next->interval = at_confidence(*next->interval, 1 - level(*next));
+      next->open = false;
+      called = true;
+    }
+  }
+  for (auto& h : family)
+    if (h.open) *h.interval = at_confidence(*h.interval, 1 - level(h));
+}
+
+Narrowing narrowing(const Interval& interval, double stage, double reference, double target,
+                    int max_pairs) {
+  Narrowing out;
+  const double now = interval.detectable();
+  if (!interval.known || !(now > target) || !(stage > 0) || !(reference > 0)) return out;
+  const double t = t_quantile(1 - (1 - interval.confidence) / 2, interval.df);
+  const double se = std::log(interval.high / interval.ratio) / t;
+  const double sigma = se / std::sqrt(1 / stage + 1 / reference);  // one sample's
+  for (int k = 1; k <= max_pairs; ++k) {
+    Interval later = interval;
+    later.df = interval.df + k;
+    const double later_se = sigma * std::sqrt(1 / (stage + k) + 1 / (reference + k));
+    const double later_t = t_quantile(1 - (1 - interval.confidence) / 2, later.df);
+    later.high = later.ratio * std::exp(later_t * later_se);
+    out = {k, later.detectable()};
+    if (out.detectable <= target) break;
+  }
+  return out;
+}
+
+std::vector<double> spending_confidences(const std::vector<double>& fractions, double confidence) {
+  if (fractions.empty()) return {};
+  if (fractions.size() == 1 || !(confidence > 0 && confidence < 1))
+    return std::vector<double>(fractions.size(), confidence);
+  const double alpha = 1 - confidence;
+  const double z = normal_quantile(1 - alpha / 2);
+  // Each side spends alpha / 2 along 2 - 2 Phi(z_{1-alpha/4} / sqrt(t)), as the published
+  // two-sided tables (and gsDesign, ldbounds) do; exact at t = 1 so the looks spend alpha.
+  const double side_z = normal_quantile(1 - alpha / 4);
+  const auto spent = [&](double t) {
+    return t >= 1 ? alpha : 4 * normal_cdf(-side_z / std::sqrt(t));
+  };
+
+  std::vector<double> times(fractions.size());
+  for (std::size_t k = 0; k < fractions.size(); ++k) {
+    double t = fractions[k] > 0 ? std::min(fractions[k], 1.0) : 1e-9;
+    if (k > 0 && !(t >= times[k - 1] + kSameLook)) t = times[k - 1];
+    times[k] = t;
+  }
+  // The spread of the next distinct look's increment, which the grid of look k must resolve.
+  const auto next_spread = [&](std::size_t k) {
+    for (std::size_t j = k + 1; j < times.size(); ++j)
+      if (times[j] > times[k]) return std::sqrt(times[j] - times[k]);
+    return 0.0;
+  };
+
+  std::vector<double> out(fractions.size());
+  // Nothing was spent before look 1: its boundary takes all of alpha(t_1).
+  out[0] = times[0] >= 1 ? confidence : 1 - spent(times[0]);
+  double boundary = -normal_quantile(spent(times[0]) / 2) * std::sqrt(times[0]);
+  const auto grid_for = [&](std::size_t k, double spread, const auto& density) {
+    const double next = next_spread(k);
+    if (next == 0) return Grid{};  // no later look needs it
+    const double range = std::min(boundary, kGridSpread * std::sqrt(times[k]));
+    return make_grid(range, std::min(spread, next), density);
+  };
+  Grid grid = grid_for(0, std::sqrt(times[0]), [&](double s) {
+    return std::exp(-s * s / (2 * times[0])) / std::sqrt(2 * std::numbers::pi * times[0]);
+  });
+
+  std::size_t last = 0;  // the last distinct look
+  for (std::size_t k = 1; k < times.size(); ++k) {
+    if (times[k] == times[last]) {
+      out[k] = out[last];
+      continue;
+    }
+    const double spread = std::sqrt(times[k] - times[last]);
+    const double target = spent(times[k]) - spent(times[last]);
+    // |Z_k| never has a boundary inside z (at most alpha is spent, so crossing there takes at
+    // least what is left) and ten spreads past every point nothing crosses. Newton's steps on
+    // the log of the chance (tails are nearly log-quadratic), bisecting when one leaves the
+    // bracket.
+    double low = z * std::sqrt(times[k]);
+    double high = std::max(low, grid.range) + 10 * spread;
+    double b = low;
+    for (int step = 0; step < 200 && high - low > 1e-10; ++step) {
+      const auto [chance, slope] = crossing(grid, b, spread);
+      (chance > target ? low : high) = b;
+      const double newton = b - (std::log(chance) - std::log(target)) * chance / slope;
+      if (std::fabs(newton - b) < 1e-11) break;  // converged (b may be an end of the bracket)
+      b = newton > low && newton < high ? newton : (low + high) / 2;
+    }
+    boundary = b;
+    out[k] = 1 - 2 * normal_cdf(-boundary / std::sqrt(times[k]));
+    grid = grid_for(k, spread, [&](double s) { return smoothed(grid, s, spread); });
+    last = k;
+  }
+  // Never narrower at an earlier look than at a later one: widening a look only adds coverage.
+  for (std::size_t k = out.size() - 1; k > 0; --k) out[k - 1] = std::max(out[k - 1], out[k]);
+  return out;
 }
 
 std::string degrees_of_freedom_text(double df) {

@@ -74,6 +74,48 @@ Interval at_confidence(const Interval& interval, double confidence);
 // family is wrong stays at most 1 - confidence. Unknown intervals are not in the family.
 void holm(const std::vector<Interval*>& family, double confidence = 0.95);
 
+// The confidence of each look's interval when an interval is looked at several times and the
+// run may stop at any look (docs/reading-the-report.md "Looks"): Lan and DeMets' spending
+// function with O'Brien and Fleming's shape over the looks' information fractions (`fractions`:
+// increasing, in (0, 1], the last normally 1). Each side spends alpha / 2 along
+// 2 - 2 Phi(z_{1-alpha/4} / sqrt(t)), as the published two-sided tables do, so by look k
+// alpha(t_k) = 4 - 4 Phi(z_{1-alpha/4} / sqrt(t_k)) is spent. Boundaries c_k are found so that
+// the chance of crossing first at look k under no effect is alpha(t_k) - alpha(t_{k-1}) (exact
+// recursion over a grid for the Brownian motion of the z statistic), and look k's interval is
+// stated at 1 - 2 (1 - Phi(c_k)): a repeated confidence interval, so the interval the run stops
+// with covers at `confidence` whatever made it stop. Early looks spend little (wide), the last
+// almost all: four even looks state 99.999%, 99.7%, 98.2%, 95.6%, and looks at 0.4, 0.6, 0.9, 1
+// state the last at 96.1% where Bonferroni would state each at 98.75%. Empty input gives none
+// and one look gives `confidence`; a fraction not above the one before (by 1e-4) is the same
+// look again. An earlier look is never stated narrower than a later one.
+std::vector<double> spending_confidences(const std::vector<double>& fractions,
+                                         double confidence = 0.95);
+
+// The share of the family-wise error that the axes nobody expected share while TPS or one of
+// the stage's own axes (the axes its knobs are known to move) is still not called.
+inline constexpr double kOtherAxesShare = 0.1;
+// Holm's rule with weights (a closed test whose weights only grow as hypotheses fall, so its
+// shortcut keeps the chance that any verdict of the family is wrong at most 1 - confidence):
+// the `own` intervals (TPS and the knobs' own axes) share 1 - kOtherAxesShare of the error and
+// the `others` the rest, evenly within each group; a called interval hands its share on to the
+// rest of its group, and once a group is all called the other takes the whole. Each interval
+// is restated at the level it was tested at last, so it leaves out "no change" exactly when it
+// is called. Unknown intervals are not in the family.
+void weighted_holm(const std::vector<Interval*>& own, const std::vector<Interval*>& others,
+                   double confidence = 0.95);
+
+// How much more measuring would narrow a comparison: `more_pairs` more pairs of runs (or
+// switchback blocks) of the stage and the reference, and what it could see then. Its standard
+// error shrinks as sqrt(1/stage + 1/reference) and its degrees of freedom grow by one per pair.
+struct Narrowing {
+  int more_pairs = 0;  // 0: not worth stating (it can already see `target`, or no interval)
+  double detectable = 0;
+};
+// The fewest pairs that bring what `interval` could see to `target` (at most `max_pairs`;
+// past it, what max_pairs would give). `stage` and `reference`: the samples it rests on.
+Narrowing narrowing(const Interval& interval, double stage, double reference, double target = 0.25,
+                    int max_pairs = 40);
+
 // Below this many degrees of freedom of its noise, the run count and not the machine limits
 // what an interval can see: Student's t at 95% is 12.7 at one, 4.3 at two and 3.2 at three,
 // and more under Holm's rule over a stage's axes. The report and a lesson's reveal say so.

@@ -200,25 +200,20 @@ std::string describe_noise(const Noise& noise) {
 }
 
 std::string few_runs_note(const Run& run) {
-  const Noise noise = run_noise(run);
+  // The degrees of freedom of a stage compared by separate runs: the baseline's runs pooled
+  // with every stage's repeats (pooled_noise). A switchback stage's come from its own blocks.
+  const Noise noise = pooled_noise(run, kTpsAxis);
   if (noise.df <= 0) return {};  // one baseline run: within-run batch means, not run-to-run
-  // The fewest degrees of freedom of a stage compared by separate runs: the baseline's noise
-  // pooled with the stage's own repeats (compare_runs). A switchback stage's intervals come
-  // from its own blocks.
-  std::optional<double> fewest;
-  for (std::size_t i = 1; i < run.stages.size(); ++i) {
-    const StageResult& s = run.stages[i];
-    if (s.switchback || !stage_ran(s)) continue;
-    const auto own = static_cast<double>(runs_of(s).log_tps.size());
-    const double df = noise.df + std::max(0.0, own - 1);
-    fewest = std::min(fewest.value_or(df), df);
-  }
-  if (!fewest || *fewest >= kFewDegreesOfFreedom) return {};
-  return "a stage's interval rests on " + degrees_of_freedom_text(*fewest) +
+  const bool separate =
+      std::any_of(run.stages.begin() + (run.stages.empty() ? 0 : 1), run.stages.end(),
+                  [](const StageResult& s) { return !s.switchback && stage_ran(s); });
+  if (!separate || noise.df >= kFewDegreesOfFreedom) return {};
+  return "a stage's interval rests on " + degrees_of_freedom_text(noise.df) +
          ": more --repeats narrow it";
 }
 
 double stage_confidence(const StageResult& stage) {
+  if (stage.confidence > 0) return stage.confidence;
   return stage.precision > 0 ? confidence_over_looks(stage.looks) : 0.95;
 }
 
@@ -233,13 +228,15 @@ Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise
   }
   const double diff = mean(stage.log_tps) - mean(reference.log_tps);
   c.ratio = std::exp(diff);
-  // Run-to-run variance: the baseline's (when known) pooled with the stage's own repeats and,
-  // without a run noise, the reference's repeats.
+  // Run-to-run variance: the baseline's (when known) pooled with the stage's own repeats
+  // (unless the noise has every stage's already) and, without a run noise, the reference's.
   double sum = noise.df > 0 ? noise.sigma * noise.sigma * noise.df : 0;
   double df = noise.df > 0 ? noise.df : 0;
-  const auto [vs, dfs] = own_variance(stage);
-  sum += vs * dfs;
-  df += dfs;
+  if (!noise.includes_stages) {
+    const auto [vs, dfs] = own_variance(stage);
+    sum += vs * dfs;
+    df += dfs;
+  }
   if (noise.df <= 0) {
     const auto [vr, dfr] = own_variance(reference);
     sum += vr * dfr;
@@ -255,24 +252,11 @@ Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise
   const double se2 =
       std::max(sigma2, stage.within) / static_cast<double>(stage.log_tps.size()) +
       std::max(sigma2, reference.within) / static_cast<double>(reference.log_tps.size());
-  Change out = change_of(log_ratio_interval(diff, std::sqrt(se2), df, confidence));
-  out.reference_transactions = c.reference_transactions;
-  return out;
-}
-
-Change change_of(const Interval& interval) {
-  Change c;
-  c.ratio = interval.ratio;
-  c.interval = interval;
-  const Verdict v = verdict_of(c.interval);
-  c.measurable = v == Verdict::kSlower || v == Verdict::kFaster;
-  c.text = format_verdict(c.interval);
-  if (c.measurable) {
-    c.text = format_change(c.ratio);
-    if (c.text.find("slower") == std::string::npos && c.text.find("faster") == std::string::npos)
-      c.text += v == Verdict::kSlower ? " slower" : " faster";
-  }
-  return c;
+  c.stage_samples = static_cast<double>(stage.log_tps.size());
+  c.reference_samples = static_cast<double>(reference.log_tps.size());
+  c.stage_value = std::exp(mean(stage.log_tps));
+  c.reference_value = std::exp(mean(reference.log_tps));
+  return change_of(log_ratio_interval(diff, std::sqrt(se2), df, confidence), c);
 }
 
 namespace {
@@ -292,16 +276,27 @@ Runs axis_runs_of(const StageResult& stage, const Axis& axis) {
   return axis.kind == AxisKind::kThroughput ? runs_of(stage) : value_runs_of(stage, axis);
 }
 
-// The restated intervals back into the changes, worded again.
+// The weighted Holm rule over a stage's axes, its own first; the restated intervals back into
+// the changes, worded again.
 void apply_holm(std::vector<AxisChange>& changes, double confidence) {
-  std::vector<Interval*> family;
-  for (auto& c : changes) family.push_back(&c.change.interval);
-  holm(family, confidence);
-  for (auto& c : changes) {
-    const std::uint64_t reference = c.change.reference_transactions;
-    if (c.change.interval.known) c.change = change_of(c.change.interval);
-    c.change.reference_transactions = reference;
+  std::vector<Interval*> own, others;
+  for (auto& c : changes) (c.own ? own : others).push_back(&c.change.interval);
+  weighted_holm(own, others, confidence);
+  for (auto& c : changes)
+    if (c.change.interval.known) c.change = change_of(c.change.interval, c.change);
+}
+
+// "TPS could see ±820%; 9 more pairs would narrow it to ±25%": the own axes that only a
+// longer run could resolve.
+std::string narrowing_note(const std::vector<AxisChange>& axes) {
+  std::string out;
+  for (const auto& a : axes) {
+    if (!a.own || a.change.measurable || !a.change.interval.known ||
+        a.change.interval.detectable() <= 1)
+      continue;
+    out += (out.empty() ? "" : "; ") + std::string(a.axis->label) + " " + could_see_text(a.change);
   }
+  return out;
 }
 
 }  // namespace
@@ -324,22 +319,53 @@ Noise axis_noise(const Run& run, const Axis& axis) {
   return n;
 }
 
+Noise pooled_noise(const Run& run, const Axis& axis) {
+  Noise n = axis_noise(run, axis);
+  double sum = n.sigma * n.sigma * n.df;
+  double df = n.df;
+  for (std::size_t i = 1; i < run.stages.size(); ++i) {
+    const StageResult& s = run.stages[i];
+    if (!stage_ran(s) || s.switchback || (fixed_rate(s) && axis.kind == AxisKind::kThroughput))
+      continue;
+    const auto [v, dfs] = own_variance(axis_runs_of(s, axis));
+    sum += v * dfs;
+    df += dfs;
+  }
+  if (df > n.df) {
+    n.sigma = std::sqrt(sum / df);
+    n.df = df;
+    n.includes_stages = true;
+  }
+  return n;
+}
+
 std::vector<AxisChange> compare_axes(const StageResult& stage,
                                      const std::vector<const ReferenceRun*>& around,
                                      const StageResult* baseline, bool baseline_adjacent,
                                      const Run& run, double confidence) {
   std::vector<AxisChange> out;
   for (const Axis& axis : kAxes) {
-    const Runs mine = axis_runs_of(stage, axis);
+    Runs mine = axis_runs_of(stage, axis);
     Runs reference;
+    std::size_t reference_runs = around.size();
     for (const ReferenceRun* ref : around) append(reference, reference_axis_runs(*ref, axis));
     // The baseline stage itself right before the first stage, or when no reference run
     // measured the axis around this stage.
-    if (baseline != nullptr && (baseline_adjacent || reference.log_tps.empty()))
+    if (baseline != nullptr && (baseline_adjacent || reference.log_tps.empty())) {
       append(reference, axis_runs_of(*baseline, axis));
+      reference_runs += baseline->repeats.size();
+    }
+    // A side that did not measure an axis that is none when absent (the pooler's wait of
+    // clients that connect directly) had none of it: the floor, once per run.
+    if (axis.absent_is_none && mine.log_tps.empty() != reference.log_tps.empty()) {
+      Runs& none = mine.log_tps.empty() ? mine : reference;
+      const std::size_t runs = mine.log_tps.empty() ? stage.repeats.size() : reference_runs;
+      none.log_tps.assign(runs, std::log(kCounterFloor));
+    }
     const bool tps = axis.kind == AxisKind::kThroughput;
     if (!tps && (mine.log_tps.empty() || reference.log_tps.empty())) continue;
-    out.push_back({&axis, compare_runs(mine, reference, axis_noise(run, axis), confidence)});
+    out.push_back({&axis, compare_runs(mine, reference, pooled_noise(run, axis), confidence),
+                   is_own_axis(axis, stage.own_axes)});
   }
   apply_holm(out, confidence);
   return out;
@@ -351,6 +377,8 @@ std::vector<AxisEffect> compare_configuration_axes(const std::vector<Measurement
   StageResult mine, theirs;
   mine.repeats = runs;
   theirs.repeats = reference;
+  // A configuration the search measured: no axis comes first, so Holm's rule over them all.
+  mine.own_axes.assign(knobs::kAxisKeys.begin(), knobs::kAxisKeys.end());
   if (!stage_ran(mine) || !stage_ran(theirs)) return {};
   // No baseline sequence to pool: each comparison's noise is its two groups' own.
   const std::vector<AxisChange> changes = compare_axes(mine, {}, &theirs, true, Run{}, confidence);
@@ -360,7 +388,13 @@ std::vector<AxisEffect> compare_configuration_axes(const std::vector<Measurement
   return out;
 }
 
-std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback) {
+bool is_own_axis(const Axis& axis, const std::vector<std::string>& own_axes) {
+  return axis.kind == AxisKind::kThroughput ||
+         std::find(own_axes.begin(), own_axes.end(), axis.key) != own_axes.end();
+}
+
+std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback,
+                                                const std::vector<std::string>& own_axes) {
   const double confidence = switchback_confidence(switchback);
   std::uint64_t reference_tx = 0;
   for (const auto& b : switchback.blocks)
@@ -370,9 +404,17 @@ std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback) {
     const Interval i = switchback_interval(switchback.blocks, axis, confidence);
     // TPS always (its "no interval" says so), another axis only when the blocks measured it.
     if (!i.known && axis.kind != AxisKind::kThroughput) continue;
-    Change c = change_of(i);
-    c.reference_transactions = reference_tx;
-    out.push_back({&axis, c});
+    Change counts;
+    counts.reference_transactions = reference_tx;
+    for (bool stage : {true, false}) {
+      std::vector<double> logs;
+      for (const auto& b : switchback.blocks)
+        if (const auto v = axis_value(axis, b); v && b.stage == stage) logs.push_back(std::log(*v));
+      (stage ? counts.stage_samples : counts.reference_samples) = static_cast<double>(logs.size());
+      (stage ? counts.stage_value : counts.reference_value) =
+          logs.empty() ? 0 : std::exp(mean(logs));
+    }
+    out.push_back({&axis, change_of(i, counts), is_own_axis(axis, own_axes)});
   }
   apply_holm(out, confidence);
   return out;
@@ -381,124 +423,8 @@ std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback) {
 std::vector<AxisChange> axis_changes(const std::vector<AxisEffect>& effects) {
   std::vector<AxisChange> out;
   for (const auto& e : effects)
-    if (const Axis* axis = find_axis(e.axis)) out.push_back({axis, change_of(e.interval)});
+    if (const Axis* axis = find_axis(e.axis)) out.push_back({axis, change_of(e.interval), true});
   return out;
-}
-
-std::string axis_change_text(const AxisChange& a) {
-  if (a.axis->kind == AxisKind::kThroughput)
-    return a.change.measurable ? a.change.text + " " + format_interval(a.change.interval)
-                               : a.change.text;
-  return cost_change_text(a.change);
-}
-
-namespace {
-
-// "+10.6% CPU/tx" (cell) or "+10.6% CPU/tx [+3.1%, +18.8%]" (sentence), factors from 2x.
-std::string named_change(const AxisChange& a, bool with_interval) {
-  const Change& c = a.change;
-  const std::string label(a.axis->label);
-  if (c.ratio >= 2 || c.ratio <= 0.5) {
-    std::string text = format_number(c.ratio) + "x the " + label;
-    if (with_interval)
-      text +=
-          fmt::format(" ({}–{}x)", format_number(c.interval.low), format_number(c.interval.high));
-    return text;
-  }
-  std::string text = format_signed_percent(c.ratio) + " " + label;
-  if (with_interval) text += " " + format_interval(c.interval);
-  return text;
-}
-
-}  // namespace
-
-AxesVerdict axes_verdict(const std::vector<AxisChange>& axes) {
-  AxesVerdict v;
-  const AxisChange* tps = nullptr;
-  bool any_known = false;
-  for (const auto& a : axes) {
-    if (a.axis->kind == AxisKind::kThroughput) tps = &a;
-    any_known = any_known || a.change.interval.known;
-  }
-  // Nothing to weigh: the TPS text as it is ("no interval", "n/a").
-  if (!any_known) {
-    if (tps != nullptr) v.cell = v.sentence = tps->change.text;
-    return v;
-  }
-  auto moved = [&](bool more, bool (*which)(const Axis&)) {
-    std::vector<const AxisChange*> out;
-    for (const auto& a : axes)
-      if (which(*a.axis) && a.change.measurable && (a.change.ratio > 1) == more) out.push_back(&a);
-    std::stable_sort(out.begin(), out.end(), [](const AxisChange* x, const AxisChange* y) {
-      return std::fabs(std::log(x->change.ratio)) > std::fabs(std::log(y->change.ratio));
-    });
-    return out;
-  };
-  const auto tps_rest = [&] {
-    if (tps == nullptr || !tps->change.interval.known) return std::string();
-    return "; TPS " + tps->change.text;
-  };
-  const bool tps_moved = tps != nullptr && tps->change.measurable;
-  auto word = [&](const char* verb, const std::vector<const AxisChange*>& list) {
-    v.axis = list.front()->axis;
-    v.cell = std::string(verb) + named_change(*list.front(), false);
-    v.sentence = std::string(verb);
-    for (std::size_t k = 0; k < list.size() && k < 2; ++k)
-      v.sentence += (k == 0 ? "" : ", ") + named_change(*list[k], true);
-    v.sentence += tps_rest();
-  };
-  const auto latency = [](const Axis& a) { return a.kind == AxisKind::kLatency; };
-  if (tps_moved && tps->change.ratio < 1) {
-    v.axis = tps->axis;
-    v.cell = tps->change.text;
-    v.sentence = axis_change_text(*tps);
-  } else if (const auto up = moved(true, is_cost); !up.empty()) {
-    word("costs ", up);
-  } else if (const auto tail = moved(true, latency); !tail.empty()) {
-    word("tail ", tail);
-  } else if (tps_moved) {
-    v.axis = tps->axis;
-    v.cell = tps->change.text;
-    v.sentence = axis_change_text(*tps);
-  } else if (const auto down = moved(false, is_cost); !down.empty()) {
-    word("saves ", down);
-  } else if (const auto quicker = moved(false, latency); !quicker.empty()) {
-    word("tail ", quicker);
-  } else {
-    v.cell = "no measurable effect";
-    std::string could;
-    for (const auto& a : axes) {
-      if (!a.change.interval.known) continue;
-      could += fmt::format("{}{} ±{}", could.empty() ? "" : ", ", a.axis->label,
-                           format_signed_percent(1 + a.change.interval.detectable())
-                               .substr(1));  // "+4.2%" without its sign
-    }
-    v.sentence = "no measurable effect (could see " + could + ")";
-  }
-  return v;
-}
-
-std::string stopping_text(double precision, const std::string& stopped) {
-  if (stopped == "precision") return fmt::format(", stopped at ±{:g}% as asked", precision * 100);
-  if (stopped == "budget")
-    return fmt::format(", time budget spent before ±{:g}% was reached", precision * 100);
-  return "";
-}
-
-std::string describe_switchback(const Switchback& s) {
-  return fmt::format("switchback, {} blocks of {:g} s", s.blocks.size(), s.block_s) +
-         stopping_text(s.precision, s.stopped);
-}
-
-std::string cost_change_text(const Change& change) {
-  if (!change.interval.known) return "no interval";
-  if (!change.measurable) return format_verdict(change.interval);
-  if (change.ratio >= 2 || change.ratio <= 0.5)
-    return fmt::format("{}x as much ({}–{}x)", format_number(change.ratio),
-                       format_number(change.interval.low), format_number(change.interval.high));
-  return fmt::format("{} [{}, {}]", format_signed_percent(change.ratio),
-                     format_signed_percent(change.interval.low),
-                     format_signed_percent(change.interval.high));
 }
 
 Change compare_stages(const StageResult& stage, const StageResult& reference) {
@@ -556,7 +482,7 @@ std::vector<StageSummary> summarize(const Run& run) {
         s.vs_previous = compare_runs(mine, runs_of(*previous), noise);
       if (stage.switchback && closed) {
         // Measured against the baseline blocks around each of its own, in one run.
-        s.axes = switchback_axis_changes(*stage.switchback);
+        s.axes = switchback_axis_changes(*stage.switchback, stage.own_axes);
         s.design = describe_switchback(*stage.switchback);
       } else if (baseline != nullptr && i > 0 && closed) {
         // The baseline measured right before and right after this stage.
@@ -571,7 +497,9 @@ std::vector<StageSummary> summarize(const Run& run) {
           s.cpu_vs_baseline = a.change;
       }
       if (!s.axes.empty()) s.verdict = axes_verdict(s.axes);
-      if (!(stage.switchback && closed) && stage.precision > 0) {
+      s.narrowing_note = narrowing_note(s.axes);
+      if (!(stage.switchback && closed) &&
+          (stage.precision > 0 || (!stage.stopped.empty() && stage.looks > 1))) {
         s.design = fmt::format("{} runs alternating with the baseline", stage.repeats.size()) +
                    stopping_text(stage.precision, stage.stopped);
       }

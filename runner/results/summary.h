@@ -44,6 +44,8 @@ struct Noise {
   // with interleaved reference runs.
   std::optional<double> drift;
   std::uint64_t transactions = 0;  // behind the baseline measurements together
+  // sigma and df pool every stage's own repeats too (compare_runs adds none of its own).
+  bool includes_stages = false;
 };
 Noise run_noise(const Run& run);
 // "±2.1% per run (sd of 5 baseline runs)"; "unknown (one baseline run)".
@@ -70,6 +72,13 @@ struct Change {
   bool measurable = false;  // the verdict is slower or faster
   std::string text;         // "-85.1% (6.7x slower)", or "within noise (±4.2%)"
   std::uint64_t reference_transactions = 0;
+  // What the interval rests on: the stage's and the reference's runs (or switchback blocks),
+  // for what more of them would narrow it to (stats.h narrowing).
+  double stage_samples = 0;
+  double reference_samples = 0;
+  // The two values compared (geometric means, in the axis's unit); 0 when not kept.
+  double stage_value = 0;
+  double reference_value = 0;
 };
 
 // `stage` against `reference`. The run-to-run noise comes from `noise` when it is known
@@ -81,16 +90,27 @@ Change compare_runs(const Runs& stage, const Runs& reference, const Noise& noise
 // The confidence a stage's intervals are stated at: 95%, spread over its looks when it was
 // measured to a precision (results/switchback.h look_confidence).
 double stage_confidence(const StageResult& stage);
-// A Change from an interval (its verdict and text), as compare_runs words it.
-Change change_of(const Interval& interval);
+// A Change from an interval (its verdict and text), as compare_runs words it; `counts` gives
+// what it rests on and the values compared (its other fields are replaced).
+Change change_of(const Interval& interval, const Change& counts = {});
+// "could see ±4.2%"; past ±100%, with what more pairs would narrow it to: "could see ±820%;
+// 9 more pairs would narrow it to ±25%".
+std::string could_see_text(const Change& change);
 // One axis of a stage against the baseline around it (results/axes.h), from the stage's own
 // design, its interval restated by Holm's rule over the stage's axes.
 struct AxisChange {
   const Axis* axis = nullptr;
   Change change;  // ratio stage / reference of the axis's value (above 1: more of it)
+  // TPS or an axis the stage's knobs are known to move (StageResult::own_axes): tested first,
+  // with most of the 5% (stats.h weighted_holm), and the only axes a verdict headlines.
+  bool own = false;
 };
+// A counter's change of 20x or more as its two values, "0 → 1.39 kB" (from none, the ratio is
+// the floor's, not the stage's); "" for any other change.
+std::string axis_values_text(const AxisChange& change);
 // A stage's axes: `mine` against `reference` for each, the run-to-run noise of each from
-// `noise` (an axis's own, noise_of), Holm's rule over those with an interval at `confidence`.
+// `noise` (an axis's own, noise_of), the weighted Holm rule over those with an interval at
+// `confidence`, TPS and the stage's `own_axes` first (stats.h weighted_holm).
 // The TPS axis is always there when both ran; another only when both measured it.
 // `baseline` (the baseline stage) counts among the reference's runs when `baseline_adjacent`
 // (it ran right before the stage) or when no run of `around` measured the axis.
@@ -104,20 +124,32 @@ std::vector<AxisChange> compare_axes(const StageResult& stage,
 std::vector<AxisEffect> compare_configuration_axes(const std::vector<Measurement>& runs,
                                                    const std::vector<Measurement>& reference,
                                                    double confidence = 0.95);
-// A switchback stage's axes against the baseline blocks around each of its own.
-std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback);
-// Axes a result kept (a cliff point's), as changes: their intervals as Holm's rule stated them.
+// A switchback stage's axes against the baseline blocks around each of its own, TPS and
+// `own_axes` first.
+std::vector<AxisChange> switchback_axis_changes(const Switchback& switchback,
+                                                const std::vector<std::string>& own_axes = {});
+// Whether `axis` is TPS or one of `own_axes`.
+bool is_own_axis(const Axis& axis, const std::vector<std::string>& own_axes);
+// Axes a result kept (a cliff point's), as changes: their intervals as Holm's rule stated them,
+// every one its own (the search's metric chose them all alike).
 std::vector<AxisChange> axis_changes(const std::vector<AxisEffect>& effects);
-// The run-to-run noise of one axis, from the baseline configuration's runs in time order.
+// The run-to-run noise of one axis, from the baseline configuration's runs in time order
+// (successive differences, so slow drift barely counts), pooled with the spread of every
+// stage's own repeats (each stage measured again is a sample of the same noise): its degrees
+// of freedom are every run's but one per configuration.
 Noise axis_noise(const Run& run, const Axis& axis);
+// axis_noise pooled with every stage's own repeats (a fixed-rate stage's TPS is its rate, not
+// a sample of the noise), as every stage of separate runs compares with: includes_stages.
+Noise pooled_noise(const Run& run, const Axis& axis);
 // An axis's change for a reader: TPS as its verdict ("-3.0% slower", "within noise (could see
 // ±4.2%)"), any other as cost_change_text; each with the interval when it moved.
 std::string axis_change_text(const AxisChange& change);
 // The verdict over a stage's axes, naming the axis: the cell of the table ("-85.2% (6.7x
 // slower)", "costs +10.6% CPU/tx", "no measurable effect") and the sentence ("costs +10.6%
 // CPU/tx [+3.1%, +18.8%]; TPS within noise (could see ±19%)"; "no measurable effect (could
-// see TPS ±19%, CPU/tx ±4.0%)"). Slower comes first, then a cost that rose, then the tail
-// latency, then faster, then a cost that fell.
+// see TPS ±19%, CPU/tx ±4.0%)"). TPS headlines whenever it is resolved (slower or faster),
+// with the stage's own axes that moved beside it; else the own axis that moved most; an axis
+// nobody expected is only ever an "also". A ratio below 1 reads "95% fewer", never "0.05x".
 struct AxesVerdict {
   std::string cell;
   std::string sentence;
@@ -178,6 +210,9 @@ struct StageSummary {
   std::string headline_text;
   std::vector<std::string> headline_warnings;
   std::string retries_text;  // describe_retries of the median repeat
+  // TPS or an own axis that could see only more than ±100%: what more pairs would narrow it
+  // to ("TPS could see ±820%; 9 more pairs would narrow it to ±25%"); empty otherwise.
+  std::string narrowing_note;
 };
 
 // "tpmC 12,345, NOPM 12,222": a measurement's headline figures on one line, by name.

@@ -119,9 +119,9 @@ Interval alternating_interval(const std::vector<std::optional<double>>& log_valu
 
 std::vector<int> look_schedule(const SwitchbackDesign& design) {
   const int last = std::max(1, design.max_pairs);
-  if (design.precision <= 0) return {last};
+  if (design.precision <= 0 && !design.resolve) return {last};
   std::vector<int> looks;
-  int n = std::clamp(design.min_pairs, 3, last);
+  int n = std::clamp(design.min_pairs, std::min(design.fewest_pairs, last), last);
   while (n < last) {
     looks.push_back(n);
     n = std::max(n + 1, static_cast<int>(std::ceil(n * 1.5)));
@@ -134,8 +134,15 @@ double confidence_over_looks(int looks, double confidence) {
   return 1 - (1 - confidence) / std::max(1, looks);
 }
 
-double look_confidence(const SwitchbackDesign& design) {
-  return confidence_over_looks(static_cast<int>(look_schedule(design).size()), design.confidence);
+double look_confidence(const SwitchbackDesign& design, int pairs) {
+  const std::vector<int> looks = look_schedule(design);
+  std::vector<double> fractions;
+  for (int n : looks) fractions.push_back(static_cast<double>(n) / looks.back());
+  const std::vector<double> confidences = spending_confidences(fractions, design.confidence);
+  // The latest look at or before `pairs`; before the first look, the first's (the widest).
+  std::size_t k = 0;
+  while (k + 1 < looks.size() && looks[k + 1] <= pairs) ++k;
+  return confidences[k];
 }
 
 Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool stage) {
@@ -175,8 +182,9 @@ bool SwitchbackRun::add(SwitchbackBlock block) {
   if (pairs >= looks_.back()) {
     done_ = true;
   }
-  if (design_.precision > 0 && precision_reached(switchback_axes(blocks_, look_confidence(design_)),
-                                                 design_.precision, design_.axis) != nullptr)
+  if (design_.precision > 0 &&
+      precision_reached(switchback_axes(blocks_, look_confidence(design_, pairs)),
+                        design_.precision, design_.axis) != nullptr)
     done_ = reached_ = true;
   return done_;
 }
@@ -199,6 +207,7 @@ Switchback SwitchbackRun::result() const {
   s.settle_s = design_.settle_s;
   s.precision = design_.precision;
   s.looks = static_cast<int>(looks_.size());
+  s.confidence = look_confidence(design_, static_cast<int>(blocks_.size() / 2));
   s.stopped = !done_                  ? "interrupted"
               : reached_              ? "precision"
               : design_.precision > 0 ? "budget"
@@ -208,7 +217,9 @@ Switchback SwitchbackRun::result() const {
 }
 
 double switchback_confidence(const Switchback& switchback) {
-  return confidence_over_looks(switchback.looks);
+  // A report written before the looks spent their 5% unevenly: each at 1 - 0.05 / looks.
+  return switchback.confidence > 0 ? switchback.confidence
+                                   : confidence_over_looks(switchback.looks);
 }
 
 }  // namespace pgslow::results

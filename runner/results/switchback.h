@@ -52,6 +52,10 @@ double difference_variance(const std::vector<double>& diffs);
 Interval differences_interval(const std::vector<double>& diffs, double variance, double df,
                               double confidence = 0.95);
 
+// A stage of separate runs takes more pairs by default until TPS and its own axes are each
+// called or within this (SwitchbackDesign::resolve).
+inline constexpr double kResolvedWithin = 0.10;
+
 // How a switchback run is laid out and when it may stop.
 struct SwitchbackDesign {
   double block_s = 4;    // one configuration's block
@@ -63,14 +67,22 @@ struct SwitchbackDesign {
   // reaches the precision first (axes.h precision_reached).
   std::string axis = "auto";
   double confidence = 0.95;
+  // Separate runs that look until TPS and the stage's own axes are resolved (each called, or
+  // within ±precision), as every such stage does by default; the first look may then come after
+  // `fewest_pairs`, which a switchback run keeps at three (an interval needs three stage blocks)
+  // and separate runs, whose noise the baseline's runs give, lower to two.
+  bool resolve = false;
+  int fewest_pairs = 3;
 };
 
 // The numbers of stage blocks after which a run with `design` looks at its interval: with a
-// precision, min_pairs, then about 1.5 times the previous, and max_pairs last; without one,
-// max_pairs alone. Few looks keep each look's confidence high.
+// precision (or resolving), min_pairs, then about 1.5 times the previous, and max_pairs last;
+// without, max_pairs alone. Few looks keep each look's confidence high.
 std::vector<int> look_schedule(const SwitchbackDesign& design);
 
-// 95% spread over `looks` looks (Bonferroni): each look's interval is at 1 - 0.05 / looks.
+// 95% spread over `looks` looks (Bonferroni): each look's interval is at 1 - 0.05 / looks. The
+// rule before the looks spent their 5% unevenly (look_confidence): a report that kept no
+// confidence of its own, and the cliff search's points, state theirs so.
 double confidence_over_looks(int looks, double confidence = 0.95);
 
 // The blocks of one configuration (`stage` true: the stage's) taken together as one
@@ -78,11 +90,13 @@ double confidence_over_looks(int looks, double confidence = 0.95);
 // series.
 Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool stage);
 
-// The confidence of each look's interval: the stated confidence spread over the looks
-// (Bonferroni). The chance that any look's interval misses is at most the sum of theirs, so
-// the interval the run stops with covers at the stated confidence whatever made it stop:
-// stopping when the data looks good does not bias it.
-double look_confidence(const SwitchbackDesign& design);
+// The confidence of the interval at the look after `pairs` pairs of a run with `design`: the
+// 5% spent over its looks as O'Brien and Fleming's boundary spends it (stats.h
+// spending_confidences), little at the early looks and nearly all at the last, so the interval
+// the run stops with covers at 95% whatever made it stop, and a run that goes to its budget is
+// stated near 96% where an even split over four looks stated 98.75%. Before the first look: the
+// first look's.
+double look_confidence(const SwitchbackDesign& design, int pairs);
 
 // The run's progress through its blocks, driven by the time since the measured window began.
 // Block k covers [k, k + 1) * block_s; even blocks run the reference, odd ones the stage; the

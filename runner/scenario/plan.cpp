@@ -164,6 +164,11 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
       stage.design_why +=
           fmt::format(", paired with the baseline until its interval is ±{:g}% or {} are spent",
                       m.precision * 100, format_seconds(m.budget_s));
+    else if (m.precision <= 0 && stage.reference == 0 && !stage.attribute && m.repeats >= 2)
+      stage.design_why += fmt::format(
+          ", paired with the baseline until TPS and its own axes are resolved (each called, or "
+          "within ±{:g}%), at most {} pairs",
+          results::kResolvedWithin * 100, 2 * m.repeats);
     else if (m.precision > 0)
       stage.design_why += fmt::format(
           "; --precision needs a stage that alternates with the baseline (isolated, 2 repeats or "
@@ -400,6 +405,12 @@ PlannedStage plan_stage(const std::vector<StageDraft>& drafts, std::size_t i, co
 // of server.memory/cpus differs by its envelope alone.
 void warn_repeated_configurations(Plan& plan) {
   for (std::size_t i = 1; i < plan.stages.size(); ++i) {
+    // An A/A stage is the same configuration on purpose.
+    const auto& specs = plan.scenario.stages;
+    if (std::any_of(specs.begin(), specs.end(), [&](const StageSpec& st) {
+          return st.same_as_baseline && st.name == plan.stages[i].name;
+        }))
+      continue;
     if (same_settings(plan.stages[i].settings, plan.stages[i - 1].settings) &&
         plan.stages[i].load == plan.stages[i - 1].load &&
         plan.stages[i].envelope == plan.stages[i - 1].envelope) {
@@ -481,7 +492,10 @@ Plan make_plan(const Scenario& scenario, const knobs::Catalog& catalog,
   for (std::size_t i = 0; i < drafts.size(); ++i) {
     PlannedStage stage =
         plan_stage(drafts, i, plan, previous_applied, scenario, catalog, server, add_problems);
-    if (!stage.is_baseline) choose_design(stage, plan.stages.front(), scenario, catalog);
+    if (!stage.is_baseline) {
+      choose_design(stage, plan.stages.front(), scenario, catalog);
+      stage.own_axes = own_axes(stage, plan.stages.front().load, catalog);
+    }
     previous_applied = stage.settings;
     plan.stages.push_back(std::move(stage));
   }

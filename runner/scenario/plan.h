@@ -34,6 +34,14 @@ struct PlannedStage : results::PlanStage {
   std::optional<results::SwitchbackDesign> switchback;
 };
 
+// The axes a stage's changes are known to move, TPS first and then in the axes' order: each
+// server knob's `moves:` (knobs/*.yaml), a pool's wait when the stage changes PgBouncer or a
+// pool, the latency's tail when its load differs from the baseline's (`baseline_load`), the
+// server's CPU when it connects per transaction. results/summary.h tests them first.
+std::vector<std::string> own_axes(const PlannedStage& stage,
+                                  const results::LoadSettings& baseline_load,
+                                  const knobs::Catalog& catalog);
+
 // The longest carryover (knobs/*.yaml) a switchback stage may have: its blocks are three times
 // as long, and a stage needs several of them in a couple of minutes.
 inline constexpr double kMaxSwitchbackCarryover = 5;

@@ -271,8 +271,9 @@ void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   for (const auto& item : node) {
     StageSpec stage;
     stage.where = r.where(item);
-    yaml::Fields f = r.fields(item, "a stage",
-                              {"name", "description", "presets", "settings", "load", "attribute"});
+    yaml::Fields f = r.fields(
+        item, "a stage",
+        {"name", "description", "presets", "settings", "load", "attribute", "same_as_baseline"});
     if (!item.IsMap()) continue;
     auto name = r.string(f.get("name"), "stage name", true, item);
     if (name && has_control_characters(*name)) {
@@ -304,9 +305,18 @@ void read_stages(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
       stage.settings = knobs::read_settings(r, f.get("settings"), what + " settings");
     stage.load = read_load(r, f.get("load"), what + " load");
     stage.attribute = r.boolean(f.get("attribute"), what + " attribute");
-    if (stage.presets.empty() && stage.settings.empty() && stage.load.empty() && name) {
+    stage.same_as_baseline =
+        r.boolean(f.get("same_as_baseline"), what + " same_as_baseline").value_or(false);
+    const bool changes = !stage.presets.empty() || !stage.settings.empty() || !stage.load.empty();
+    if (stage.same_as_baseline && changes) {
+      r.error(f.get("same_as_baseline"),
+              fmt::format("{} is same_as_baseline: true but changes something", what),
+              "an A/A stage runs the baseline's configuration again: drop its presets:, "
+              "settings: and load:, or same_as_baseline");
+    } else if (!changes && !stage.same_as_baseline && name) {
       r.error(item, fmt::format("{} changes nothing", what),
-              "give it presets:, settings: or load: (the baseline is measured anyway)");
+              "give it presets:, settings: or load: (the baseline is measured anyway), or "
+              "same_as_baseline: true for an A/A check");
     }
     s.stages.push_back(std::move(stage));
   }
@@ -319,8 +329,8 @@ void read_expect(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
   if (!node.IsDefined()) return;
   if (!r.is_sequence(node, "expect")) return;
   for (const auto& item : node) {
-    yaml::Fields f =
-        r.fields(item, "an expectation", {"stage", "slower_than_baseline", "within_baseline"});
+    yaml::Fields f = r.fields(item, "an expectation",
+                              {"stage", "slower_than_baseline", "within_baseline", "no_effect"});
     if (!item.IsMap()) continue;
     Expectation e;
     e.where = r.where(item);
@@ -328,12 +338,27 @@ void read_expect(yaml::Reader& r, const YAML::Node& node, Scenario& s) {
     if (stage) e.stage = *stage;
     bool slower = f.has("slower_than_baseline");
     bool within = f.has("within_baseline");
-    if (slower == within) {
-      r.error(item, "an expectation needs exactly one of slower_than_baseline and within_baseline",
-              "e.g. slower_than_baseline: 10 (at least 10x slower) or within_baseline: 10%");
+    bool none = f.has("no_effect");
+    if (int{slower} + int{within} + int{none} != 1) {
+      r.error(item,
+              "an expectation needs exactly one of slower_than_baseline, within_baseline and "
+              "no_effect",
+              "e.g. slower_than_baseline: 10 (at least 10x slower), within_baseline: 10% or "
+              "no_effect: true (an A/A stage: no measurable effect on any axis)");
       continue;
     }
-    if (slower) {
+    if (none) {
+      e.kind = Expectation::Kind::kNoEffect;
+      auto text = r.string(f.get("no_effect"), "no_effect");
+      if (!text) continue;
+      if (trim(*text) != "true") {
+        r.error(f.get("no_effect"),
+                fmt::format("no_effect = {} is not true", yaml::printable(*text)),
+                "write no_effect: true, or leave the expectation out");
+        continue;
+      }
+      e.text = fmt::format("{} has no measurable effect on any axis", e.stage);
+    } else if (slower) {
       e.kind = Expectation::Kind::kSlowerThanBaseline;
       auto text = r.string(f.get("slower_than_baseline"), "slower_than_baseline");
       if (!text) continue;

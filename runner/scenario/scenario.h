@@ -103,6 +103,9 @@ struct StageSpec {
   LoadKnobs load;
   EnvelopeChange envelope;        // a sweep point of server.memory/cpus
   std::optional<bool> attribute;  // unset: the scenario's `attribute`
+  // `same_as_baseline: true`: an A/A stage, the baseline's configuration measured again as a
+  // stage; its verdict must read "no measurable effect" (scenarios/noise-check.yaml).
+  bool same_as_baseline = false;
   SourceLocation where;
   bool sweep_point = false;  // expanded from the sweep: section
   // A sweep point's value per dimension, as the curve shows it ("shared_buffers" -> "32MB").
@@ -122,7 +125,8 @@ struct SweepSpec {
 };
 
 struct Expectation {
-  enum class Kind { kSlowerThanBaseline, kWithinBaseline };
+  // kNoEffect: an A/A stage's check, no axis of its verdict called (no_effect: true).
+  enum class Kind { kSlowerThanBaseline, kWithinBaseline, kNoEffect };
   std::string stage;
   Kind kind = Kind::kSlowerThanBaseline;
   double value = 0;  // a factor (slower_than_baseline) or a fraction (within_baseline: 0.10)

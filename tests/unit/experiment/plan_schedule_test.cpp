@@ -157,6 +157,7 @@ TEST(PlanSchedule, PrecisionStopsAsSoonAsTheIntervalIsNarrowEnough) {
   results::SwitchbackDesign d;
   d.precision = 0.05;
   d.min_pairs = 2;
+  d.fewest_pairs = 2;  // separate runs look from 2 pairs on
   d.max_pairs = 27;
   const std::vector<int> looks = results::look_schedule(d);
   EXPECT_EQ(s.looks, static_cast<int>(looks.size()));

@@ -65,6 +65,39 @@ TEST(Catalog, ParsesAKnobWithLocations) {
   EXPECT_FALSE(k.carryover_per_connection);
 }
 
+// `moves:`: the axes a knob is known to move, its own or else its category's; an entry that is
+// not an axis is an error at its line, with the nearest axis.
+TEST(Catalog, MovesComesFromTheKnobOrItsCategory) {
+  std::string text = kGoodKnob;
+  text.replace(text.find("knobs:"), 6, "moves: [blocks_read, read_syscalls]\nknobs:");
+  text += R"(  - name: bgwriter_delay
+    since: 9
+    healthy: 200ms
+    slow: [10s]
+    why: The writer.
+    watch: [buffers_backend]
+    moves: [p99]
+    carryover: 0s
+    refs: https://www.postgresql.org/docs/current/runtime-config-resource.html
+)";
+  std::vector<ConfigError> problems;
+  CategoryInfo info;
+  auto knobs = parse_category(text, "cache.yaml", problems, &info);
+  ASSERT_TRUE(problems.empty()) << joined(problems);
+  ASSERT_EQ(knobs.size(), 2u);
+  EXPECT_EQ(knobs[0].moves, (std::vector<std::string>{"blocks_read", "read_syscalls"}));
+  EXPECT_EQ(knobs[1].moves, std::vector<std::string>{"p99"});
+
+  std::string wrong = kGoodKnob;
+  wrong.replace(wrong.find("knobs:"), 6, "moves: [blocks_red]\nknobs:");
+  problems.clear();
+  parse_category(wrong, "cache.yaml", problems, &info);
+  EXPECT_NE(joined(problems).find(
+                "cache.yaml:3:9: error: 'blocks_red' is not an axis (did you mean 'blocks_read'?)"),
+            std::string::npos)
+      << joined(problems);
+}
+
 TEST(Catalog, CarryoverIsADurationOrConnection) {
   std::vector<ConfigError> problems;
   auto knobs = parse_category(R"(category: x

@@ -15,7 +15,7 @@ AxisChange change(const Axis& axis, double ratio, double low, double high) {
   i.high = high;
   i.df = 10;
   i.known = true;
-  return {&axis, change_of(i)};
+  return {&axis, change_of(i), true};
 }
 
 StageSummary summary(std::vector<AxisChange> axes) {

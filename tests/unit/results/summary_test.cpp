@@ -129,10 +129,11 @@ TEST(Summary, SampleRunStages) {
   // tiny-cache against the baseline: geometric means of the repeats.
   ASSERT_TRUE(sums[1].vs_baseline);
   EXPECT_EQ(sums[1].vs_baseline->text, "-85.2% (6.7x slower)");
-  // Stated at the confidence Holm's rule gave TPS among the stage's axes (TPS, p95, p99):
-  // wider than its own 95% interval (6.3–7.2x).
-  EXPECT_EQ(interval_text(sums[1].vs_baseline), "6.1–7.4x slower");
-  EXPECT_GT(sums[1].vs_baseline->interval.confidence, 0.95);
+  // Stated at the level the weighted rule tested TPS at: TPS is the stage's own axis and takes
+  // 90% of the 5% (p95 and p99 share the rest), so 95.5%, where Holm's rule over the three
+  // gave it 98.3% (6.1–7.4x).
+  EXPECT_EQ(interval_text(sums[1].vs_baseline), "6.3–7.2x slower");
+  EXPECT_NEAR(sums[1].vs_baseline->interval.confidence, 0.955, 1e-9);
   EXPECT_EQ(sums[1].verdict.cell, "-85.2% (6.7x slower)");
   ASSERT_FALSE(sums[1].movers.empty());
   EXPECT_EQ(sums[1].movers[0].key, "buffer_hit_ratio");

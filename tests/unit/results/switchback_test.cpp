@@ -79,7 +79,7 @@ Trial simulate(const Load& load, const SwitchbackDesign& design, std::uint64_t s
   }
   Trial trial;
   trial.result = run.result();
-  const double c = look_confidence(design);
+  const double c = switchback_confidence(trial.result);
   trial.tps = switchback_interval(trial.result.blocks, kTpsAxis, c);
   trial.cpu = switchback_interval(trial.result.blocks, kCpuAxis, c);
   return trial;
@@ -130,7 +130,14 @@ TEST(Switchback, LooksAreFewAndEndAtTheBudget) {
   EXPECT_EQ(look_schedule({.min_pairs = 4, .max_pairs = 20, .precision = 0.05}),
             (std::vector<int>{4, 6, 9, 14, 20}));
   EXPECT_EQ(look_schedule({.min_pairs = 4, .max_pairs = 20}), (std::vector<int>{20}));
-  EXPECT_NEAR(look_confidence({.min_pairs = 4, .max_pairs = 20, .precision = 0.05}), 0.99, 1e-9);
+  // O'Brien and Fleming's spending: the first look (4 of 20 pairs) nearly spends nothing, the
+  // last nearly all of the 5%, where an even split over the five looks stated each at 99%.
+  const SwitchbackDesign d{.min_pairs = 4, .max_pairs = 20, .precision = 0.05};
+  EXPECT_GT(look_confidence(d, 4), 0.9999);
+  EXPECT_GT(look_confidence(d, 20), 0.95);
+  EXPECT_LT(look_confidence(d, 20), 0.965);
+  EXPECT_GE(look_confidence(d, 9), look_confidence(d, 14));
+  EXPECT_EQ(look_confidence(d, 10), look_confidence(d, 9));  // between looks: the last one's
 }
 
 TEST(Switchback, FewerThanThreeStageBlocksGiveNoInterval) {

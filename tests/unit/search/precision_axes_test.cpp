@@ -49,10 +49,9 @@ struct Last {
   results::Interval watched;
   results::Interval tps;
 };
-Last last_look(const results::Switchback& s, const results::SwitchbackDesign& d,
-               std::string_view key) {
+Last last_look(const results::Switchback& s, std::string_view key) {
   Last out;
-  for (const auto& a : results::switchback_axes(s.blocks, results::look_confidence(d))) {
+  for (const auto& a : results::switchback_axes(s.blocks, results::switchback_confidence(s))) {
     if (a.axis->key == key) out.watched = a.interval;
     if (a.axis == &results::kTpsAxis) out.tps = a.interval;
   }
@@ -66,7 +65,7 @@ TEST(PrecisionAxes, AutoStopsOnCpuWhenTpsNeverResolves) {
     const results::Switchback s = drive(sim, d);
     EXPECT_EQ(s.stopped, "precision") << "seed " << seed;
     EXPECT_LT(s.blocks.size(), 61u) << "seed " << seed << ": stopped before the budget";
-    const Last l = last_look(s, d, "cpu_per_tx");
+    const Last l = last_look(s, "cpu_per_tx");
     ASSERT_TRUE(l.watched.known);
     EXPECT_LE(l.watched.half_width(), 0.05) << "seed " << seed;
     EXPECT_GT(l.tps.half_width(), 0.05) << "seed " << seed << ": TPS did not get there";
@@ -91,7 +90,7 @@ TEST(PrecisionAxes, ANamedCostAxisStopsOnIt) {
     const results::SwitchbackDesign d = design("wal_bytes");
     const results::Switchback s = drive(sim, d);
     EXPECT_EQ(s.stopped, "precision") << "seed " << seed;
-    const Last l = last_look(s, d, "wal_bytes");
+    const Last l = last_look(s, "wal_bytes");
     ASSERT_TRUE(l.watched.known);
     EXPECT_LE(l.watched.half_width(), 0.05) << "seed " << seed;
     EXPECT_LT(l.watched.low, 1.3);

@@ -1,0 +1,209 @@
+// The words of a stage's verdict (results/summary.h): a change with its interval, what a
+// comparison could have seen and what more runs would see, and the verdict over a stage's
+// axes, which headlines TPS or the knobs' own axes and never an axis nobody expected alone.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "results/summary.h"
+
+namespace pgslow::results {
+
+namespace {
+
+// A ratio this far from 1 on a counter is read as its two values ("pooler wait ms/tx 0 →
+// 9.33"): from none, the ratio is the floor's, not the stage's.
+constexpr double kShownAsValues = 20;
+
+// "fewer" for what is counted, "less" for amounts (bytes, time).
+bool counted(const Axis& axis) {
+  return axis.kind == AxisKind::kPerTx && !axis.bytes && axis.key != "pooler_wait_ms";
+}
+
+std::string percent_text(double ratio) {
+  return format_number(std::fabs(ratio - 1) * 100, 2) + "%";
+}
+
+// One axis's change, worded: "+10.6% CPU/tx", "8.5x the buffer misses/tx", "95% fewer
+// buffer misses/tx", "pooler wait ms/tx 0 → 9.33"; with its interval when asked.
+std::string named_change(const AxisChange& a, bool with_interval) {
+  const Change& c = a.change;
+  const std::string label(a.axis->label);
+  if (const std::string values = axis_values_text(a); !values.empty()) return label + " " + values;
+  std::string text;
+  if (c.ratio >= 2)
+    text = format_number(c.ratio) + "x the " + label;
+  else if (c.ratio >= 1 || a.axis->kind == AxisKind::kLatency)
+    text = format_signed_percent(c.ratio) + " " + label;
+  else
+    text = percent_text(c.ratio) + (counted(*a.axis) ? " fewer " : " less ") + label;
+  if (!with_interval) return text;
+  if (c.ratio >= 2 || c.ratio <= 0.5)
+    return text +
+           fmt::format(" ({}–{}x)", format_number(c.interval.low), format_number(c.interval.high));
+  return text + " " + format_interval(c.interval);
+}
+
+// The verb before a change: a cost that rose, one that fell, or the latency's tail.
+std::string verb_of(const AxisChange& a) {
+  if (a.axis->kind == AxisKind::kLatency) return "tail ";
+  return a.change.ratio > 1 ? "costs " : "uses ";
+}
+
+const AxisChange* largest(const std::vector<const AxisChange*>& list) {
+  const AxisChange* best = nullptr;
+  for (const AxisChange* a : list)
+    if (best == nullptr ||
+        std::fabs(std::log(a->change.ratio)) > std::fabs(std::log(best->change.ratio)))
+      best = a;
+  return best;
+}
+
+// "TPS ±19%, CPU/tx ±4.0%": what each axis of `list` could see.
+std::string could_see_list(const std::vector<const AxisChange*>& list) {
+  std::string out;
+  for (const AxisChange* a : list)
+    out += fmt::format("{}{} ±{}", out.empty() ? "" : ", ", a->axis->label,
+                       percent_text(1 + a->change.interval.detectable()));
+  return out;
+}
+
+}  // namespace
+
+std::string axis_values_text(const AxisChange& a) {
+  const Change& c = a.change;
+  const bool far = c.ratio >= kShownAsValues || c.ratio <= 1 / kShownAsValues;
+  if (!far || !c.measurable || !(c.reference_value > 0) || !(c.stage_value > 0) ||
+      a.axis->kind != AxisKind::kPerTx)
+    return "";
+  return format_axis_value(*a.axis, c.reference_value) + " → " +
+         format_axis_value(*a.axis, c.stage_value);
+}
+
+std::string could_see_text(const Change& change) {
+  const Interval& i = change.interval;
+  std::string text = format_could_see(i.detectable());
+  // Past ±100% the run count, not the machine, limits what it could see: say what more
+  // measuring would give.
+  if (i.detectable() > 1) {
+    const Narrowing n = narrowing(i, change.stage_samples, change.reference_samples);
+    if (n.more_pairs > 0)
+      text += fmt::format("; {} more pair{} would narrow it to ±{}", n.more_pairs,
+                          n.more_pairs == 1 ? "" : "s", percent_text(1 + n.detectable));
+  }
+  return text;
+}
+
+Change change_of(const Interval& interval, const Change& counts) {
+  Change c = counts;
+  c.ratio = interval.ratio;
+  c.interval = interval;
+  const Verdict v = verdict_of(c.interval);
+  c.measurable = v == Verdict::kSlower || v == Verdict::kFaster;
+  c.text = v == Verdict::kWithinNoise ? "within noise (" + could_see_text(c) + ")"
+                                      : format_verdict(c.interval);
+  if (c.measurable) {
+    c.text = format_change(c.ratio);
+    if (c.text.find("slower") == std::string::npos && c.text.find("faster") == std::string::npos)
+      c.text += v == Verdict::kSlower ? " slower" : " faster";
+  }
+  return c;
+}
+
+std::string axis_change_text(const AxisChange& a) {
+  if (a.axis->kind == AxisKind::kThroughput)
+    return a.change.measurable ? a.change.text + " " + format_interval(a.change.interval)
+                               : a.change.text;
+  if (const std::string values = axis_values_text(a); !values.empty())
+    return values + " (" + format_number(a.change.ratio) + "x)";
+  return cost_change_text(a.change);
+}
+
+AxesVerdict axes_verdict(const std::vector<AxisChange>& axes) {
+  AxesVerdict v;
+  const AxisChange* tps = nullptr;
+  std::vector<const AxisChange*> own_moved, others_moved, own_known;
+  for (const auto& a : axes) {
+    const bool is_tps = a.axis->kind == AxisKind::kThroughput;
+    if (is_tps) tps = &a;
+    if (!a.change.interval.known) continue;
+    if (a.own || is_tps) own_known.push_back(&a);
+    if (is_tps || !a.change.measurable) continue;
+    (a.own ? own_moved : others_moved).push_back(&a);
+  }
+  // Nothing to weigh: the TPS text as it is ("no interval", "n/a").
+  if (own_known.empty() && others_moved.empty()) {
+    if (tps != nullptr) v.cell = v.sentence = tps->change.text;
+    return v;
+  }
+  std::stable_sort(own_moved.begin(), own_moved.end(), [](const auto* x, const auto* y) {
+    return std::fabs(std::log(x->change.ratio)) > std::fabs(std::log(y->change.ratio));
+  });
+  // The stage's own axes that moved beside the headline, then "also" what nobody expected.
+  const auto beside = [&](std::size_t from) {
+    std::string out;
+    for (std::size_t k = from; k < own_moved.size(); ++k)
+      out += "; " + named_change(*own_moved[k], true);
+    if (const AxisChange* other = largest(others_moved))
+      out += "; also " + named_change(*other, true);
+    return out;
+  };
+  const bool tps_known = tps != nullptr && tps->change.interval.known;
+  if (tps_known && tps->change.measurable) {
+    // Throughput, the figure the user asked about, whenever it is resolved.
+    v.axis = tps->axis;
+    v.cell = tps->change.text;
+    v.sentence = axis_change_text(*tps) + beside(0);
+  } else if (!own_moved.empty()) {
+    // Else the knob's own axis: "costs +14% CPU/tx", "uses 95% fewer buffer misses/tx".
+    v.axis = own_moved.front()->axis;
+    v.cell = verb_of(*own_moved.front()) + named_change(*own_moved.front(), false);
+    v.sentence = verb_of(*own_moved.front()) + named_change(*own_moved.front(), true);
+    if (tps_known) v.sentence += "; TPS " + tps->change.text;
+    v.sentence += beside(1);
+  } else {
+    v.cell = "no measurable effect";
+    v.sentence = "no measurable effect (could see " + could_see_list(own_known) + ")";
+    // Past ±100% on TPS: what more pairs would give.
+    if (tps_known && tps->change.interval.detectable() > 1) {
+      const std::string more = could_see_text(tps->change);
+      if (const auto semi = more.find("; "); semi != std::string::npos)
+        v.sentence += "; TPS: " + more.substr(semi + 2);
+    }
+    // An axis nobody expected never headlines alone.
+    if (const AxisChange* other = largest(others_moved)) {
+      v.cell += "; also " + named_change(*other, false);
+      v.sentence += "; also " + named_change(*other, true);
+    }
+  }
+  return v;
+}
+
+std::string stopping_text(double precision, const std::string& stopped) {
+  if (stopped == "precision") return fmt::format(", stopped at ±{:g}% as asked", precision * 100);
+  if (stopped == "budget")
+    return fmt::format(", time budget spent before ±{:g}% was reached", precision * 100);
+  if (stopped == "resolved") return ", stopped once TPS and its own axes were resolved";
+  if (stopped == "unresolved") return ", its pairs spent before TPS and its own axes were resolved";
+  return "";
+}
+
+std::string describe_switchback(const Switchback& s) {
+  return fmt::format("switchback, {} blocks of {:g} s", s.blocks.size(), s.block_s) +
+         stopping_text(s.precision, s.stopped);
+}
+
+std::string cost_change_text(const Change& change) {
+  if (!change.interval.known) return "no interval";
+  if (!change.measurable) return "within noise (" + could_see_text(change) + ")";
+  if (change.ratio >= 2 || change.ratio <= 0.5)
+    return fmt::format("{}x as much ({}–{}x)", format_number(change.ratio),
+                       format_number(change.interval.low), format_number(change.interval.high));
+  return fmt::format("{} [{}, {}]", format_signed_percent(change.ratio),
+                     format_signed_percent(change.interval.low),
+                     format_signed_percent(change.interval.high));
+}
+
+}  // namespace pgslow::results
