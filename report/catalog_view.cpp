@@ -7,6 +7,7 @@
 #include "common/strings.h"
 #include "report/json_schema.h"
 #include "report/text.h"
+#include "results/axes.h"
 
 namespace pgslow::report {
 
@@ -51,6 +52,7 @@ struct Fields<results::KnobDetail> {
                                           field("healthy", &S::healthy),
                                           field("slow", &S::slow),
                                           field("watch", &S::watch),
+                                          field("moves", &S::moves),
                                           field("minimum", &S::minimum),
                                           field("docs", &S::docs),
                                           field("pitfalls", &S::pitfalls),
@@ -115,6 +117,12 @@ TextTable catalog_rows(const results::KnobDetail& k, bool markdown) {
   t.rows.push_back({"healthy", k.healthy});
   t.rows.push_back({"slow", join(k.slow, ", ") + "  (worst last)"});
   t.rows.push_back({"watch", join(k.watch, ", ")});
+  if (!k.moves.empty()) {
+    std::vector<std::string> labels;
+    for (const auto& key : k.moves)
+      if (const results::Axis* a = results::find_axis(key)) labels.emplace_back(a->label);
+    t.rows.push_back({"tested first", "TPS, " + join(labels, ", ") + "  (the axes it moves)"});
+  }
   std::vector<std::string> mins;
   for (const auto& m : k.minimum) mins.push_back(fmt::format("{}: {}", m.version, m.value));
   if (!mins.empty()) t.rows.push_back({"minimum", join(mins, ", ")});

@@ -184,6 +184,7 @@ results::KnobDetail knobs_show(Context& ctx, const std::string& name, bool offli
   d.healthy = k->healthy;
   d.slow = k->slow;
   d.watch = k->watch;
+  d.moves = k->moves;
   for (const auto& [v, m] : k->min_by_version) d.minimum.push_back({v, m});
   d.docs = k->refs;
   d.pitfalls = k->pitfalls;

@@ -79,6 +79,9 @@ std::string render_markdown(const Catalog& catalog) {
       out += fmt::format("| healthy | `{}` |\n", cell(k.healthy));
       out += fmt::format("| slow | {} |\n", code_list(k.slow));
       out += fmt::format("| watch | {} |\n", cell(join(k.watch, ", ")));
+      if (!k.moves.empty())
+        out +=
+            fmt::format("| moves (tested first, beside TPS) | {} |\n", cell(join(k.moves, ", ")));
       out += fmt::format("| carryover | {} |\n", k.carryover_per_connection
                                                      ? std::string("a connection's life")
                                                      : fmt::format("{:g} s", k.carryover_s));

@@ -40,6 +40,9 @@ struct KnobDetail {
   std::string healthy;
   std::vector<std::string> slow;  // worst last
   std::vector<std::string> watch;
+  // The axes it is known to move (the catalog's `moves:`): a stage that changes it tests these
+  // first, beside TPS.
+  std::vector<std::string> moves;
   std::vector<VersionMinimum> minimum;
   std::string docs;
   std::vector<std::string> pitfalls;

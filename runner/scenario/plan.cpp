@@ -446,6 +446,11 @@ void estimate_time(const Scenario& scenario, Plan& plan) {
     // repeat.
     if (i > 0 && st.reference == 0 && st.attribution_runs == 0)
       plan.estimated_seconds += 2 * (scenario.measure.repeats - 1) * change;
+    // Until its own axes are resolved it may take up to as many pairs again (plan_schedule.cpp);
+    // about half of them, as a rule.
+    if (i > 0 && st.reference == 0 && st.attribution_runs == 0 && scenario.measure.repeats >= 2)
+      plan.estimated_seconds +=
+          scenario.measure.repeats * (runs / scenario.measure.repeats + change);
     if (st.attribution_runs == 0) continue;
     bool restarts =
         std::any_of(st.changes.begin(), st.changes.end(),

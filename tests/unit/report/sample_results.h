@@ -286,6 +286,7 @@ inline KnobDetail sample_knob_detail() {
   k.healthy = "25% of RAM";
   k.slow = {"8MB", "2MB", "128kB"};
   k.watch = {"hit_ratio", "read_syscalls"};
+  k.moves = {"blocks_read", "read_syscalls"};
   k.minimum = {{15, "128kB"}};
   k.docs = "https://www.postgresql.org/docs/current/runtime-config-resource.html";
   k.pitfalls = {"needs a restart", "huge values slow down DROP TABLE"};
