@@ -165,7 +165,9 @@ AxesVerdict axes_verdict(const std::vector<AxisChange>& axes) {
     v.sentence += beside(1);
   } else {
     v.cell = "no measurable effect";
-    v.sentence = "no measurable effect (could see " + could_see_list(own_known) + ")";
+    v.sentence = own_known.empty()
+                     ? v.cell
+                     : "no measurable effect (could see " + could_see_list(own_known) + ")";
     // Past ±100% on TPS: what more pairs would give.
     if (tps_known && tps->change.interval.detectable() > 1) {
       const std::string more = could_see_text(tps->change);

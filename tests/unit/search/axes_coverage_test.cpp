@@ -252,7 +252,8 @@ TEST(AxesPower, AKnobsOwnAxisIsCalledAtLeastTwiceAsOftenAsBefore) {
           results::verdict_of(a.interval) == results::Verdict::kFaster)
         ++before;
     s.confidence = after_confidence;
-    for (const auto& a : results::summarize(run)[1].axes)
+    const std::vector<results::StageSummary> summaries = results::summarize(run);
+    for (const auto& a : summaries[1].axes)
       if (a.axis == &results::kCpuAxis && a.change.measurable && a.change.ratio > 1) ++after;
   }
   std::cout << "power to call +5% CPU/tx in 2 minutes: before " << before << " of " << seeds
