@@ -148,7 +148,8 @@ std::string format_axis_value(const Axis& axis, double value) {
     case AxisKind::kServerCpu:
       return format_latency_us(value * 1e6);
     case AxisKind::kPerTx:
-      if (value <= kCounterFloor) return "0";  // none, read as the floor (axis_value)
+      // None, read as the floor (axis_value).
+      if (value <= kCounterFloor) return axis.bytes ? format_size(0) : "0";
       return axis.bytes ? format_size(value) : format_number(value);
     case AxisKind::kLatency:
       return format_latency_us(value);

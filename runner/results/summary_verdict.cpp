@@ -78,8 +78,10 @@ std::string axis_values_text(const AxisChange& a) {
   if (!far || !c.measurable || !(c.reference_value > 0) || !(c.stage_value > 0) ||
       a.axis->kind != AxisKind::kPerTx)
     return "";
-  return format_axis_value(*a.axis, c.reference_value) + " → " +
-         format_axis_value(*a.axis, c.stage_value);
+  const std::string from = format_axis_value(*a.axis, c.reference_value);
+  const std::string to = format_axis_value(*a.axis, c.stage_value);
+  // Both below what the unit shows ("0 B → 0 B"): the ratio says more.
+  return from == to ? "" : from + " → " + to;
 }
 
 std::string could_see_text(const Change& change) {

@@ -113,6 +113,17 @@ TEST(AxesVerdict, TheKnobsOwnAxisHeadlinesWhenThroughputIsWithinNoise) {
   EXPECT_NE(v.sentence.find("; TPS within noise"), std::string::npos) << v.sentence;
 }
 
+TEST(AxesVerdict, ValuesTooSmallToShowReadAsTheirRatio) {
+  // A few bytes of server log per transaction against none: "0 B → 0 B" would say nothing.
+  AxisChange log = axis("log_bytes", 40, 0.2, false);
+  log.change.reference_value = 0.001;
+  log.change.stage_value = 0.04;
+  EXPECT_EQ(axis_values_text(log), "");
+  const auto axes = tested({axis("tps", 1.0, 0.02, true), log});
+  EXPECT_NE(axes_verdict(axes).sentence.find("40.0x the server log/tx"), std::string::npos)
+      << axes_verdict(axes).sentence;
+}
+
 TEST(AxesVerdict, ARatioBelowOneReadsAsFewerNeverAsSaving) {
   const auto axes =
       tested({axis("tps", 1.0, 0.02, true), axis("read_syscalls", 0.051, 0.05, true)});
