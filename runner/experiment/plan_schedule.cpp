@@ -123,8 +123,7 @@ void PlanSchedule::measure_stage(std::size_t i) {
   // Alternating with the baseline (stage, baseline, stage, baseline, ...) instead of the
   // stage's repeats back to back: the machine's speed wanders over tens of seconds on a
   // shared machine, and back-to-back repeats measure that wander along with the stage.
-  const bool alternate =
-      i > 0 && st.reference == 0 && !st.attribute && policy_.timing.repeats >= 2 && !st.switchback;
+  const bool alternate = i > 0 && scenario::alternates_with_baseline(st, policy_.timing.repeats);
   results::StageResult r = first_measurement(st, load, alternate);
   r.description = st.description;
   r.sweep_point = st.sweep_point;
@@ -206,14 +205,8 @@ void PlanSchedule::interleave(std::size_t i, const results::LoadSettings& load, 
   std::vector<int> looks;
   looks_ = {};
   if (alternating) {
-    looks_.precision = measure.precision > 0 ? measure.precision : results::kResolvedWithin;
-    looks_.resolve = measure.precision <= 0;
-    looks_.fewest_pairs = 2;
-    looks_.min_pairs = timing.repeats;
-    const int budget_pairs =
-        static_cast<int>(measure.budget_s / (2 * (timing.warmup_s + timing.duration_s + 1)));
-    looks_.max_pairs = std::max(
-        timing.repeats, looks_.resolve ? std::min(budget_pairs, 2 * timing.repeats) : budget_pairs);
+    looks_ = results::alternating_looks(measure.precision, timing.repeats, measure.budget_s,
+                                        2 * (timing.warmup_s + timing.duration_s + 1));
     looks = results::look_schedule(looks_);
     rounds = looks.back();
     results::StageResult& stage = run_.stages.back();

@@ -115,20 +115,27 @@ std::vector<Setting> read_settings(yaml::Reader& r, const YAML::Node& node, std:
 
 namespace {
 
+// Each entry of the list under `field` is one of `allowed`; an error at the entry otherwise,
+// with the nearest name (`what`: "an evidence key"; `listed`: where the names are listed).
+void check_names(yaml::Reader& r, yaml::Fields& f, const char* field,
+                 const std::vector<std::string>& entries, const std::vector<std::string>& allowed,
+                 std::string_view what, std::string_view listed) {
+  const YAML::Node node = f.get(field);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (std::find(allowed.begin(), allowed.end(), entries[i]) != allowed.end()) continue;
+    auto near = closest_match(entries[i], allowed);
+    r.error(node.IsSequence() ? node[i] : node, fmt::format("'{}' is not {}", entries[i], what),
+            near ? fmt::format("did you mean '{}'?", *near)
+                 : fmt::format("{} are listed in docs/knob-format.md", listed));
+  }
+}
+
 // `moves:`, the axes a knob (or every knob of a category) is known to move: each an axis key.
 std::optional<std::vector<std::string>> read_moves(yaml::Reader& r, yaml::Fields& f,
                                                    const YAML::Node& node) {
   auto moves = r.string_list(f.get("moves"), "moves", false, node);
-  if (!moves) return std::nullopt;
-  std::vector<std::string> keys(kAxisKeys.begin(), kAxisKeys.end());
-  for (std::size_t i = 0; i < moves->size(); ++i) {
-    if (is_axis_key((*moves)[i])) continue;
-    const YAML::Node at = f.get("moves").IsSequence() ? f.get("moves")[i] : f.get("moves");
-    auto near = closest_match((*moves)[i], keys);
-    r.error(at, fmt::format("'{}' is not an axis", (*moves)[i]),
-            near ? fmt::format("did you mean '{}'?", *near)
-                 : "the axes are listed in docs/knob-format.md");
-  }
+  if (moves)
+    check_names(r, f, "moves", *moves, {kAxisKeys.begin(), kAxisKeys.end()}, "an axis", "the axes");
   return moves;
 }
 
@@ -162,18 +169,8 @@ std::optional<Knob> read_knob(yaml::Reader& r, const YAML::Node& node,
   }
   if (auto why = r.string(f.get("why"), "why", true, node)) k.why = trim(*why);
   if (auto watch = r.string_list(f.get("watch"), "watch", true, node)) {
-    std::vector<std::string> keys = evidence_key_names();
-    std::size_t i = 0;
-    for (const auto& w : *watch) {
-      if (!is_evidence_key(w)) {
-        const YAML::Node at = f.get("watch").IsSequence() ? f.get("watch")[i] : f.get("watch");
-        auto near = closest_match(w, keys);
-        r.error(at, fmt::format("'{}' is not an evidence key", w),
-                near ? fmt::format("did you mean '{}'?", *near)
-                     : "the evidence keys are listed in docs/knob-format.md");
-      }
-      ++i;
-    }
+    check_names(r, f, "watch", *watch, evidence_key_names(), "an evidence key",
+                "the evidence keys");
     k.watch = *watch;
   }
   if (auto carryover = r.string(f.get("carryover"), "carryover", true, node)) {

@@ -149,8 +149,5 @@ inline std::vector<std::string> ordered_keys(const std::map<std::string, double>
 inline constexpr std::array<std::string_view, 12> kAxisKeys = {
     "tps",        "cpu_per_tx",   "wal_bytes", "wal_fpi",        "blocks_read", "read_syscalls",
     "temp_bytes", "seq_tup_read", "log_bytes", "pooler_wait_ms", "p95",         "p99"};
-inline bool is_axis_key(std::string_view key) {
-  return std::find(kAxisKeys.begin(), kAxisKeys.end(), key) != kAxisKeys.end();
-}
 
 }  // namespace pgslow::knobs

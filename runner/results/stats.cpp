@@ -107,22 +107,22 @@ double t_cdf(double t, double df) {
   return t >= 0 ? 1 - tail : tail;
 }
 
+double normal_cdf(double x) {
+  return 0.5 * std::erfc(-x / std::sqrt(2.0));
+}
+
 double normal_quantile(double p) {
   // Bisection on the normal CDF: plenty fast and exact enough for a report.
   double lo = -40;
   double hi = 40;
   for (int i = 0; i < 200; ++i) {
     const double mid = (lo + hi) / 2;
-    if (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p)
+    if (normal_cdf(mid) < p)
       lo = mid;
     else
       hi = mid;
   }
   return (lo + hi) / 2;
-}
-
-double normal_cdf(double x) {
-  return 0.5 * std::erfc(-x / std::sqrt(2.0));
 }
 
 // Where a look's grid ends: beyond this many standard deviations of S_k there is no mass left.
@@ -271,13 +271,19 @@ double Interval::half_width() const {
   return std::max(high / ratio - 1, 1 - low / ratio);
 }
 
+double Interval::quantile() const {
+  return t_quantile(1 - (1 - confidence) / 2, df);
+}
+
+double Interval::standard_error() const {
+  return std::log(high / ratio) / quantile();
+}
+
 double Interval::detectable() const {
   if (!known || !(df > 0)) return 0;
   // The bounds are exp(log ratio +- t * se): an effect is called with 80% power when its log
   // lies (t_confidence + t_0.80) standard errors from 0.
-  const double t = t_quantile(1 - (1 - confidence) / 2, df);
-  const double se = std::log(high / ratio) / t;
-  return std::exp((t + t_quantile(0.80, df)) * se) - 1;
+  return std::exp((quantile() + t_quantile(0.80, df)) * standard_error()) - 1;
 }
 
 Interval log_ratio_interval(double log_difference, double se, double df, double confidence) {
@@ -292,7 +298,7 @@ Interval log_ratio_interval(double log_difference, double se, double df, double 
     out.low = out.high = out.ratio;
     return out;
   }
-  const double t = t_quantile(1 - (1 - confidence) / 2, df);
+  const double t = out.quantile();
   out.low = std::exp(log_difference - t * se);
   out.high = std::exp(log_difference + t * se);
   out.known = true;
@@ -301,8 +307,7 @@ Interval log_ratio_interval(double log_difference, double se, double df, double 
 
 double p_value(const Interval& interval) {
   if (!interval.known || !(interval.df > 0) || !(interval.ratio > 0)) return 1;
-  const double t = t_quantile(1 - (1 - interval.confidence) / 2, interval.df);
-  const double se = std::log(interval.high / interval.ratio) / t;
+  const double se = interval.standard_error();
   if (!(se > 0)) return 1;
   const double stat = std::fabs(std::log(interval.ratio)) / se;
   return std::clamp(2 * (1 - t_cdf(stat, interval.df)), 0.0, 1.0);
@@ -314,27 +319,13 @@ Interval at_confidence(const Interval& interval, double confidence) {
     out.confidence = confidence;
     return out;
   }
-  const double t = t_quantile(1 - (1 - interval.confidence) / 2, interval.df);
-  const double se = std::log(interval.high / interval.ratio) / t;
-  return log_ratio_interval(std::log(interval.ratio), se, interval.df, confidence);
+  return log_ratio_interval(std::log(interval.ratio), interval.standard_error(), interval.df,
+                            confidence);
 }
 
 void holm(const std::vector<Interval*>& family, double confidence) {
-  std::vector<std::pair<double, Interval*>> known;
-  for (Interval* i : family)
-    if (i != nullptr && i->known) known.emplace_back(p_value(*i), i);
-  std::stable_sort(known.begin(), known.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  const double alpha = 1 - confidence;
-  const std::size_t m = known.size();
-  bool stopped = false;
-  double level = alpha;
-  for (std::size_t k = 0; k < m; ++k) {
-    // Past the first comparison not called, the rest are tested (and stated) at its level.
-    if (!stopped) level = alpha / static_cast<double>(m - k);
-    if (known[k].first > level) stopped = true;
-    *known[k].second = at_confidence(*known[k].second, 1 - level);
-  }
+  // Holm's rule is the weighted one with every comparison in one group.
+  weighted_holm(family, {}, confidence);
 }
 
 void weighted_holm(const std::vector<Interval*>& own, const std::vector<Interval*>& others,
@@ -383,16 +374,12 @@ Narrowing narrowing(const Interval& interval, double stage, double reference, do
   Narrowing out;
   const double now = interval.detectable();
   if (!interval.known || !(now > target) || !(stage > 0) || !(reference > 0)) return out;
-  const double t = t_quantile(1 - (1 - interval.confidence) / 2, interval.df);
-  const double se = std::log(interval.high / interval.ratio) / t;
-  const double sigma = se / std::sqrt(1 / stage + 1 / reference);  // one sample's
+  const double sigma = interval.standard_error() / std::sqrt(1 / stage + 1 / reference);
   for (int k = 1; k <= max_pairs; ++k) {
-    Interval later = interval;
-    later.df = interval.df + k;
     const double later_se = sigma * std::sqrt(1 / (stage + k) + 1 / (reference + k));
-    const double later_t = t_quantile(1 - (1 - interval.confidence) / 2, later.df);
-    later.high = later.ratio * std::exp(later_t * later_se);
-    out = {k, later.detectable()};
+    out = {k, log_ratio_interval(std::log(interval.ratio), later_se, interval.df + k,
+                                 interval.confidence)
+                  .detectable()};
     if (out.detectable <= target) break;
   }
   return out;

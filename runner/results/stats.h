@@ -54,6 +54,10 @@ struct Interval {
   bool known = false;  // false: too few measurements to state an interval
   // The larger distance of a bound from the estimate, relative.
   double half_width() const;
+  // Student's t at its confidence and degrees of freedom, and the standard error of the log
+  // ratio that its bounds (exp(log ratio ± t se)) imply.
+  double quantile() const;
+  double standard_error() const;
   // The smallest effect (a relative change either way) that a comparison as noisy as this one
   // calls slower or faster four times in five: what "within noise" could have seen. "No
   // effect" reads differently when it could have seen 3% than when it could have seen 40%.

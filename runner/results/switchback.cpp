@@ -130,19 +130,44 @@ std::vector<int> look_schedule(const SwitchbackDesign& design) {
   return looks;
 }
 
+SwitchbackDesign alternating_looks(double precision, int repeats, double budget_s, double pair_s) {
+  SwitchbackDesign d;
+  d.resolve = precision <= 0;
+  d.precision = d.resolve ? kResolvedWithin : precision;
+  d.fewest_pairs = 2;
+  d.min_pairs = repeats;
+  const int budget_pairs = static_cast<int>(budget_s / pair_s);
+  d.max_pairs = std::max(repeats, d.resolve ? std::min(budget_pairs, 2 * repeats) : budget_pairs);
+  return d;
+}
+
 double confidence_over_looks(int looks, double confidence) {
   return 1 - (1 - confidence) / std::max(1, looks);
 }
 
-double look_confidence(const SwitchbackDesign& design, int pairs) {
-  const std::vector<int> looks = look_schedule(design);
+namespace {
+
+// Each look's confidence, for `looks` (look_schedule's).
+std::vector<double> look_confidences(const std::vector<int>& looks, double confidence) {
   std::vector<double> fractions;
   for (int n : looks) fractions.push_back(static_cast<double>(n) / looks.back());
-  const std::vector<double> confidences = spending_confidences(fractions, design.confidence);
-  // The latest look at or before `pairs`; before the first look, the first's (the widest).
+  return spending_confidences(fractions, confidence);
+}
+
+// The confidence of the latest look at or before `pairs`; before the first look, the first's
+// (the widest).
+double confidence_at(const std::vector<int>& looks, const std::vector<double>& confidences,
+                     int pairs) {
   std::size_t k = 0;
   while (k + 1 < looks.size() && looks[k + 1] <= pairs) ++k;
   return confidences[k];
+}
+
+}  // namespace
+
+double look_confidence(const SwitchbackDesign& design, int pairs) {
+  const std::vector<int> looks = look_schedule(design);
+  return confidence_at(looks, look_confidences(looks, design.confidence), pairs);
 }
 
 Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool stage) {
@@ -162,7 +187,9 @@ Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool 
 }
 
 SwitchbackRun::SwitchbackRun(SwitchbackDesign design)
-    : design_(design), looks_(look_schedule(design_)) {}
+    : design_(design),
+      looks_(look_schedule(design_)),
+      confidences_(look_confidences(looks_, design_.confidence)) {}
 
 SwitchbackRun::Position SwitchbackRun::at(double elapsed_s) const {
   Position p;
@@ -183,7 +210,7 @@ bool SwitchbackRun::add(SwitchbackBlock block) {
     done_ = true;
   }
   if (design_.precision > 0 &&
-      precision_reached(switchback_axes(blocks_, look_confidence(design_, pairs)),
+      precision_reached(switchback_axes(blocks_, confidence_at(looks_, confidences_, pairs)),
                         design_.precision, design_.axis) != nullptr)
     done_ = reached_ = true;
   return done_;
@@ -207,7 +234,7 @@ Switchback SwitchbackRun::result() const {
   s.settle_s = design_.settle_s;
   s.precision = design_.precision;
   s.looks = static_cast<int>(looks_.size());
-  s.confidence = look_confidence(design_, static_cast<int>(blocks_.size() / 2));
+  s.confidence = confidence_at(looks_, confidences_, static_cast<int>(blocks_.size() / 2));
   s.stopped = !done_                  ? "interrupted"
               : reached_              ? "precision"
               : design_.precision > 0 ? "budget"

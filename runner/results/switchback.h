@@ -57,6 +57,14 @@ Interval differences_interval(const std::vector<double>& diffs, double variance,
 inline constexpr double kResolvedWithin = 0.10;
 
 // How a switchback run is laid out and when it may stop.
+struct SwitchbackDesign;
+// The looks of a stage of separate runs that alternates with the baseline, after its `repeats`
+// pairs (each pair `pair_s` seconds, the stage's run and the baseline's): --precision's until
+// the watched axis is that narrow (`precision` > 0), else resolving (until TPS and its own axes
+// are each called or within ±kResolvedWithin), within `budget_s` of pairs and, resolving, at
+// most twice its repeats. Separate runs look from 2 pairs on.
+SwitchbackDesign alternating_looks(double precision, int repeats, double budget_s, double pair_s);
+
 struct SwitchbackDesign {
   double block_s = 4;    // one configuration's block
   double settle_s = 1;   // dropped at the start of each block
@@ -133,6 +141,8 @@ class SwitchbackRun {
  private:
   SwitchbackDesign design_;
   std::vector<int> looks_;
+  // Each look's confidence, worked out once: add() runs on the driver's controlling thread.
+  std::vector<double> confidences_;
   std::vector<SwitchbackBlock> blocks_;
   bool done_ = false;
   bool reached_ = false;

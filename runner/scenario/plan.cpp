@@ -133,6 +133,7 @@ struct StageDraft {
   bool sweep_point = false;
   std::map<std::string, std::string> sweep_values{};
   EnvelopeChange envelope{};
+  bool same_as_baseline = false;  // an A/A stage (StageSpec::same_as_baseline)
 };
 
 bool same_settings(const std::vector<knobs::Setting>& a, const std::vector<knobs::Setting>& b) {
@@ -144,86 +145,6 @@ bool same_settings(const std::vector<knobs::Setting>& a, const std::vector<knobs
     if (it == b.end()) return false;
   }
   return true;
-}
-
-}  // namespace
-
-namespace {
-
-// Switchback (one run, switching between the baseline and the stage) when every knob the stage
-// changes acts within kMaxSwitchbackCarryover seconds of a reload; separate runs otherwise.
-// The reason goes into the plan and the report.
-void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scenario& scenario,
-                   const knobs::Catalog& catalog) {
-  const MeasureSpec& m = scenario.measure;
-  auto isolated = [&](std::string why) {
-    stage.design_why = "separate runs: " + std::move(why);
-    // Alternating with the baseline (isolated, no attribution, repeats >= 2), the stage takes
-    // more pairs until its interval is narrow enough (experiment/run.cpp).
-    if (m.precision > 0 && stage.reference == 0 && !stage.attribute && m.repeats >= 2)
-      stage.design_why +=
-          fmt::format(", paired with the baseline until its interval is ±{:g}% or {} are spent",
-                      m.precision * 100, format_seconds(m.budget_s));
-    else if (m.precision <= 0 && stage.reference == 0 && !stage.attribute && m.repeats >= 2)
-      stage.design_why += fmt::format(
-          ", paired with the baseline until TPS and its own axes are resolved (each called, or "
-          "within ±{:g}%), at most {} pairs",
-          results::kResolvedWithin * 100, 2 * m.repeats);
-    else if (m.precision > 0)
-      stage.design_why += fmt::format(
-          "; --precision needs a stage that alternates with the baseline (isolated, 2 repeats or "
-          "more): this one gets its {} runs",
-          m.repeats);
-  };
-  if (!m.switchback) return isolated("the scenario asks for them (measure.design: isolated)");
-  if (stage.reference != 0) return isolated("it is compared with the stage before (cumulative)");
-  if (!stage.envelope.empty())
-    return isolated("it runs in an envelope of its own (server.memory/cpus), set between runs");
-  if (stage.changes.empty()) return isolated("it changes no configuration");
-  if (!(stage.load == baseline.load))
-    return isolated("its load differs from the baseline's, and a load cannot switch within a run");
-  if (stage.attribute) return isolated("attribution measures each knob in runs of its own");
-  double carryover = 0;
-  std::string slowest;
-  for (const auto& c : stage.changes) {
-    if (c.apply_by == "restart") return isolated(c.name + " needs a restart");
-    const knobs::Knob* k = catalog.find(c.name);
-    if (k == nullptr) return isolated(c.name + " has no carryover in the knob catalog");
-    if (k->carryover_per_connection)
-      return isolated(c.name +
-                      " stays in a connection's cached plans until it reconnects (carryover: "
-                      "connection)");
-    if (k->carryover_s > carryover) {
-      carryover = k->carryover_s;
-      slowest = c.name;
-    }
-  }
-  if (carryover > kMaxSwitchbackCarryover)
-    return isolated(
-        fmt::format("{} takes {} to settle after a reload (carryover), longer than a "
-                    "switchback block can wait",
-                    slowest, format_seconds(carryover)));
-  results::SwitchbackDesign d;
-  d.settle_s = std::max(1.0, std::ceil(carryover));
-  d.block_s = std::max(4.0, 3 * d.settle_s);
-  d.precision = m.precision;
-  if (m.precision > 0) {
-    d.min_pairs = 4;
-    d.max_pairs = std::max(4, static_cast<int>(m.budget_s / (2 * d.block_s)));
-  } else {
-    d.max_pairs = m.pairs;
-  }
-  stage.switchback = d;
-  stage.design_why = fmt::format(
-      "switchback: every knob acts within {} of a reload, so one run switches between the "
-      "baseline and this stage every {:g} s and drops the first {:g} s of each block",
-      carryover > 0 ? format_seconds(carryover) : std::string("a command"), d.block_s, d.settle_s);
-  if (d.precision > 0)
-    stage.design_why +=
-        fmt::format(", until its interval is ±{:g}% or {} blocks of each are measured ({:g} s)",
-                    d.precision * 100, d.max_pairs, (2 * d.max_pairs + 1) * d.block_s);
-  else
-    stage.design_why += fmt::format(", {} blocks of each", d.max_pairs);
 }
 
 }  // namespace
@@ -273,11 +194,11 @@ std::vector<StageDraft> draft_stages(const Scenario& scenario, const knobs::Cata
       load = apply_load(load, load_knobs[i]);
       check_pooler_knobs(scenario, scenario.stages[i], load_knobs[i], load, problems);
       check_think_time(scenario, scenario.stages[i], load_knobs[i], load, problems);
-      drafts.push_back(StageDraft{scenario.stages[i].name, scenario.stages[i].description, false,
-                                  acc, own_settings[i], load,
-                                  scenario.stages[i].attribute.value_or(scenario.attribute),
-                                  scenario.stages[i].sweep_point, scenario.stages[i].sweep_values,
-                                  scenario.stages[i].envelope});
+      drafts.push_back(StageDraft{
+          scenario.stages[i].name, scenario.stages[i].description, false, acc, own_settings[i],
+          load, scenario.stages[i].attribute.value_or(scenario.attribute),
+          scenario.stages[i].sweep_point, scenario.stages[i].sweep_values,
+          scenario.stages[i].envelope, scenario.stages[i].same_as_baseline});
     }
   }
   if (scenario.mode == Mode::kIsolated || scenario.mode == Mode::kBoth) {
@@ -295,10 +216,11 @@ std::vector<StageDraft> draft_stages(const Scenario& scenario, const knobs::Cata
         if (i == 0) continue;
         name += " (alone)";
       }
-      drafts.push_back(StageDraft{
-          name, scenario.stages[i].description, true, alone, own_settings[i], load,
-          scenario.stages[i].attribute.value_or(scenario.attribute), scenario.stages[i].sweep_point,
-          scenario.stages[i].sweep_values, scenario.stages[i].envelope});
+      drafts.push_back(
+          StageDraft{name, scenario.stages[i].description, true, alone, own_settings[i], load,
+                     scenario.stages[i].attribute.value_or(scenario.attribute),
+                     scenario.stages[i].sweep_point, scenario.stages[i].sweep_values,
+                     scenario.stages[i].envelope, scenario.stages[i].same_as_baseline});
     }
   }
 
@@ -339,6 +261,7 @@ PlannedStage plan_stage(const std::vector<StageDraft>& drafts, std::size_t i, co
   stage.load = d.load;
   stage.sweep_point = d.sweep_point;
   stage.sweep_values = d.sweep_values;
+  stage.same_as_baseline = d.same_as_baseline;
   stage.envelope = d.envelope;
   stage.verdicts = knobs::validate(d.requested, catalog, server);
   for (const auto& v : stage.verdicts) {
@@ -405,12 +328,7 @@ PlannedStage plan_stage(const std::vector<StageDraft>& drafts, std::size_t i, co
 // of server.memory/cpus differs by its envelope alone.
 void warn_repeated_configurations(Plan& plan) {
   for (std::size_t i = 1; i < plan.stages.size(); ++i) {
-    // An A/A stage is the same configuration on purpose.
-    const auto& specs = plan.scenario.stages;
-    if (std::any_of(specs.begin(), specs.end(), [&](const StageSpec& st) {
-          return st.same_as_baseline && st.name == plan.stages[i].name;
-        }))
-      continue;
+    if (plan.stages[i].same_as_baseline) continue;  // the same configuration on purpose
     if (same_settings(plan.stages[i].settings, plan.stages[i - 1].settings) &&
         plan.stages[i].load == plan.stages[i - 1].load &&
         plan.stages[i].envelope == plan.stages[i - 1].envelope) {
@@ -446,11 +364,12 @@ void estimate_time(const Scenario& scenario, Plan& plan) {
     // repeat.
     if (i > 0 && st.reference == 0 && st.attribution_runs == 0)
       plan.estimated_seconds += 2 * (scenario.measure.repeats - 1) * change;
-    // Until its own axes are resolved it may take up to as many pairs again (plan_schedule.cpp);
-    // about half of them, as a rule.
+    // Until its own axes are resolved it may take more pairs (plan_schedule.cpp); about half of
+    // those it may take, as a rule.
     if (i > 0 && st.reference == 0 && st.attribution_runs == 0 && scenario.measure.repeats >= 2)
       plan.estimated_seconds +=
-          scenario.measure.repeats * (runs / scenario.measure.repeats + change);
+          (alternating_looks_of(scenario.measure).max_pairs - scenario.measure.repeats) *
+          (per_run + 1.0 + change);
     if (st.attribution_runs == 0) continue;
     bool restarts =
         std::any_of(st.changes.begin(), st.changes.end(),

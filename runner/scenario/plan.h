@@ -28,7 +28,8 @@ struct PlannedStage : results::PlanStage {
   EnvelopeChange envelope;   // the server's own envelope for this stage (a sweep point)
   bool sweep_point = false;  // a point of the scenario's sweep
   std::map<std::string, std::string> sweep_values;  // its value per dimension ("32MB")
-  std::size_t reference = 0;  // the stage `changes` compare with (baseline, or the one before)
+  bool same_as_baseline = false;  // an A/A stage (StageSpec::same_as_baseline): no warning
+  std::size_t reference = 0;      // the stage `changes` compare with (baseline, or the one before)
   // Switchback against the baseline in one run (results/switchback.h), or unset: separate runs;
   // `design_why` says why, in the plan and the report.
   std::optional<results::SwitchbackDesign> switchback;
@@ -67,6 +68,20 @@ double estimate_seconds_offline(const Scenario& scenario, const knobs::Catalog& 
 // makes up the difference): every interval's noise comes from their spread, and with fewer
 // than 3 its t quantile (12.7 for one degree of freedom) makes even a 50x effect "within noise".
 inline constexpr int kMinBaselineRuns = 3;
+
+// Switchback (one run, switching between the baseline and the stage) when every knob the stage
+// changes acts within kMaxSwitchbackCarryover seconds of a reload; separate runs otherwise. The
+// reason goes into stage.design_why, for the plan and the report (scenario/plan_design.cpp).
+void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scenario& scenario,
+                   const knobs::Catalog& catalog);
+// The looks a stage alternating with the baseline takes under `m` (results/switchback.h
+// alternating_looks; experiment/plan_schedule.cpp takes the same, with the command line's timing).
+results::SwitchbackDesign alternating_looks_of(const MeasureSpec& m);
+
+// Whether a stage of separate runs alternates with the baseline (stage, baseline, stage, ...)
+// instead of taking its repeats back to back: compared with the baseline, no attribution, and
+// `repeats` of 2 or more; such a stage takes more pairs until resolved (alternating_looks).
+bool alternates_with_baseline(const PlannedStage& stage, int repeats);
 
 // Runs of the reference and the stage an attribution needs at least: the interval needs the
 // spread of repeated runs, so a scenario with one repeat gets one more of each.
