@@ -159,6 +159,19 @@ std::string short_change(const Change& change, bool slower) {
          "]";
 }
 
+// The stage's TPS as its effect compares it: the reference measured around it (the baseline's
+// runs, or a switchback stage's own reference blocks) → the stage, the two figures whose ratio
+// the effect cell is, so a row never reads "2,007" beside "-8.9% slower" under a baseline of
+// 1,839. The baseline, or a stage compared with nothing, shows its median.
+std::string tps_cell(const StageSummary& s) {
+  if (!s.ran) return "failed";
+  if (s.index == 0 || !s.vs_baseline || !(s.vs_baseline->reference_value > 0) ||
+      !(s.vs_baseline->stage_value > 0))
+    return format_number(s.tps);
+  return format_number(s.vs_baseline->reference_value) + " → " +
+         format_number(s.vs_baseline->stage_value);
+}
+
 // A stage's throughput against the baseline, as the compact table's effect cell: "6.7x slower
 // [6.1–7.4]", "-12% [-18%, -6.0%]", "≈ (±18%)" within noise, with what it could have seen.
 std::string effect_cell(const std::optional<Change>& change) {
@@ -327,10 +340,10 @@ std::string stage_lines(const Run& run, const std::vector<StageSummary>& summari
   for (const auto& s : summaries) {
     const StageResult& stage = run.stages[s.index];
     const bool baseline = s.index == 0;
-    table.rows.push_back(
-        {stage.name + notes.markers(stage.name), s.ran ? format_number(s.tps) : "failed",
-         baseline ? "—" : effect_cell(s.vs_baseline), baseline ? "" : shows_on_cell(s, true),
-         baseline ? "" : cause_cell(s, stage)});
+    table.rows.push_back({stage.name + notes.markers(stage.name), tps_cell(s),
+                          baseline ? "—" : effect_cell(s.vs_baseline),
+                          baseline ? "" : shows_on_cell(s, true),
+                          baseline ? "" : cause_cell(s, stage)});
   }
   // Too wide: the cause's evidence is cut first (--detail has it), down to the knobs' names,
   // then the shown axis's interval goes, then the cells are cut, the effect last.
