@@ -202,7 +202,7 @@ std::string shows_on_cell(const StageSummary& s, bool with_interval) {
       best = &a;
   }
   if (best == nullptr) return "";
-  const std::string values = axis_values_text(*best);
+  const std::string values = axis_values_text(*best, true);
   const std::string text = std::string(best->own ? "" : "also ") + std::string(best->axis->label) +
                            " " + (values.empty() ? short_change(best->change, false) : values);
   // Without the interval (a narrow terminal): the words before it.

@@ -107,7 +107,8 @@ struct AxisChange {
 };
 // A counter's change of 20x or more as its two values, "0 → 1.39 kB" (from none, the ratio is
 // the floor's, not the stage's); "" for any other change.
-std::string axis_values_text(const AxisChange& change);
+// With its interval: the stage's value as the ratio's interval puts it, "0 → 13.5 [9.8–18.6]".
+std::string axis_values_text(const AxisChange& change, bool with_interval = false);
 // A stage's axes: `mine` against `reference` for each, the run-to-run noise of each from
 // `noise` (an axis's own, noise_of), the weighted Holm rule over those with an interval at
 // `confidence`, TPS and the stage's `own_axes` first (stats.h weighted_holm).

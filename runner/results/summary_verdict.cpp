@@ -31,7 +31,8 @@ std::string percent_text(double ratio) {
 std::string named_change(const AxisChange& a, bool with_interval) {
   const Change& c = a.change;
   const std::string label(a.axis->label);
-  if (const std::string values = axis_values_text(a); !values.empty()) return label + " " + values;
+  if (const std::string values = axis_values_text(a, with_interval); !values.empty())
+    return label + " " + values;
   std::string text;
   if (c.ratio >= 2)
     text = format_number(c.ratio) + "x the " + label;
@@ -72,7 +73,7 @@ std::string could_see_list(const std::vector<const AxisChange*>& list) {
 
 }  // namespace
 
-std::string axis_values_text(const AxisChange& a) {
+std::string axis_values_text(const AxisChange& a, bool with_interval) {
   const Change& c = a.change;
   const bool far = c.ratio >= kShownAsValues || c.ratio <= 1 / kShownAsValues;
   if (!far || !c.measurable || !(c.reference_value > 0) || !(c.stage_value > 0) ||
@@ -81,7 +82,13 @@ std::string axis_values_text(const AxisChange& a) {
   const std::string from = format_axis_value(*a.axis, c.reference_value);
   const std::string to = format_axis_value(*a.axis, c.stage_value);
   // Both below what the unit shows ("0 B → 0 B"): the ratio says more.
-  return from == to ? "" : from + " → " + to;
+  if (from == to) return "";
+  std::string text = from + " → " + to;
+  // The stage's value as the ratio's interval puts it, the reference's value held.
+  if (with_interval && c.interval.known)
+    text += " [" + format_axis_value(*a.axis, c.reference_value * c.interval.low) + "–" +
+            format_axis_value(*a.axis, c.reference_value * c.interval.high) + "]";
+  return text;
 }
 
 std::string could_see_text(const Change& change) {
@@ -118,8 +125,7 @@ std::string axis_change_text(const AxisChange& a) {
   if (a.axis->kind == AxisKind::kThroughput)
     return a.change.measurable ? a.change.text + " " + format_interval(a.change.interval)
                                : a.change.text;
-  if (const std::string values = axis_values_text(a); !values.empty())
-    return values + " (" + format_number(a.change.ratio) + "x)";
+  if (const std::string values = axis_values_text(a, true); !values.empty()) return values;
   return cost_change_text(a.change);
 }
 
