@@ -15,6 +15,7 @@
 #include "report/load_columns.h"
 #include "report/registry.h"
 #include "report/text.h"
+#include "results/load_fields.h"
 #include "results/stats.h"
 #include "results/summary.h"
 
@@ -163,11 +164,12 @@ std::string short_change(const Change& change, bool slower) {
 // runs, or a switchback stage's own reference blocks) → the stage, the two figures whose ratio
 // the effect cell is, so a row never reads "2,007" beside "-8.9% slower" under a baseline of
 // 1,839. The baseline, or a stage compared with nothing, shows its median.
-std::string tps_cell(const StageSummary& s) {
+std::string tps_cell(const StageSummary& s, bool with_reference = true) {
   if (!s.ran) return "failed";
   if (s.index == 0 || !s.vs_baseline || !(s.vs_baseline->reference_value > 0) ||
       !(s.vs_baseline->stage_value > 0))
     return format_number(s.tps);
+  if (!with_reference) return format_number(s.vs_baseline->stage_value);
   return format_number(s.vs_baseline->reference_value) + " → " +
          format_number(s.vs_baseline->stage_value);
 }
@@ -182,10 +184,9 @@ std::string effect_cell(const std::optional<Change>& change) {
   return short_change(*change, true);
 }
 
-// The axis other than TPS that moved most, measurably, with its interval: "CPU/tx +12% [+4.0%,
-// +22%]", "p99 13x [8.1–21]"; the verdict's own axis first when it is not TPS, then the stage's
-// own axes; an axis nobody expected only as "also ...".
-std::string shows_on_cell(const StageSummary& s, bool with_interval) {
+// The axis other than TPS that moved most, measurably: the verdict's own axis first when it is
+// not TPS, then the stage's own axes; nullptr when none moved.
+const AxisChange* shown_axis(const StageSummary& s) {
   const AxisChange* best = nullptr;
   const auto larger = [](const AxisChange& a, const AxisChange* than) {
     return than == nullptr ||
@@ -201,6 +202,13 @@ std::string shows_on_cell(const StageSummary& s, bool with_interval) {
     if (best == nullptr || (a.own && !best->own) || (a.own == best->own && larger(a, best)))
       best = &a;
   }
+  return best;
+}
+
+// The shown axis with its interval: "CPU/tx +12% [+4.0%, +22%]", "p99 13x [8.1–21]"; an axis
+// nobody expected only as "also ...".
+std::string shows_on_cell(const StageSummary& s, bool with_interval) {
+  const AxisChange* best = shown_axis(s);
   if (best == nullptr) return "";
   const std::string values = axis_values_text(*best, true);
   const std::string text = std::string(best->own ? "" : "also ") + std::string(best->axis->label) +
@@ -209,29 +217,77 @@ std::string shows_on_cell(const StageSummary& s, bool with_interval) {
   return with_interval ? text : text.substr(0, text.find(" ["));
 }
 
-// Who did it and the one figure that says why: the attribution's causes, else the stage's
-// knobs; then the evidence that moved most, else where the time went.
-std::string cause_cell(const StageSummary& s, const StageResult& stage) {
+// A load-side stage's changes from the baseline's load, by the names a scenario's `load:` gives
+// them, as knobs are named: "pool_size", "clients", "pgbouncer.pool_mode".
+std::vector<std::string> load_changes(const LoadSettings& load, const LoadSettings& baseline) {
+  std::vector<std::string> out;
+  if (load.clients != baseline.clients) out.push_back("clients");
+  if (load.pool_size != baseline.pool_size)
+    out.push_back("pool_size");
+  else if (load.pooler != baseline.pooler)
+    out.push_back("pooler");
+  if (load.connect_per_transaction != baseline.connect_per_transaction)
+    out.push_back("connect_per_transaction");
+  if (load.rate != baseline.rate || load.rate_percent != baseline.rate_percent)
+    out.push_back("rate");
+  for (const auto& [name, value] : load.pooler_settings)
+    if (const auto was = baseline.pooler_settings.find(name);
+        was == baseline.pooler_settings.end() || was->second != value)
+      out.push_back("pgbouncer." + name);
+  return out;
+}
+
+// Who did it: the attribution's causes, else the stage's knobs and load changes; more than three
+// that no attribution split are counted ("10 knobs"), as no one of them is more the cause.
+std::vector<std::string> cause_knobs(const StageResult& stage, const LoadSettings& baseline) {
   std::vector<std::string> who;
   if (stage.attribution) {
     for (const auto& k : stage.attribution->knobs)
       if (k.verdict == "the cause" || k.verdict == "contributes") who.push_back(join(k.knobs, "+"));
   }
-  if (who.empty())
-    for (const auto& change : stage.changes) who.push_back(change.name);
+  if (!who.empty()) return who;
+  if (stage.changes.size() > 3) return {fmt::format("{} knobs", stage.changes.size())};
+  for (const auto& change : stage.changes) who.push_back(change.name);
+  for (auto& change : load_changes(stage.load, baseline)) who.push_back(std::move(change));
+  return who;
+}
+
+// `who` within `room` columns, whole names only: "a+b+c", else "a +2", else "3 knobs".
+std::string knobs_within(const std::vector<std::string>& who, std::size_t room) {
+  const std::string all = join(who, "+");
+  const std::vector<std::string> knobs = split(all, '+');
+  if (knobs.size() < 2 || display_width(all) <= room) return all;
+  const std::string first = fmt::format("{} +{}", knobs.front(), knobs.size() - 1);
+  return display_width(first) <= room ? first : fmt::format("{} knobs", knobs.size());
+}
+
+// The one figure that says why: the evidence that moved most (not the figure the row already
+// shows on), else where the time went.
+std::string cause_why(const StageSummary& s) {
+  const AxisChange* shown = shown_axis(s);
+  // No effect on any axis: whatever evidence moved most is noise, not a reason.
+  if (shown == nullptr && (!s.vs_baseline || !s.vs_baseline->measurable)) return "";
   std::string why;
-  if (!s.movers.empty())
-    why = s.movers.front().text;
-  else if (!s.waits_text.empty()) {
+  for (std::size_t k = 0; k < s.movers.size() && why.empty(); ++k) {
+    const EvidenceMove& m = s.movers[k];
+    const bool repeats_shown =
+        shown != nullptr && (m.key == shown->axis->evidence || m.label == shown->axis->label);
+    // After the first, a figure from none is most often a trace ("CPU ms: bgwriter/tx 0 →
+    // 0.000169"), not a reason.
+    if (!repeats_shown && (k == 0 || m.baseline > 0)) why = m.text;
+  }
+  if (why.empty() && !s.waits_text.empty()) {
     // "commit_delay, commit_siblings → Timeout:CommitDelay 81% of backend time (baseline 0%);
     // ...": the wait that grew most, without the knobs named before it.
     why = s.waits_text.substr(0, s.waits_text.find(';'));
     if (const auto arrow = why.find("→ "); arrow != std::string::npos)
       why = why.substr(arrow + std::string("→ ").size());
   }
-  std::string text = join(who, "+");
-  if (!why.empty()) text += (text.empty() ? "" : " · ") + why;
-  return text;
+  return why;
+}
+
+std::string cause_cell(const std::string& who, const std::string& why) {
+  return who + (why.empty() || who.empty() ? "" : " · ") + why;
 }
 
 // The run's facts on one line ("quick · PostgreSQL 15.18 · tpcb-like ... · 4 min 12 s"), or on
@@ -337,30 +393,57 @@ std::string stage_lines(const Run& run, const std::vector<StageSummary>& summari
   TextTable table;
   table.header = {"stage", "TPS", "effect", "shows on", "cause · why"};
   table.right = {false, true, false, false, false};
-  for (const auto& s : summaries) {
+  std::vector<std::vector<std::string>> who(summaries.size());
+  std::vector<std::string> why(summaries.size());
+  for (std::size_t i = 0; i < summaries.size(); ++i) {
+    const StageSummary& s = summaries[i];
     const StageResult& stage = run.stages[s.index];
     const bool baseline = s.index == 0;
+    if (!baseline) {
+      who[i] = cause_knobs(stage, run.stages.front().load);
+      why[i] = cause_why(s);
+    }
     table.rows.push_back({stage.name + notes.markers(stage.name), tps_cell(s),
                           baseline ? "—" : effect_cell(s.vs_baseline),
                           baseline ? "" : shows_on_cell(s, true),
-                          baseline ? "" : cause_cell(s, stage)});
+                          baseline ? "" : cause_cell(join(who[i], "+"), why[i])});
   }
-  // Too wide: the cause's evidence is cut first (--detail has it), down to the knobs' names,
-  // then the shown axis's interval goes, then the cells are cut, the effect last.
-  if (const std::size_t wide = table.rendered_width(""); wide > width) {
-    std::size_t column = display_width(table.header[4]);
-    std::size_t names = column;
-    for (const auto& row : table.rows) {
-      column = std::max(column, display_width(row[4]));
-      names = std::max(names, display_width(row[4].substr(0, row[4].find(" · "))));
+  // Too wide, each step only while it still is: the cause's evidence is cut (--detail has it),
+  // down to the knobs' names; the shown axis's interval goes; the knobs' names are counted
+  // ("a +2", "3 knobs"); the TPS the effect compares with goes; then the cells are cut, the
+  // effect last. A row keeps its figures and whole names wherever the width allows.
+  const auto cut_causes = [&](bool count_knobs) {
+    // The room the other columns leave, from each cause's whole text again.
+    for (auto& row : table.rows) row[4].clear();
+    const std::size_t header = display_width(table.header[4]);
+    const std::size_t others = table.rendered_width("") - header;
+    const std::size_t room = std::max(header, width - std::min(width, others));
+    for (std::size_t i = 0; i < summaries.size(); ++i) {
+      if (summaries[i].index == 0) continue;
+      const std::string names = count_knobs ? knobs_within(who[i], room) : join(who[i], "+");
+      const std::string whole = cause_cell(names, why[i]);
+      // A cut evidence keeps at least a few characters past " · ", else only the names show.
+      constexpr std::size_t kShortestWhy = 8;
+      if (display_width(whole) <= room)
+        table.rows[i][4] = whole;
+      else if (display_width(names) + kShortestWhy + 3 <= room)
+        table.rows[i][4] = cut_to_width(whole, room);
+      else
+        table.rows[i][4] = names;
     }
-    const std::size_t room = std::max(names, column - std::min(column, wide - width));
-    for (auto& row : table.rows)
-      if (display_width(row[4]) > room) row[4] = cut_to_width(row[4], room);
-  }
-  if (table.rendered_width("") > width)
+    return table.rendered_width("") > width;
+  };
+  bool wide = table.rendered_width("") > width && cut_causes(false);
+  if (wide) {
     for (std::size_t i = 0; i < summaries.size(); ++i)
       if (summaries[i].index != 0) table.rows[i][3] = shows_on_cell(summaries[i], false);
+    wide = cut_causes(false) && cut_causes(true);
+  }
+  if (wide) {
+    for (std::size_t i = 0; i < summaries.size(); ++i)
+      table.rows[i][1] = tps_cell(summaries[i], false);
+    cut_causes(true);
+  }
   table.fit(width, "", {4, 3});
   table.fit(width, "", {2});  // the effect last: it is what the row is for
   return table.render();

@@ -44,6 +44,15 @@ std::string format_number(double value, int digits) {
   return group_thousands(plain);
 }
 
+std::string format_quantity(double value) {
+  const double magnitude = std::fabs(value);
+  if (!std::isfinite(value) || magnitude < 1e5) return format_number(value);
+  // Below the next unit's 1.00 once rounded to three digits ("1.00M", never "1,000k").
+  if (magnitude < 999.5e3) return format_number(value / 1e3) + "k";
+  if (magnitude < 999.5e6) return format_number(value / 1e6) + "M";
+  return format_number(value / 1e9) + "G";
+}
+
 std::string format_percent(double fraction) {
   if (!std::isfinite(fraction)) return "n/a";
   const double pct = fraction * 100;

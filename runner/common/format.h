@@ -14,6 +14,9 @@ std::string format_count(std::uint64_t n);
 // A number with about `digits` significant digits and thousands separators:
 // 7082.4 -> "7,082", 98.04 -> "98.0", 0.8712 -> "0.871", 0.016 -> "0.0160".
 std::string format_number(double value, int digits = 3);
+// A per-transaction count that may run to millions, short enough for a table cell: as
+// format_number below 100,000, then 927319 -> "927k", 1006117 -> "1.01M", 3.2e9 -> "3.20G".
+std::string format_quantity(double value);
 // "99.9%" from 0.999: one decimal; two from 99.95% so 99.99% does not read as 100.0%.
 std::string format_percent(double fraction);
 // Latency in microseconds as "812 µs", "12.3 ms", "4.56 s".

@@ -201,7 +201,7 @@ void PlanSchedule::interleave(std::size_t i, const results::LoadSettings& load, 
   // More pairs of the stage and the baseline, looking at the intervals a few times, the 5%
   // spent over the looks (results/switchback.h look_confidence) so that stopping when they
   // look good keeps it: --precision until the watched axis is that narrow, within the budget;
-  // by default until TPS and the stage's own axes are resolved, within twice its repeats.
+  // by default until its headline is resolved, within twice its repeats.
   std::vector<int> looks;
   looks_ = {};
   if (alternating) {
@@ -249,14 +249,20 @@ bool PlanSchedule::precision_reached(std::size_t i, int round, int rounds) {
   stage.confidence = results::look_confidence(looks_, round);
   const results::StageSummary now = results::summarize(run_)[i];
   if (looks_.resolve) {
-    // Resolved: TPS and each own axis called, or within ±results::kResolvedWithin.
-    const bool resolved = std::all_of(now.axes.begin(), now.axes.end(), [&](const auto& a) {
-      const results::Interval& in = a.change.interval;
-      return !a.own || !in.known || a.change.measurable || in.half_width() <= looks_.precision;
+    // Resolved: TPS called (the headline, whatever its own axes say), else TPS and each own axis
+    // called or within ±results::kResolvedWithin (the headline is then the own axis or "≈").
+    const auto tps = std::find_if(now.axes.begin(), now.axes.end(), [](const auto& a) {
+      return a.axis->kind == results::AxisKind::kThroughput;
     });
+    const bool resolved =
+        (tps != now.axes.end() && tps->change.measurable) ||
+        std::all_of(now.axes.begin(), now.axes.end(), [&](const auto& a) {
+          const results::Interval& in = a.change.interval;
+          return !a.own || !in.known || a.change.measurable || in.half_width() <= looks_.precision;
+        });
     if (resolved) {
       stage.stopped = "resolved";
-      progress_.note(fmt::format("  its own axes resolved after {} pairs", round));
+      progress_.note(fmt::format("  its headline resolved after {} pairs", round));
       return true;
     }
     if (round == rounds) stage.stopped = "unresolved";

@@ -62,12 +62,22 @@ const AxisChange* largest(const std::vector<const AxisChange*>& list) {
   return best;
 }
 
-// "TPS ±19%, CPU/tx ±4.0%": what each axis of `list` could see.
+// "could see TPS ±19%, CPU/tx ±4.0%": what each axis of `list` could see. Past ±100% the figure is
+// the run count's, not the machine's: such axes are named together as too few runs to tell
+// (could_see_text says what more pairs would give, where the design has pairs).
 std::string could_see_list(const std::vector<const AxisChange*>& list) {
-  std::string out;
-  for (const AxisChange* a : list)
-    out += fmt::format("{}{} ±{}", out.empty() ? "" : ", ", a->axis->label,
-                       percent_text(1 + a->change.interval.detectable()));
+  std::string out, wide;
+  for (const AxisChange* a : list) {
+    const double detectable = a->change.interval.detectable();
+    if (detectable > 1)
+      wide += (wide.empty() ? "" : ", ") + std::string(a->axis->label);
+    else
+      out += fmt::format("{}{} ±{}", out.empty() ? "could see " : ", ", a->axis->label,
+                         percent_text(1 + detectable));
+  }
+  if (!wide.empty())
+    out += (out.empty() ? "" : "; ") + std::string("too few runs to tell on ") + wide +
+           " (past ±100%)";
   return out;
 }
 
@@ -173,9 +183,8 @@ AxesVerdict axes_verdict(const std::vector<AxisChange>& axes) {
     v.sentence += beside(1);
   } else {
     v.cell = "no measurable effect";
-    v.sentence = own_known.empty()
-                     ? v.cell
-                     : "no measurable effect (could see " + could_see_list(own_known) + ")";
+    v.sentence =
+        own_known.empty() ? v.cell : "no measurable effect (" + could_see_list(own_known) + ")";
     // Past ±100% on TPS: what more pairs would give.
     if (tps_known && tps->change.interval.detectable() > 1) {
       const std::string more = could_see_text(tps->change);
@@ -195,8 +204,8 @@ std::string stopping_text(double precision, const std::string& stopped) {
   if (stopped == "precision") return fmt::format(", stopped at ±{:g}% as asked", precision * 100);
   if (stopped == "budget")
     return fmt::format(", time budget spent before ±{:g}% was reached", precision * 100);
-  if (stopped == "resolved") return ", stopped once TPS and its own axes were resolved";
-  if (stopped == "unresolved") return ", its pairs spent before TPS and its own axes were resolved";
+  if (stopped == "resolved") return ", stopped once its headline was resolved";
+  if (stopped == "unresolved") return ", its pairs spent before its headline was resolved";
   return "";
 }
 

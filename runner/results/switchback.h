@@ -52,16 +52,16 @@ double difference_variance(const std::vector<double>& diffs);
 Interval differences_interval(const std::vector<double>& diffs, double variance, double df,
                               double confidence = 0.95);
 
-// A stage of separate runs takes more pairs by default until TPS and its own axes are each
-// called or within this (SwitchbackDesign::resolve).
+// A stage of separate runs takes more pairs by default until TPS is called, or TPS and its own
+// axes are each called or within this (SwitchbackDesign::resolve).
 inline constexpr double kResolvedWithin = 0.10;
 
 // How a switchback run is laid out and when it may stop.
 struct SwitchbackDesign;
 // The looks of a stage of separate runs that alternates with the baseline, after its `repeats`
 // pairs (each pair `pair_s` seconds, the stage's run and the baseline's): --precision's until
-// the watched axis is that narrow (`precision` > 0), else resolving (until TPS and its own axes
-// are each called or within ±kResolvedWithin), within `budget_s` of pairs and, resolving, at
+// the watched axis is that narrow (`precision` > 0), else resolving (until TPS is called, or it
+// and its own axes are each called or within ±kResolvedWithin), within `budget_s` of pairs and, resolving, at
 // most twice its repeats. Separate runs look from 2 pairs on.
 SwitchbackDesign alternating_looks(double precision, int repeats, double budget_s, double pair_s);
 
@@ -75,8 +75,8 @@ struct SwitchbackDesign {
   // reaches the precision first (axes.h precision_reached).
   std::string axis = "auto";
   double confidence = 0.95;
-  // Separate runs that look until TPS and the stage's own axes are resolved (each called, or
-  // within ±precision), as every such stage does by default; the first look may then come after
+  // Separate runs that look until the headline is resolved (TPS called, or TPS and the stage's
+  // own axes each called or within ±precision), as every such stage does by default; the first look may then come after
   // `fewest_pairs`, which a switchback run keeps at three (an interval needs three stage blocks)
   // and separate runs, whose noise the baseline's runs give, lower to two.
   bool resolve = false;

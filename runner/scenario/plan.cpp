@@ -364,7 +364,7 @@ void estimate_time(const Scenario& scenario, Plan& plan) {
     // repeat.
     if (i > 0 && st.reference == 0 && st.attribution_runs == 0)
       plan.estimated_seconds += 2 * (scenario.measure.repeats - 1) * change;
-    // Until its own axes are resolved it may take more pairs (plan_schedule.cpp); about half of
+    // Until its headline is resolved it may take more pairs (plan_schedule.cpp); about half of
     // those it may take, as a rule.
     if (i > 0 && st.reference == 0 && st.attribution_runs == 0 && scenario.measure.repeats >= 2)
       plan.estimated_seconds +=

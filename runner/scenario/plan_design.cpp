@@ -29,7 +29,7 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
   auto isolated = [&](std::string why) {
     stage.design_why = "separate runs: " + std::move(why);
     // Alternating with the baseline, the stage takes more pairs until its interval is narrow
-    // enough, or its own axes are resolved (experiment/plan_schedule.cpp).
+    // enough, or its headline is resolved (experiment/plan_schedule.cpp).
     const bool alternates = alternates_with_baseline(stage, m.repeats);
     if (alternates && m.precision > 0)
       stage.design_why +=
@@ -37,8 +37,8 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
                       m.precision * 100, format_seconds(m.budget_s));
     else if (alternates)
       stage.design_why += fmt::format(
-          ", paired with the baseline until TPS and its own axes are resolved (each called, or "
-          "within ±{:g}%), at most {} pairs",
+          ", paired with the baseline until its headline is resolved (TPS called, or TPS and its "
+          "own axes each called or within ±{:g}%), at most {} pairs",
           results::kResolvedWithin * 100, alternating_looks_of(m).max_pairs);
     else if (m.precision > 0)
       stage.design_why += fmt::format(

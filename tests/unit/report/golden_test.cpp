@@ -181,6 +181,34 @@ TEST(Console, FitsEightyColumnsWhenTheTerminalIsThatWide) {
   }
 }
 
+// The cause column never cuts a knob's name: whole names, "a +1" or "N knobs"; a load-side
+// stage names what its `load:` changed, as a knob.
+TEST(Console, TheCauseColumnKeepsWholeNamesAndNamesLoadChanges) {
+  report::Run run = testing::sample_run();
+  run.stages[1].changes.clear();
+  run.stages[1].load.pool_size = 1;
+  run.stages[1].load.pooler = "pgbouncer";
+  run.stages[1].attribution.reset();
+  for (const char* columns : {"80", "100", "160"}) {
+    ::setenv("COLUMNS", columns, 1);
+    const std::string text = rendered(run, "console");
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind(run.stages[1].name + " ", 0) == 0) {
+        EXPECT_NE(line.find("pool_size"), std::string::npos) << columns << ": " << line;
+      }
+      if (line.rfind("planner ", 0) == 0) {
+        EXPECT_TRUE(line.find("random_page_cost") != std::string::npos ||
+                    line.find("2 knobs") != std::string::npos)
+            << columns << ": " << line;
+      }
+      EXPECT_EQ(line.find("_…"), std::string::npos) << columns << ": " << line;
+    }
+  }
+  ::setenv("COLUMNS", "100", 1);
+}
+
 // The table at a glance: a header, one line per stage, its footnotes; far fewer lines than the
 // detail.
 TEST(Console, OneLinePerStageAndTheDetailOnRequest) {

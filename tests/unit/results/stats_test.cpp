@@ -40,6 +40,16 @@ TEST(Stats, FormatNumberKeepsThreeSignificantDigits) {
   EXPECT_EQ(format_number(NAN), "n/a");
 }
 
+TEST(Stats, FormatQuantityShortensMillionsForATableCell) {
+  EXPECT_EQ(format_quantity(52.38), "52.4");
+  EXPECT_EQ(format_quantity(99'999), "99,999");
+  EXPECT_EQ(format_quantity(927'319), "927k");
+  EXPECT_EQ(format_quantity(999'700), "1.00M");
+  EXPECT_EQ(format_quantity(1'006'117), "1.01M");
+  EXPECT_EQ(format_quantity(3.2e9), "3.20G");
+  EXPECT_EQ(format_quantity(NAN), "n/a");
+}
+
 TEST(Stats, FormatPercent) {
   EXPECT_EQ(format_percent(0.999), "99.9%");
   EXPECT_EQ(format_percent(0.9999), "99.99%");

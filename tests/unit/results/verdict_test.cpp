@@ -149,5 +149,18 @@ TEST(CouldSee, PastOneHundredPercentItSaysWhatMorePairsWouldGive) {
   EXPECT_EQ(narrow.text.find("more pair"), std::string::npos) << narrow.text;
 }
 
+TEST(CouldSee, AnAxisPastOneHundredPercentIsNamedAsTooFewRunsNeverWithItsFigure) {
+  // An attribution's unit measured once: TPS narrow enough to state, CPU/tx and WAL/tx not.
+  const auto axes = tested({axis("tps", 1.02, 0.02, true), axis("cpu_per_tx", 1.1, 2.0, true),
+                            axis("wal_bytes", 0.9, 3.0, true)});
+  const AxesVerdict v = axes_verdict(axes);
+  EXPECT_EQ(v.cell, "no measurable effect");
+  EXPECT_NE(v.sentence.find("could see TPS ±"), std::string::npos) << v.sentence;
+  EXPECT_NE(v.sentence.find("too few runs to tell on CPU/tx, WAL/tx (past ±100%)"),
+            std::string::npos)
+      << v.sentence;
+  EXPECT_EQ(v.sentence.find("CPU/tx ±"), std::string::npos) << v.sentence;
+}
+
 }  // namespace
 }  // namespace pgslow::results
