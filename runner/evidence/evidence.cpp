@@ -331,14 +331,18 @@ CpuTimes read_cpu_times(std::optional<int> postmaster_pid) {
   if (postmaster_pid) {
     if (const auto io = read_server_proc_io(*postmaster_pid)) t.server_s = io->cpu_seconds;
   }
-  if (const auto self = stat_fields(static_cast<int>(::getpid()))) t.self_s = cpu_seconds_of(*self);
+  // This process's own time only: a thread's stat also carries the whole process's reaped
+  // children (initdb, pg_ctl), which a thread started within the window would otherwise bring
+  // in as pgslow's; a child reaped within it counts as another program's.
+  if (const auto self = stat_fields(static_cast<int>(::getpid())))
+    t.self_s = cpu_seconds_of(*self, false);
   std::error_code ec;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
     std::ifstream comm(task.path() / "comm");
     std::string name;
     if (!std::getline(comm, name) || name == kClientThreadName) continue;
     if (const auto fields = stat_fields_of(task.path() / "stat"))
-      t.beside_clients_s += cpu_seconds_of(*fields);
+      t.beside_clients_s += cpu_seconds_of(*fields, false);
   }
   t.taken_at_us = now_us();
   return t;

@@ -1,7 +1,13 @@
 // The delta and ratio logic over hand-made snapshots: no server.
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <thread>
 
 #include "evidence/evidence.h"
 
@@ -148,6 +154,31 @@ TEST(CpuShares, UnknownWithoutTheServersFiguresOrAfterARestart) {
   EXPECT_FALSE(cpu_shares(cpu_at(0, 100, std::nullopt, 10), cpu_at(10, 115, 58, 13)));
   EXPECT_FALSE(cpu_shares(cpu_at(0, 100, 50, 10), cpu_at(10, 115, 2, 13)));  // a new server
   EXPECT_FALSE(cpu_shares(cpu_at(5, 100, 50, 10), cpu_at(5, 115, 58, 13)));  // no window
+}
+
+// A fresh workdir's initdb is a reaped child of pgslow; every thread's stat carries the
+// process's reaped children, so a thread started within the window (the wait sampler) once
+// brought that time in as "pgslow's dashboard and evidence", 14% of a quick run's baseline.
+TEST(CpuShares, AReapedChildIsNeverPgslowsOwnTime) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Burn 0.3 s of CPU, then leave.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    volatile std::uint64_t spin = 0;
+    while (std::chrono::steady_clock::now() < until) spin = spin + 1;
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const CpuTimes before = read_cpu_times(std::nullopt);
+  std::promise<void> read;
+  std::thread beside([&] { read.get_future().wait(); });  // a thread new to the window
+  const CpuTimes after = read_cpu_times(std::nullopt);
+  read.set_value();
+  beside.join();
+  EXPECT_LT(after.beside_clients_s - before.beside_clients_s, 0.1);
+  EXPECT_LT(after.self_s - before.self_s, 0.1);
 }
 
 TEST(CpuShares, ThisMachinesFiguresCanBeRead) {
