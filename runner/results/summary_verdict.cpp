@@ -103,15 +103,14 @@ std::string axis_values_text(const AxisChange& a, bool with_interval) {
 
 std::string could_see_text(const Change& change) {
   const Interval& i = change.interval;
-  std::string text = format_could_see(i.detectable());
-  // Past ±100% the run count, not the machine, limits what it could see: say what more
-  // measuring would give.
-  if (i.detectable() > 1) {
-    const Narrowing n = narrowing(i, change.stage_samples, change.reference_samples);
-    if (n.more_pairs > 0)
-      text += fmt::format("; {} more pair{} would narrow it to ±{}", n.more_pairs,
-                          n.more_pairs == 1 ? "" : "s", percent_text(1 + n.detectable));
-  }
+  if (!(i.detectable() > 1)) return format_could_see(i.detectable());
+  // Past ±100% the run count, not the machine, limits what it could see: no figure ("could see
+  // ±20761%" tells a reader nothing), but what more measuring would give.
+  std::string text = "too few runs to tell, past ±100%";
+  const Narrowing n = narrowing(i, change.stage_samples, change.reference_samples);
+  if (n.more_pairs > 0)
+    text += fmt::format("; {} more pair{} would narrow it to ±{}", n.more_pairs,
+                        n.more_pairs == 1 ? "" : "s", percent_text(1 + n.detectable));
   return text;
 }
 
@@ -132,6 +131,13 @@ Change change_of(const Interval& interval, const Change& counts) {
 }
 
 std::string axis_change_text(const AxisChange& a) {
+  const Change& c = a.change;
+  // A counter at none in both (a few bytes of server log in a thousand transactions): its
+  // ratio is noise around the floor, not a cost.
+  if (a.axis->kind == AxisKind::kPerTx && !c.measurable && c.interval.known &&
+      format_axis_value(*a.axis, c.reference_value) == format_axis_value(*a.axis, 0) &&
+      format_axis_value(*a.axis, c.stage_value) == format_axis_value(*a.axis, 0))
+    return "none in either";
   if (a.axis->kind == AxisKind::kThroughput)
     return a.change.measurable ? a.change.text + " " + format_interval(a.change.interval)
                                : a.change.text;

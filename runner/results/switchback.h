@@ -61,8 +61,8 @@ struct SwitchbackDesign;
 // The looks of a stage of separate runs that alternates with the baseline, after its `repeats`
 // pairs (each pair `pair_s` seconds, the stage's run and the baseline's): --precision's until
 // the watched axis is that narrow (`precision` > 0), else resolving (until TPS is called, or it
-// and its own axes are each called or within ±kResolvedWithin), within `budget_s` of pairs and, resolving, at
-// most twice its repeats. Separate runs look from 2 pairs on.
+// and its own axes are each called or within ±kResolvedWithin), within `budget_s` of pairs and,
+// resolving, at most twice its repeats. Separate runs look from 2 pairs on.
 SwitchbackDesign alternating_looks(double precision, int repeats, double budget_s, double pair_s);
 
 struct SwitchbackDesign {
@@ -76,9 +76,9 @@ struct SwitchbackDesign {
   std::string axis = "auto";
   double confidence = 0.95;
   // Separate runs that look until the headline is resolved (TPS called, or TPS and the stage's
-  // own axes each called or within ±precision), as every such stage does by default; the first look may then come after
-  // `fewest_pairs`, which a switchback run keeps at three (an interval needs three stage blocks)
-  // and separate runs, whose noise the baseline's runs give, lower to two.
+  // own axes each called or within ±precision), as every such stage does by default; the first look
+  // may then come after `fewest_pairs`, which a switchback run keeps at three (an interval needs
+  // three stage blocks) and separate runs, whose noise the baseline's runs give, lower to two.
   bool resolve = false;
   int fewest_pairs = 3;
 };
