@@ -5,10 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "common/text_width.h"
+
 namespace pgslow::report {
 
-// Terminal columns of a UTF-8 string (one per code point: "→" and "µ" are one column each).
-std::size_t display_width(const std::string& s);
+using pgslow::cut_to_width;
+using pgslow::display_width;
+using pgslow::output_columns;
+using pgslow::wrap_text;
+
 // Pads with spaces to `width` columns, on the right (left-aligned) or on the left.
 std::string pad_right(const std::string& s, std::size_t width);
 std::string pad_left(const std::string& s, std::size_t width);
@@ -29,16 +34,6 @@ struct TextTable {
   void fit(std::size_t width, const std::string& indent,
            const std::vector<std::size_t>& shrinkable);
 };
-
-// `s` cut to `width` columns, its last one "…" when anything was cut.
-std::string cut_to_width(const std::string& s, std::size_t width);
-// `text` broken at spaces into lines of at most `width` columns, the lines after the first
-// starting with `hanging` (a word longer than a line is cut).
-std::vector<std::string> wrap_text(const std::string& text, std::size_t width,
-                                   const std::string& hanging = "");
-// The columns the console output should fit: $COLUMNS when set (40 at least), else the
-// terminal's width when standard output is one, else 100.
-std::size_t output_columns();
 
 // The table in Markdown: each cell through markdown_cell, right-aligned columns as `--:`.
 std::string markdown_table(const TextTable& table);

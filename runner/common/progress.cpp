@@ -106,7 +106,8 @@ void ConsoleProgress::update(const std::string& line) {
 }
 
 void ConsoleProgress::note(const std::string& line) {
-  if (!options_.quiet) line_->print(line);
+  // Within the output's width, as the table is: a long path or knob list wraps, indented.
+  if (!options_.quiet) line_->print(wrapped(line, output_columns(), "  "));
 }
 
 // -P N: the report covers the ticks since the last one, as pgbench's does: the transactions
