@@ -162,8 +162,9 @@ std::string short_change(const Change& change, bool slower) {
 
 // The stage's TPS as its effect compares it: the reference measured around it (the baseline's
 // runs, or a switchback stage's own reference blocks) → the stage, the two figures whose ratio
-// the effect cell is, so a row never reads "2,007" beside "-8.9% slower" under a baseline of
-// 1,839. The baseline, or a stage compared with nothing, shows its median.
+// the effect cell is, so a row does not read "2,007" beside "-8.9% slower" under a baseline of
+// 1,839 (only a terminal too narrow for both drops the reference, stage_lines). The baseline,
+// or a stage compared with nothing, shows its median.
 std::string tps_cell(const StageSummary& s, bool with_reference = true) {
   if (!s.ran) return "failed";
   if (s.index == 0 || !s.vs_baseline || !(s.vs_baseline->reference_value > 0) ||
@@ -175,11 +176,14 @@ std::string tps_cell(const StageSummary& s, bool with_reference = true) {
 }
 
 // A stage's throughput against the baseline, as the compact table's effect cell: "6.7x slower
-// [6.1–7.4]", "-12% [-18%, -6.0%]", "≈ (±18%)" within noise, with what it could have seen.
+// [6.1–7.4]", "-12% [-18%, -6.0%]", "≈ (±18%)" within noise, with what it could have seen;
+// past ±100% the run count, not the machine, limits it: "≈ (too few runs)", the footnote says
+// what more pairs would give.
 std::string effect_cell(const std::optional<Change>& change) {
   if (!change) return "—";
   const Interval& i = change->interval;
   if (!i.known) return "no interval";
+  if (!change->measurable && i.detectable() > 1) return "≈ (too few runs)";
   if (!change->measurable) return "≈ (±" + format_number(i.detectable() * 100, 2) + "%)";
   return short_change(*change, true);
 }
@@ -234,6 +238,8 @@ std::vector<std::string> load_changes(const LoadSettings& load, const LoadSettin
     if (const auto was = baseline.pooler_settings.find(name);
         was == baseline.pooler_settings.end() || was->second != value)
       out.push_back("pgbouncer." + name);
+  for (const auto& [name, value] : baseline.pooler_settings)
+    if (!load.pooler_settings.contains(name)) out.push_back("pgbouncer." + name);
   return out;
 }
 
@@ -252,7 +258,8 @@ std::vector<std::string> cause_knobs(const StageResult& stage, const LoadSetting
   return who;
 }
 
-// `who` within `room` columns, whole names only: "a+b+c", else "a +2", else "3 knobs".
+// `who` within `room` columns where it can be, whole names only: "a+b+c", else "a +2", else
+// "3 knobs"; a single name wider than `room` is returned whole (the shown axis is cut first).
 std::string knobs_within(const std::vector<std::string>& who, std::size_t room) {
   const std::string all = join(who, "+");
   const std::vector<std::string> knobs = split(all, '+');
@@ -444,8 +451,10 @@ std::string stage_lines(const Run& run, const std::vector<StageSummary>& summari
       table.rows[i][1] = tps_cell(summaries[i], false);
     cut_causes(true);
   }
+  // The shown axis is cut before a knob's name, the effect last: it is what the row is for.
+  table.fit(width, "", {3});
   table.fit(width, "", {4, 3});
-  table.fit(width, "", {2});  // the effect last: it is what the row is for
+  table.fit(width, "", {2});
   return table.render();
 }
 

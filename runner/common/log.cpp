@@ -2,6 +2,7 @@
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
@@ -21,7 +22,7 @@ class WrappedInfo final : public spdlog::custom_flag_formatter {
     std::string text(msg.payload.data(), msg.payload.size());
     if (msg.level == spdlog::level::info) {
       constexpr std::size_t kPrefix = 6;  // "info: "
-      const std::size_t columns = output_columns();
+      const std::size_t columns = output_columns(STDERR_FILENO);
       text = wrapped(text, columns > kPrefix ? columns - kPrefix : columns, "  ");
     }
     dest.append(text.data(), text.data() + text.size());

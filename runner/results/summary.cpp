@@ -286,15 +286,18 @@ void apply_holm(std::vector<AxisChange>& changes, double confidence) {
     if (c.change.interval.known) c.change = change_of(c.change.interval, c.change);
 }
 
-// "TPS could see ±820%; 9 more pairs would narrow it to ±25%": the own axes that only a
-// longer run could resolve.
+// "TPS: 9 more pairs would narrow it to ±25%": the own axes that only a longer run could
+// resolve (past ±100%), with what more pairs would give where the design has pairs.
 std::string narrowing_note(const std::vector<AxisChange>& axes) {
   std::string out;
   for (const auto& a : axes) {
     if (!a.own || a.change.measurable || !a.change.interval.known ||
         a.change.interval.detectable() <= 1)
       continue;
-    out += (out.empty() ? "" : "; ") + std::string(a.axis->label) + " " + could_see_text(a.change);
+    const std::string text = could_see_text(a.change);
+    const auto more = text.find("; ");
+    out += (out.empty() ? "" : "; ") + std::string(a.axis->label) + ": " +
+           (more == std::string::npos ? "too few runs to tell" : text.substr(more + 2));
   }
   return out;
 }

@@ -33,16 +33,30 @@ TEST(Wrapped, EachLineFitsWithTheLaterOnesIndentedAndNewlinesKept) {
   EXPECT_EQ(wrapped("short → fits", 60, "  "), "short → fits");
 }
 
+TEST(Wrapped, AnIndentedNoteKeepsItsIndentAndAPathIsNeverCut) {
+  EXPECT_EQ(wrapped("  repeat 1 of 3", 60, "  "), "  repeat 1 of 3");
+  EXPECT_EQ(wrapped("  a    b", 60, "  "), "  a    b");  // aligned columns kept
+  const std::string path = "/var/tmp/pgslow-1234abcd/cluster/data/with/a/long/path/inside";
+  const std::string text = wrapped("  wrote " + path + " and more", 30, "  ");
+  EXPECT_NE(text.find("\n    " + path), std::string::npos) << text;  // indent + hanging
+  EXPECT_EQ(text.rfind("  wrote", 0), 0u) << text;
+  EXPECT_EQ(wrapped("\nfoo", 60, "  "), "\nfoo");
+}
+
 TEST(Wrapped, AnInfoLineWrapsToColumnsAndAnErrorStaysWhole) {
   ::setenv("COLUMNS", "60", 1);
+  ::setenv("NO_COLOR", "1", 1);
+  const auto previous = spdlog::default_logger();
   init_logging(Verbosity::kNormal);
   const std::string long_text(30, 'x');
   testing::internal::CaptureStderr();
   spdlog::info("{} {} {}", long_text, long_text, long_text);
   spdlog::error("{} {} {}", long_text, long_text, long_text);
   const std::string out = testing::internal::GetCapturedStderr();
-  spdlog::drop_all();
+  spdlog::drop("pgslow");
+  spdlog::set_default_logger(previous);
   ::unsetenv("COLUMNS");
+  ::unsetenv("NO_COLOR");
   std::istringstream in(out);
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
