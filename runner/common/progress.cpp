@@ -9,7 +9,6 @@
 
 #include "common/clock.h"
 #include "common/format.h"
-#include "common/text_width.h"
 
 namespace pgslow {
 
@@ -107,8 +106,7 @@ void ConsoleProgress::update(const std::string& line) {
 }
 
 void ConsoleProgress::note(const std::string& line) {
-  // Within the output's width, as the table is: a long path or knob list wraps, indented.
-  if (!options_.quiet) line_->print(wrapped(line, output_columns(STDERR_FILENO), "  "));
+  if (!options_.quiet) line_->print(line);
 }
 
 // -P N: the report covers the ticks since the last one, as pgbench's does: the transactions

@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "common/strings.h"
-
 namespace pgslow {
 
 std::size_t display_width(const std::string& s) {
@@ -57,7 +55,7 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width,
   return lines;
 }
 
-std::size_t output_columns(int fd) {
+std::size_t output_columns() {
   constexpr std::size_t kDefault = 100;
   constexpr std::size_t kNarrowest = 40;
   if (const char* env = std::getenv("COLUMNS"); env != nullptr && *env != '\0') {
@@ -66,40 +64,9 @@ std::size_t output_columns(int fd) {
     if (end != env && *end == '\0' && n > 0) return std::max<std::size_t>(n, kNarrowest);
   }
   winsize ws{};
-  if (::isatty(fd) != 0 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+  if (::isatty(STDOUT_FILENO) != 0 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
     return std::max<std::size_t>(ws.ws_col, kNarrowest);
   return kDefault;
-}
-
-std::string wrapped(const std::string& text, std::size_t width, const std::string& hanging) {
-  std::string out;
-  bool first = true;
-  for (const auto& line : split(text, '\n')) {
-    out += first ? "" : "\n";
-    first = false;
-    // A line that fits keeps its spacing (aligned columns); a longer one keeps its indent and
-    // breaks at spaces, a word wider than the room (a path) whole on a line of its own.
-    if (display_width(line) <= width) {
-      out += line;
-      continue;
-    }
-    const std::size_t words_at = std::min(line.find_first_not_of(' '), line.size());
-    const std::string indent = line.substr(0, words_at);
-    std::string current = indent;
-    bool empty = true;
-    for (const auto& word : split(line.substr(words_at), ' ')) {
-      if (word.empty()) continue;
-      if (!empty && display_width(current) + 1 + display_width(word) > width) {
-        out += current + "\n";
-        current = indent + hanging;
-        empty = true;
-      }
-      current += (empty ? "" : " ") + word;
-      empty = false;
-    }
-    out += current;
-  }
-  return out;
 }
 
 }  // namespace pgslow

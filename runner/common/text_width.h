@@ -1,6 +1,6 @@
 #pragma once
 // How wide a text is on a terminal, and fitting it there: shared by the renderers (report/
-// text.h), the progress notes and the log, so every line pgslow prints fits the same width.
+// text.h) and whatever else must fit the output's width.
 
 #include <cstddef>
 #include <string>
@@ -16,12 +16,8 @@ std::string cut_to_width(const std::string& s, std::size_t width);
 // starting with `hanging` (a word longer than a line is cut).
 std::vector<std::string> wrap_text(const std::string& text, std::size_t width,
                                    const std::string& hanging = "");
-// Each line of `text` within `width` columns where its words allow: a line that fits is kept
-// as it is; a longer one keeps its indent, breaks at spaces and starts its later lines with
-// the indent and `hanging`. A word wider than the room (a path) is never cut: it gets a line.
-std::string wrapped(const std::string& text, std::size_t width, const std::string& hanging);
-// The columns the output on `fd` should fit: $COLUMNS when set (40 at least), else the
-// terminal's width when `fd` is one, else 100.
-std::size_t output_columns(int fd = 1);
+// The columns the console output should fit: $COLUMNS when set (40 at least), else the
+// terminal's width when standard output is one, else 100.
+std::size_t output_columns();
 
 }  // namespace pgslow

@@ -98,9 +98,10 @@ results::Run run_prepared(PreparedScenario& p, RunOptions options, const fs::pat
                           const fs::path& out_dir, Progress& progress,
                           const ResultsOutput& output) {
   options.target = p.target;
-  progress.note(fmt::format("pgslow run {}: {} stages on {}, about {:.0f} s of measuring",
-                            p.scenario.name, p.plan.stages.size(), p.server->describe(),
-                            p.plan.estimated_seconds));
+  // Two lines: a workdir's path would push one past the table's width.
+  progress.note(fmt::format("pgslow run {}: {} stages, about {:.0f} s of measuring",
+                            p.scenario.name, p.plan.stages.size(), p.plan.estimated_seconds));
+  progress.note("  on " + p.server->describe());
   results::Run run;
   try {
     run_plan(p.plan, *p.server, p.catalog, workdir, options, progress, run);
