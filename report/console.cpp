@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <ostream>
 #include <sstream>
 
@@ -222,7 +223,8 @@ std::string shows_on_cell(const StageSummary& s, bool with_interval) {
 }
 
 // A load-side stage's changes from the baseline's load, by the names a scenario's `load:` gives
-// them, as knobs are named: "pool_size", "clients", "pgbouncer.pool_mode".
+// them, as knobs are named: "pool_size", "clients". PgBouncer's own settings are knobs of the
+// stage already (`pgbouncer.pool_mode`, scenario/plan_pooler.cpp add_pooler_changes).
 std::vector<std::string> load_changes(const LoadSettings& load, const LoadSettings& baseline) {
   std::vector<std::string> out;
   if (load.clients != baseline.clients) out.push_back("clients");
@@ -234,12 +236,6 @@ std::vector<std::string> load_changes(const LoadSettings& load, const LoadSettin
     out.push_back("connect_per_transaction");
   if (load.rate != baseline.rate || load.rate_percent != baseline.rate_percent)
     out.push_back("rate");
-  for (const auto& [name, value] : load.pooler_settings)
-    if (const auto was = baseline.pooler_settings.find(name);
-        was == baseline.pooler_settings.end() || was->second != value)
-      out.push_back("pgbouncer." + name);
-  for (const auto& [name, value] : baseline.pooler_settings)
-    if (!load.pooler_settings.contains(name)) out.push_back("pgbouncer." + name);
   return out;
 }
 
@@ -438,18 +434,24 @@ std::string stage_lines(const Run& run, const std::vector<StageSummary>& summari
       else
         table.rows[i][4] = names;
     }
-    return table.rendered_width("") > width;
   };
-  bool wide = table.rendered_width("") > width && cut_causes(false);
-  if (wide) {
-    for (std::size_t i = 0; i < summaries.size(); ++i)
-      if (summaries[i].index != 0) table.rows[i][3] = shows_on_cell(summaries[i], false);
-    wide = cut_causes(false) && cut_causes(true);
-  }
-  if (wide) {
-    for (std::size_t i = 0; i < summaries.size(); ++i)
-      table.rows[i][1] = tps_cell(summaries[i], false);
-    cut_causes(true);
+  bool count_knobs = false;
+  const std::vector<std::function<void()>> narrower = {
+      [] {},
+      [&] {
+        for (std::size_t i = 0; i < summaries.size(); ++i)
+          if (summaries[i].index != 0) table.rows[i][3] = shows_on_cell(summaries[i], false);
+      },
+      [&] { count_knobs = true; },
+      [&] {
+        for (std::size_t i = 0; i < summaries.size(); ++i)
+          table.rows[i][1] = tps_cell(summaries[i], false);
+      },
+  };
+  for (const auto& step : narrower) {
+    if (table.rendered_width("") <= width) break;
+    step();
+    cut_causes(count_knobs);
   }
   // The shown axis is cut before a knob's name, the effect last: it is what the row is for.
   table.fit(width, "", {3});

@@ -251,11 +251,8 @@ bool PlanSchedule::precision_reached(std::size_t i, int round, int rounds) {
   if (looks_.resolve) {
     // Resolved: TPS called (the headline, whatever its own axes say), else TPS and each own axis
     // called or within ±results::kResolvedWithin (the headline is then the own axis or "≈").
-    const auto tps = std::find_if(now.axes.begin(), now.axes.end(), [](const auto& a) {
-      return a.axis->kind == results::AxisKind::kThroughput;
-    });
     const bool resolved =
-        (tps != now.axes.end() && tps->change.measurable) ||
+        (now.vs_baseline && now.vs_baseline->measurable) ||
         std::all_of(now.axes.begin(), now.axes.end(), [&](const auto& a) {
           const results::Interval& in = a.change.interval;
           return !a.own || !in.known || a.change.measurable || in.half_width() <= looks_.precision;

@@ -149,7 +149,7 @@ std::string format_axis_value(const Axis& axis, double value) {
       return format_latency_us(value * 1e6);
     case AxisKind::kPerTx:
       // None, read as the floor (axis_value).
-      if (value <= kCounterFloor * (1 + 1e-9)) return axis.bytes ? format_size(0) : "0";
+      if (reads_as_none(value)) return axis.bytes ? format_size(0) : "0";
       return axis.bytes ? format_size(value) : format_quantity(value);
     case AxisKind::kLatency:
       return format_latency_us(value);

@@ -88,6 +88,11 @@ std::map<std::string, double> axis_counters(const std::map<std::string, double>&
 
 // A counter below this per transaction counts as this (axis_value): intervals work on logs.
 inline constexpr double kCounterFloor = 1e-3;
+// Whether a per-transaction value reads as none: at the floor (a run that had none is read as
+// the floor, axis_value), with room for the rounding of a mean of logs.
+inline bool reads_as_none(double value) {
+  return value <= kCounterFloor * (1 + 1e-9);
+}
 
 // One run's value on an axis, in its own unit (TPS; CPU seconds, a count or bytes per
 // transaction; µs); nullopt when the run did not measure it. A counter below a thousandth per

@@ -294,10 +294,9 @@ std::string narrowing_note(const std::vector<AxisChange>& axes) {
     if (!a.own || a.change.measurable || !a.change.interval.known ||
         a.change.interval.detectable() <= 1)
       continue;
-    const std::string text = could_see_text(a.change);
-    const auto more = text.find("; ");
+    const std::string more = more_pairs_text(a.change);
     out += (out.empty() ? "" : "; ") + std::string(a.axis->label) + ": " +
-           (more == std::string::npos ? "too few runs to tell" : text.substr(more + 2));
+           (more.empty() ? "too few runs to tell" : more);
   }
   return out;
 }

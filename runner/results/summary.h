@@ -93,9 +93,12 @@ double stage_confidence(const StageResult& stage);
 // A Change from an interval (its verdict and text), as compare_runs words it; `counts` gives
 // what it rests on and the values compared (its other fields are replaced).
 Change change_of(const Interval& interval, const Change& counts = {});
-// "could see ±4.2%"; past ±100%, with what more pairs would narrow it to: "could see ±820%;
-// 9 more pairs would narrow it to ±25%".
+// "could see ±4.2%"; past ±100%, no figure but what more pairs would narrow it to: "too few
+// runs to tell, past ±100%; 9 more pairs would narrow it to ±25%".
 std::string could_see_text(const Change& change);
+// Past ±100%: "6 more pairs would narrow it to ±24%" (results/stats.h narrowing); "" within
+// ±100% or when the design has no pairs to add.
+std::string more_pairs_text(const Change& change);
 // One axis of a stage against the baseline around it (results/axes.h), from the stage's own
 // design, its interval restated by Holm's rule over the stage's axes.
 struct AxisChange {

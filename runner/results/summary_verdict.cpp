@@ -101,17 +101,22 @@ std::string axis_values_text(const AxisChange& a, bool with_interval) {
   return text;
 }
 
+std::string more_pairs_text(const Change& change) {
+  const Interval& i = change.interval;
+  if (!(i.detectable() > 1)) return "";
+  const Narrowing n = narrowing(i, change.stage_samples, change.reference_samples);
+  if (n.more_pairs <= 0) return "";
+  return fmt::format("{} more pair{} would narrow it to ±{}", n.more_pairs,
+                     n.more_pairs == 1 ? "" : "s", percent_text(1 + n.detectable));
+}
+
 std::string could_see_text(const Change& change) {
   const Interval& i = change.interval;
   if (!(i.detectable() > 1)) return format_could_see(i.detectable());
   // Past ±100% the run count, not the machine, limits what it could see: no figure ("could see
   // ±20761%" tells a reader nothing), but what more measuring would give.
-  std::string text = "too few runs to tell, past ±100%";
-  const Narrowing n = narrowing(i, change.stage_samples, change.reference_samples);
-  if (n.more_pairs > 0)
-    text += fmt::format("; {} more pair{} would narrow it to ±{}", n.more_pairs,
-                        n.more_pairs == 1 ? "" : "s", percent_text(1 + n.detectable));
-  return text;
+  const std::string more = more_pairs_text(change);
+  return "too few runs to tell, past ±100%" + (more.empty() ? "" : "; " + more);
 }
 
 Change change_of(const Interval& interval, const Change& counts) {
@@ -135,8 +140,7 @@ std::string axis_change_text(const AxisChange& a) {
   // A counter at none in both (a few bytes of server log in a thousand transactions): its
   // ratio is noise around the floor, not a cost.
   if (a.axis->kind == AxisKind::kPerTx && !c.measurable && c.interval.known &&
-      format_axis_value(*a.axis, c.reference_value) == format_axis_value(*a.axis, 0) &&
-      format_axis_value(*a.axis, c.stage_value) == format_axis_value(*a.axis, 0))
+      reads_as_none(c.reference_value) && reads_as_none(c.stage_value))
     return "none in either";
   if (a.axis->kind == AxisKind::kThroughput)
     return a.change.measurable ? a.change.text + " " + format_interval(a.change.interval)
@@ -192,11 +196,9 @@ AxesVerdict axes_verdict(const std::vector<AxisChange>& axes) {
     v.sentence =
         own_known.empty() ? v.cell : "no measurable effect (" + could_see_list(own_known) + ")";
     // Past ±100% on TPS: what more pairs would give.
-    if (tps_known && tps->change.interval.detectable() > 1) {
-      const std::string more = could_see_text(tps->change);
-      if (const auto semi = more.find("; "); semi != std::string::npos)
-        v.sentence += "; TPS: " + more.substr(semi + 2);
-    }
+    if (tps_known)
+      if (const std::string more = more_pairs_text(tps->change); !more.empty())
+        v.sentence += "; TPS: " + more;
     // An axis nobody expected never headlines alone.
     if (const AxisChange* other = largest(others_moved)) {
       v.cell += "; also " + named_change(*other, false);
