@@ -129,8 +129,8 @@ void check_run(const results::Run& run, const fs::path& out_dir, const std::stri
         which, run.stages.front().error));
   if (run.stages.size() > 1 && failed == run.stages.size() - 1)
     throw RuntimeError(
-        fmt::format("{}every changed stage failed ({} of {}); see the errors above and the logs "
-                    "in {} (the configuration is restored)",
+        fmt::format("{}every changed stage failed ({} of {}); each stage's reason is in the "
+                    "table's notes above, the logs in {} (the configuration is restored)",
                     which, failed, run.stages.size() - 1, (out_dir / "logs").string()));
   for (const auto& e : run.expectations) {
     if (!e.passed) {

@@ -167,4 +167,18 @@ ProcessResult pgslow(std::vector<std::string> args, std::vector<std::string> env
   return run_process(argv, o);
 }
 
+std::string unwrapped(const std::string& output) {
+  std::string flat;
+  flat.reserve(output.size());
+  for (std::size_t i = 0; i < output.size(); ++i) {
+    if (output[i] != '\n') {
+      flat += output[i];
+      continue;
+    }
+    while (i + 1 < output.size() && output[i + 1] == ' ') ++i;
+    flat += ' ';
+  }
+  return flat;
+}
+
 }  // namespace pgslow::testing

@@ -69,4 +69,8 @@ Finished run_pgslow_in(const std::filesystem::path& workdir, std::vector<std::st
 // minutes, with `env` added to its environment.
 ProcessResult pgslow(std::vector<std::string> args, std::vector<std::string> env = {});
 
+// `output` with each line break and the indent after it read as one space: the table's
+// footnotes wrap to the output's width, so a phrase in one may be split across lines.
+std::string unwrapped(const std::string& output);
+
 }  // namespace pgslow::testing
