@@ -60,6 +60,10 @@ struct Fields<AuditRow> {
                  field("measured", &S::measured), field("passed", &S::passed)};
 };
 
+// A run's or block's neighbours' CPU only when it was measured (no null in older shapes).
+template <typename S>
+constexpr auto neighbour_cpu_measured = [](const S& s) { return s.neighbour_cpu.has_value(); };
+
 template <>
 struct Fields<Measurement> {
   using S = Measurement;
@@ -100,6 +104,7 @@ struct Fields<Measurement> {
                  field("in_flight_longest_us", &S::in_flight_longest_us, in_flight),
                  field("server_cpu_s", &S::server_cpu_s, cpu_measured),
                  field("client_cpu_s", &S::client_cpu_s, cpu_measured),
+                 field("neighbour_cpu", &S::neighbour_cpu, neighbour_cpu_measured<S>),
                  field("idle_connection_pss_bytes", &S::idle_connection_pss_bytes, memory_measured),
                  field("idle_connections_measured", &S::idle_connections_measured, memory_measured),
                  field("per_tx", &S::per_tx, [](const S& m) { return !m.per_tx.empty(); })};
@@ -222,6 +227,7 @@ struct Fields<SwitchbackBlock> {
                  field("transactions", &S::transactions),
                  field("server_cpu_s", &S::server_cpu_s),
                  field("client_cpu_s", &S::client_cpu_s),
+                 field("neighbour_cpu", &S::neighbour_cpu, neighbour_cpu_measured<S>),
                  field("per_tx", &S::per_tx, [](const S& b) { return !b.per_tx.empty(); }),
                  field("p95_us", &S::p95_us, latency_recorded),
                  field("p99_us", &S::p99_us, latency_recorded)};
@@ -306,6 +312,7 @@ struct Fields<ReferenceRun> {
                  field("duration_s", &S::duration_s),
                  field("tps_per_second", &S::tps_per_second),
                  field("server_cpu_s", &S::server_cpu_s),
+                 field("neighbour_cpu", &S::neighbour_cpu, neighbour_cpu_measured<S>),
                  field("per_tx", &S::per_tx, [](const S& r) { return !r.per_tx.empty(); }),
                  field("latency", &S::latency, [](const S& r) { return r.latency.p99_us > 0; }),
                  field("error", &S::error)};

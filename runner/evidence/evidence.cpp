@@ -81,6 +81,14 @@ double cpu_seconds_of(const std::vector<std::string>& fields, bool reaped = true
   return total / ticks;
 }
 
+// The user-mode part: utime, and with `reaped` the reaped children's cutime.
+double user_seconds_of(const std::vector<std::string>& fields, bool reaped = true) {
+  static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  if (fields.size() < 15) return 0;
+  const double utime = std::strtod(fields[11].c_str(), nullptr);
+  return (reaped ? utime + std::strtod(fields[13].c_str(), nullptr) : utime) / ticks;
+}
+
 // A process's title (the first element of its cmdline), empty when unreadable.
 std::string process_title(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
@@ -264,6 +272,7 @@ std::optional<ProcIo> read_server_proc_io_once(int postmaster_pid, bool& consist
   const auto own = stat_fields(postmaster_pid);
   if (own) {
     total->cpu_seconds = cpu_seconds_of(*own);
+    total->user_seconds = user_seconds_of(*own);
     total->postmaster_cpu_seconds = cpu_seconds_of(*own, false);
     total->reaped_cpu_seconds = total->cpu_seconds - total->postmaster_cpu_seconds;
     total->postmaster_context_switches = context_switches_of(postmaster_pid);
@@ -287,6 +296,7 @@ std::optional<ProcIo> read_server_proc_io_once(int postmaster_pid, bool& consist
     if (title.find("io worker") != std::string::npos) total->io_worker_syscr += io->syscr;
     const double cpu_s = cpu_seconds_of(*fields);
     total->cpu_seconds += cpu_s;
+    total->user_seconds += user_seconds_of(*fields);
     total->children.push_back({pid, fields->size() > 19 ? (*fields)[19] : "", process_kind(title),
                                cpu_s, context_switches_of(pid)});
     total->syscr += io->syscr;
@@ -325,17 +335,24 @@ CpuTimes read_cpu_times(std::optional<int> postmaster_pid) {
   std::string label;
   double v[8] = {};
   if (machine >> label >> v[0] >> v[1] >> v[2] >> v[3] >> v[4] >> v[5] >> v[6] >> v[7] &&
-      label == "cpu")
+      label == "cpu") {
     t.machine_busy_s = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / ticks;
+    t.machine_user_s = (v[0] + v[1]) / ticks;
+  }
   t.cores = std::max(1, static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)));
   if (postmaster_pid) {
-    if (const auto io = read_server_proc_io(*postmaster_pid)) t.server_s = io->cpu_seconds;
+    if (const auto io = read_server_proc_io(*postmaster_pid)) {
+      t.server_s = io->cpu_seconds;
+      t.server_user_s = io->user_seconds;
+    }
   }
   // This process's own time only: a thread's stat also carries the whole process's reaped
   // children (initdb, pg_ctl), which a thread started within the window would otherwise bring
   // in as pgslow's; a child reaped within it counts as another program's.
-  if (const auto self = stat_fields(static_cast<int>(::getpid())))
+  if (const auto self = stat_fields(static_cast<int>(::getpid()))) {
     t.self_s = cpu_seconds_of(*self, false);
+    t.self_user_s = user_seconds_of(*self, false);
+  }
   std::error_code ec;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
     std::ifstream comm(task.path() / "comm");
@@ -371,6 +388,12 @@ std::optional<CpuShares> cpu_shares(const CpuTimes& before, const CpuTimes& afte
   s.clients = clients / capacity;
   s.pgslow_other = (self - clients) / capacity;
   s.other_programs = std::max(0.0, (busy - server - self) / capacity);
+  if (after.server_user_s && before.server_user_s) {
+    const double others_user = (after.machine_user_s - before.machine_user_s) -
+                               (*after.server_user_s - *before.server_user_s) -
+                               (after.self_user_s - before.self_user_s);
+    s.neighbours = std::max(0.0, others_user / capacity);
+  }
   return s;
 }
 

@@ -73,6 +73,7 @@ struct ProcIo {
   // CPU seconds (user + system) of the postmaster, its live children and every child it
   // reaped: the server's whole CPU time.
   double cpu_seconds = 0;
+  double user_seconds = 0;  // the user-mode part of it
   // The same split by process: the live children one by one (their kind from the process
   // title, their context switches from /proc/PID/status), and the postmaster's own time and
   // that of the children it reaped (cutime + cstime), which /proc cannot split further.
@@ -157,8 +158,11 @@ std::optional<ProcIo> read_server_proc_io(int postmaster_pid);
 // across a measured window, while the clients may end before its last reading.
 struct CpuTimes {
   double machine_busy_s = 0;
+  double machine_user_s = 0;  // user and nice
   std::optional<double> server_s;
+  std::optional<double> server_user_s;
   double self_s = 0;
+  double self_user_s = 0;
   double beside_clients_s = 0;
   int cores = 1;
   std::int64_t taken_at_us = 0;
@@ -174,6 +178,11 @@ struct CpuShares {
   double window_s = 0;
   double server = 0, clients = 0, pgslow_other = 0, other_programs = 0;
   double server_s = 0, clients_s = 0;  // CPU seconds, not shares
+  // Other programs' user-mode time alone: what a neighbour (a build, a CPU hog) takes, and
+  // not the kernel's work on the server's behalf (its I/O, its sockets' interrupts), which
+  // the stage itself changes. The covariate a comparison subtracts (Measurement::
+  // neighbour_cpu).
+  double neighbours = 0;
   double disturbance() const { return pgslow_other + other_programs; }
 };
 std::optional<CpuShares> cpu_shares(const CpuTimes& before, const CpuTimes& after);

@@ -114,6 +114,7 @@ void MeasuredWindow::collect(results::Measurement& m, const driver::DriverOption
       out.cpu = *shares;
       m.server_cpu_s = shares->server_s;
       m.client_cpu_s = shares->clients_s;
+      m.neighbour_cpu = shares->neighbours;
     }
   }
   if (!evidence_error_.empty()) stage.warnings.push_back("evidence incomplete: " + evidence_error_);

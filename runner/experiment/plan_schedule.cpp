@@ -286,6 +286,7 @@ void PlanSchedule::add_reference(const results::Measurement& rm, std::size_t aft
   rr.duration_s = rm.duration_s;
   rr.tps_per_second = rm.tps_per_second;
   rr.server_cpu_s = rm.server_cpu_s;
+  rr.neighbour_cpu = rm.neighbour_cpu;
   rr.per_tx = rm.per_tx;
   rr.latency = rm.latency;
   run_.references.push_back(std::move(rr));

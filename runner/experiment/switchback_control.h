@@ -139,6 +139,7 @@ class SwitchbackControl {
       if (const auto shares = evidence::cpu_shares(*start_cpu_, *end_cpu_)) {
         b.server_cpu_s = shares->server_s;
         b.client_cpu_s = shares->clients_s;
+        b.neighbour_cpu = shares->neighbours;
       }
     }
     // The block's own counters per transaction: each block is one sample of the cost axes.

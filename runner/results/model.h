@@ -136,6 +136,10 @@ struct Measurement {
   // the cost of a transaction, which moves much less with other load than TPS does.
   double server_cpu_s = 0;
   double client_cpu_s = 0;
+  // The share of the machine's CPU (0 to 1 of cores x wall time) other programs used in user
+  // mode (evidence::CpuShares::neighbours): the covariate the comparisons subtract
+  // (results/switchback.h); nullopt: not measured (a remote server, an older report).
+  std::optional<double> neighbour_cpu = std::nullopt;
   // The evidence counters the cost axes read (results/axes.h: wal_bytes, wal_fpi, blocks_read,
   // read_syscalls, temp_bytes), per transaction over this run's own evidence window; empty:
   // not measured (no evidence connection, an older report).
@@ -306,6 +310,7 @@ struct SwitchbackBlock {
   std::uint64_t transactions = 0;  // committed + rolled back in the kept part
   double server_cpu_s = 0;         // every server process, in the kept part; 0: not measured
   double client_cpu_s = 0;         // pgslow's client threads
+  std::optional<double> neighbour_cpu = std::nullopt;  // as Measurement::neighbour_cpu
   // The cost axes' counters per transaction over the kept part (Measurement::per_tx); empty:
   // not measured.
   std::map<std::string, double> per_tx = {};
@@ -420,10 +425,11 @@ struct ReferenceRun {
   std::uint64_t transactions = 0;  // committed + rolled back
   double duration_s = 0;
   std::vector<double> tps_per_second;
-  double server_cpu_s = 0;                    // as Measurement::server_cpu_s; 0: not measured
-  std::map<std::string, double> per_tx = {};  // as Measurement::per_tx
-  LatencySummary latency;                     // as Measurement::latency; zeros: not recorded
-  std::string error;                          // the re-measurement failed: why
+  double server_cpu_s = 0;  // as Measurement::server_cpu_s; 0: not measured
+  std::optional<double> neighbour_cpu = std::nullopt;  // as Measurement::neighbour_cpu
+  std::map<std::string, double> per_tx = {};           // as Measurement::per_tx
+  LatencySummary latency;  // as Measurement::latency; zeros: not recorded
+  std::string error;       // the re-measurement failed: why
 
   bool operator==(const ReferenceRun&) const = default;
 };

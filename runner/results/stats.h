@@ -52,6 +52,9 @@ struct Interval {
   double df = 0;  // degrees of freedom of the noise estimate
   double confidence = 0.95;
   bool known = false;  // false: too few measurements to state an interval
+  // The effect at equal neighbour load: other programs' share of the machine was subtracted
+  // (results/switchback.h alternating_interval).
+  bool neighbour_adjusted = false;
   // The larger distance of a bound from the estimate, relative.
   double half_width() const;
   // Student's t at its confidence and degrees of freedom, and the standard error of the log

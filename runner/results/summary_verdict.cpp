@@ -218,8 +218,20 @@ std::string stopping_text(double precision, const std::string& stopped) {
 }
 
 std::string describe_switchback(const Switchback& s) {
-  return fmt::format("switchback, {} blocks of {:g} s", s.blocks.size(), s.block_s) +
-         stopping_text(s.precision, s.stopped);
+  std::string text = fmt::format("switchback, {} blocks of {:g} s", s.blocks.size(), s.block_s) +
+                     stopping_text(s.precision, s.stopped);
+  // Subtracted on every axis alike (the same blocks, the same neighbours): TPS's says so.
+  if (switchback_interval(s.blocks, kTpsAxis).neighbour_adjusted) {
+    double low = 1;
+    double high = 0;
+    for (const auto& b : s.blocks) {
+      low = std::min(low, b.neighbour_cpu.value_or(low));
+      high = std::max(high, b.neighbour_cpu.value_or(high));
+    }
+    text += fmt::format("; other programs' CPU subtracted ({:.0f}–{:.0f}% of the machine)",
+                        low * 100, high * 100);
+  }
+  return text;
 }
 
 std::string cost_change_text(const Change& change) {

@@ -17,13 +17,15 @@ template <typename Element, typename IsStage>
 Interval axis_interval(const std::vector<Element>& series, const Axis& axis, IsStage is_stage,
                        double confidence) {
   std::vector<std::optional<double>> logs;
+  std::vector<std::optional<double>> neighbours;
   std::vector<bool> stage;
   for (std::size_t i = 0; i < series.size(); ++i) {
     const auto v = series[i] != nullptr ? axis_value(axis, *series[i]) : std::nullopt;
     logs.push_back(v ? std::optional<double>(std::log(*v)) : std::nullopt);
+    neighbours.push_back(series[i] != nullptr ? series[i]->neighbour_cpu : std::nullopt);
     stage.push_back(is_stage(i));
   }
-  return alternating_interval(logs, stage, confidence);
+  return alternating_interval(logs, stage, confidence, neighbours);
 }
 
 // Every axis with a known interval, Holm's rule over them.
@@ -67,23 +69,42 @@ std::vector<AxisInterval> alternating_axes(const std::vector<const Measurement*>
 
 std::vector<double> alternating_differences(const std::vector<std::optional<double>>& log_values,
                                             const std::vector<bool>& stage) {
+  return alternating_differences(log_values, stage, {}).first;
+}
+
+std::pair<std::vector<double>, std::vector<double>> alternating_differences(
+    const std::vector<std::optional<double>>& log_values, const std::vector<bool>& stage,
+    const std::vector<std::optional<double>>& covariate) {
   std::vector<double> diffs;
+  std::vector<double> covariate_diffs;
+  // The covariate's differences are kept only while every element used has one.
+  bool with_covariate = !covariate.empty();
+  auto covariate_at = [&](std::size_t i) {
+    const std::optional<double> c = i < covariate.size() ? covariate[i] : std::nullopt;
+    with_covariate = with_covariate && c.has_value();
+    return c.value_or(0);
+  };
   for (std::size_t i = 0; i < log_values.size() && i < stage.size(); ++i) {
     if (!stage[i]) continue;
     const auto y = log_values[i];
     if (!y) continue;
     double sum = 0;
+    double covariate_sum = 0;
     int n = 0;
     for (const std::size_t j : {i - 1, i + 1}) {  // i - 1 wraps past the end for i = 0
       if (j >= log_values.size() || j >= stage.size() || stage[j]) continue;
       if (const auto r = log_values[j]) {
         sum += *r;
+        covariate_sum += covariate_at(j);
         ++n;
       }
     }
-    if (n > 0) diffs.push_back(*y - sum / n);
+    if (n == 0) continue;
+    diffs.push_back(*y - sum / n);
+    covariate_diffs.push_back(covariate_at(i) - covariate_sum / n);
   }
-  return diffs;
+  if (!with_covariate) covariate_diffs.clear();
+  return {diffs, covariate_diffs};
 }
 
 double difference_variance(const std::vector<double>& diffs) {
@@ -110,9 +131,45 @@ Interval differences_interval(const std::vector<double>& diffs, double variance,
   return log_ratio_interval(m, se, df, confidence);
 }
 
+std::optional<Interval> adjusted_interval(const std::vector<double>& diffs,
+                                          const std::vector<double>& covariate_diffs,
+                                          double confidence) {
+  const std::size_t count = diffs.size();
+  if (count < kFewestAdjustedDifferences || covariate_diffs.size() != count) return std::nullopt;
+  const auto n = static_cast<double>(count);
+  const double x_mean = mean(covariate_diffs);
+  const double y_mean = mean(diffs);
+  double sxx = 0;
+  double sxy = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    sxx += (covariate_diffs[i] - x_mean) * (covariate_diffs[i] - x_mean);
+    sxy += (covariate_diffs[i] - x_mean) * (diffs[i] - y_mean);
+  }
+  // Decided by the covariate alone, never by what the adjustment would do to the interval:
+  // the neighbours' share must differ between the sides by more than kAdjustedSpread.
+  if (std::sqrt(sxx / (n - 1)) < kAdjustedSpread) return std::nullopt;
+  const double slope = sxy / sxx;
+  double residuals = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double r = diffs[i] - y_mean - slope * (covariate_diffs[i] - x_mean);
+    residuals += r * r;
+  }
+  const double rho = kNeighbourCorrelation;
+  // Residual variance with n - 2 degrees of freedom, corrected for the shared neighbours as
+  // difference_variance is; the estimate is the difference at equal neighbour load (the
+  // regression's intercept), whose variance adds the slope's uncertainty at the mean.
+  const double variance = residuals / (n - 2) / (1 - 2 * rho / n);
+  const double se = std::sqrt(variance * ((1 + 2 * rho * (n - 1) / n) / n + x_mean * x_mean / sxx));
+  Interval out = log_ratio_interval(y_mean - slope * x_mean, se, n - 2, confidence);
+  out.neighbour_adjusted = true;
+  return out;
+}
+
 Interval alternating_interval(const std::vector<std::optional<double>>& log_values,
-                              const std::vector<bool>& stage, double confidence) {
-  const std::vector<double> diffs = alternating_differences(log_values, stage);
+                              const std::vector<bool>& stage, double confidence,
+                              const std::vector<std::optional<double>>& neighbour_cpu) {
+  const auto [diffs, neighbour_diffs] = alternating_differences(log_values, stage, neighbour_cpu);
+  if (const auto adjusted = adjusted_interval(diffs, neighbour_diffs, confidence)) return *adjusted;
   return differences_interval(diffs, difference_variance(diffs),
                               static_cast<double>(diffs.size()) - 1, confidence);
 }
@@ -172,17 +229,22 @@ double look_confidence(const SwitchbackDesign& design, int pairs) {
 
 Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool stage) {
   Measurement m;
+  double neighbour_s = 0;  // the neighbours' share times each block's length, while every block
+  bool neighbours = true;  // has it
   for (const auto& b : blocks) {
     if (b.stage != stage) continue;
     m.duration_s += b.seconds;
     m.committed += b.transactions;
     m.server_cpu_s += b.server_cpu_s;
     m.client_cpu_s += b.client_cpu_s;
+    neighbours = neighbours && b.neighbour_cpu.has_value();
+    if (neighbours) neighbour_s += *b.neighbour_cpu * b.seconds;
     if (b.seconds <= 0) continue;
     m.tps_per_second.push_back(static_cast<double>(b.transactions) / b.seconds);
     if (b.p99_us > 0) m.p99_per_second.push_back(b.p99_us);
   }
   m.tps = m.duration_s > 0 ? static_cast<double>(m.committed) / m.duration_s : 0;
+  if (neighbours && m.duration_s > 0) m.neighbour_cpu = neighbour_s / m.duration_s;
   return m;
 }
 

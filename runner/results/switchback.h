@@ -8,6 +8,7 @@
 // drives exactly the logic the live run uses.
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "results/axes.h"
@@ -40,14 +41,35 @@ std::vector<AxisInterval> alternating_axes(const std::vector<const Measurement*>
 // The same comparison over any series that alternates between the reference and the stage,
 // one log value per element (nullopt: not measured), `stage` marking the stage's: separate
 // runs interleaved with the baseline (`pgslow cliff`) as well as a switchback run's blocks.
+// With `neighbour_cpu` (each element's share of the machine other programs took, Measurement::
+// neighbour_cpu) known for every element, and differing between the two sides by more than
+// kAdjustedSpread over at least kFewestAdjustedDifferences differences, the differences are
+// regressed on the neighbours' and the interval is the effect at equal neighbour load, with one
+// degree of freedom less (Interval::neighbour_adjusted): a neighbour busy during some blocks and
+// idle during others is subtracted rather than counted as noise.
 Interval alternating_interval(const std::vector<std::optional<double>>& log_values,
-                              const std::vector<bool>& stage, double confidence = 0.95);
+                              const std::vector<bool>& stage, double confidence = 0.95,
+                              const std::vector<std::optional<double>>& neighbour_cpu = {});
+// The regression: nullopt when it does not apply (too few differences, too even a neighbour).
+std::optional<Interval> adjusted_interval(const std::vector<double>& diffs,
+                                          const std::vector<double>& covariate_diffs,
+                                          double confidence = 0.95);
+// The neighbours' share must vary by this much (a standard deviation of its differences, as a
+// share of the machine) before it is subtracted: below it, the slope is noise and the degree of
+// freedom it costs buys nothing.
+inline constexpr double kAdjustedSpread = 0.02;
+inline constexpr std::size_t kFewestAdjustedDifferences = 5;
 // Its parts, for a caller that pools the noise over several series: the differences (each
 // stage value minus the mean of its reference neighbours), one series' estimate of a
 // difference's variance (corrected for the neighbours two differences share), and the
 // interval of the differences' mean given a variance estimate with `df` degrees of freedom.
 std::vector<double> alternating_differences(const std::vector<std::optional<double>>& log_values,
                                             const std::vector<bool>& stage);
+// The same differences, and `covariate`'s over the same elements (empty unless every element
+// used has one).
+std::pair<std::vector<double>, std::vector<double>> alternating_differences(
+    const std::vector<std::optional<double>>& log_values, const std::vector<bool>& stage,
+    const std::vector<std::optional<double>>& covariate);
 double difference_variance(const std::vector<double>& diffs);
 Interval differences_interval(const std::vector<double>& diffs, double variance, double df,
                               double confidence = 0.95);

@@ -79,6 +79,8 @@ results::Measurement SimulatedServer::one_run(const std::set<std::string>& chang
   clock_s_ += seconds;
   results::Measurement run;
   run.duration_s = seconds;
+  // What /proc shows of the neighbour: the share of the machine it took.
+  if (model_.neighbour_share > 0) run.neighbour_cpu = steal;
   run.tps = tps * speed;
   run.committed = static_cast<std::uint64_t>(std::llround(std::max(1.0, run.tps * seconds)));
   run.latency.p99_us = p99 / speed;
@@ -127,6 +129,7 @@ results::SwitchbackBlock SimulatedServer::block(const std::vector<Setting>& chan
   b.seconds = m.duration_s;
   b.transactions = m.committed;
   b.server_cpu_s = m.server_cpu_s;
+  b.neighbour_cpu = m.neighbour_cpu;
   b.per_tx = m.per_tx;
   b.p95_us = m.latency.p95_us;
   b.p99_us = m.latency.p99_us;

@@ -135,6 +135,25 @@ TEST(CpuShares, WhatTheServerAndPgslowDidNotUseIsOtherPrograms) {
   EXPECT_GT(s->disturbance(), kDisturbedShare);
 }
 
+// The neighbours a comparison subtracts are other programs' user time: the kernel's work for
+// the server (its I/O, its sockets) moves with the stage itself and is left out.
+TEST(CpuShares, NeighboursAreOtherProgramsUserTimeNotTheKernelsWorkForTheServer) {
+  CpuTimes before = cpu_at(0, 100, 50, 10);
+  CpuTimes after = cpu_at(10, 118, 58, 13);
+  before.machine_user_s = 60;
+  after.machine_user_s = 69;  // 9 of the 18 busy seconds in user mode
+  before.server_user_s = 30;
+  after.server_user_s = 35;  // the server: 5 of its 8 in user mode
+  before.self_user_s = 6;
+  after.self_user_s = 8;  // pgslow: 2 of its 3
+  auto s = cpu_shares(before, after);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_DOUBLE_EQ(s->other_programs, 0.35);  // 7 core-seconds of 20, kernel time included
+  EXPECT_DOUBLE_EQ(s->neighbours, 0.1);       // 9 - 5 - 2 = 2 of 20
+  after.machine_user_s = 64;                  // nothing else ran in user mode
+  EXPECT_DOUBLE_EQ(cpu_shares(before, after)->neighbours, 0.0);
+}
+
 TEST(CpuShares, PgslowsOwnDashboardFloodIsADisturbanceToo) {
   // Nothing else runs, but pgslow spent 4 of its 6 core-seconds outside its clients.
   auto s = cpu_shares(cpu_at(0, 100, 50, 10, 5), cpu_at(10, 114, 58, 16, 9));
