@@ -3,6 +3,7 @@
 // the server's configuration.
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include "server/managed_cluster.h"
 #include "server/pooler.h"
 #include "server/target.h"
+#include "server/target_kind.h"
 
 namespace fs = std::filesystem;
 
@@ -51,6 +53,26 @@ ServerSettings read_server(Context& ctx, const ServerOptions& opts, std::string*
   if (described) *described = server->describe();
   pg::Connection conn = pg::Connection::open(server->conninfo());
   return ServerSettings::read(conn);
+}
+
+// Listing and explaining read the live server but never start one (a fresh workdir would get
+// an initdb and a running cluster for a listing): nullopt, said in an info line, when the
+// server would be the managed cluster and it is not running.
+std::optional<ServerSettings> read_running_server(Context& ctx, const ServerOptions& opts,
+                                                  std::string* described) {
+  const server::TargetSpec spec = target_spec(ctx, opts);
+  if (spec.kind == server::TargetKind::kManaged) {
+    const auto idle = server::target_kind(spec.kind).reopen(spec);
+    const auto* cluster = dynamic_cast<const server::ManagedCluster*>(idle.get());
+    if (cluster != nullptr && !cluster->is_running()) {
+      spdlog::info(
+          "no live server read: the managed cluster in {} is not running, and a listing never "
+          "starts one; `pgslow server start` starts it, --conninfo reads another server",
+          cluster->cluster_dir().string());
+      return std::nullopt;
+    }
+  }
+  return read_server(ctx, opts, described);
 }
 
 std::string live_value(const ServerSetting& s) {
@@ -149,8 +171,8 @@ results::KnobList knobs_list(Context& ctx, const std::string& category, bool wit
   list.category = category;
   std::optional<ServerSettings> server;
   if (with_server) {
-    server = read_server(ctx, opts, &list.server);
-    list.server_major = server->major;
+    server = read_running_server(ctx, opts, &list.server);
+    if (server) list.server_major = server->major;
   }
   for (const auto& k : catalog.knobs()) {
     if (!category.empty() && k.category != category) continue;
@@ -189,7 +211,9 @@ results::KnobDetail knobs_show(Context& ctx, const std::string& name, bool offli
   d.docs = k->refs;
   d.pitfalls = k->pitfalls;
   if (offline) return d;
-  const ServerSettings server = read_server(ctx, opts, &d.server);
+  const std::optional<ServerSettings> running = read_running_server(ctx, opts, &d.server);
+  if (!running) return d;
+  const ServerSettings& server = *running;
   d.server_major = server.major;
   const ServerSetting* s = server.find(k->name);
   if (!s) {
@@ -262,9 +286,10 @@ results::PresetDetail presets_show(Context& ctx, const std::string& name, bool o
   for (const auto& s : catalog.expand_pooler(*p))
     d.settings.push_back({std::string(server::kPoolerKnobPrefix) + s.name, s.value, "pooler", 0});
   if (offline) return d;
-  const ServerSettings server = read_server(ctx, opts, &d.server);
-  d.server_major = server.major;
-  const auto verdicts = knobs::validate(settings, catalog, server);
+  const std::optional<ServerSettings> server = read_running_server(ctx, opts, &d.server);
+  if (!server) return d;
+  d.server_major = server->major;
+  const auto verdicts = knobs::validate(settings, catalog, *server);
   d.checks = setting_checks(verdicts);
   const auto problems = knobs::all_problems(verdicts);
   d.problem_count = count_summary(problems);

@@ -101,7 +101,9 @@ std::string render_markdown(const Catalog& catalog) {
   }
 
   out += "## Presets\n\n";
-  out += "`pgslow presets show PRESET` checks a preset against the live server.\n\n";
+  out +=
+      "`pgslow presets show PRESET` checks a preset against the live server when one runs (it "
+      "never starts the managed cluster: `pgslow server start` does).\n\n";
   for (const auto& p : catalog.presets()) {
     out += fmt::format("### {}\n\n{}\n\n", p.name, p.description);
     if (!p.includes.empty()) {

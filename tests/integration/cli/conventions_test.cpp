@@ -151,6 +151,24 @@ TEST_F(Conventions, AMissingFileIsNamedOnce) {
   }
 }
 
+// Listing and explaining read a running server but never start one: in a fresh workdir they
+// print the catalog's part, say how to read a live server, and create no cluster.
+TEST_F(Conventions, AListingNeverStartsTheManagedCluster) {
+  const fs::path wd = dir_ / "fresh";
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"presets", "show", "tiny-cache"},
+        std::vector<std::string>{"knobs", "show", "work_mem"},
+        std::vector<std::string>{"knobs", "list", "--server"}}) {
+    std::vector<std::string> args = {"--workdir", wd.string()};
+    args.insert(args.end(), command.begin(), command.end());
+    const Finished r = run_pgslow(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("no live server read: the managed cluster in"), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(wd / "cluster" / "data")) << r.output;
+  }
+}
+
 TEST_F(Conventions, StatusColorJsonDashboardAndInterruption) {
   TemporaryCluster c;
   const std::string wd = c.workdir().string();
