@@ -27,6 +27,11 @@ namespace pgslow::experiment {
 inline constexpr std::string_view kRejectedError = "the server rejected this configuration: ";
 // Whether `stage` failed because the server rejected its configuration.
 bool rejected(const results::StageResult& stage);
+// The start of a StageResult's error when a switchback stage could not measure what it planned
+// (the target applies too slowly for its blocks): the run's exit status says so (check_run).
+inline constexpr std::string_view kStoppedEarly = "stopped early: ";
+// A switchback stage is refused when an apply takes more than this share of a block.
+inline constexpr double kSlowApplyShare = 0.25;
 
 class Lab {
  public:

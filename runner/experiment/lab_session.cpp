@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include "apply/server_state.h"
@@ -418,12 +419,29 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
   // run, and the stage's changes are those the table reports. Its envelope is the reference's
   // (a stage of its own envelope gets separate runs, scenario/plan.cpp).
   if (!set_envelope_for_run(stage_configuration, stage, true)) return stage;
+  const auto started = std::chrono::steady_clock::now();
   if (!apply_for_run(stage_configuration, stage, log_offset)) return stage;
+  const auto stage_applied = std::chrono::steady_clock::now();
   if (!set_envelope_for_run(stage_configuration, stage, false)) return stage;
   results::StageResult scratch;
+  const auto reverted = std::chrono::steady_clock::now();
   if (!apply_for_run(reference, scratch, log_offset)) {
     stage.error = scratch.error;
     stage.log_excerpt = scratch.log_excerpt;
+    return stage;
+  }
+  // A target whose apply takes seconds (an HA manager's store, a cloud API) would spend the
+  // blocks switching: measured on the two applies before the run (the faster of them, so one
+  // slow fsync on a busy disk refuses nothing), refused before it starts.
+  const double apply_s =
+      std::min(std::chrono::duration<double>(stage_applied - started).count(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - reverted).count());
+  if (apply_s > kSlowApplyShare * design.block_s) {
+    stage.error = fmt::format(
+        "{}the configuration took {:.1f} s to apply, more than {:.0f}% of a switchback block "
+        "({:g} s): its switches would eat the blocks. Measure it by separate runs (--design "
+        "isolated, or measure.design: isolated)",
+        kStoppedEarly, apply_s, kSlowApplyShare * 100, design.block_s);
     return stage;
   }
   SwitchbackControl control(design, [&](bool to_stage) {
@@ -444,6 +462,14 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
     stage.error = "interrupted: the measurement stopped early";
 
   results::Switchback result = control.run().result();
+  // The window closed before the planned blocks were measured, with nobody interrupting: the
+  // switches came late (an apply slower than the one measured before the run).
+  if (result.stopped == "interrupted" && stage.error.empty())
+    stage.error = fmt::format(
+        "{}the switchback run measured {} of its {} blocks before its window closed: switching "
+        "the configuration took longer than the blocks allow. Measure it by separate runs "
+        "(--design isolated, or measure.design: isolated)",
+        kStoppedEarly, result.blocks.size(), 2 * design.max_pairs + 1);
   result.why = why;
   result.reference_evidence = control.evidence(0);
   result.reference_waits = control.waits(0);

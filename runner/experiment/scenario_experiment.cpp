@@ -10,6 +10,7 @@
 #include "common/paths.h"
 #include "common/printable.h"
 #include "common/safe_fs.h"
+#include "experiment/lab.h"
 #include "knobs/validate.h"
 #include "pg/connection.h"
 #include "server/managed_cluster.h"
@@ -132,6 +133,10 @@ void check_run(const results::Run& run, const fs::path& out_dir, const std::stri
         fmt::format("{}every changed stage failed ({} of {}); each stage's reason is in the "
                     "table's notes above, the logs in {} (the configuration is restored)",
                     which, failed, run.stages.size() - 1, (out_dir / "logs").string()));
+  for (const auto& stage : run.stages)
+    if (stage.error.starts_with(kStoppedEarly))
+      throw RuntimeError(fmt::format("{}stage '{}' {} (the configuration is restored)", which,
+                                     stage.name, stage.error));
   for (const auto& e : run.expectations) {
     if (!e.passed) {
       throw Error(kExitExpectation,

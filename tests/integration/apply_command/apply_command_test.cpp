@@ -146,6 +146,37 @@ TEST_F(ApplyCommandTest, AppliesVerifiesAndRestoresByteForByte) {
   expect_original("after restore");
 }
 
+// A target that takes seconds to apply (an HA manager's store, a cloud API) cannot switch back
+// and forth within 4 s blocks: the reload-only stage is refused before its run, saying how long
+// the apply took and what to do, the run exits 1, and the server is as it was.
+TEST_F(ApplyCommandTest, ASlowApplyRefusesSwitchbackAndTheExitCodeSaysSo) {
+  const std::string scenario = settings_file("slow.yaml", R"(name: slow-apply
+workload:
+  name: select-only
+  scale: 1
+  clients: 2
+measure:
+  warmup: 0s
+  duration: 1s
+  repeats: 1
+stages:
+  - name: logging
+    settings:
+      log_statement: ddl
+)");
+  const std::string slow = "sleep 1.5; exec " + script_command();
+  Finished r = run_pgslow(
+      args({"run", scenario, "--allow-changes", "--out", (settings_dir() / "slow-out").string()},
+           slow),
+      {}, std::chrono::seconds(240));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string said = unwrapped(r.output);
+  EXPECT_NE(said.find("logging: stopped early: the configuration took"), std::string::npos)
+      << r.output;
+  EXPECT_NE(said.find("--design isolated"), std::string::npos) << r.output;
+  expect_original("after the refused switchback stage");
+}
+
 TEST_F(ApplyCommandTest, AValueTheServerRejectsIsPutBack) {
   const std::string file = settings_file("huge.yaml", "settings:\n  shared_buffers: 100GB\n");
   Finished a = run_pgslow(args({"apply", file, "--allow-changes"}));
