@@ -73,6 +73,7 @@ void bisect_command(Context& ctx, BisectArgs& a) {
   e.metric = a.metric.value_or(results::Metric::kTps);
   e.metric.better = a.direction == "faster";
   server::TargetSpec spec = target_spec(ctx, a.target);
+  refuse_command_target(spec, "bisect");
   e.target = spec;
   e.workdir = ctx.workdir;
   std::unique_ptr<server::ServerControl> server = server::open_target(spec);

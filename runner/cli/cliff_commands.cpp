@@ -36,6 +36,7 @@ void cliff_command(Context& ctx, CliffArgs& a) {
   experiment::CliffExperiment& e = a.experiment;
   e.options.search.metric = a.metric.value_or(results::Metric::kTps);
   e.target = target_spec(ctx, a.target);
+  refuse_command_target(*e.target, "cliff");
   e.workdir = ctx.workdir;
   std::unique_ptr<server::ServerControl> server = server::open_target(*e.target);
   std::unique_ptr<Progress> progress = command_progress(ctx);

@@ -89,4 +89,16 @@ server::TargetSpec target_spec(const Context& ctx, const TargetOptions& t,
   return spec;
 }
 
+void refuse_command_target(const server::TargetSpec& spec, std::string_view command) {
+  if (spec.kind != server::TargetKind::kCommand) return;
+  throw InputError(fmt::format(
+      "pgslow {} cannot search a server reached through user commands ({}): it applies dozens "
+      "of configurations, and a command that returns before the server shows the values (an HA "
+      "manager applying from its store) would make it compare configurations that were never in "
+      "place. Run it on the managed cluster or on a local data directory (--data-dir, "
+      "--allow-changes) with the same settings, or measure this server's configurations one by "
+      "one with `pgslow run` (docs/bisect.md)",
+      command, pg::conninfo_without_secrets(spec.conninfo)));
+}
+
 }  // namespace pgslow::cli

@@ -33,6 +33,11 @@ void add_target_options(CLI::App* cmd, TargetOptions& t);
 // option when one is malformed).
 server::TargetSpec target_spec(const Context& ctx, const TargetOptions& t,
                                const server::TargetSpec* fallback = nullptr);
+// Searches (bisect, cliff) apply dozens of configurations and measure each: a command target's
+// applies are the user's commands, which may return before the server shows the values (an HA
+// manager applying from its store), and a search would then compare configurations that were
+// never in place. InputError naming `command` and what to do instead.
+void refuse_command_target(const server::TargetSpec& spec, std::string_view command);
 
 // The managed cluster of the workdir and --pg-version (<workdir>/cluster-N): the one server a
 // journal may name without the user naming it.

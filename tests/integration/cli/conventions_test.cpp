@@ -169,6 +169,27 @@ TEST_F(Conventions, AListingNeverStartsTheManagedCluster) {
   }
 }
 
+// A search (bisect, cliff) on a server reached through user commands is refused before anything
+// is applied: it would compare configurations an HA manager may not have put in place yet.
+TEST_F(Conventions, SearchesRefuseACommandTarget) {
+  const std::vector<std::string> target = {"--conninfo", "host=/nonexistent port=1",
+                                           "--apply-command", "true"};
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"bisect", "--good", "default", "--bad", "tiny-cache"},
+        std::vector<std::string>{"cliff", "work_mem", "--from", "4MB", "--to", "64kB"}}) {
+    const std::string verb = args.front();
+    args.insert(args.begin(), {"--workdir", (dir_ / "searches").string()});
+    args.insert(args.end(), target.begin(), target.end());
+    const Finished r = run_pgslow(args);
+    EXPECT_EQ(r.exit_code, kExitBadInput) << r.output;
+    EXPECT_NE(r.output.find("pgslow " + verb +
+                            " cannot search a server reached through user "
+                            "commands"),
+              std::string::npos)
+        << r.output;
+  }
+}
+
 TEST_F(Conventions, StatusColorJsonDashboardAndInterruption) {
   TemporaryCluster c;
   const std::string wd = c.workdir().string();
