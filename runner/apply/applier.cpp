@@ -184,8 +184,12 @@ std::vector<StageChange> stage_changes(const std::vector<knobs::SettingVerdict>&
 }
 
 // Reads every value back: a mismatch is an error, not a warning.
-void verify_applied(const knobs::ServerSettings& after, const std::vector<StageChange>& changes,
-                    const Journal& j, const std::vector<std::string>& names, ApplyResult& result) {
+// What `after` shows that differs from the stage (its values, and an earlier stage's knobs
+// back at their originals); with `result`, the knobs that took are recorded in it.
+std::vector<std::string> applied_mismatches(const knobs::ServerSettings& after,
+                                            const std::vector<StageChange>& changes,
+                                            const Journal& j, const std::vector<std::string>& names,
+                                            ApplyResult* result) {
   std::vector<std::string> mismatches;
   for (const StageChange& c : changes) {
     const knobs::ServerSetting* now = after.find(c.before->name);
@@ -199,6 +203,7 @@ void verify_applied(const knobs::ServerSettings& after, const std::vector<StageC
                                        now->pending_restart ? " (pending restart)" : ""));
       continue;
     }
+    if (result == nullptr) continue;
     KnobApplied k;
     k.name = now->name;
     k.requested = c.verdict->setting.value;
@@ -207,7 +212,7 @@ void verify_applied(const knobs::ServerSettings& after, const std::vector<StageC
     k.new_value = display_value(*now);
     k.apply_by = c.verdict->verdict == knobs::Verdict::kRestart ? "restart" : "reload";
     k.needs_reconnect = c.verdict->needs_reconnect;
-    result.applied.push_back(std::move(k));
+    result->applied.push_back(std::move(k));
   }
   // Knobs of an earlier stage that this one does not set are back at their original values.
   for (const OriginalParameter& p : j.touched) {
@@ -218,6 +223,12 @@ void verify_applied(const knobs::ServerSettings& after, const std::vector<StageC
     mismatches.push_back(fmt::format("{} should be back at {}, but the server shows {}", p.name,
                                      display_value(*now, p.setting), display_value(*now)));
   }
+  return mismatches;
+}
+
+void verify_applied(const knobs::ServerSettings& after, const std::vector<StageChange>& changes,
+                    const Journal& j, const std::vector<std::string>& names, ApplyResult& result) {
+  const std::vector<std::string> mismatches = applied_mismatches(after, changes, j, names, &result);
   if (!mismatches.empty()) {
     throw RuntimeError(
         fmt::format("the server did not take the new settings:\n  {}", join(mismatches, "\n  ")));
@@ -312,8 +323,14 @@ knobs::ServerSettings Applier::set_by_target(pg::Connection& conn, Journal& j,
   server_.set_parameters(change, restart_timeout);
   result.restarted = change.restart_needed;
   result.reloaded = !change.restart_needed;
-  conn = pg::Connection::open(server_.conninfo());
-  return knobs::ServerSettings::read(conn);
+  std::vector<std::string> names;
+  for (const StageChange& c : changes) names.push_back(c.before->name);
+  // The command may return before the server shows the values (Patroni applies from its store
+  // a second or a loop after `patronictl reload` returns): read until it does, or the timeout
+  // passes and verify_applied names what is missing.
+  return wait_until_visible(server_, conn, [&](const knobs::ServerSettings& after) {
+    return applied_mismatches(after, changes, j, names, nullptr).empty();
+  });
 }
 
 knobs::ServerSettings Applier::set_by_alter_system(pg::Connection& conn, Journal& j,

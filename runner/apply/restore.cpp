@@ -314,9 +314,11 @@ pg::Connection put_back_locally(server::ServerControl& server, const std::filesy
 
 // Verify what pgslow owns: each parameter it changed has its original value again, unless
 // a configuration file other than postgresql.auto.conf now sets it (someone else's edit).
-void verify_restored(server::ServerControl& server, const std::filesystem::path& workdir,
-                     const Journal& journal, pg::Connection& conn, const knobs::ServerSettings& now,
-                     const ResetPlan& plan, RestoreOutcome& out) {
+// What `now` shows that is not the original; someone else's values (kept) go to `kept`.
+std::vector<std::string> restore_problems(const server::ServerControl& server,
+                                          const Journal& journal, pg::Connection& conn,
+                                          const knobs::ServerSettings& now, const ResetPlan& plan,
+                                          std::vector<std::string>* kept) {
   std::vector<std::string> problems;
   for (const OriginalParameter& p : journal.touched) {
     const knobs::ServerSetting* s = now.find(p.name);
@@ -325,7 +327,8 @@ void verify_restored(server::ServerControl& server, const std::filesystem::path&
     // value from a file is not someone else's edit.)
     std::string source = server.sets_parameters() ? std::string() : source_file(conn, s->name);
     if (!source.empty() && !is_auto_conf(source)) {
-      out.kept.push_back(
+      if (kept == nullptr) continue;
+      kept->push_back(
           fmt::format("{} is {} from {}, where someone else set it since "
                       "pgslow's change (originally {}): kept",
                       s->name, display_value(*s), source, display_value(*s, p.setting)));
@@ -337,6 +340,14 @@ void verify_restored(server::ServerControl& server, const std::filesystem::path&
   if (journal.auto_conf && plan.foreign.empty() && plan.conflicts.empty() &&
       !auto_conf_matches(*journal.auto_conf))
     problems.push_back(journal.auto_conf->path.string() + " differs from the original bytes");
+  return problems;
+}
+
+void verify_restored(server::ServerControl& server, const std::filesystem::path& workdir,
+                     const Journal& journal, pg::Connection& conn, const knobs::ServerSettings& now,
+                     const ResetPlan& plan, RestoreOutcome& out) {
+  const std::vector<std::string> problems =
+      restore_problems(server, journal, conn, now, plan, &out.kept);
   if (!problems.empty()) {
     throw RuntimeError(fmt::format(
         "the original configuration of {} is back in place, but the server does not show it:\n"
@@ -408,7 +419,15 @@ RestoreOutcome restore_original(server::ServerControl& server, const std::filesy
     conn = put_back_locally(server, workdir, journal, timeout, force, out, plan, running);
   }
 
-  const knobs::ServerSettings now = knobs::ServerSettings::read(conn);
+  // A target's command may return before the server shows the originals (wait_until_visible).
+  const knobs::ServerSettings now =
+      server.sets_parameters()
+          ? wait_until_visible(
+                server, conn,
+                [&](const knobs::ServerSettings& shown) {
+                  return restore_problems(server, journal, conn, shown, plan, nullptr).empty();
+                })
+          : knobs::ServerSettings::read(conn);
   verify_restored(server, workdir, journal, conn, now, plan, out);
   for (std::string& f : plan.foreign) out.kept.push_back(std::move(f));
   if (force) out.overridden = plan.conflicts;

@@ -50,6 +50,34 @@ void reload_and_wait(server::ServerControl& server, pg::Connection& conn,
   }
 }
 
+knobs::ServerSettings wait_until_visible(
+    const server::ServerControl& server, pg::Connection& conn,
+    const std::function<bool(const knobs::ServerSettings&)>& shows, std::chrono::seconds timeout) {
+  const std::int64_t started = now_us();
+  const std::int64_t deadline = started + std::chrono::microseconds(timeout).count();
+  for (;;) {
+    knobs::ServerSettings now;
+    try {
+      conn = pg::Connection::open(server.conninfo());
+      now = knobs::ServerSettings::read(conn);
+    } catch (const pg::Error&) {
+      // Restarting under the target's command: ask again, until the deadline.
+      if (now_us() > deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    const bool in = shows(now);
+    if (in || now_us() > deadline) {
+      const double waited_s = static_cast<double>(now_us() - started) / 1e6;
+      if (in && waited_s >= 1)
+        spdlog::info("{} showed the values {:.1f} s after its command returned", server.describe(),
+                     waited_s);
+      return now;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 std::vector<std::string> pending_restart(const knobs::ServerSettings& settings,
                                          const std::vector<std::string>& ignore) {
   std::vector<std::string> out;

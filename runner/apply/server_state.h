@@ -4,6 +4,7 @@
 // reload has reached this session.
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -46,5 +47,15 @@ std::optional<std::map<std::string, std::string>> auto_conf_entries(pg::Connecti
 std::string display_value(const knobs::ServerSetting& setting);
 // Same for a raw setting text in that parameter's unit.
 std::string display_value(const knobs::ServerSetting& like, const std::string& setting);
+
+// A target whose own command sets the parameters may show them only later (an HA manager
+// applies from its store on its next loop): reads the settings through a new session to
+// `server` until `shows` says they are in, kVisibleTimeout at most, and returns the last read
+// (`conn` is that session). Says so when it had to wait.
+inline constexpr std::chrono::seconds kVisibleTimeout{30};
+knobs::ServerSettings wait_until_visible(
+    const server::ServerControl& server, pg::Connection& conn,
+    const std::function<bool(const knobs::ServerSettings&)>& shows,
+    std::chrono::seconds timeout = kVisibleTimeout);
 
 }  // namespace pgslow::apply

@@ -177,6 +177,25 @@ stages:
   expect_original("after the refused switchback stage");
 }
 
+// An apply command that returns before the server shows the values (Patroni applies from its
+// store a second after `patronictl reload` returns): pgslow reads until they show, for the
+// apply and for the restore, instead of taking the old values as a failure.
+TEST_F(ApplyCommandTest, ACommandThatAppliesLateIsWaitedFor) {
+  const std::string file = settings_file("late.yaml", "settings:\n  work_mem: 8MB\n");
+  // As Patroni: the server reloads at once with nothing new, the values come 1.5 s later.
+  const std::string late = "f=$(mktemp); cat > \"$f\"; echo '{\"settings\": {}}' | " +
+                           script_command() + "; (sleep 1.5; " + script_command() +
+                           " < \"$f\"; rm -f \"$f\") > /dev/null 2>&1 &";
+  Finished a = run_pgslow(args({"apply", file, "--allow-changes"}, late));
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  EXPECT_NE(a.output.find("showed the values"), std::string::npos) << a.output;
+  EXPECT_EQ(show("work_mem"), "8MB");
+  Finished r = run_pgslow(args({"restore"}, late));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("showed the values"), std::string::npos) << r.output;
+  expect_original("after a late apply and a late restore");
+}
+
 TEST_F(ApplyCommandTest, AValueTheServerRejectsIsPutBack) {
   const std::string file = settings_file("huge.yaml", "settings:\n  shared_buffers: 100GB\n");
   Finished a = run_pgslow(args({"apply", file, "--allow-changes"}));
