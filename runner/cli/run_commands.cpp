@@ -63,6 +63,7 @@ struct RunArgs {
   ScenarioOverrides overrides;  // --attribute, --precision, --budget, --design, --pooler
   bool check_data = false;
   bool no_wait_sampling = false;
+  bool keep_data = false;  // --keep-data
   bool detail = false;  // --detail: every axis, the evidence and the attribution under each stage
   std::string json;     // --json FILE|-: report.json's document there too (-: standard output)
   std::optional<results::Metric> metric;  // --metric: what attributions judge by
@@ -82,6 +83,7 @@ experiment::RunOptions run_options(const RunArgs& a) {
   if (a.protocol_given) options.protocol = a.protocol;
   options.check_data = a.check_data;
   options.no_wait_sampling = a.no_wait_sampling;
+  options.keep_data = a.keep_data;
   options.metric = a.metric;
   // --precision watches the metric's own axis; auto (the default): TPS or CPU/tx, first.
   options.precision_axis = a.metric ? results::precision_axis_of(*a.metric) : "auto";
@@ -243,6 +245,9 @@ void add_run_commands(CLI::App& app, Context& ctx) {
                     "output, the table to standard error; with --versions, versions.json's)");
     cmd->add_flag("--no-wait-sampling", a->no_wait_sampling,
                   "do not sample the backends' wait events (the report then has no \"waits\")");
+    cmd->add_flag("--keep-data", a->keep_data,
+                  "on a server pgslow does not own (not the managed cluster), keep the "
+                  "workload's databases for the next run instead of dropping them at the end");
     cmd->add_option("--versions", a->versions,
                     "run on the managed cluster of each of these PostgreSQL major versions "
                     "(e.g. 15,16,17,18) and report them side by side")

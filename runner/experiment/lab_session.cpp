@@ -116,12 +116,38 @@ void LabSession::keep(const Configuration& configuration) {
 
 LabSession::~LabSession() {
   restore_after_error();
+  try {
+    drop_data();
+  } catch (const std::exception& e) {
+    spdlog::warn("the workload's databases stay on {}: dropping them failed: {}",
+                 server_.describe(), e.what());
+  }
+}
+
+void LabSession::drop_data() {
+  if (data_dropped_ || !options_.reset_data || options_.keep_data || !prepared_ ||
+      server_.kind() == server::TargetKind::kManaged)
+    return;
+  data_dropped_ = true;
+  // A template that was there before (`pgslow load`, an earlier --keep-data) stays: the server
+  // is left as found.
+  dataset_.drop(loaded_template_);
+  progress_.note(
+      loaded_template_
+          ? fmt::format("dropped the workload's databases {} and {} from {} (--keep-data keeps "
+                        "them for the next run)",
+                        dataset_.clone_name(), dataset_.template_name(), server_.describe())
+          : fmt::format("dropped the workload's clone {} from {} (its template {} was there "
+                        "before this run and stays)",
+                        dataset_.clone_name(), server_.describe(), dataset_.template_name()));
 }
 
 void LabSession::prepare() {
   if (!options_.reset_data) return;
   dataset_.set_reset_method(choose_reset_method(server_, options_.workdir, progress_));
-  if (dataset_.load(progress_)) progress_.note("data loaded into the template");
+  prepared_ = true;  // from here on, the databases may exist and are dropped at the end
+  loaded_template_ = dataset_.load(progress_);
+  if (loaded_template_) progress_.note("data loaded into the template");
   apply::InterruptGuard::throw_if_interrupted();
 }
 
@@ -177,6 +203,7 @@ void LabSession::finish() {
                      }
                      progress_.note("configuration restored");
                    });
+  drop_data();
   // A signal that arrived while restoring still ends the command with 130/143, never 0.
   if (restoring) apply::InterruptGuard::throw_if_interrupted();
 }

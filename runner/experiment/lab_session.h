@@ -62,6 +62,10 @@ struct LabOptions {
   bool hide_settings = false;
   // The pooler the workload's clients go through (docs/pooler.md); unset: directly.
   std::optional<server::PoolerSpec> pooler;
+  // A server pgslow does not own (not the managed cluster) keeps none of the databases the
+  // session made (the clone, and the template when it loaded it) unless this is set (run
+  // --keep-data): the next run on it loads them again.
+  bool keep_data = false;
 };
 
 class LabSession final : public Lab {
@@ -150,6 +154,9 @@ class LabSession final : public Lab {
   void in_restore_order(const std::function<void()>& envelope,
                         const std::function<void()>& settings);
 
+  // LabOptions::keep_data: the workload's databases go once the session is done with them.
+  void drop_data();
+
   server::ServerControl& server_;
   const knobs::Catalog& catalog_;
   const workload::Workload& workload_;
@@ -161,6 +168,9 @@ class LabSession final : public Lab {
   PoolerPath pooler_;
   std::unique_ptr<apply::Applier> applier_;
   bool kept_ = false;  // keep() left a degradation on purpose: no restore on the way out
+  bool prepared_ = false;
+  bool loaded_template_ = false;  // this session loaded it (it was missing or stale)
+  bool data_dropped_ = false;
   server::Envelope original_envelope_;  // the server's when the session began
   int restarts_ = 0;
   int applies_ = 0;

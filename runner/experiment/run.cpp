@@ -100,6 +100,7 @@ LabOptions make_lab_options(const Scenario& s, const RunOptions& options, const 
   lab_options.workdir = workdir;
   lab_options.command = "pgslow run " + s.name;
   lab_options.pooler = options.pooler ? options.pooler : s.pooler;
+  lab_options.keep_data = options.keep_data;
   return lab_options;
 }
 

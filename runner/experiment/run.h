@@ -49,6 +49,7 @@ struct RunOptions {
   std::string precision_axis = "auto";
   // --pooler: over the scenario's `pooler:` (docs/pooler.md).
   std::optional<server::PoolerSpec> pooler;
+  bool keep_data = false;  // --keep-data: LabOptions::keep_data
 };
 
 // The one overlay rule of a run's timing: the command line over the scenario's measure section.

@@ -161,6 +161,12 @@ void Dataset::disconnect_others(pg::Connection& conn, const std::string& db) {
       {db});
 }
 
+void Dataset::drop(bool with_template) {
+  pg::Connection conn = admin();
+  drop_database(conn, clone_);
+  if (with_template) drop_database(conn, template_);
+}
+
 void Dataset::drop_database(pg::Connection& conn, const std::string& db) {
   std::string q = conn.quote_identifier(db);
   disconnect_others(conn, db);

@@ -110,6 +110,8 @@ class Dataset {
   ResetMethod reset_method() const { return method_; }
   // pg_database_size of the clone (of the template when there is no clone yet).
   std::uint64_t data_bytes();
+  // Drops the clone and, with `with_template`, the template.
+  void drop(bool with_template);
 
  private:
   pg::Connection admin();

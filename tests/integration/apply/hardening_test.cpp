@@ -297,7 +297,9 @@ TEST_F(HardeningTest, ARealPasswordWorksEverywhereAndIsFoundNowhere) {
                     "stages:\n  - name: small-work-mem\n"
                     "    settings: {{work_mem: 64kB}}\n",
                     with_secret));
-  Finished run = run_pgslow(in_wd({"run", file("password-run.yaml"), "--out", results.string()}));
+  // --keep-data: the databases the run made stay, to be looked at below.
+  Finished run = run_pgslow(
+      in_wd({"run", file("password-run.yaml"), "--keep-data", "--out", results.string()}));
   keep("run", run.output);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const char* report : {"report.json", "report.csv", "report.md", "report.html"})

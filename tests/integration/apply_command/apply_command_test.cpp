@@ -175,6 +175,25 @@ stages:
       << r.output;
   EXPECT_NE(said.find("--design isolated"), std::string::npos) << r.output;
   expect_original("after the refused switchback stage");
+  // A server pgslow does not own keeps none of the workload's databases, unless asked to.
+  auto databases = [] {
+    return pg::Connection::open(conninfo())
+        .query_value(
+            "SELECT count(*) FROM pg_database WHERE datname IN ('pgslow_tpl_select_only_1', "
+            "'pgslow_select_only_1')")
+        .value_or("");
+  };
+  EXPECT_NE(r.output.find("dropped the workload's databases pgslow_select_only_1 and "
+                          "pgslow_tpl_select_only_1"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(databases(), "0");
+  Finished kept = run_pgslow(args({"run", scenario, "--allow-changes", "--keep-data", "--design",
+                                   "isolated", "--out", (settings_dir() / "kept-out").string()}),
+                             {}, std::chrono::seconds(240));
+  EXPECT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_EQ(databases(), "2") << kept.output;
+  expect_original("after a run that kept its data");
 }
 
 // An apply command that returns before the server shows the values (Patroni applies from its
