@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "apply/interrupt.h"
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/log.h"
@@ -60,9 +61,10 @@ knobs::ServerSettings wait_until_visible(
     try {
       conn = pg::Connection::open(server.conninfo());
       now = knobs::ServerSettings::read(conn);
-    } catch (const pg::Error&) {
-      // Restarting under the target's command: ask again, until the deadline.
-      if (now_us() > deadline) throw;
+    } catch (const pg::Error& e) {
+      // Restarting under the target's command: ask again, until the deadline. A refused login
+      // will not change by waiting.
+      if (now_us() > deadline || pg::is_login_refused(e.what())) throw;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
@@ -74,6 +76,7 @@ knobs::ServerSettings wait_until_visible(
                      waited_s);
       return now;
     }
+    InterruptGuard::throw_if_interrupted();  // Ctrl-C ends the wait, as it ends a run
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }

@@ -61,18 +61,21 @@ ServerSettings read_server(Context& ctx, const ServerOptions& opts, std::string*
 std::optional<ServerSettings> read_running_server(Context& ctx, const ServerOptions& opts,
                                                   std::string* described) {
   const server::TargetSpec spec = target_spec(ctx, opts);
-  if (spec.kind == server::TargetKind::kManaged) {
-    const auto idle = server::target_kind(spec.kind).reopen(spec);
-    const auto* cluster = dynamic_cast<const server::ManagedCluster*>(idle.get());
-    if (cluster != nullptr && !cluster->is_running()) {
-      spdlog::info(
-          "no live server read: the managed cluster in {} is not running, and a listing never "
-          "starts one; `pgslow server start` starts it, --conninfo reads another server",
-          cluster->cluster_dir().string());
-      return std::nullopt;
-    }
+  if (spec.kind != server::TargetKind::kManaged) return read_server(ctx, opts, described);
+  // The cluster as it runs, read through its socket: opening the target would start it, or
+  // restart one running in another envelope (another run's).
+  const auto idle = server::target_kind(spec.kind).reopen(spec);
+  const auto* cluster = dynamic_cast<const server::ManagedCluster*>(idle.get());
+  if (cluster == nullptr || !cluster->is_running()) {
+    spdlog::info(
+        "no live server read: the managed cluster in {} is not running, and a listing never "
+        "starts one; `pgslow server start` starts it, --conninfo reads another server",
+        idle->describe());
+    return std::nullopt;
   }
-  return read_server(ctx, opts, described);
+  if (described) *described = cluster->describe();
+  pg::Connection conn = pg::Connection::open(cluster->conninfo());
+  return ServerSettings::read(conn);
 }
 
 std::string live_value(const ServerSetting& s) {

@@ -92,13 +92,13 @@ server::TargetSpec target_spec(const Context& ctx, const TargetOptions& t,
 void refuse_command_target(const server::TargetSpec& spec, std::string_view command) {
   if (spec.kind != server::TargetKind::kCommand) return;
   throw InputError(fmt::format(
-      "pgslow {} cannot search a server reached through user commands ({}): it applies dozens "
-      "of configurations, and a command that returns before the server shows the values (an HA "
-      "manager applying from its store) would make it compare configurations that were never in "
-      "place. Run it on the managed cluster or on a local data directory (--data-dir, "
-      "--allow-changes) with the same settings, or measure this server's configurations one by "
-      "one with `pgslow run` (docs/bisect.md)",
-      command, pg::conninfo_without_secrets(spec.conninfo)));
+      "pgslow {} cannot search a server reached by conninfo or through user commands ({}): it "
+      "applies dozens of configurations, restarts among them, which such a server takes only "
+      "through commands that may return before the values are in place (an HA manager applying "
+      "from its store). Run it on the managed cluster or on a local data directory "
+      "(--data-dir, --allow-changes) with the same settings, or measure this server's "
+      "configurations one by one with `pgslow run` (docs/{}.md)",
+      command, pg::conninfo_without_secrets(spec.conninfo), command));
 }
 
 }  // namespace pgslow::cli

@@ -123,6 +123,11 @@ results::Run run_prepared(PreparedScenario& p, RunOptions options, const fs::pat
 void check_run(const results::Run& run, const fs::path& out_dir, const std::string& which) {
   std::size_t failed = 0;
   for (std::size_t i = 1; i < run.stages.size(); ++i) failed += run.stages[i].error.empty() ? 0 : 1;
+  // Named first, also when every stage failed this way: its message says what to do.
+  for (const auto& stage : run.stages)
+    if (stage.error.starts_with(kStoppedEarly))
+      throw RuntimeError(fmt::format("{}stage '{}' {} (the configuration is restored)", which,
+                                     stage.name, stage.error));
   if (!run.stages.empty() && !run.stages.front().error.empty())
     throw RuntimeError(fmt::format(
         "{}the baseline stage failed: {}; nothing could be compared (the configuration is "
@@ -133,10 +138,6 @@ void check_run(const results::Run& run, const fs::path& out_dir, const std::stri
         fmt::format("{}every changed stage failed ({} of {}); each stage's reason is in the "
                     "table's notes above, the logs in {} (the configuration is restored)",
                     which, failed, run.stages.size() - 1, (out_dir / "logs").string()));
-  for (const auto& stage : run.stages)
-    if (stage.error.starts_with(kStoppedEarly))
-      throw RuntimeError(fmt::format("{}stage '{}' {} (the configuration is restored)", which,
-                                     stage.name, stage.error));
   for (const auto& e : run.expectations) {
     if (!e.passed) {
       throw Error(kExitExpectation,

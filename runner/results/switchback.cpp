@@ -15,14 +15,15 @@ constexpr double kNeighbourCorrelation = 1.0 / 6.0;
 // a run), `is_stage` saying which configuration it ran.
 template <typename Element, typename IsStage>
 Interval axis_interval(const std::vector<Element>& series, const Axis& axis, IsStage is_stage,
-                       double confidence) {
+                       double confidence, bool subtract_neighbours) {
   std::vector<std::optional<double>> logs;
   std::vector<std::optional<double>> neighbours;
   std::vector<bool> stage;
   for (std::size_t i = 0; i < series.size(); ++i) {
     const auto v = series[i] != nullptr ? axis_value(axis, *series[i]) : std::nullopt;
     logs.push_back(v ? std::optional<double>(std::log(*v)) : std::nullopt);
-    neighbours.push_back(series[i] != nullptr ? series[i]->neighbour_cpu : std::nullopt);
+    neighbours.push_back(series[i] != nullptr && subtract_neighbours ? series[i]->neighbour_cpu
+                                                                     : std::nullopt);
     stage.push_back(is_stage(i));
   }
   return alternating_interval(logs, stage, confidence, neighbours);
@@ -31,10 +32,10 @@ Interval axis_interval(const std::vector<Element>& series, const Axis& axis, IsS
 // Every axis with a known interval, Holm's rule over them.
 template <typename Element, typename IsStage>
 std::vector<AxisInterval> axes_of(const std::vector<Element>& series, IsStage is_stage,
-                                  double confidence) {
+                                  double confidence, bool subtract_neighbours) {
   std::vector<AxisInterval> out;
   for (const Axis& a : kAxes) {
-    const Interval i = axis_interval(series, a, is_stage, confidence);
+    const Interval i = axis_interval(series, a, is_stage, confidence, subtract_neighbours);
     if (i.known) out.push_back({&a, i});
   }
   holm_over_axes(out, confidence);
@@ -52,19 +53,20 @@ std::vector<const SwitchbackBlock*> pointers(const std::vector<SwitchbackBlock>&
 Interval switchback_interval(const std::vector<SwitchbackBlock>& blocks, const Axis& axis,
                              double confidence) {
   return axis_interval(
-      pointers(blocks), axis, [&](std::size_t i) { return blocks[i].stage; }, confidence);
+      pointers(blocks), axis, [&](std::size_t i) { return blocks[i].stage; }, confidence, true);
 }
 
 std::vector<AxisInterval> switchback_axes(const std::vector<SwitchbackBlock>& blocks,
                                           double confidence) {
   return axes_of(
-      pointers(blocks), [&](std::size_t i) { return blocks[i].stage; }, confidence);
+      pointers(blocks), [&](std::size_t i) { return blocks[i].stage; }, confidence, true);
 }
 
 std::vector<AxisInterval> alternating_axes(const std::vector<const Measurement*>& runs,
                                            const std::vector<bool>& stage, double confidence) {
+  // Separate runs are not adjusted (docs/reading-the-report.md "Neighbours subtracted").
   return axes_of(
-      runs, [&](std::size_t i) { return i < stage.size() && stage[i]; }, confidence);
+      runs, [&](std::size_t i) { return i < stage.size() && stage[i]; }, confidence, false);
 }
 
 std::vector<double> alternating_differences(const std::vector<std::optional<double>>& log_values,
@@ -145,9 +147,14 @@ std::optional<Interval> adjusted_interval(const std::vector<double>& diffs,
     sxx += (covariate_diffs[i] - x_mean) * (covariate_diffs[i] - x_mean);
     sxy += (covariate_diffs[i] - x_mean) * (diffs[i] - y_mean);
   }
-  // Decided by the covariate alone, never by what the adjustment would do to the interval:
-  // the neighbours' share must differ between the sides by more than kAdjustedSpread.
-  if (std::sqrt(sxx / (n - 1)) < kAdjustedSpread) return std::nullopt;
+  // Decided by the covariate alone, never by what the adjustment would do to the interval.
+  // Its differences must spread by kAdjustedSpread or more (else the slope is noise), and
+  // average about zero: a neighbour that comes and goes lands on either side alike, while one
+  // whose share moves with the stage (pgslow's own PgBouncer, a logger fed by the server, a
+  // CPU hog that gets what a cheaper stage leaves) would carry part of the effect itself.
+  const double spread = std::sqrt(sxx / (n - 1));
+  if (spread < kAdjustedSpread || std::abs(x_mean) > kNeighbourMeanLimit * spread / std::sqrt(n))
+    return std::nullopt;
   const double slope = sxy / sxx;
   double residuals = 0;
   for (std::size_t i = 0; i < count; ++i) {

@@ -43,7 +43,8 @@ std::vector<AxisInterval> alternating_axes(const std::vector<const Measurement*>
 // runs interleaved with the baseline (`pgslow cliff`) as well as a switchback run's blocks.
 // With `neighbour_cpu` (each element's share of the machine other programs took, Measurement::
 // neighbour_cpu) known for every element, and differing between the two sides by more than
-// kAdjustedSpread over at least kFewestAdjustedDifferences differences, the differences are
+// kAdjustedSpread over at least kFewestAdjustedDifferences differences (and about zero on
+// average: kNeighbourMeanLimit), the differences are
 // regressed on the neighbours' and the interval is the effect at equal neighbour load, with one
 // degree of freedom less (Interval::neighbour_adjusted): a neighbour busy during some blocks and
 // idle during others is subtracted rather than counted as noise.
@@ -59,6 +60,9 @@ std::optional<Interval> adjusted_interval(const std::vector<double>& diffs,
 // freedom it costs buys nothing.
 inline constexpr double kAdjustedSpread = 0.02;
 inline constexpr std::size_t kFewestAdjustedDifferences = 5;
+// ... and average within this many standard errors of zero: a share that differs between the
+// sides on average moves with the stage, and subtracting it would subtract part of the effect.
+inline constexpr double kNeighbourMeanLimit = 2;
 // Its parts, for a caller that pools the noise over several series: the differences (each
 // stage value minus the mean of its reference neighbours), one series' estimate of a
 // difference's variance (corrected for the neighbours two differences share), and the

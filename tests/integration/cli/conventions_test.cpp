@@ -183,10 +183,11 @@ TEST_F(Conventions, SearchesRefuseACommandTarget) {
     const Finished r = run_pgslow(args);
     EXPECT_EQ(r.exit_code, kExitBadInput) << r.output;
     EXPECT_NE(r.output.find("pgslow " + verb +
-                            " cannot search a server reached through user "
+                            " cannot search a server reached by conninfo or through user "
                             "commands"),
               std::string::npos)
         << r.output;
+    EXPECT_NE(r.output.find("docs/" + verb + ".md"), std::string::npos) << r.output;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <random>
 
 #include "results/switchback.h"
 #include "search/simulated_server.h"
@@ -93,6 +94,21 @@ TEST(NeighbourAdjustment, AQuietMachineOrASteadyNeighbourLeavesTheIntervalAsItWa
       EXPECT_EQ(i.high, plain.high);
       EXPECT_EQ(i.df, plain.df);
     }
+  }
+}
+
+// A share that moves with the stage (pgslow's own PgBouncer, busier when the stage is faster;
+// a hog that gets what a cheaper stage leaves) is part of the effect, not a neighbour: never
+// subtracted, whatever it would do to the interval.
+TEST(NeighbourAdjustment, AShareThatMovesWithTheStageIsNeverSubtracted) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    SimulatedServer sim(model(seed, 0));
+    std::vector<results::SwitchbackBlock> b = blocks(sim);
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> jitter(0, 0.03);
+    for (auto& block : b) block.neighbour_cpu = (block.stage ? 0.30 : 0.20) + jitter(rng);
+    EXPECT_FALSE(results::switchback_interval(b, results::kTpsAxis).neighbour_adjusted)
+        << "seed " << seed;
   }
 }
 
