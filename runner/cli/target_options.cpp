@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.h"
+#include "pg/error.h"
 #include "server/target_kind.h"
 
 namespace pgslow::cli {
