@@ -222,14 +222,10 @@ std::string describe_switchback(const Switchback& s) {
                      stopping_text(s.precision, s.stopped);
   // Subtracted on every axis alike (the same blocks, the same neighbours): TPS's says so.
   if (switchback_interval(s.blocks, kTpsAxis).neighbour_adjusted) {
-    double low = 1;
-    double high = 0;
-    for (const auto& b : s.blocks) {
-      low = std::min(low, b.neighbour_cpu.value_or(low));
-      high = std::max(high, b.neighbour_cpu.value_or(high));
-    }
+    std::vector<double> shares;  // every block has one: the adjustment needs them all
+    for (const auto& b : s.blocks) shares.push_back(b.neighbour_cpu.value_or(0));
     text += fmt::format("; other programs' CPU subtracted ({:.0f}–{:.0f}% of the machine)",
-                        low * 100, high * 100);
+                        min_of(shares) * 100, max_of(shares) * 100);
   }
   return text;
 }
