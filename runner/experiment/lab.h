@@ -46,12 +46,13 @@ class Lab {
   // (`error` says so); one before them throws apply::Interrupted.
   virtual results::StageResult measure(const Trial& trial) = 0;
 
-  // Measures `trial` against `reference` in one continuous run under the trial's load that
-  // switches between the two every design.block_s seconds (results/switchback.h). The
+  // Measures `trial` against `reference` (the baseline's configuration and load; its timing is
+  // the trial's) in one continuous run that switches between the two every design.block_s
+  // seconds (results/switchback.h): their configurations, and the PgBouncer settings their
+  // loads differ in (scenario::load_switch_refusal allows no other difference). The
   // StageResult holds the trial's blocks together as its one repeat and `switchback` with
   // every block; `why` says why the stage got this design.
-  virtual results::StageResult measure_switchback(const Configuration& reference,
-                                                  const Trial& trial,
+  virtual results::StageResult measure_switchback(const Trial& reference, const Trial& trial,
                                                   const results::SwitchbackDesign& design,
                                                   const std::string& why) = 0;
 

@@ -441,11 +441,11 @@ results::StageResult LabSession::measure(const Trial& trial) {
   return stage;
 }
 
-results::StageResult LabSession::measure_switchback(const Configuration& reference,
-                                                    const Trial& trial,
+results::StageResult LabSession::measure_switchback(const Trial& reference, const Trial& trial,
                                                     const results::SwitchbackDesign& design,
                                                     const std::string& why) {
   const Configuration& stage_configuration = trial.configuration;
+  const Configuration& reference_configuration = reference.configuration;
   results::StageResult stage = begin_stage(trial);
   server_.keep_log_bounded();
   const std::uintmax_t log_offset = log_offset_now(server_.log_file());
@@ -459,7 +459,7 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
   if (!set_envelope_for_run(stage_configuration, stage, false)) return stage;
   results::StageResult scratch;
   const auto reverted = std::chrono::steady_clock::now();
-  if (!apply_for_run(reference, scratch, log_offset)) {
+  if (!apply_for_run(reference_configuration, scratch, log_offset)) {
     stage.error = scratch.error;
     stage.log_excerpt = scratch.log_excerpt;
     return stage;
@@ -481,20 +481,49 @@ results::StageResult LabSession::measure_switchback(const Configuration& referen
         kStoppedEarly, apply_s, kSlowApplyShare * 100, design.block_s);
     return stage;
   }
+  // A stage of PgBouncer's pool switches the pool too (its load differs from the reference's
+  // in nothing else, scenario::load_switch_refusal); the run starts in the reference's block.
+  const bool switches_server =
+      !knobs::same_settings(stage_configuration.settings, reference_configuration.settings);
+  const results::LoadSettings stage_load = recorded_load(trial, params_.clients);
+  const results::LoadSettings reference_load = recorded_load(reference, params_.clients);
+  const bool switches_pooler = stage_load.pooler != reference_load.pooler ||
+                               stage_load.pool_size != reference_load.pool_size ||
+                               stage_load.pooler_settings != reference_load.pooler_settings;
+  const std::string database = options_.reset_data ? dataset_.clone_name() : std::string();
+  std::optional<std::string> unsettled;
   SwitchbackControl control(design, [&](bool to_stage) {
-    const Configuration& c = to_stage ? stage_configuration : reference;
-    apply::ApplyResult applied =
-        applier_->apply(c.settings, apply::Operation::kRun, {c.name, c.presets, options_.command});
-    ++applies_;
-    if (applied.restarted) {
-      ++restarts_;
-      throw RuntimeError("the configuration needed a restart in the middle of a switchback run");
+    const Configuration& c = to_stage ? stage_configuration : reference_configuration;
+    if (switches_server) {
+      apply::ApplyResult applied = applier_->apply(c.settings, apply::Operation::kRun,
+                                                   {c.name, c.presets, options_.command});
+      ++applies_;
+      if (applied.restarted) {
+        ++restarts_;
+        throw RuntimeError("the configuration needed a restart in the middle of a switchback run");
+      }
+    }
+    if (switches_pooler) {
+      auto late =
+          pooler_.switch_load(to_stage ? trial.load : reference.load, database, design.settle_s);
+      if (late && !unsettled) unsettled = std::move(late);
     }
   });
   // The stage's evidence and waits are its kept blocks' (the control's); of the whole run's,
   // only who used the CPU.
   RunEvidence whole_run;
-  measure_or_fail(trial, stage, whole_run, &control);
+  Trial first_block = trial;
+  first_block.load = reference.load;
+  measure_or_fail(first_block, stage, whole_run, &control);
+  if (switches_pooler) {
+    // The stage's PgBouncer settings are its knob lines, not the reference's it started with.
+    std::erase_if(stage.changes, [](const results::KnobChange& c) {
+      return c.apply_by == results::kApplyByPooler;
+    });
+    for (auto& change : pooler_.knob_changes(trial.load))
+      stage.changes.push_back(std::move(change));
+  }
+  if (unsettled) stage.warnings.push_back(*unsettled);
   if (apply::InterruptGuard::interrupted() && stage.error.empty())
     stage.error = "interrupted: the measurement stopped early";
 

@@ -90,7 +90,7 @@ class LabSession final : public Lab {
 
   // Lab::measure_switchback, live: ALTER SYSTEM + reload per block, journaled, on one data
   // reset. Reload-only configurations: one that needs a restart fails the stage.
-  results::StageResult measure_switchback(const Configuration& reference, const Trial& trial,
+  results::StageResult measure_switchback(const Trial& reference, const Trial& trial,
                                           const results::SwitchbackDesign& design,
                                           const std::string& why) override;
 

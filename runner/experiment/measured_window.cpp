@@ -88,6 +88,9 @@ void MeasuredWindow::hook(driver::DriverOptions& d, SwitchbackControl* switchbac
   switchback->snapshot = [this]() -> std::optional<evidence::Snapshot> {
     std::optional<evidence::Snapshot> s;
     snapshot(s);
+    // Each block's own pooler wait (a switchback of PgBouncer's pool tests it per block).
+    if (s)
+      if (auto pooler = pooler_.stats(database_)) add_pooler_counters(*pooler, *s);
     return s;
   };
 }

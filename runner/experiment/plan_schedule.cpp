@@ -104,9 +104,8 @@ results::StageResult PlanSchedule::first_measurement(const PlannedStage& st,
   const PlannedStage& base = plan_.stages.front();
   if (std::optional<results::SwitchbackDesign> design = st.switchback) {
     design->axis = policy_.precision_axis;
-    results::StageResult r = lab_.measure_switchback(
-        trial_of(base, policy_.timing, policy_.sweep_envelope).configuration, trial(st, load, 1),
-        *design, st.design_why);
+    results::StageResult r = lab_.measure_switchback(trial(base, load_of(base), 1),
+                                                     trial(st, load, 1), *design, st.design_why);
     if (r.switchback) progress_.note("  " + results::describe_switchback(*r.switchback));
     return r;
   }

@@ -4,6 +4,10 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
+#include "common/clock.h"
 #include "common/errors.h"
 #include "pg/connection.h"
 #include "pg/error.h"
@@ -83,6 +87,48 @@ std::string PoolerPath::client_conninfo(const std::string& direct, const std::st
   return pgbouncer_->conninfo(database.empty() ? "postgres" : database);
 }
 
+std::optional<std::string> PoolerPath::switch_load(const results::LoadSettings& load,
+                                                   const std::string& database, double settle_s) {
+  int driver_pool = 0;
+  auto next = route(load, driver_pool);
+  // Not through pgslow's PgBouncer: the two loads take the same path (the plan's rule), and
+  // there is nothing to switch.
+  if (!next || !next->managed()) return std::nullopt;
+  if (!pgbouncer_ || !pgbouncer_->is_running())
+    throw RuntimeError("PgBouncer is gone: the switchback run cannot switch its pool");
+  current_ = next;
+  if (pgbouncer_->settings() == next->settings) return std::nullopt;
+  pgbouncer_->set(next->settings);
+  // A larger pool opens server connections as clients wait. A smaller one closes only idle
+  // ones, which a busy pool never has: RECONNECT closes each as it is released, and the pool
+  // refills up to its new size. Until then the block would measure the old pool.
+  auto setting = [&](std::string_view name) {
+    return std::stoll(server::pooler_setting_value(next->settings, name));
+  };
+  long long allowed = setting("default_pool_size") + setting("reserve_pool_size");
+  if (const long long per_database = setting("max_db_connections"); per_database > 0)
+    allowed = std::min(allowed, per_database);
+  const std::int64_t deadline = now_us() + static_cast<std::int64_t>(settle_s * 1e6);
+  long long held = 0;
+  bool reconnected = false;
+  for (;;) {
+    if (auto s = stats(database)) {
+      held = s->servers_active + s->servers_idle + s->servers_used;
+      if (held <= allowed) return std::nullopt;
+      if (!reconnected && !database.empty()) {
+        pgbouncer_->reconnect_database(database);
+        reconnected = true;
+      }
+    }
+    if (now_us() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return fmt::format(
+      "PgBouncer still held {} server connections {:g} s after its pool went to {}: the first "
+      "part of a block measured the larger pool",
+      held, settle_s, allowed);
+}
+
 std::optional<server::PoolerStats> PoolerPath::stats(const std::string& database) const {
   if (!current_ || !current_->managed() || !pgbouncer_ || !pgbouncer_->is_running())
     return std::nullopt;
@@ -146,6 +192,11 @@ void PoolerPath::resume_after_reset(const std::string& database) {
 
 void PoolerPath::stop() {
   if (pgbouncer_) pgbouncer_->stop();
+}
+
+void add_pooler_counters(const server::PoolerStats& stats, evidence::Snapshot& snapshot) {
+  snapshot.counters["pooler_wait_ms"] =
+      evidence::Counter{static_cast<double>(stats.total_wait_time_us) / 1000.0, "SHOW STATS"};
 }
 
 void add_pooler_evidence(const server::PoolerStats& before, const server::PoolerStats& after,

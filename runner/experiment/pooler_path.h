@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/evidence.h"
 #include "results/model.h"
 #include "server/managed_cluster.h"
 #include "server/pgbouncer.h"
@@ -35,6 +36,12 @@ class PoolerPath {
   // first stage, or after it died), or sets a point's settings by RELOAD.
   std::string client_conninfo(const std::string& direct, const std::string& database,
                               const results::LoadSettings& load, int& driver_pool);
+  // During a switchback run whose two loads differ only in settings pgslow's PgBouncer takes
+  // live (scenario::load_switch_refusal): `load`'s settings by RELOAD, then up to `settle_s`
+  // for `database`'s pool to hold no more server connections than they allow. Returns why it
+  // did not settle ("PgBouncer still held 5 server connections ..."), nullopt when it did.
+  std::optional<std::string> switch_load(const results::LoadSettings& load,
+                                         const std::string& database, double settle_s);
   // The PgBouncer settings `load` gives (load.pooler_settings) as knob changes against what its
   // clients would meet without them (the run's pooler on the same path): the stage's knob lines.
   std::vector<results::KnobChange> knob_changes(const results::LoadSettings& load) const;
@@ -71,6 +78,10 @@ class PoolerPath {
   std::optional<int> started_pid_;
   int probes_ = 0;
 };
+
+// The pooler's cumulative counters in an evidence snapshot (a switchback block's ends), so
+// evidence::delta gives each block its own pooler wait.
+void add_pooler_counters(const server::PoolerStats& stats, evidence::Snapshot& snapshot);
 
 // The evidence keys of the pooler (docs/evidence.md) from SHOW POOLS/STATS at the start and the
 // end of the measured window: the clients' wait for a server connection, the server

@@ -61,12 +61,11 @@ results::StageResult SimulatedLab::measure(const Trial& trial) {
   return stage;
 }
 
-results::StageResult SimulatedLab::measure_switchback(const Configuration& reference,
-                                                      const Trial& trial,
+results::StageResult SimulatedLab::measure_switchback(const Trial& reference, const Trial& trial,
                                                       const results::SwitchbackDesign& design,
                                                       const std::string& why) {
   results::StageResult stage = begin(trial);
-  for (const Configuration* c : {&trial.configuration, &reference}) {
+  for (const Configuration* c : {&trial.configuration, &reference.configuration}) {
     if (auto knob = rejected_knob(*c)) {
       stage.error = fmt::format("{}the server did not start with {}", kRejectedError, *knob);
       return stage;
@@ -81,7 +80,7 @@ results::StageResult SimulatedLab::measure_switchback(const Configuration& refer
       break;
     }
     const bool stage_block = run.block() % 2 == 1;
-    const Configuration& c = stage_block ? trial.configuration : reference;
+    const Configuration& c = stage_block ? trial.configuration : reference.configuration;
     done = run.add(server_.block(c.settings, kept_s, stage_block));
     ++runs_.back();
   }

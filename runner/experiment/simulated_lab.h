@@ -33,7 +33,7 @@ class SimulatedLab final : public Lab {
 
   void prepare() override { prepared_ = true; }
   results::StageResult measure(const Trial& trial) override;
-  results::StageResult measure_switchback(const Configuration& reference, const Trial& trial,
+  results::StageResult measure_switchback(const Trial& reference, const Trial& trial,
                                           const results::SwitchbackDesign& design,
                                           const std::string& why) override;
   void keep(const Configuration& configuration) override { kept_ = configuration; }

@@ -586,4 +586,15 @@ std::vector<Setting> resolve_settings(const SettingsFile& file, const Catalog& c
   return catalog.expand(p);
 }
 
+bool same_settings(const std::vector<Setting>& a, const std::vector<Setting>& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& s : a) {
+    auto it = std::find_if(b.begin(), b.end(), [&](const Setting& t) {
+      return iequals(t.name, s.name) && t.value == s.value;
+    });
+    if (it == b.end()) return false;
+  }
+  return true;
+}
+
 }  // namespace pgslow::knobs

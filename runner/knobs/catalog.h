@@ -22,6 +22,10 @@ struct Setting {
   SourceLocation where;
 };
 
+// Whether two configurations set the same parameters (names case-insensitively) to the same
+// values, in any order; where each was written does not count.
+bool same_settings(const std::vector<Setting>& a, const std::vector<Setting>& b);
+
 struct Knob {
   std::string name, category;
   int since = 0;                  // first major version that has the parameter

@@ -136,17 +136,6 @@ struct StageDraft {
   bool same_as_baseline = false;  // an A/A stage (StageSpec::same_as_baseline)
 };
 
-bool same_settings(const std::vector<knobs::Setting>& a, const std::vector<knobs::Setting>& b) {
-  if (a.size() != b.size()) return false;
-  for (const auto& s : a) {
-    auto it = std::find_if(b.begin(), b.end(), [&](const knobs::Setting& t) {
-      return iequals(t.name, s.name) && t.value == s.value;
-    });
-    if (it == b.end()) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 namespace {
@@ -329,7 +318,7 @@ PlannedStage plan_stage(const std::vector<StageDraft>& drafts, std::size_t i, co
 void warn_repeated_configurations(Plan& plan) {
   for (std::size_t i = 1; i < plan.stages.size(); ++i) {
     if (plan.stages[i].same_as_baseline) continue;  // the same configuration on purpose
-    if (same_settings(plan.stages[i].settings, plan.stages[i - 1].settings) &&
+    if (knobs::same_settings(plan.stages[i].settings, plan.stages[i - 1].settings) &&
         plan.stages[i].load == plan.stages[i - 1].load &&
         plan.stages[i].envelope == plan.stages[i - 1].envelope) {
       plan.stages[i].warnings.push_back(

@@ -46,6 +46,10 @@ std::vector<std::string> own_axes(const PlannedStage& stage,
 // The longest carryover (knobs/*.yaml) a switchback stage may have: its blocks are three times
 // as long, and a stage needs several of them in a couple of minutes.
 inline constexpr double kMaxSwitchbackCarryover = 5;
+// How long a switch of pgslow's PgBouncer settings (a pool's size, by RELOAD) takes to settle:
+// the run waits up to this long after each switch for the pool to hold what it allows
+// (experiment/pooler_path.h), and the block drops it.
+inline constexpr double kPoolerCarryover = 1;
 
 struct Plan {
   Scenario scenario;
@@ -70,7 +74,9 @@ double estimate_seconds_offline(const Scenario& scenario, const knobs::Catalog& 
 inline constexpr int kMinBaselineRuns = 3;
 
 // Switchback (one run, switching between the baseline and the stage) when every knob the stage
-// changes acts within kMaxSwitchbackCarryover seconds of a reload; separate runs otherwise. The
+// changes acts within kMaxSwitchbackCarryover seconds of a reload, and its load differs from the
+// baseline's only in PgBouncer settings a RELOAD applies live (load_switch_refusal,
+// plan_pooler.h); separate runs otherwise. The
 // reason goes into stage.design_why, for the plan and the report (scenario/plan_design.cpp).
 void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scenario& scenario,
                    const knobs::Catalog& catalog);

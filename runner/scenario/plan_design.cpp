@@ -7,6 +7,7 @@
 
 #include "common/strings.h"
 #include "scenario/plan.h"
+#include "scenario/plan_pooler.h"
 #include "server/pooler.h"
 
 namespace pgslow::scenario {
@@ -50,13 +51,24 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
   if (stage.reference != 0) return isolated("it is compared with the stage before (cumulative)");
   if (!stage.envelope.empty())
     return isolated("it runs in an envelope of its own (server.memory/cpus), set between runs");
-  if (stage.changes.empty()) return isolated("it changes no configuration");
-  if (!(stage.load == baseline.load))
-    return isolated("its load differs from the baseline's, and a load cannot switch within a run");
+  const bool same_load = stage.load == baseline.load;
+  if (stage.changes.empty() && same_load) return isolated("it changes no configuration");
+  if (!same_load) {
+    if (auto why = load_switch_refusal(scenario, baseline.load, stage.load))
+      return isolated(std::move(*why));
+  }
   if (stage.attribute) return isolated("attribution measures each knob in runs of its own");
   double carryover = 0;
   std::string slowest;
+  if (!same_load) {
+    // PgBouncer takes a RELOAD at once and a smaller pool is emptied to its size as its server
+    // connections are released (experiment/pooler_path.cpp waits for it, and says when it did
+    // not).
+    carryover = kPoolerCarryover;
+    slowest = "PgBouncer's pool";
+  }
   for (const auto& c : stage.changes) {
+    if (c.apply_by == results::kApplyByPooler) continue;  // load_switch_refusal judged them
     if (c.apply_by == "restart") return isolated(c.name + " needs a restart");
     const knobs::Knob* k = catalog.find(c.name);
     if (k == nullptr) return isolated(c.name + " has no carryover in the knob catalog");
@@ -85,10 +97,22 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
     d.max_pairs = m.pairs;
   }
   stage.switchback = d;
+  const bool server_knobs = std::any_of(
+      stage.changes.begin(), stage.changes.end(),
+      [](const results::KnobChange& c) { return c.apply_by != results::kApplyByPooler; });
+  std::string acts;
+  if (!same_load)
+    acts = fmt::format(
+        "pgslow's PgBouncer takes the pool's settings on RELOAD and settles within {} (waited for "
+        "at each switch){}",
+        format_seconds(kPoolerCarryover), server_knobs ? ", and" : "");
+  if (server_knobs || same_load)
+    acts += fmt::format("{}every knob acts within {} of a reload", acts.empty() ? "" : " ",
+                        carryover > 0 ? format_seconds(carryover) : std::string("a command"));
   stage.design_why = fmt::format(
-      "switchback: every knob acts within {} of a reload, so one run switches between the "
-      "baseline and this stage every {:g} s and drops the first {:g} s of each block",
-      carryover > 0 ? format_seconds(carryover) : std::string("a command"), d.block_s, d.settle_s);
+      "switchback: {}, so one run switches between the baseline and this stage every {:g} s "
+      "and drops the first {:g} s of each block",
+      acts, d.block_s, d.settle_s);
   if (d.precision > 0)
     stage.design_why +=
         fmt::format(", until its interval is ±{:g}% or {} blocks of each are measured ({:g} s)",

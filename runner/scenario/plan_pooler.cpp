@@ -33,10 +33,10 @@ void check_pooler(const server::PoolerSpec& pooler, std::vector<ConfigError>& pr
   }
 }
 
-// The PgBouncer settings a stage's clients meet (pgslow's PgBouncer, with its defaults), by
-// name; empty when they do not go through it.
-std::map<std::string, std::string> pooler_settings_met(const Scenario& scenario,
-                                                       const results::LoadSettings& load) {
+// The PgBouncer settings a stage's clients meet on pgslow's PgBouncer (with its defaults), by
+// name; nullopt when they do not go through it.
+std::optional<std::map<std::string, std::string>> managed_pooler_settings(
+    const Scenario& scenario, const results::LoadSettings& load) {
   try {
     auto use =
         server::stage_pooler(scenario.pooler, load.pooler, load.pool_size, load.pooler_settings);
@@ -44,7 +44,18 @@ std::map<std::string, std::string> pooler_settings_met(const Scenario& scenario,
   } catch (const InputError&) {
     // check_pooler_knobs has said why.
   }
-  return {};
+  return std::nullopt;
+}
+
+std::map<std::string, std::string> pooler_settings_met(const Scenario& scenario,
+                                                       const results::LoadSettings& load) {
+  return managed_pooler_settings(scenario, load).value_or(std::map<std::string, std::string>{});
+}
+
+// The driver's own pool under `load` (experiment/pooler_path.cpp routes alike): none when
+// PgBouncer's pool is the one sized.
+int driver_pool(const results::LoadSettings& load) {
+  return load.pooler == "pgbouncer" && load.pool_size > 0 ? 0 : load.pool_size;
 }
 
 }  // namespace
@@ -120,6 +131,64 @@ void add_pooler_changes(const Scenario& scenario, const results::LoadSettings& r
                                                       {names.begin(), names.end()}))
     changes.push_back(results::KnobChange{std::string(server::kPoolerKnobPrefix) + c.name, c.before,
                                           c.after, std::string(results::kApplyByPooler)});
+}
+
+std::optional<std::string> load_switch_refusal(const Scenario& scenario,
+                                               const results::LoadSettings& baseline,
+                                               const results::LoadSettings& stage) {
+  // How the clients connect: the same on both sides, or the run cannot switch.
+  auto connecting = [](const results::LoadSettings& load) {
+    results::LoadSettings d = load;
+    d.pool_size = driver_pool(load);
+    d.pooler.clear();
+    d.pooler_settings.clear();
+    return d;
+  };
+  if (baseline.clients != stage.clients)
+    return std::string(
+        "its client count differs from the baseline's: a run connects its clients once, and "
+        "what a client count costs includes its connections (their time to connect, their "
+        "memory, max_connections)");
+  if (baseline.rate != stage.rate || baseline.rate_percent != stage.rate_percent)
+    return std::string(
+        "its arrival rate differs from the baseline's (which runs a closed loop), and a run keeps "
+        "its clients' schedule");
+  if (!(connecting(baseline) == connecting(stage)))
+    return std::string(
+        "its load differs from the baseline's in how the clients connect (a connection per "
+        "transaction, the driver's pool or threads), which cannot switch within a run");
+  // The clients' path: directly, through an external pooler, or through pgslow's PgBouncer.
+  auto path = [&](const results::LoadSettings& l) -> std::string {
+    try {
+      auto use = server::stage_pooler(scenario.pooler, l.pooler, l.pool_size, l.pooler_settings);
+      if (!use) return "direct";
+      return use->managed() ? "pgbouncer" : "external " + use->conninfo;
+    } catch (const InputError&) {
+      return "refused";  // check_pooler_knobs has said why
+    }
+  };
+  if (path(baseline) != path(stage))
+    return std::string(
+        "its clients take another path to the server than the baseline's (directly, or through "
+        "a pooler), which cannot switch within a run");
+  const auto met_baseline = managed_pooler_settings(scenario, baseline);
+  const auto met_stage = managed_pooler_settings(scenario, stage);
+  if (!met_baseline || !met_stage) return std::nullopt;
+  std::set<std::string> names;
+  for (const auto* met : {&*met_baseline, &*met_stage})
+    for (const auto& entry : *met) names.insert(entry.first);
+  for (const auto& name : names) {
+    if (server::pooler_setting_value(*met_baseline, name) ==
+        server::pooler_setting_value(*met_stage, name))
+      continue;
+    const server::PoolerSettingSpec* spec = server::find_pooler_setting(name);
+    if (spec == nullptr || !spec->live)
+      return fmt::format(
+          "PgBouncer's {} reaches only new clients or new server connections after a RELOAD, "
+          "so it cannot switch within a run",
+          name);
+  }
+  return std::nullopt;
 }
 
 }  // namespace pgslow::scenario

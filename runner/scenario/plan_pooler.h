@@ -3,6 +3,8 @@
 // checked before anything runs, and a stage's PgBouncer settings as its knobs ("Pooler settings
 // as knobs"). Internal to make_plan (plan.cpp).
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "common/errors.h"
@@ -31,5 +33,13 @@ void check_pooler_knobs(const Scenario& scenario, const StageSpec& st, const Loa
 void add_pooler_changes(const Scenario& scenario, const results::LoadSettings& reference,
                         const results::LoadSettings& load,
                         std::vector<results::KnobChange>& changes);
+
+// Why a stage whose load differs from the baseline's cannot switch with it within one run
+// (switchback); nullopt when the two differ only in settings of pgslow's PgBouncer that it
+// applies to connected clients on RELOAD (server::PoolerSettingSpec::live), both loads' clients
+// going through it with the same driver settings.
+std::optional<std::string> load_switch_refusal(const Scenario& scenario,
+                                               const results::LoadSettings& baseline,
+                                               const results::LoadSettings& stage);
 
 }  // namespace pgslow::scenario

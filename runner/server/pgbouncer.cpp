@@ -396,6 +396,11 @@ void PgBouncer::resume_database(const std::string& dbname) {
   admin_command(admin_conninfo(), "RESUME", dbname, "not paused");
 }
 
+void PgBouncer::reconnect_database(const std::string& dbname) {
+  if (!is_running()) return;
+  admin_command(admin_conninfo(), "RECONNECT", dbname, "no such database");
+}
+
 std::string PgBouncer::log_tail(std::size_t lines) const {
   const std::uintmax_t size = log_size(log_file());
   constexpr std::uintmax_t kTail = 64 * 1024;

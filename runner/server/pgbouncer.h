@@ -85,6 +85,10 @@ class PgBouncer {
   void hold_database(const std::string& dbname);
   // RESUME `dbname` after hold_database(); a database that is not held is left alone.
   void resume_database(const std::string& dbname);
+  // RECONNECT `dbname`: each of its server connections closes when it is next released, and
+  // new ones open as the pool's size now allows. A smaller default_pool_size alone closes only
+  // idle connections, which a busy pool never has. A database it has not seen is left alone.
+  void reconnect_database(const std::string& dbname);
   // The log's last `lines` lines (bounded read).
   std::string log_tail(std::size_t lines = 20) const;
 

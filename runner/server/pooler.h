@@ -27,6 +27,11 @@ struct PoolerSettingSpec {
   // max_client_conn (room for the largest client sweep). A stage's change names it as the value
   // before, and a RELOAD that drops the setting writes it (an omitted line keeps the old value).
   std::string_view default_value;
+  // PgBouncer applies it to the clients already connected on RELOAD (a pool's size, a
+  // timeout), so a switchback run can switch it between blocks; false: only new clients or
+  // new server connections meet it (pool_mode: a client in session mode keeps its server
+  // connection).
+  bool live = false;
 };
 
 // The table; a setting not in it is refused.

@@ -353,6 +353,10 @@ stages:
     settings: {work_mem: 1MB, random_page_cost: 2}
   - name: used once
     load: {pgbouncer.server_lifetime: 0}
+  - name: session mode
+    load: {pgbouncer.pool_mode: session}
+  - name: more clients
+    load: {clients: 32, pgbouncer.default_pool_size: 2}
 )",
                               "t.yaml", problems);
   ASSERT_TRUE(problems.empty()) << problems.front().str();
@@ -362,7 +366,7 @@ stages:
   small.pooler = {{"default_pool_size", "2", {"presets.yaml", 12, 7}}};
   c.add_preset(small);
   Plan plan = make_plan(s, c, server15());
-  ASSERT_EQ(plan.stages.size(), 3u);
+  ASSERT_EQ(plan.stages.size(), 5u);
   EXPECT_TRUE(plan.stages[0].load.pooler_settings.empty());
   const results::KnobChange* pool = change(plan.stages[1], "pgbouncer.default_pool_size");
   ASSERT_NE(pool, nullptr);
@@ -378,9 +382,21 @@ stages:
   ASSERT_NE(once, nullptr);
   EXPECT_EQ(once->old_value, "3600");
   EXPECT_EQ(once->new_value, "0");
-  // Its load differs from the baseline's: runs of its own, not a switchback.
-  EXPECT_FALSE(plan.stages[2].switchback);
+  // Its load differs from the baseline's in a setting PgBouncer takes live on RELOAD: one run
+  // switches it back and forth with the baseline's.
+  EXPECT_TRUE(plan.stages[2].switchback) << plan.stages[2].design_why;
+  EXPECT_NE(plan.stages[2].design_why.find("PgBouncer takes the pool's settings on RELOAD"),
+            std::string::npos)
+      << plan.stages[2].design_why;
   EXPECT_FALSE(plan.stages[2].attribute);  // one knob
+  // A session-mode client keeps its server connection: pool_mode reaches new clients only.
+  EXPECT_FALSE(plan.stages[3].switchback);
+  EXPECT_NE(plan.stages[3].design_why.find("pool_mode reaches only new clients"), std::string::npos)
+      << plan.stages[3].design_why;
+  // A client count is its connections too: a run connects its clients once.
+  EXPECT_FALSE(plan.stages[4].switchback);
+  EXPECT_NE(plan.stages[4].design_why.find("its client count differs"), std::string::npos)
+      << plan.stages[4].design_why;
 }
 
 // The catalog's presets with a `pooler:` part give PgBouncer settings of the table, and the
