@@ -196,14 +196,15 @@ void PoolerPath::stop() {
 
 void add_pooler_counters(const server::PoolerStats& stats, evidence::Snapshot& snapshot) {
   snapshot.counters["pooler_wait_ms"] =
-      evidence::Counter{static_cast<double>(stats.total_wait_time_us) / 1000.0, "SHOW STATS"};
+      evidence::Counter{static_cast<double>(stats.accrued_wait_us()) / 1000.0, "SHOW STATS"};
 }
 
 void add_pooler_evidence(const server::PoolerStats& before, const server::PoolerStats& after,
                          std::map<std::string, double>& evidence) {
-  // total_wait_time counts every client's wait for a server connection (microseconds).
+  // Every client's wait for a server connection within the window, those still waiting at
+  // either end included.
   evidence["pooler_wait_ms"] =
-      static_cast<double>(after.total_wait_time_us - before.total_wait_time_us) / 1000.0;
+      static_cast<double>(after.accrued_wait_us() - before.accrued_wait_us()) / 1000.0;
   evidence["pooler_servers"] =
       static_cast<double>(after.servers_active + after.servers_idle + after.servers_used);
   evidence["pooler_clients_waiting"] = static_cast<double>(after.clients_waiting);

@@ -360,6 +360,14 @@ PoolerStats PgBouncer::stats(const std::string& dbname) const {
     s.total_query_count += stats.get_int64(row, stats.column("total_query_count"));
     s.total_wait_time_us += stats.get_int64(row, stats.column("total_wait_time"));
   }
+  pg::Result clients = admin.exec("SHOW CLIENTS");
+  for (int row = 0; row < clients.rows(); ++row) {
+    if (clients.get(row, clients.column("database")) != dbname ||
+        clients.get(row, clients.column("state")) != "waiting")
+      continue;
+    s.current_wait_us += clients.get_int64(row, clients.column("wait")) * 1'000'000 +
+                         clients.get_int64(row, clients.column("wait_us"));
+  }
   return s;
 }
 

@@ -42,6 +42,15 @@ struct PoolerStats {
   std::int64_t total_xact_count = 0;
   std::int64_t total_query_count = 0;
   std::int64_t total_wait_time_us = 0;  // clients' total time waiting for a server connection
+  // The waits under way (SHOW CLIENTS of the clients waiting now): SHOW STATS counts a wait
+  // only once the client gets its server connection, so a client that waits out a whole window
+  // (session mode, more clients than the pool) would count nothing.
+  std::int64_t current_wait_us = 0;
+
+  // The clients' time waiting for a server connection so far, the waits under way included:
+  // its difference between two readings is the wait within them, each wait counted for its
+  // part between them.
+  std::int64_t accrued_wait_us() const { return total_wait_time_us + current_wait_us; }
 };
 
 class PgBouncer {
