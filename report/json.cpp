@@ -60,6 +60,21 @@ void read_attribution(StageResult& s, const Json& in, const Place& place) {
   if (read_field(a, in, "attribution", place)) s.attribution = attribution_in_metric_terms(a);
 }
 
+void write_failure(const StageResult& s, Json& out) {
+  if (s.failure != results::StageFailure::kNone) out["failure"] = results::failure_name(s.failure);
+}
+
+void read_failure(StageResult& s, const Json& in, const Place& place) {
+  std::string name;
+  if (!read_field(name, in, "failure", place)) return;  // it ran, or a report before `failure`
+  const auto failure = results::parse_failure(name);
+  if (!failure || *failure == results::StageFailure::kNone)
+    throw ReadError(fmt::format(
+        "{}: {}.failure {} is not one of rejected, run failed, stopped early or interrupted",
+        place.source, place.path, name));
+  s.failure = *failure;
+}
+
 void write_wait_shares(const WaitProfile& w, Json& out) {
   Json shares = Json::object();
   for (const auto& s : results::wait_shares(w)) shares[s.wait] = number(s.share);

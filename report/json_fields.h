@@ -253,6 +253,9 @@ struct Fields<Switchback> {
 // The attribution is written in its metric's terms (attribution_in_metric_terms).
 void write_attribution(const StageResult& s, Json& out);
 void read_attribution(StageResult& s, const Json& in, const Place& place);
+// `failure`, written only for a stage that failed (its `error` says why).
+void write_failure(const StageResult& s, Json& out);
+void read_failure(StageResult& s, const Json& in, const Place& place);
 
 template <>
 struct Fields<StageResult> {
@@ -276,6 +279,7 @@ struct Fields<StageResult> {
       field("reset_seconds", &S::reset_seconds),
       field("log_excerpt", &S::log_excerpt),
       field("error", &S::error),
+      custom<S>(write_failure, read_failure),
       custom<S>(write_attribution, read_attribution),
       field("switchback", &S::switchback),
       field("sweep_values", &S::sweep_values, [](const S& s) { return !s.sweep_values.empty(); }),

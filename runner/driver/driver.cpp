@@ -266,6 +266,9 @@ Watched watch_window(Shared& shared, std::vector<std::unique_ptr<Worker>>& ws,
       const int b = o.on_poll(static_cast<double>(now - measure_start) / 1e6, blocks);
       end_now = b == kEndWindow;
       shared.block.store(!end_now && b < shared.max_blocks ? b : -1);
+      // A switch (a reload, PgBouncer's pool settling) can take a second: the tick divides by
+      // the time that really passed, as after on_measure_start.
+      now = now_us();
     }
     if (now >= next_tick || stop_now) {
       second.clear();

@@ -22,14 +22,16 @@
 
 namespace pgslow::experiment {
 
-// The start of a StageResult's error when the server rejected the configuration itself (it
-// failed to start, a value differed after the apply), as opposed to a run that failed.
-inline constexpr std::string_view kRejectedError = "the server rejected this configuration: ";
+// Marks `stage` failed, of `kind`, for `why`: its error is `why` after the words that name the
+// kind for a reader ("the server rejected this configuration: ", "stopped early: ",
+// "interrupted: ").
+void fail_stage(results::StageResult& stage, results::StageFailure kind, std::string_view why);
+// The same for a stage whose runs Ctrl-C ended: what was measured stands.
+void mark_interrupted(results::StageResult& stage);
 // Whether `stage` failed because the server rejected its configuration.
-bool rejected(const results::StageResult& stage);
-// The start of a StageResult's error when a switchback stage could not measure what it planned
-// (the target applies too slowly for its blocks): the run's exit status says so (check_run).
-inline constexpr std::string_view kStoppedEarly = "stopped early: ";
+inline bool rejected(const results::StageResult& stage) {
+  return stage.failure == results::StageFailure::kRejected;
+}
 // A switchback stage is refused when an apply takes more than this share of a block.
 inline constexpr double kSlowApplyShare = 0.25;
 

@@ -340,7 +340,7 @@ std::optional<results::Measurement> LabSession::measure_or_fail(const Trial& tri
     throw;
   } catch (const RuntimeError& e) {
     // The run failed: the server restarted or stopped under it, clients were refused, ...
-    stage.error = e.what();
+    fail_stage(stage, results::StageFailure::kRunFailed, e.what());
     return std::nullopt;
   }
 }
@@ -365,7 +365,7 @@ bool LabSession::set_envelope_for_run(const Configuration& configuration,
   } catch (const RuntimeError& e) {
     // The host refused the limit (v1 cannot reclaim below what the server holds): the stage
     // is not measured in an envelope it did not get.
-    stage.error = std::string(kRejectedError) + e.what();
+    fail_stage(stage, results::StageFailure::kRejected, e.what());
     return false;
   }
 }
@@ -393,7 +393,7 @@ bool LabSession::apply_for_run(const Configuration& configuration, results::Stag
     throw;
   } catch (const RuntimeError& e) {
     // The server rejected the configuration; the applier put the original back.
-    stage.error = std::string(kRejectedError) + e.what();
+    fail_stage(stage, results::StageFailure::kRejected, e.what());
     stage.log_excerpt = log_since(server_.log_file(), log_offset);
     return false;
   }
@@ -422,7 +422,7 @@ results::StageResult LabSession::measure(const Trial& trial) {
     per_repeat.push_back(std::move(run));
     if (apply::InterruptGuard::interrupted()) {
       // The driver stopped early: what was measured is returned; the caller ends the command.
-      stage.error = "interrupted: the measurement stopped early";
+      mark_interrupted(stage);
       break;
     }
   }
@@ -461,6 +461,7 @@ results::StageResult LabSession::measure_switchback(const Trial& reference, cons
   const auto reverted = std::chrono::steady_clock::now();
   if (!apply_for_run(reference_configuration, scratch, log_offset)) {
     stage.error = scratch.error;
+    stage.failure = scratch.failure;
     stage.log_excerpt = scratch.log_excerpt;
     return stage;
   }
@@ -474,11 +475,13 @@ results::StageResult LabSession::measure_switchback(const Trial& reference, cons
   // machine's one slow fsync must not fail its stage.
   if (server_.kind() != server::TargetKind::kManaged &&
       apply_s > kSlowApplyShare * design.block_s) {
-    stage.error = fmt::format(
-        "{}the configuration took {:.1f} s to apply, more than {:.0f}% of a switchback block "
-        "({:g} s): its switches would eat the blocks. Measure it by separate runs (--design "
-        "isolated, or measure.design: isolated)",
-        kStoppedEarly, apply_s, kSlowApplyShare * 100, design.block_s);
+    fail_stage(
+        stage, results::StageFailure::kStoppedEarly,
+        fmt::format(
+            "the configuration took {:.1f} s to apply, more than {:.0f}% of a switchback block "
+            "({:g} s): its switches would eat the blocks. Measure it by separate runs (--design "
+            "isolated, or measure.design: isolated)",
+            apply_s, kSlowApplyShare * 100, design.block_s));
     return stage;
   }
   // A stage of PgBouncer's pool switches the pool too (its load differs from the reference's
@@ -524,18 +527,18 @@ results::StageResult LabSession::measure_switchback(const Trial& reference, cons
       stage.changes.push_back(std::move(change));
   }
   if (unsettled) stage.warnings.push_back(*unsettled);
-  if (apply::InterruptGuard::interrupted() && stage.error.empty())
-    stage.error = "interrupted: the measurement stopped early";
+  if (apply::InterruptGuard::interrupted() && stage.error.empty()) mark_interrupted(stage);
 
   results::Switchback result = control.run().result();
   // The window closed before the planned blocks were measured, with nobody interrupting: the
   // switches came late (an apply slower than the one measured before the run).
   if (result.stopped == "interrupted" && stage.error.empty())
-    stage.error = fmt::format(
-        "{}the switchback run measured {} of its {} blocks before its window closed: switching "
-        "the configuration took longer than the blocks allow. Measure it by separate runs "
-        "(--design isolated, or measure.design: isolated)",
-        kStoppedEarly, result.blocks.size(), 2 * design.max_pairs + 1);
+    fail_stage(stage, results::StageFailure::kStoppedEarly,
+               fmt::format("the switchback run measured {} of its {} blocks before its window "
+                           "closed: switching the configuration took longer than the blocks "
+                           "allow. Measure it by separate runs (--design isolated, or "
+                           "measure.design: isolated)",
+                           result.blocks.size(), 2 * design.max_pairs + 1));
   result.why = why;
   result.reference_evidence = control.evidence(0);
   result.reference_waits = control.waits(0);

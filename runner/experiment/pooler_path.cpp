@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -108,25 +109,31 @@ std::optional<std::string> PoolerPath::switch_load(const results::LoadSettings& 
   long long allowed = setting("default_pool_size") + setting("reserve_pool_size");
   if (const long long per_database = setting("max_db_connections"); per_database > 0)
     allowed = std::min(allowed, per_database);
+  const std::string pool = database.empty() ? "postgres" : database;
   const std::int64_t deadline = now_us() + static_cast<std::int64_t>(settle_s * 1e6);
-  long long held = 0;
+  std::optional<long long> held;
   bool reconnected = false;
   for (;;) {
-    if (auto s = stats(database)) {
+    if (auto s = stats(pool)) {
       held = s->servers_active + s->servers_idle + s->servers_used;
-      if (held <= allowed) return std::nullopt;
-      if (!reconnected && !database.empty()) {
-        pgbouncer_->reconnect_database(database);
+      if (*held <= allowed) return std::nullopt;
+      if (!reconnected) {
+        pgbouncer_->reconnect_database(pool);
         reconnected = true;
       }
     }
     if (now_us() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (!held)
+    return fmt::format(
+        "PgBouncer's console did not answer within {:g} s of a switch to a pool of {}: its "
+        "blocks may have measured the larger pool",
+        settle_s, allowed);
   return fmt::format(
-      "PgBouncer still held {} server connections {:g} s after its pool went to {}: the first "
-      "part of a block measured the larger pool",
-      held, settle_s, allowed);
+      "PgBouncer still held {} server connections {:g} s after its pool went to {}: its "
+      "blocks may have measured the larger pool",
+      *held, settle_s, allowed);
 }
 
 std::optional<server::PoolerStats> PoolerPath::stats(const std::string& database) const {
@@ -203,8 +210,9 @@ void add_pooler_evidence(const server::PoolerStats& before, const server::Pooler
                          std::map<std::string, double>& evidence) {
   // Every client's wait for a server connection within the window, those still waiting at
   // either end included.
-  evidence["pooler_wait_ms"] =
-      static_cast<double>(after.accrued_wait_us() - before.accrued_wait_us()) / 1000.0;
+  evidence["pooler_wait_ms"] = static_cast<double>(std::max<std::int64_t>(
+                                   0, after.accrued_wait_us() - before.accrued_wait_us())) /
+                               1000.0;
   evidence["pooler_servers"] =
       static_cast<double>(after.servers_active + after.servers_idle + after.servers_used);
   evidence["pooler_clients_waiting"] = static_cast<double>(after.clients_waiting);

@@ -125,7 +125,7 @@ void check_run(const results::Run& run, const fs::path& out_dir, const std::stri
   for (std::size_t i = 1; i < run.stages.size(); ++i) failed += run.stages[i].error.empty() ? 0 : 1;
   // Named first, also when every stage failed this way: its message says what to do.
   for (const auto& stage : run.stages)
-    if (stage.error.starts_with(kStoppedEarly))
+    if (stage.failure == results::StageFailure::kStoppedEarly)
       throw RuntimeError(fmt::format("{}stage '{}' {} (the configuration is restored)", which,
                                      stage.name, stage.error));
   if (!run.stages.empty() && !run.stages.front().error.empty())

@@ -39,12 +39,13 @@ bool SimulatedLab::interrupt_now() {
 results::StageResult SimulatedLab::measure(const Trial& trial) {
   results::StageResult stage = begin(trial);
   if (auto knob = rejected_knob(trial.configuration)) {
-    stage.error = fmt::format("{}the server did not start with {}", kRejectedError, *knob);
+    fail_stage(stage, results::StageFailure::kRejected,
+               fmt::format("the server did not start with {}", *knob));
     return stage;
   }
   for (int i = 0; i < trial.timing.repeats; ++i) {
     if (interrupt_now()) {
-      stage.error = "interrupted: the measurement stopped early";
+      mark_interrupted(stage);
       break;
     }
     results::Measurement m = server_.run(trial.configuration.settings, trial.timing.duration_s);
@@ -67,7 +68,8 @@ results::StageResult SimulatedLab::measure_switchback(const Trial& reference, co
   results::StageResult stage = begin(trial);
   for (const Configuration* c : {&trial.configuration, &reference.configuration}) {
     if (auto knob = rejected_knob(*c)) {
-      stage.error = fmt::format("{}the server did not start with {}", kRejectedError, *knob);
+      fail_stage(stage, results::StageFailure::kRejected,
+                 fmt::format("the server did not start with {}", *knob));
       return stage;
     }
   }
@@ -76,7 +78,7 @@ results::StageResult SimulatedLab::measure_switchback(const Trial& reference, co
   bool done = false;
   while (!done) {
     if (interrupt_now()) {
-      stage.error = "interrupted: the measurement stopped early";
+      mark_interrupted(stage);
       break;
     }
     const bool stage_block = run.block() % 2 == 1;

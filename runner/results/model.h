@@ -354,6 +354,19 @@ struct Switchback {
   bool operator==(const Switchback&) const = default;
 };
 
+// What kind of failure a stage's `error` is (report.json `failure`, docs/report-schema.md).
+enum class StageFailure {
+  kNone,
+  kRejected,      // the server rejected the configuration itself (it did not start, a value
+                  // differed after the apply): bisect counts it as a rejected configuration
+  kRunFailed,     // a run failed: the server restarted or stopped under it, clients refused, ...
+  kStoppedEarly,  // a switchback stage could not measure what it planned: the run exits 1
+  kInterrupted,   // Ctrl-C during its runs: what was measured stands
+};
+// "rejected", "run failed", "stopped early", "interrupted"; "" for kNone.
+std::string_view failure_name(StageFailure failure);
+std::optional<StageFailure> parse_failure(std::string_view name);
+
 // One stage: its configuration, its measurements (one per repeat) and the server-side
 // evidence of the measured window. Evidence values are per-stage deltas or ratios, keyed by
 // the evidence names of docs/knobs.md ("buffer_hit_ratio", "checkpoints_requested", ...).
@@ -368,11 +381,12 @@ struct StageResult {
   std::vector<std::string> warnings;  // pitfalls of the values used
   LoadSettings load;
   std::vector<Measurement> repeats;
-  std::map<std::string, double> evidence;  // the median repeat's evidence
-  std::optional<WaitProfile> waits;        // the median repeat's; absent: not sampled
-  double reset_seconds = 0;                // data reset (template clone) before the stage
-  std::string log_excerpt;                 // the server log lines written during the stage
-  std::string error;                       // the stage could not run: why (empty when it ran)
+  std::map<std::string, double> evidence;      // the median repeat's evidence
+  std::optional<WaitProfile> waits;            // the median repeat's; absent: not sampled
+  double reset_seconds = 0;                    // data reset (template clone) before the stage
+  std::string log_excerpt;                     // the server log lines written during the stage
+  std::string error;                           // the stage could not run: why (empty when it ran)
+  StageFailure failure = StageFailure::kNone;  // what kind of failure `error` is
   // Seconds the evidence window covered (snapshot to snapshot); 0: the median repeat's
   // duration_s. Counters are normalised per second or per transaction over this window.
   double evidence_seconds = 0;

@@ -182,12 +182,23 @@ std::optional<std::string> load_switch_refusal(const Scenario& scenario,
         server::pooler_setting_value(*met_stage, name))
       continue;
     const server::PoolerSettingSpec* spec = server::find_pooler_setting(name);
+    if (name == "query_wait_timeout")
+      return std::string(
+          "PgBouncer's query_wait_timeout disconnects the clients that wait past it, and a run "
+          "keeps its clients connected");
     if (spec == nullptr || !spec->live)
       return fmt::format(
           "PgBouncer's {} reaches only new clients or new server connections after a RELOAD, "
           "so it cannot switch within a run",
           name);
   }
+  // In session mode a client keeps its server connection until it disconnects, and a run's
+  // clients never do: a pool's size or a connection's lifetime never reaches them.
+  for (const auto* met : {&*met_baseline, &*met_stage})
+    if (server::pooler_setting_value(*met, "pool_mode") == "session" && *met_baseline != *met_stage)
+      return std::string(
+          "pgslow's PgBouncer runs in session mode, where a client keeps its server connection "
+          "for as long as it stays connected, so a changed pool never reaches the run's clients");
   return std::nullopt;
 }
 

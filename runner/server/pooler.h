@@ -27,10 +27,11 @@ struct PoolerSettingSpec {
   // max_client_conn (room for the largest client sweep). A stage's change names it as the value
   // before, and a RELOAD that drops the setting writes it (an omitted line keeps the old value).
   std::string_view default_value;
-  // PgBouncer applies it to the clients already connected on RELOAD (a pool's size, a
-  // timeout), so a switchback run can switch it between blocks; false: only new clients or
-  // new server connections meet it (pool_mode: a client in session mode keeps its server
-  // connection).
+  // PgBouncer applies it to the clients already connected on RELOAD (a pool's size, a server
+  // connection's lifetime), so a switchback run can switch it between blocks (in transaction or
+  // statement mode); false: only new clients or new server connections meet it (pool_mode: a
+  // client in session mode keeps its server connection), or it disconnects clients
+  // (query_wait_timeout), which a run's clients must not be.
   bool live = false;
 };
 

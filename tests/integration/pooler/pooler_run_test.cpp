@@ -143,15 +143,22 @@ TEST_F(Pooler, APoolerSettingIsAStagesKnobSwitchedBackAndForth) {
   const auto& blocks = stage.at("switchback").at("blocks");
   ASSERT_EQ(blocks.size(), 7u) << stage.dump(1);
   double most_reference_wait = 0, least_stage_wait = 1e300;
+  int reference_blocks = 0, stage_blocks = 0;
   for (const auto& b : blocks) {
     // The first block follows the data reset: its evidence belongs to no configuration.
-    if (!b.contains("per_tx")) continue;
+    if (!b.contains("per_tx") || !b.at("per_tx").contains("pooler_wait_ms")) continue;
     const double wait = b.at("per_tx").at("pooler_wait_ms").get<double>();
-    if (b.at("stage").get<bool>())
+    if (b.at("stage").get<bool>()) {
+      ++stage_blocks;
       least_stage_wait = std::min(least_stage_wait, wait);
-    else
+    } else {
+      ++reference_blocks;
       most_reference_wait = std::max(most_reference_wait, wait);
+    }
   }
+  // Every block but the first has its own wait: 3 of the pool of 1, 3 of the default pool.
+  EXPECT_EQ(stage_blocks, 3) << blocks.dump(1);
+  EXPECT_EQ(reference_blocks, 3) << blocks.dump(1);
   EXPECT_GT(least_stage_wait, most_reference_wait) << blocks.dump(1);
   EXPECT_FALSE(fs::exists(workdir() / "pooler.state"));
 }

@@ -36,6 +36,28 @@ TEST(Json, SweepValuesRoundTripAndOlderReportsReadThemFromTheName) {
             (std::map<std::string, std::string>{{"rate", "75%"}, {"clients", "256"}}));
 }
 
+// A failed stage's kind of failure goes out as its name and comes back; a stage that ran has
+// none, and a name the schema does not know is refused with the field.
+TEST(Json, AStagesFailureRoundTripsByNameAndOnlyWhenItFailed) {
+  results::Run run = testing::sample_run();
+  run.stages[1].error = "stopped early: the configuration took 2.0 s to apply";
+  run.stages[1].failure = results::StageFailure::kStoppedEarly;
+  std::string json = to_json(run);
+  EXPECT_NE(json.find("\"failure\": \"stopped early\""), std::string::npos);
+  EXPECT_EQ(read_json(json, "x.json"), run);
+  EXPECT_EQ(to_json(testing::sample_run()).find("\"failure\""), std::string::npos);
+
+  const auto at = json.find("\"stopped early\"");
+  json.replace(at, std::string("\"stopped early\"").size(), "\"crashed\"");
+  try {
+    read_json(json, "x.json");
+    FAIL() << "an unknown failure was read";
+  } catch (const ReadError& e) {
+    EXPECT_NE(std::string(e.what()).find("failure crashed is not one of"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A stage's pooler (a sweep of `pooler:`) is written where it was set, and nowhere else.
 TEST(Json, AStagesPoolerIsWrittenOnlyWhereItWasSet) {
   results::Run run = testing::sample_run();

@@ -393,6 +393,21 @@ stages:
   EXPECT_FALSE(plan.stages[3].switchback);
   EXPECT_NE(plan.stages[3].design_why.find("pool_mode reaches only new clients"), std::string::npos)
       << plan.stages[3].design_why;
+  // In session mode a client keeps its server connection: a smaller pool never reaches it.
+  problems.clear();
+  Scenario session = parse_scenario(R"(workload: select-only
+mode: isolated
+pooler: {kind: pgbouncer}
+stages:
+  - name: small pool
+    load: {pgbouncer.default_pool_size: 2}
+)",
+                                    "t.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << problems.front().str();
+  const Plan session_plan = make_plan(session, c, server15());
+  EXPECT_FALSE(session_plan.stages[1].switchback);
+  EXPECT_NE(session_plan.stages[1].design_why.find("runs in session mode"), std::string::npos)
+      << session_plan.stages[1].design_why;
   // A client count is its connections too: a run connects its clients once.
   EXPECT_FALSE(plan.stages[4].switchback);
   EXPECT_NE(plan.stages[4].design_why.find("its client count differs"), std::string::npos)
