@@ -488,11 +488,7 @@ results::StageResult LabSession::measure_switchback(const Trial& reference, cons
   // in nothing else, scenario::load_switch_refusal); the run starts in the reference's block.
   const bool switches_server =
       !knobs::same_settings(stage_configuration.settings, reference_configuration.settings);
-  const results::LoadSettings stage_load = recorded_load(trial, params_.clients);
-  const results::LoadSettings reference_load = recorded_load(reference, params_.clients);
-  const bool switches_pooler = stage_load.pooler != reference_load.pooler ||
-                               stage_load.pool_size != reference_load.pool_size ||
-                               stage_load.pooler_settings != reference_load.pooler_settings;
+  const bool switches_pooler = !(trial.load == reference.load);
   const std::string database = options_.reset_data ? dataset_.clone_name() : std::string();
   std::optional<std::string> unsettled;
   SwitchbackControl control(design, [&](bool to_stage) {
@@ -518,14 +514,6 @@ results::StageResult LabSession::measure_switchback(const Trial& reference, cons
   Trial first_block = trial;
   first_block.load = reference.load;
   measure_or_fail(first_block, stage, whole_run, &control);
-  if (switches_pooler) {
-    // The stage's PgBouncer settings are its knob lines, not the reference's it started with.
-    std::erase_if(stage.changes, [](const results::KnobChange& c) {
-      return c.apply_by == results::kApplyByPooler;
-    });
-    for (auto& change : pooler_.knob_changes(trial.load))
-      stage.changes.push_back(std::move(change));
-  }
   if (unsettled) stage.warnings.push_back(*unsettled);
   if (apply::InterruptGuard::interrupted() && stage.error.empty()) mark_interrupted(stage);
 

@@ -38,8 +38,7 @@ server::ManagedCluster& PoolerPath::require_managed_cluster() const {
 
 std::optional<server::PoolerSpec> PoolerPath::route(const results::LoadSettings& load,
                                                     int& driver_pool) const {
-  // A pool through PgBouncer is PgBouncer's: the driver opens one connection per client to it.
-  driver_pool = load.pooler == "pgbouncer" && load.pool_size > 0 ? 0 : load.pool_size;
+  driver_pool = server::driver_pool_size(load.pooler, load.pool_size);
   return server::stage_pooler(spec_, load.pooler, load.pool_size, load.pooler_settings);
 }
 

@@ -14,6 +14,8 @@ namespace pgslow::scenario {
 
 namespace {
 
+using Settings = std::map<std::string, std::string>;
+
 ConfigError not_installed(const SourceLocation& where) {
   return ConfigError{where, "pooler: PgBouncer is not installed here",
                      "install it with `scripts/install-deps.sh run` (Debian's pgbouncer "
@@ -45,17 +47,6 @@ std::optional<std::map<std::string, std::string>> managed_pooler_settings(
     // check_pooler_knobs has said why.
   }
   return std::nullopt;
-}
-
-std::map<std::string, std::string> pooler_settings_met(const Scenario& scenario,
-                                                       const results::LoadSettings& load) {
-  return managed_pooler_settings(scenario, load).value_or(std::map<std::string, std::string>{});
-}
-
-// The driver's own pool under `load` (experiment/pooler_path.cpp routes alike): none when
-// PgBouncer's pool is the one sized.
-int driver_pool(const results::LoadSettings& load) {
-  return load.pooler == "pgbouncer" && load.pool_size > 0 ? 0 : load.pool_size;
 }
 
 }  // namespace
@@ -126,9 +117,10 @@ void add_pooler_changes(const Scenario& scenario, const results::LoadSettings& r
   std::set<std::string> names;
   for (const auto& entry : reference.pooler_settings) names.insert(entry.first);
   for (const auto& entry : load.pooler_settings) names.insert(entry.first);
-  for (const auto& c : server::pooler_setting_changes(pooler_settings_met(scenario, reference),
-                                                      pooler_settings_met(scenario, load),
-                                                      {names.begin(), names.end()}))
+  for (const auto& c : server::pooler_setting_changes(
+           managed_pooler_settings(scenario, reference).value_or(Settings{}),
+           managed_pooler_settings(scenario, load).value_or(Settings{}),
+           {names.begin(), names.end()}))
     changes.push_back(results::KnobChange{std::string(server::kPoolerKnobPrefix) + c.name, c.before,
                                           c.after, std::string(results::kApplyByPooler)});
 }
@@ -139,7 +131,7 @@ std::optional<std::string> load_switch_refusal(const Scenario& scenario,
   // How the clients connect: the same on both sides, or the run cannot switch.
   auto connecting = [](const results::LoadSettings& load) {
     results::LoadSettings d = load;
-    d.pool_size = driver_pool(load);
+    d.pool_size = server::driver_pool_size(load.pooler, load.pool_size);
     d.pooler.clear();
     d.pooler_settings.clear();
     return d;

@@ -76,6 +76,12 @@ std::optional<PoolerSpec> stage_pooler(const std::optional<PoolerSpec>& run, std
                                        int pool_size,
                                        const std::map<std::string, std::string>& settings);
 
+// The driver's own pool for a stage's clients on `path` (stage_pooler's) with `pool_size`: none
+// when the pool is pgslow's PgBouncer's (the driver then opens one connection per client).
+inline int driver_pool_size(std::string_view path, int pool_size) {
+  return path == "pgbouncer" && pool_size > 0 ? 0 : pool_size;
+}
+
 // A setting a stage gives pgslow's PgBouncer, against what its clients would meet without it.
 struct PoolerSettingChange {
   std::string name;  // "pool_mode"
