@@ -5,18 +5,17 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "apply/server_state.h"
 #include "common/clock.h"
 #include "common/reflink.h"
-#include "common/strings.h"
 #include "driver/driver.h"
 #include "evidence/evidence.h"
 #include "experiment/lab_server.h"
 #include "experiment/measured_window.h"
 #include "experiment/switchback_control.h"
 #include "pg/connection.h"
+#include "results/stage_notes.h"
 #include "results/summary.h"
 #include "server/server_log.h"
 #include "server/target_kind.h"
@@ -31,57 +30,19 @@ std::uintmax_t log_offset_now(const std::optional<fs::path>& log) {
   return log ? server::log_size(*log) : 0;
 }
 
-// The server log lines written since `offset`, the last `max_lines` of them: the stage's
-// excerpt in the results folder.
-std::string log_since(const std::optional<fs::path>& log, std::uintmax_t offset,
-                      std::size_t max_lines = 200) {
-  if (!log) return {};
-  std::vector<std::string> lines;
-  try {
-    lines = split(server::read_log_since(*log, offset), '\n');
-  } catch (const std::exception& e) {
-    return fmt::format("(the server log could not be read: {})\n", e.what());
-  }
-  if (!lines.empty() && lines.back().empty()) lines.pop_back();
-  std::string out;
-  std::size_t first = lines.size() > max_lines ? lines.size() - max_lines : 0;
-  if (first > 0) out += fmt::format("... {} earlier lines left out\n", first);
-  for (std::size_t i = first; i < lines.size(); ++i) out += lines[i] + "\n";
-  return out;
+// The server log lines written since `offset`: the stage's excerpt (none without a log).
+std::string log_since(const std::optional<fs::path>& log, std::uintmax_t offset) {
+  return log ? server::log_excerpt_since(*log, offset) : std::string();
 }
 
-// What a stage's report says when work other than the server and pgslow's clients took the
-// CPU during its runs: the worst run's shares.
-std::string disturbance_note(const std::vector<evidence::CpuShares>& runs, int of) {
-  const auto worst = std::max_element(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
-    return a.disturbance() < b.disturbance();
-  });
-  return fmt::format(
-      "the machine was disturbed: work other than the server and pgslow's clients used up to "
-      "{:.0f}% of its CPU during {} of {} run{} of this stage (other programs {:.0f}%, pgslow's "
-      "dashboard and evidence {:.0f}%); its figures may be slower than the configuration alone "
-      "explains",
-      worst->disturbance() * 100, runs.size(), of, of == 1 ? "" : "s", worst->other_programs * 100,
-      worst->pgslow_other * 100);
-}
-
-// When pgslow's client threads were nearly always busy, the figure measures the driver, not
-// the server: the report says so.
-std::optional<std::string> driver_bound_note(const std::vector<results::Measurement>& runs,
-                                             int workers) {
-  const int threads = workers > 0 ? workers : static_cast<int>(std::thread::hardware_concurrency());
-  double busiest = 0;
-  for (const auto& m : runs) {
-    const int used = std::min(std::max(1, threads), std::max(1, m.clients_connected));
-    if (m.duration_s > 0 && m.client_cpu_s > 0)
-      busiest = std::max(busiest, m.client_cpu_s / (m.duration_s * used));
-  }
-  if (busiest < 0.9) return std::nullopt;
-  return fmt::format(
-      "the driver may be the bottleneck: pgslow's client threads were busy {:.0f}% of the time; "
-      "the server could go faster than this figure (give the driver more threads with "
-      "--workers, or fewer clients)",
-      busiest * 100);
+// The worst of the runs that other work disturbed (evidence::kDisturbedShare), of a stage's `of`
+// runs, for its note (results/stage_notes.h).
+std::string disturbance_note(const std::vector<evidence::CpuShares>& disturbed, int of) {
+  const auto worst = std::max_element(
+      disturbed.begin(), disturbed.end(),
+      [](const auto& a, const auto& b) { return a.disturbance() < b.disturbance(); });
+  return results::disturbance_note(
+      {worst->disturbance(), worst->other_programs, worst->pgslow_other, disturbed.size(), of});
 }
 
 }  // namespace
@@ -381,7 +342,6 @@ bool LabSession::apply_for_run(const Configuration& configuration, results::Stag
     apply::ApplyLabel label{configuration.name, configuration.presets, options_.command};
     apply::ApplyResult applied =
         applier_->apply(configuration.settings, apply::Operation::kRun, label);
-    ++applies_;
     if (applied.restarted) ++restarts_;
     stage.changes = applied.knob_changes();
     stage.skipped = applied.skipped;
@@ -435,7 +395,7 @@ results::StageResult LabSession::measure(const Trial& trial) {
     stage.waits = per_repeat[index].waits;
   }
   if (!disturbed.empty()) stage.warnings.push_back(disturbance_note(disturbed, n));
-  if (auto note = driver_bound_note(stage.repeats, trial.timing.workers))
+  if (auto note = results::driver_bound_note(stage.repeats, trial.timing.workers))
     stage.warnings.push_back(*note);
   stage.log_excerpt = log_since(server_.log_file(), log_offset);
   return stage;
@@ -496,7 +456,6 @@ results::StageResult LabSession::measure_switchback(const Trial& reference, cons
     if (switches_server) {
       apply::ApplyResult applied = applier_->apply(c.settings, apply::Operation::kRun,
                                                    {c.name, c.presets, options_.command});
-      ++applies_;
       if (applied.restarted) {
         ++restarts_;
         throw RuntimeError("the configuration needed a restart in the middle of a switchback run");
@@ -535,14 +494,11 @@ results::StageResult LabSession::measure_switchback(const Trial& reference, cons
   results::Measurement m = results::blocks_measurement(result.blocks, true);
   m.failed = t.failed[1];
   m.latency = t.latency[1];
-  m.clients_requested = m.clients_connected = stage.load.clients;
-  if (m.committed > 0) stage.repeats.push_back(std::move(m));
+  results::set_switchback_result(stage, std::move(result), std::move(m));
   stage.evidence = control.evidence(1);
   stage.waits = control.waits(1);
-  stage.evidence_seconds = stage.repeats.empty() ? 0 : stage.repeats.front().duration_s;
   if (whole_run.cpu && whole_run.cpu->disturbance() > evidence::kDisturbedShare)
     stage.warnings.push_back(disturbance_note({*whole_run.cpu}, 1));
-  stage.switchback = std::move(result);
   stage.log_excerpt = log_since(server_.log_file(), log_offset);
   return stage;
 }

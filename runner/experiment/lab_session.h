@@ -105,16 +105,10 @@ class LabSession final : public Lab {
   // it. Returns whether the original configuration is back.
   bool restore_after_error() noexcept override;
 
-  server::ServerControl& server() { return server_; }
   // The server's envelope when the session began (a configuration's own envelope starts from it).
   const server::Envelope& original_envelope() const override { return original_envelope_; }
-  workload::Dataset& dataset() { return dataset_; }
-  const workload::Workload& workload() const { return workload_; }
-  const workload::WorkloadParams& params() const { return params_; }
-  PoolerPath& pooler() { return pooler_; }
-  // Restarts the applier actually made, and applies, over the session.
+  // Restarts the applier actually made over the session.
   int restarts() const { return restarts_; }
-  int applies() const { return applies_; }
   std::uint64_t data_bytes() override;
   // How prepare() chose to reset the data ("template copy (FILE_COPY)", ...); "" when the
   // session resets none (bench --no-reset).
@@ -173,7 +167,6 @@ class LabSession final : public Lab {
   bool data_dropped_ = false;
   server::Envelope original_envelope_;  // the server's when the session began
   int restarts_ = 0;
-  int applies_ = 0;
   std::uint64_t data_bytes_ = 0;
 };
 

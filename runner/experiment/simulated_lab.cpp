@@ -89,10 +89,7 @@ results::StageResult SimulatedLab::measure_switchback(const Trial& reference, co
   results::Switchback result = run.result();
   result.why = why;
   results::Measurement m = results::blocks_measurement(result.blocks, true);
-  m.clients_requested = m.clients_connected = stage.load.clients;
-  if (m.committed > 0) stage.repeats.push_back(std::move(m));
-  stage.evidence_seconds = stage.repeats.empty() ? 0 : stage.repeats.front().duration_s;
-  stage.switchback = std::move(result);
+  results::set_switchback_result(stage, std::move(result), std::move(m));
   return stage;
 }
 

@@ -255,6 +255,13 @@ Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool 
   return m;
 }
 
+void set_switchback_result(StageResult& stage, Switchback result, Measurement stage_blocks) {
+  stage_blocks.clients_requested = stage_blocks.clients_connected = stage.load.clients;
+  if (stage_blocks.committed > 0) stage.repeats.push_back(std::move(stage_blocks));
+  stage.evidence_seconds = stage.repeats.empty() ? 0 : stage.repeats.front().duration_s;
+  stage.switchback = std::move(result);
+}
+
 SwitchbackRun::SwitchbackRun(SwitchbackDesign design)
     : design_(design),
       looks_(look_schedule(design_)),

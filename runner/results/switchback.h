@@ -124,6 +124,12 @@ double confidence_over_looks(int looks, double confidence = 0.95);
 // series.
 Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool stage);
 
+// A switchback run's result in `stage` (both labs assemble it here): its stage blocks taken
+// together (`stage_blocks`, blocks_measurement's with what the lab measured beside the blocks)
+// as its one repeat when they committed anything, the evidence window that repeat covered, and
+// every block in `stage.switchback`.
+void set_switchback_result(StageResult& stage, Switchback result, Measurement stage_blocks);
+
 // The confidence of the interval at the look after `pairs` pairs of a run with `design`: the
 // 5% spent over its looks as O'Brien and Fleming's boundary spends it (stats.h
 // spending_confidences), little at the early looks and nearly all at the last, so the interval

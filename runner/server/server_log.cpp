@@ -10,9 +10,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "common/errors.h"
 #include "common/safe_fs.h"
+#include "common/strings.h"
 
 namespace pgslow::server {
 
@@ -126,6 +129,22 @@ bool cap_log(const std::filesystem::path& log, std::uintmax_t cap_bytes) {
   spdlog::debug("rotated {} at {} bytes into {} (copied, then emptied)", log.string(), size,
                 rotated.string());
   return true;
+}
+
+std::string log_excerpt_since(const std::filesystem::path& log, std::uintmax_t offset,
+                              std::size_t max_lines) {
+  std::vector<std::string> lines;
+  try {
+    lines = split(read_log_since(log, offset), '\n');
+  } catch (const std::exception& e) {
+    return fmt::format("(the server log could not be read: {})\n", e.what());
+  }
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  std::string out;
+  const std::size_t first = lines.size() > max_lines ? lines.size() - max_lines : 0;
+  if (first > 0) out += fmt::format("... {} earlier lines left out\n", first);
+  for (std::size_t i = first; i < lines.size(); ++i) out += lines[i] + "\n";
+  return out;
 }
 
 }  // namespace pgslow::server

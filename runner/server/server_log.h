@@ -27,6 +27,12 @@ std::uintmax_t log_size(const std::filesystem::path& log);
 std::string read_log_since(const std::filesystem::path& log, std::uintmax_t offset = 0,
                            std::size_t max_bytes = kLogTailBytes);
 
+// The log's lines from `offset` on (read_log_since's), the last `max_lines` of them, after a line
+// saying how many earlier ones were left out: a stage's excerpt in the results folder. A log
+// that cannot be read gives one line saying so.
+std::string log_excerpt_since(const std::filesystem::path& log, std::uintmax_t offset,
+                              std::size_t max_lines = 200);
+
 // When `log` is longer than `cap_bytes`: the last kRotatedLogBytes before a cut near its end go
 // to `<log>.1` (replacing the one before), and everything up to the cut is removed from `log`
 // in place (the server keeps its descriptor and appends after what is left). Call it only

@@ -62,6 +62,23 @@ TEST_F(ServerLog, ALogShorterThanTheOffsetIsReadFromItsStart) {
   EXPECT_EQ(read_log_since(log_, 6), "a cut\n");  // from the offset when it is there
 }
 
+// A stage's excerpt: the lines written since its offset, the last ones of them, saying how many
+// earlier ones it left out.
+TEST_F(ServerLog, AnExcerptKeepsTheLastLinesSinceTheOffsetAndCountsTheRest) {
+  write_file_durably(log_, "before the stage\n");
+  const std::uintmax_t offset = log_size(log_);
+  {
+    std::ofstream out(log_, std::ios::app);
+    for (int i = 0; i < 5; ++i) out << "stage line " << i << "\n";
+  }
+  EXPECT_EQ(log_excerpt_since(log_, offset, 3),
+            "... 2 earlier lines left out\nstage line 2\nstage line 3\nstage line 4\n");
+  EXPECT_EQ(log_excerpt_since(log_, offset),
+            "stage line 0\nstage line 1\nstage line 2\n"
+            "stage line 3\nstage line 4\n");
+  EXPECT_EQ(log_excerpt_since(log_, log_size(log_)), "");
+}
+
 TEST_F(ServerLog, CapLogMovesTheOlderPartOutAndTheServerAppendsAfterTheRest) {
   const std::string before = lines(3 << 20, "before");
   std::ofstream(log_) << before;
