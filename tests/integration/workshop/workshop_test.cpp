@@ -112,7 +112,10 @@ TEST(Mystery, FixesAreScoredInTheOrderADbaWouldRankThem) {
   const json& r = fix_of("right").at("recovered");
   const json& p = fix_of("partial").at("recovered");
   ASSERT_TRUE(r.at("known").get<bool>()) << board.output;
-  EXPECT_LE(r.at("low").get<double>(), 1.0) << board.output;
+  // "About all": healthy and fixed are separate runs of four seconds, and a machine that drifts
+  // between them once put the whole interval 6% above 1.0. More than 25% above it would be a
+  // scoring fault (the fix measured against the wrong reference), not drift.
+  EXPECT_LE(r.at("low").get<double>(), 1.25) << board.output;
   // When the two intervals overlap the scoreboard puts them in one tier, fewer knobs first
   // (report/workshop.cpp): on a machine busy enough to widen them that far (two suites side by
   // side once did), the order is the honest "cannot tell", not the one checked here.
