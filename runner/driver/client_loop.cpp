@@ -66,6 +66,31 @@ Task<void> Worker::wait_counted(std::int64_t us, Wait kind, std::size_t type) {
   accounts_.record_wait(kind, type, from, now_us() - from, window(), ending_);
 }
 
+Task<void> Worker::stand_by(ClientState& c) {
+  // The client leaves as an application's client would: its own connection closes, and
+  // connecting again is part of the switch (a block counts once every wanted client runs).
+  const DriverOptions& o = shared_.options;
+  const bool owns_connection = o.pool_size == 0 && !o.connect_per_transaction;
+  if (owns_connection && c.own->conn.is_open()) close_connection(*c.own);
+  shared_.running_clients.fetch_sub(1);
+  co_await StandByAwaiter{this, c.index};
+  // Blocking, as before the start: the worker's other clients wait out the connect within the
+  // switch's settling time. Refused: its next transaction fails and says why.
+  if (owns_connection && !ending_) open_connection(*c.own);
+  shared_.running_clients.fetch_add(1);
+}
+
+void Worker::follow_active_clients() {
+  const int wanted = shared_.active_clients.load(std::memory_order_relaxed);
+  if (wanted == active_limit_) return;
+  active_limit_ = wanted;
+  std::erase_if(standing_by_, [&](const StandingBy& s) {
+    if (s.index >= wanted) return false;
+    ready_.push_back(s.h);
+    return true;
+  });
+}
+
 Task<void> Worker::client_loop(ClientState& c) {
   const DriverOptions& o = shared_.options;
   const bool rate_mode = o.rate > 0;
@@ -76,6 +101,10 @@ Task<void> Worker::client_loop(ClientState& c) {
         shared_.start_us.load() + static_cast<std::int64_t>(o.ramp_s * 1e6 * c.index / o.clients)};
   if (rate_mode) c.next_arrival = now_us();
   while (!ending_) {
+    if (c.index >= active_limit_) {
+      co_await stand_by(c);
+      if (ending_) break;
+    }
     Finished tx;
     tx.type = c.client->choose();
     if (rate_mode) {

@@ -86,6 +86,7 @@ void set_up_shared(Shared& shared, const workload::Workload& workload,
   shared.types = types;
   shared.stop = stop;
   if (o.pool_size > 0) shared.pool = std::make_unique<SharedPool>(o.pool_size);
+  if (o.active_clients) shared.active_clients.store(o.active_clients());
   if (o.on_poll && o.max_blocks > 0) {
     shared.max_blocks = o.max_blocks;
     shared.block_finished =
@@ -244,6 +245,11 @@ Watched watch_window(Shared& shared, std::vector<std::unique_ptr<Worker>>& ws,
     }
     return h.summary();
   };
+  if (o.active_clients)
+    blocks.clients_settled = [&shared] {
+      return shared.running_clients.load() ==
+             std::min(shared.active_clients.load(), shared.client_loops.load());
+    };
   Watched watched;
   Histogram second;
   std::uint64_t failed_total = 0;
@@ -266,6 +272,7 @@ Watched watch_window(Shared& shared, std::vector<std::unique_ptr<Worker>>& ws,
       const int b = o.on_poll(static_cast<double>(now - measure_start) / 1e6, blocks);
       end_now = b == kEndWindow;
       shared.block.store(!end_now && b < shared.max_blocks ? b : -1);
+      if (o.active_clients) shared.active_clients.store(o.active_clients());
       // A switch (a reload, PgBouncer's pool settling) can take a second: the tick divides by
       // the time that really passed, as after on_measure_start.
       now = now_us();

@@ -50,6 +50,9 @@ struct BlockReader {
   // at a poll after the block's end, when no completion counts in it any more); nullopt until
   // then. Workers publish every 0.2 s.
   std::function<std::optional<results::LatencySummary>(int block, std::int64_t since_us)> latency;
+  // With DriverOptions::active_clients: whether the clients it wants run (each connected again)
+  // and the others stand by. Without it, always true.
+  std::function<bool()> clients_settled;
 };
 
 // on_poll's answer: end the measured window now.
@@ -87,6 +90,11 @@ struct DriverOptions {
   std::function<int(double elapsed_s, const BlockReader& blocks)> on_poll;
   int max_blocks = 0;
   BlockTallies* blocks = nullptr;  // filled after the run when on_poll is set
+  // Switchback of the client count: how many of the `clients` run transactions now, asked
+  // before the clients start and after every on_poll. Clients 0 .. n-1 run (each worker keeps
+  // its share); the others stand by between transactions with their own connection closed, and
+  // connect again when they are wanted. Closed loop only. Empty: every client runs.
+  std::function<int()> active_clients;
 };
 
 // Checks the options; problems name the option (--clients, --rate, ...). `think_time`: the

@@ -48,6 +48,10 @@ std::vector<ConfigError> validate(const DriverOptions& o, bool think_time) {
     add(fmt::format("--max-tries must be 0 or more (got {})", o.max_tries),
         "1 means no retry; 0 the workload's default (tpcc-lite under repeatable-read or "
         "serializable: until the transaction commits)");
+  if (o.active_clients && o.rate > 0)
+    add("a switchback of the client count needs a closed loop: with --rate the clients' schedule "
+        "would pile up while they stand by",
+        "measure the stage by separate runs");
   if (think_time && o.rate > 0)
     add(fmt::format("--think-time cannot be combined with --rate {:g}: keying and think times "
                     "are waited only in the closed loop, where a terminal's next transaction "

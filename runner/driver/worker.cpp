@@ -211,6 +211,8 @@ void Worker::end_window(std::int64_t at) {
     ready_.push_back(timers_.top().h);
     timers_.pop();
   }
+  for (const StandingBy& s : standing_by_) ready_.push_back(s.h);
+  standing_by_.clear();
   // Waiting for a pooled connection: resumed with none, which ends their loops.
   if (shared_.pool) {
     for (auto h : shared_.pool->cancel_waiters(this)) ready_.push_back(h);
@@ -285,9 +287,12 @@ void Worker::run() {
   const std::int64_t t0 = shared_.start_us.load();
   if (t0 < 0) return;
   start_window(t0);
+  active_limit_ = shared_.active_clients.load();
   for (auto& c : clients_) {
     if (c.loop.valid()) {
       ++active_;
+      shared_.client_loops.fetch_add(1);
+      shared_.running_clients.fetch_add(1);
       c.loop.resume();
     }
   }
@@ -304,6 +309,7 @@ void Worker::run_event_loop() {
       hard_deadline = now + kDrainUs;
     }
     if (now >= hard_deadline) break;  // a server that ignores cancel: abandon the clients
+    if (!ending_) follow_active_clients();
     while (!timers_.empty() && timers_.top().at <= now) {
       ready_.push_back(timers_.top().h);
       timers_.pop();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <latch>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -78,6 +79,11 @@ struct Shared {
   std::atomic<int> block{-1};
   std::unique_ptr<std::atomic<std::uint64_t>[]> block_finished;
   int max_blocks = 0;
+  // Switchback of the client count (DriverOptions::active_clients): the clients wanted now, the
+  // clients whose loop started, and those of them that run (not standing by).
+  std::atomic<int> active_clients{std::numeric_limits<int>::max()};
+  std::atomic<int> client_loops{0};
+  std::atomic<int> running_clients{0};
   explicit Shared(int workers) : connected(workers) {}
   bool stopping() const {
     return abort.load() || end_early.load() || fatal.load() || (stop != nullptr && stop->load());
@@ -147,6 +153,14 @@ class Worker final : public EventLoop, public Inbox {
     }
     ConnSlot* await_resume() const noexcept { return got; }  // nullptr: the run ended
   };
+  // A client not wanted in this part of a switchback run, until it is wanted or the window ends.
+  struct StandByAwaiter {
+    Worker* w;
+    int index;
+    bool await_ready() const noexcept { return w->ending_ || index < w->active_limit_; }
+    void await_suspend(std::coroutine_handle<> h) { w->standing_by_.push_back({index, h}); }
+    void await_resume() const noexcept {}
+  };
 
   // The thread's parts (worker.cpp): its epoll set, eventfd and timerfd; the connections
   // opened before the clock starts; the window's bounds once it starts; the loop; the end.
@@ -192,6 +206,11 @@ class Worker final : public EventLoop, public Inbox {
   void hang_up(ConnSlot& slot, const Outcome& outcome);
   // Records the transaction in accounts_ and hands its client's counters on.
   void account(ClientState& c, Finished& tx);
+  // Stands the client by while the run wants fewer clients than its index (its own connection
+  // closed), and connects it again when it is wanted.
+  Task<void> stand_by(ClientState& c);
+  // Resumes the clients standing by that the run wants again (Shared::active_clients).
+  void follow_active_clients();
   // Sleeps `us`; counts the wait as `kind` of a transaction of `type` when it lay inside the
   // window and the window's end did not cut it short.
   Task<void> wait_counted(std::int64_t us, Wait kind, std::size_t type);
@@ -210,6 +229,12 @@ class Worker final : public EventLoop, public Inbox {
   std::vector<std::coroutine_handle<>> ready_;
   std::vector<std::coroutine_handle<>> batch_;  // ready_ being resumed
   int active_ = 0;
+  int active_limit_ = std::numeric_limits<int>::max();  // Shared::active_clients as last read
+  struct StandingBy {
+    int index;
+    std::coroutine_handle<> h;
+  };
+  std::vector<StandingBy> standing_by_;
   std::int64_t measure_start_ = 0;
   std::int64_t end_us_ = INT64_MAX;
   std::int64_t planned_end_ = INT64_MAX;  // end_us_ before a stop or on_poll shortened it

@@ -227,6 +227,12 @@ results::Measurement LabSession::measure_once(const Trial& trial, results::Stage
   }
 
   driver::DriverOptions d = driver_options(trial, params_.clients);
+  if (switchback != nullptr && switchback->switches_clients()) {
+    // Every client either configuration runs connects before the start; those the one in place
+    // does not want stand by (driver.h).
+    d.clients = std::max(switchback->clients[0], switchback->clients[1]);
+    d.active_clients = [switchback] { return switchback->active_clients(); };
+  }
   workload::WorkloadParams params = params_;
   params.clients = d.clients;
 
@@ -467,6 +473,8 @@ results::StageResult LabSession::measure_switchback(const Trial& reference, cons
       if (late && !unsettled) unsettled = std::move(late);
     }
   });
+  control.clients[0] = driver_options(reference, params_.clients).clients;
+  control.clients[1] = driver_options(trial, params_.clients).clients;
   // The stage's evidence and waits are its kept blocks' (the control's); of the whole run's,
   // only who used the CPU.
   RunEvidence whole_run;

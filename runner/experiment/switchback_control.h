@@ -35,6 +35,12 @@ class SwitchbackControl {
   std::function<std::optional<evidence::Snapshot>()> snapshot;
   // The clock the blocks are timed by (µs); a test's own in the unit tests.
   std::function<std::int64_t()> clock = now_us;
+  // Switchback of the client count: each configuration's clients (0: the reference's, 1: the
+  // stage's); both 0 when they run the same (DriverOptions::active_clients).
+  int clients[2] = {0, 0};
+  bool switches_clients() const { return clients[0] != clients[1]; }
+  // The clients the configuration in place wants (asked after every poll).
+  int active_clients() const { return clients[applied_stage_ ? 1 : 0]; }
 
   int poll(double elapsed_s, const driver::BlockReader& blocks) {
     try {
@@ -111,14 +117,17 @@ class SwitchbackControl {
     }
     if (at.block != applied_block_) {
       apply_(at.stage);
+      applied_stage_ = at.stage;
       applied_block_ = at.block;
       applied_at_ = clock();
       return -1;
     }
-    // A block's kept part begins settle_s after its switch, also when the switch came late.
+    // A block's kept part begins settle_s after its switch, also when the switch came late, and
+    // once the clients the configuration wants all run.
     const auto settle_us = static_cast<std::int64_t>(run_.design().settle_s * 1e6);
     if (!counting_ && at.counting && at.block == run_.block() &&
-        clock() - applied_at_ >= settle_us) {
+        clock() - applied_at_ >= settle_us &&
+        (!blocks.clients_settled || blocks.clients_settled())) {
       kept_before_ = snapshot ? snapshot() : std::nullopt;
       start_cpu_ = read_cpu ? read_cpu() : std::nullopt;
       start_at_ = clock();
@@ -155,7 +164,8 @@ class SwitchbackControl {
   results::SwitchbackRun run_;
   std::function<void(bool)> apply_;
   std::exception_ptr failure_;
-  int applied_block_ = 0;        // the reference is in place when the run starts
+  int applied_block_ = 0;  // the reference is in place when the run starts
+  bool applied_stage_ = false;
   std::int64_t applied_at_ = 0;  // when the last switch was made (clock())
   bool counting_ = false;
   int counting_block_ = -1;

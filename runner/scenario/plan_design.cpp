@@ -2,6 +2,7 @@
 // a stage that alternates with the baseline, and the axes it tests first.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -16,6 +17,14 @@ results::SwitchbackDesign alternating_looks_of(const MeasureSpec& m) {
   return results::alternating_looks(m.precision, m.repeats, m.budget_s,
                                     2 * (m.warmup_s + m.duration_s + 1));
 }
+
+namespace {
+// Whether two loads differ in their client count and nothing else: no pooler to switch.
+bool switches_clients_only(results::LoadSettings a, const results::LoadSettings& b) {
+  a.clients = b.clients;
+  return a == b;
+}
+}  // namespace
 
 bool alternates_with_baseline(const PlannedStage& stage, int repeats) {
   return stage.reference == 0 && !stage.attribute && repeats >= 2 && !stage.switchback;
@@ -60,7 +69,9 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
   if (stage.attribute) return isolated("attribution measures each knob in runs of its own");
   double carryover = 0;
   std::string slowest;
-  if (!same_load) {
+  const bool switches_clients = stage.load.clients != baseline.load.clients;
+  const bool switches_pooler = !same_load && !switches_clients_only(stage.load, baseline.load);
+  if (switches_pooler) {
     // PgBouncer takes a RELOAD at once and a smaller pool is emptied to its size as its server
     // connections are released (experiment/pooler_path.cpp waits for it, and says when it did
     // not).
@@ -100,19 +111,26 @@ void choose_design(PlannedStage& stage, const PlannedStage& baseline, const Scen
   const bool server_knobs = std::any_of(
       stage.changes.begin(), stage.changes.end(),
       [](const results::KnobChange& c) { return c.apply_by != results::kApplyByPooler; });
-  std::string acts;
-  if (!same_load)
-    acts = fmt::format(
+  std::vector<std::string> acts;
+  if (switches_clients)
+    acts.push_back(fmt::format(
+        "the clients beyond the {} of the smaller side stand by with their connection closed "
+        "and connect again at each switch (a block counts once all {} run)",
+        std::min(stage.load.clients, baseline.load.clients),
+        std::max(stage.load.clients, baseline.load.clients)));
+  if (switches_pooler)
+    acts.push_back(fmt::format(
         "pgslow's PgBouncer takes the pool's settings on RELOAD and settles within {} (waited for "
-        "at each switch){}",
-        format_seconds(kPoolerCarryover), server_knobs ? ", and" : "");
+        "at each switch)",
+        format_seconds(kPoolerCarryover)));
   if (server_knobs || same_load)
-    acts += fmt::format("{}every knob acts within {} of a reload", acts.empty() ? "" : " ",
-                        carryover > 0 ? format_seconds(carryover) : std::string("a command"));
+    acts.push_back(
+        fmt::format("every knob acts within {} of a reload",
+                    carryover > 0 ? format_seconds(carryover) : std::string("a command")));
   stage.design_why = fmt::format(
       "switchback: {}, so one run switches between the baseline and this stage every {:g} s "
       "and drops the first {:g} s of each block",
-      acts, d.block_s, d.settle_s);
+      fmt::join(acts, ", and "), d.block_s, d.settle_s);
   if (d.precision > 0)
     stage.design_why +=
         fmt::format(", until its interval is ±{:g}% or {} blocks of each are measured ({:g} s)",

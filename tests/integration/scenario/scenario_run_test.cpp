@@ -514,6 +514,55 @@ stages:
   EXPECT_NE(summaries[1].waits_text.find("% of backend time (baseline "), std::string::npos);
 }
 
+// A stage of more clients switches back and forth with the baseline's one client: the three
+// others stand by, their connections closed, in the baseline's blocks. The wait sampler sees at
+// most one of the workload's backends at a time in those blocks, whatever the machine's speed.
+TEST(Run, AStageOfMoreClientsSwitchesItsClientsWithTheBaseline) {
+  cluster();
+  fs::path file = workdir() / "switch-clients.yaml";
+  write_file_durably(file, R"(name: switch-clients
+workload:
+  name: select-only
+  scale: 1
+  clients: 1
+measure:
+  warmup: 0s
+  duration: 2s
+  pairs: 2
+mode: isolated
+stages:
+  - name: four-clients
+    load: {clients: 4}
+)");
+  ProcessResult plan = pgslow({"plan", file.string()});
+  ASSERT_TRUE(plan.ok()) << plan.output;
+  EXPECT_NE(unwrapped(plan.output).find("the clients beyond the 1 of the smaller side stand by"),
+            std::string::npos)
+      << plan.output;
+  const ServerState before = server_state();
+  const fs::path out = workdir() / "results-switch-clients";
+  ProcessResult r = pgslow({"run", file.string(), "--out", out.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+  expect_restored(before);
+  results::Run run = report::read_json(read_file(out / "report.json"), "report.json");
+  ASSERT_EQ(run.stages.size(), 2u);
+  const results::StageResult& stage = run.stages[1];
+  EXPECT_EQ(stage.load.clients, 4);
+  ASSERT_TRUE(stage.switchback.has_value()) << r.output;
+  ASSERT_EQ(stage.switchback->blocks.size(), 5u) << r.output;
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(stage.switchback->blocks[i].stage, i % 2 == 1);
+    EXPECT_GT(stage.switchback->blocks[i].transactions, 0u) << i;
+  }
+  EXPECT_EQ(stage.repeats[0].failed, 0u) << r.output;
+  ASSERT_TRUE(stage.switchback->reference_waits.has_value()) << r.output;
+  const results::WaitProfile& reference = *stage.switchback->reference_waits;
+  ASSERT_GT(reference.samples, 0u);
+  std::uint64_t backend_samples = 0;
+  for (const auto& [wait, n] : reference.backends) backend_samples += n;
+  EXPECT_LE(backend_samples, reference.samples) << results::top_waits_text(reference);
+}
+
 // wal-hell's commit delay on a write workload without row contention (inserts, one client):
 // the stage's backend spends its time in the delay's sleep. PostgreSQL (15 to 18, measured)
 // reports no wait event for that sleep, so pg_stat_activity shows it active with none, which

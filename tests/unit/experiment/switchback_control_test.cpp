@@ -1,6 +1,7 @@
 // The live lab's switchback control (experiment/switchback_control.h) driven by a made-up
 // clock and made-up driver readings: a look sees each block's p95/p99 once every worker has
-// published after the block's end, so --precision can stop on a latency axis as on TPS.
+// published after the block's end, so --precision can stop on a latency axis as on TPS; a client
+// count switches with its configuration.
 
 #include "experiment/switchback_control.h"
 
@@ -90,6 +91,41 @@ TEST(SwitchbackControl, WithoutPublishedLatencyTheLooksCannotStopOnIt) {
   EXPECT_EQ(s.stopped, "budget");
   EXPECT_EQ(s.blocks.size(), 21u);
   EXPECT_EQ(s.blocks[1].p99_us, 0) << "filled from the run's accounts afterwards (finish)";
+}
+
+// A stage of another client count: the control asks the driver for each configuration's
+// clients at every switch, and a block's kept part waits until the wanted clients have
+// connected again, here 1.5 s after the switch, longer than the 1 s of settling.
+TEST(SwitchbackControl, AClientCountSwitchesWithItsConfigurationAndABlockWaitsForItsClients) {
+  FakeDriver driver;
+  int applies = 0;
+  SwitchbackControl control(watching_p99(), [&](bool) { ++applies; });
+  control.clients[0] = 8;
+  control.clients[1] = 32;
+  control.clock = [&driver] { return driver.clock_us; };
+  driver::BlockReader reader = driver.reader();
+  int wanted = control.active_clients();
+  std::int64_t changed_at = 0;
+  reader.clients_settled = [&] { return driver.clock_us - changed_at >= 1'500'000; };
+  std::vector<int> sequence = {wanted};
+  for (; driver.clock_us < 200'000'000; driver.clock_us += kPollUs) {
+    const int b = control.poll(static_cast<double>(driver.clock_us) / 1e6, reader);
+    if (b == driver::kEndWindow) break;
+    if (control.active_clients() != wanted) {  // the driver reads it after every poll
+      wanted = control.active_clients();
+      changed_at = driver.clock_us;
+      sequence.push_back(wanted);
+    }
+    if (b >= 0) {
+      EXPECT_EQ(wanted, b % 2 == 0 ? 8 : 32) << "block " << b;
+      EXPECT_GE(driver.clock_us - changed_at, 1'500'000) << "block " << b;
+    }
+  }
+  const results::Switchback s = control.run().result();
+  ASSERT_GE(s.blocks.size(), 3u);
+  EXPECT_EQ(sequence.size(), s.blocks.size());
+  for (std::size_t i = 0; i < sequence.size(); ++i) EXPECT_EQ(sequence[i], i % 2 == 0 ? 8 : 32);
+  for (const auto& block : s.blocks) EXPECT_LE(block.seconds, 2.5 + 1e-9);
 }
 
 }  // namespace

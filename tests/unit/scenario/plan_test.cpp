@@ -220,6 +220,9 @@ TEST(MakePlan, AFixedRateStageWithThinkTimesIsRefusedAtItsLine) {
 TEST(MakePlan, AttributionCostsExtraRunsOnlyWhereAStageHasSeveralKnobs) {
   Scenario s = three_stages(Mode::kIsolated);
   s.attribute = true;
+  // Separate runs with and without attribution (without it, the wal stage would be switched
+  // back): the two plans then differ in the attribution's runs alone.
+  s.measure.switchback = false;
   s.stages[0].attribute = false;  // a stage may opt out
   s.stages[0].settings = {{"work_mem", "64kB", {"t.yaml", 6, 7}}};
   s.stages[1].settings.push_back({"random_page_cost", "1e300", {"t.yaml", 10, 7}});
@@ -408,10 +411,40 @@ stages:
   EXPECT_FALSE(session_plan.stages[1].switchback);
   EXPECT_NE(session_plan.stages[1].design_why.find("runs in session mode"), std::string::npos)
       << session_plan.stages[1].design_why;
-  // A client count is its connections too: a run connects its clients once.
-  EXPECT_FALSE(plan.stages[4].switchback);
-  EXPECT_NE(plan.stages[4].design_why.find("its client count differs"), std::string::npos)
+  // A closed loop's client count switches too: the extra clients stand by between the stage's
+  // blocks, their connections closed, and connect again at each switch to it.
+  EXPECT_TRUE(plan.stages[4].switchback) << plan.stages[4].design_why;
+  EXPECT_NE(plan.stages[4].design_why.find("the clients beyond the 8 of the smaller side stand by "
+                                           "with their connection closed"),
+            std::string::npos)
       << plan.stages[4].design_why;
+  // A fixed rate's clients keep a schedule: a rate that differs gets separate runs.
+  problems.clear();
+  Scenario rate = parse_scenario(R"(workload: select-only
+stages:
+  - name: open loop
+    load: {rate: 500, clients: 16}
+)",
+                                 "t.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << problems.front().str();
+  const Plan rate_plan = make_plan(rate, c, server15());
+  EXPECT_FALSE(rate_plan.stages[1].switchback);
+  EXPECT_NE(rate_plan.stages[1].design_why.find("its arrival rate differs"), std::string::npos)
+      << rate_plan.stages[1].design_why;
+  // With allow_partial the refused clients are the stage's lesson: a run connects once.
+  problems.clear();
+  Scenario partial = parse_scenario(R"(workload: select-only
+allow_partial: true
+stages:
+  - name: too many
+    load: {clients: 40}
+)",
+                                    "t.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << problems.front().str();
+  const Plan partial_plan = make_plan(partial, c, server15());
+  EXPECT_FALSE(partial_plan.stages[1].switchback);
+  EXPECT_NE(partial_plan.stages[1].design_why.find("allow_partial is on"), std::string::npos)
+      << partial_plan.stages[1].design_why;
 }
 
 // The catalog's presets with a `pooler:` part give PgBouncer settings of the table, and the
