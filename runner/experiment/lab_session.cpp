@@ -480,7 +480,8 @@ results::StageResult LabSession::measure_switchback(const Trial& reference, cons
   RunEvidence whole_run;
   Trial first_block = trial;
   first_block.load = reference.load;
-  measure_or_fail(first_block, stage, whole_run, &control);
+  const std::optional<results::Measurement> whole =
+      measure_or_fail(first_block, stage, whole_run, &control);
   if (unsettled) stage.warnings.push_back(*unsettled);
   if (apply::InterruptGuard::interrupted() && stage.error.empty()) mark_interrupted(stage);
 
@@ -502,6 +503,14 @@ results::StageResult LabSession::measure_switchback(const Trial& reference, cons
   results::Measurement m = results::blocks_measurement(result.blocks, true);
   m.failed = t.failed[1];
   m.latency = t.latency[1];
+  if (whole) {
+    // Connecting is not split by block: every connection the run opened (its clients at the
+    // start, and those that stood by and connected again at a switch), and the idle memory of
+    // a connection as the run's clients measured it right after they connected.
+    m.connect_time = whole->connect_time;
+    m.idle_connection_pss_bytes = whole->idle_connection_pss_bytes;
+    m.idle_connections_measured = whole->idle_connections_measured;
+  }
   results::set_switchback_result(stage, std::move(result), std::move(m));
   stage.evidence = control.evidence(1);
   stage.waits = control.waits(1);

@@ -528,7 +528,7 @@ workload:
 measure:
   warmup: 0s
   duration: 2s
-  pairs: 2
+  pairs: 3
 mode: isolated
 stages:
   - name: four-clients
@@ -549,12 +549,14 @@ stages:
   const results::StageResult& stage = run.stages[1];
   EXPECT_EQ(stage.load.clients, 4);
   ASSERT_TRUE(stage.switchback.has_value()) << r.output;
-  ASSERT_EQ(stage.switchback->blocks.size(), 5u) << r.output;
-  for (std::size_t i = 0; i < 5; ++i) {
+  ASSERT_EQ(stage.switchback->blocks.size(), 7u) << r.output;
+  for (std::size_t i = 0; i < 7; ++i) {
     EXPECT_EQ(stage.switchback->blocks[i].stage, i % 2 == 1);
     EXPECT_GT(stage.switchback->blocks[i].transactions, 0u) << i;
   }
   EXPECT_EQ(stage.repeats[0].failed, 0u) << r.output;
+  // The connections it opened (at the start, and again at each switch to the stage) are timed.
+  EXPECT_GT(stage.repeats[0].connect_time.p50_us, 0) << r.output;
   ASSERT_TRUE(stage.switchback->reference_waits.has_value()) << r.output;
   const results::WaitProfile& reference = *stage.switchback->reference_waits;
   ASSERT_GT(reference.samples, 0u);
