@@ -1,5 +1,6 @@
 #include "results/summary.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -110,6 +111,36 @@ TEST(Summary, FewRunsAreNamedOnlyWhenAStagesIntervalRestsOnThem) {
   run.stages[1] = stage_with({80});
   run.stages[1].switchback = Switchback{};
   EXPECT_EQ(few_runs_note(run), "");
+}
+
+// A switchback stage's TPS cell shows the two figures its effect compares (each the geometric
+// mean of its blocks), not the blocks' totals: blocks of unequal length make them differ.
+TEST(Summary, ASwitchbackStagesTpsIsTheFigureItsEffectCompares) {
+  results::Run run;
+  run.mode = "isolated";
+  run.stages.push_back(stage_with({100}));
+  StageResult stage;
+  stage.name = "more-clients";
+  Switchback sb;
+  sb.stopped = "fixed";
+  const double tps[] = {1000, 800, 1100, 820, 1050, 790, 1000};
+  const double seconds[] = {3, 3, 2, 3, 3, 2, 3};
+  for (int b = 0; b < 7; ++b) {
+    SwitchbackBlock block;
+    block.stage = b % 2 == 1;
+    block.seconds = seconds[b];
+    block.transactions = static_cast<std::uint64_t>(tps[b] * seconds[b]);
+    sb.blocks.push_back(block);
+  }
+  set_switchback_result(stage, sb, blocks_measurement(sb.blocks, true));
+  run.stages.push_back(stage);
+  const auto sums = summarize(run);
+  ASSERT_TRUE(sums[1].vs_baseline) << sums[1].tps_text;
+  EXPECT_DOUBLE_EQ(sums[1].tps, sums[1].vs_baseline->stage_value);
+  EXPECT_DOUBLE_EQ(sums[1].reference_tps, sums[1].vs_baseline->reference_value);
+  EXPECT_NEAR(sums[1].tps, std::cbrt(800.0 * 820 * 790), 1e-6);
+  EXPECT_EQ(sums[1].tps_text, fmt::format("{} (reference {})", format_number(sums[1].tps),
+                                          format_number(sums[1].reference_tps)));
 }
 
 TEST(Summary, MedianRepeatIsTheLowerMiddleByTps) {
