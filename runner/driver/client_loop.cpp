@@ -72,12 +72,13 @@ Task<void> Worker::stand_by(ClientState& c) {
   const DriverOptions& o = shared_.options;
   const bool owns_connection = o.pool_size == 0 && !o.connect_per_transaction;
   if (owns_connection && c.own->conn.is_open()) close_connection(*c.own);
-  shared_.running_clients.fetch_sub(1);
+  shared_.set_client_run(c.index, Shared::kStandingBy);
   co_await StandByAwaiter{this, c.index};
   // Blocking, as before the start: the worker's other clients wait out the connect within the
-  // switch's settling time. Refused: its next transaction fails and says why.
-  if (owns_connection && !ending_) open_connection(*c.own);
-  shared_.running_clients.fetch_add(1);
+  // switch's settling time. Refused: its next transaction tries again, and fails with the
+  // refusal's own class if the server refuses that too.
+  if (owns_connection && !ending_ && !open_connection(*c.own)) connect_error_.reset();
+  shared_.set_client_run(c.index, Shared::kRunning);
 }
 
 void Worker::follow_active_clients() {

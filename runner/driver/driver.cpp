@@ -86,7 +86,12 @@ void set_up_shared(Shared& shared, const workload::Workload& workload,
   shared.types = types;
   shared.stop = stop;
   if (o.pool_size > 0) shared.pool = std::make_unique<SharedPool>(o.pool_size);
-  if (o.active_clients) shared.active_clients.store(o.active_clients());
+  if (o.active_clients) {
+    shared.active_clients.store(o.active_clients());
+    shared.client_count = o.clients;
+    shared.client_runs = std::make_unique<std::atomic<std::uint8_t>[]>(
+        static_cast<std::size_t>(o.clients));  // value-initialised: Shared::kNoLoop
+  }
   if (o.on_poll && o.max_blocks > 0) {
     shared.max_blocks = o.max_blocks;
     shared.block_finished =
@@ -245,11 +250,7 @@ Watched watch_window(Shared& shared, std::vector<std::unique_ptr<Worker>>& ws,
     }
     return h.summary();
   };
-  if (o.active_clients)
-    blocks.clients_settled = [&shared] {
-      return shared.running_clients.load() ==
-             std::min(shared.active_clients.load(), shared.client_loops.load());
-    };
+  if (o.active_clients) blocks.clients_settled = [&shared] { return shared.clients_settled(); };
   Watched watched;
   Histogram second;
   std::uint64_t failed_total = 0;

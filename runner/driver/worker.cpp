@@ -291,8 +291,7 @@ void Worker::run() {
   for (auto& c : clients_) {
     if (c.loop.valid()) {
       ++active_;
-      shared_.client_loops.fetch_add(1);
-      shared_.running_clients.fetch_add(1);
+      shared_.set_client_run(c.index, Shared::kRunning);
       c.loop.resume();
     }
   }

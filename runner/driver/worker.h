@@ -79,11 +79,24 @@ struct Shared {
   std::atomic<int> block{-1};
   std::unique_ptr<std::atomic<std::uint64_t>[]> block_finished;
   int max_blocks = 0;
-  // Switchback of the client count (DriverOptions::active_clients): the clients wanted now, the
-  // clients whose loop started, and those of them that run (not standing by).
+  // Switchback of the client count (DriverOptions::active_clients): the clients wanted now, and
+  // each client's state by its index (a client refused at the start has no loop).
+  enum ClientRun : std::uint8_t { kNoLoop, kRunning, kStandingBy };
   std::atomic<int> active_clients{std::numeric_limits<int>::max()};
-  std::atomic<int> client_loops{0};
-  std::atomic<int> running_clients{0};
+  std::unique_ptr<std::atomic<std::uint8_t>[]> client_runs;
+  int client_count = 0;
+  void set_client_run(int index, ClientRun state) {
+    if (client_runs) client_runs[static_cast<std::size_t>(index)].store(state);
+  }
+  // Every client with a loop that the run wants runs, and every other one stands by.
+  bool clients_settled() const {
+    const int wanted = active_clients.load();
+    for (int i = 0; i < client_count; ++i) {
+      const auto state = client_runs[static_cast<std::size_t>(i)].load();
+      if (state != kNoLoop && state != (i < wanted ? kRunning : kStandingBy)) return false;
+    }
+    return true;
+  }
   explicit Shared(int workers) : connected(workers) {}
   bool stopping() const {
     return abort.load() || end_early.load() || fatal.load() || (stop != nullptr && stop->load());

@@ -498,16 +498,6 @@ std::vector<StageSummary> summarize(const Run& run) {
         if (a.axis == &kCpuAxis && (!stage.switchback || a.change.interval.known))
           s.cpu_vs_baseline = a.change;
       }
-      // A switchback stage's TPS and its reference's are the two its effect compares (each the
-      // geometric mean of its blocks), in every table: the Markdown row read "1,860 (reference
-      // 2,315)" from the blocks' totals where the console read "2,288 → 1,852".
-      if (stage.switchback && s.vs_baseline && s.vs_baseline->stage_value > 0 &&
-          s.vs_baseline->reference_value > 0) {
-        s.tps = s.vs_baseline->stage_value;
-        s.reference_tps = s.vs_baseline->reference_value;
-        s.tps_text =
-            fmt::format("{} (reference {})", format_number(s.tps), format_number(s.reference_tps));
-      }
       if (!s.axes.empty()) s.verdict = axes_verdict(s.axes);
       s.narrowing_note = narrowing_note(s.axes);
       if (!(stage.switchback && closed) &&

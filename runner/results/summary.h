@@ -175,10 +175,10 @@ Change compare_stages(const StageResult& stage, const StageResult& reference);
 struct StageSummary {
   std::size_t index = 0;  // into Run::stages
   bool ran = false;       // false: the stage failed (error) or has no measurement
-  double tps = 0;         // median over repeats; a switchback stage: its blocks' geometric mean
+  double tps = 0;         // median over repeats (a switchback stage has one: blocks_measurement)
   double tps_min = 0;
   double tps_max = 0;
-  double reference_tps = 0;  // a switchback stage: its reference blocks' (the same mean); else 0
+  double reference_tps = 0;  // a switchback stage: its reference blocks' TPS; else 0
   std::size_t repeats = 0;
   std::uint64_t transactions = 0;  // behind the median figure (committed + rolled back)
   bool few_transactions = false;

@@ -120,8 +120,8 @@ std::vector<int> look_schedule(const SwitchbackDesign& design);
 double confidence_over_looks(int looks, double confidence = 0.95);
 
 // The blocks of one configuration (`stage` true: the stage's) taken together as one
-// measurement: kept seconds, transactions, CPU, and one TPS and p99 value per block as its
-// series.
+// measurement: kept seconds, transactions, CPU, one TPS and p99 value per block as its series,
+// and as its TPS the blocks' geometric mean (the figure the stage's effect compares).
 Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool stage);
 
 // A switchback run's result in `stage` (both labs assemble it here): its stage blocks taken

@@ -147,6 +147,11 @@ std::optional<std::string> load_switch_refusal(const Scenario& scenario,
     return std::string(
         "its client count differs from the baseline's under a fixed arrival rate, whose "
         "clients' schedule would pile up while they stand by");
+  if (baseline.clients != stage.clients && scenario.workload.think_time)
+    return std::string(
+        "its client count differs from the baseline's and the clients wait TPC-C's keying and "
+        "think times (seconds each), longer than a switchback block's settling: a client stands "
+        "by or starts again only between transactions");
   if (baseline.clients != stage.clients && scenario.allow_partial)
     return std::string(
         "its client count differs from the baseline's and allow_partial is on: the clients the "

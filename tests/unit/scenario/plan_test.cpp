@@ -445,6 +445,19 @@ stages:
   EXPECT_FALSE(partial_plan.stages[1].switchback);
   EXPECT_NE(partial_plan.stages[1].design_why.find("allow_partial is on"), std::string::npos)
       << partial_plan.stages[1].design_why;
+  // TPC-C's keying and think times last seconds: a client stands by only between transactions.
+  problems.clear();
+  Scenario terminals = parse_scenario(R"(workload: {name: tpcc-lite, think_time: true}
+stages:
+  - name: more terminals
+    load: {clients: 20}
+)",
+                                      "t.yaml", problems);
+  ASSERT_TRUE(problems.empty()) << problems.front().str();
+  const Plan terminals_plan = make_plan(terminals, c, server15());
+  EXPECT_FALSE(terminals_plan.stages[1].switchback);
+  EXPECT_NE(terminals_plan.stages[1].design_why.find("keying and think times"), std::string::npos)
+      << terminals_plan.stages[1].design_why;
 }
 
 // The catalog's presets with a `pooler:` part give PgBouncer settings of the table, and the
