@@ -88,7 +88,6 @@ void set_up_shared(Shared& shared, const workload::Workload& workload,
   if (o.pool_size > 0) shared.pool = std::make_unique<SharedPool>(o.pool_size);
   if (o.active_clients) {
     shared.active_clients.store(o.active_clients());
-    shared.client_count = o.clients;
     shared.client_runs = std::make_unique<std::atomic<std::uint8_t>[]>(
         static_cast<std::size_t>(o.clients));  // value-initialised: Shared::kNoLoop
   }

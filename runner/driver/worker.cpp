@@ -308,7 +308,6 @@ void Worker::run_event_loop() {
       hard_deadline = now + kDrainUs;
     }
     if (now >= hard_deadline) break;  // a server that ignores cancel: abandon the clients
-    if (!ending_) follow_active_clients();
     while (!timers_.empty() && timers_.top().at <= now) {
       ready_.push_back(timers_.top().h);
       timers_.pop();
@@ -353,6 +352,9 @@ void Worker::wait_for_events(std::int64_t now) {
       const std::int64_t t = now_us();
       arm_tick(t);
       publish(t, false);  // an idle worker publishes on its tick
+      // A switchback of the client count: the wanted count is read on the tick (the switch's
+      // settling waits for it), not on every turn of the loop.
+      if (shared_.client_runs && !ending_) follow_active_clients();
     } else {
       on_event(static_cast<ConnSlot*>(tag), events[i].events);
     }

@@ -83,15 +83,14 @@ struct Shared {
   // each client's state by its index (a client refused at the start has no loop).
   enum ClientRun : std::uint8_t { kNoLoop, kRunning, kStandingBy };
   std::atomic<int> active_clients{std::numeric_limits<int>::max()};
-  std::unique_ptr<std::atomic<std::uint8_t>[]> client_runs;
-  int client_count = 0;
+  std::unique_ptr<std::atomic<std::uint8_t>[]> client_runs;  // options.clients of them
   void set_client_run(int index, ClientRun state) {
     if (client_runs) client_runs[static_cast<std::size_t>(index)].store(state);
   }
   // Every client with a loop that the run wants runs, and every other one stands by.
   bool clients_settled() const {
     const int wanted = active_clients.load();
-    for (int i = 0; i < client_count; ++i) {
+    for (int i = 0; i < options.clients; ++i) {
       const auto state = client_runs[static_cast<std::size_t>(i)].load();
       if (state != kNoLoop && state != (i < wanted ? kRunning : kStandingBy)) return false;
     }

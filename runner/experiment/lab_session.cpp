@@ -227,14 +227,6 @@ results::Measurement LabSession::measure_once(const Trial& trial, results::Stage
   }
 
   driver::DriverOptions d = driver_options(trial, params_.clients);
-  if (switchback != nullptr && switchback->switches_clients()) {
-    // Every client either configuration runs connects before the start; those the one in place
-    // does not want stand by (driver.h).
-    d.clients = std::max(switchback->clients[0], switchback->clients[1]);
-    d.active_clients = [switchback] { return switchback->active_clients(); };
-  }
-  workload::WorkloadParams params = params_;
-  params.clients = d.clients;
 
   // Evidence covers the measured window only (measured_window.h): snapshots at the end of the
   // warm-up and at the end of the run.
@@ -253,7 +245,15 @@ results::Measurement LabSession::measure_once(const Trial& trial, results::Stage
     d.on_poll = [switchback](double elapsed_s, const driver::BlockReader& blocks) {
       return switchback->poll(elapsed_s, blocks);
     };
+    if (switchback->switches_clients()) {
+      // Every client either configuration runs connects before the start; those the one in
+      // place does not want stand by (driver.h).
+      d.clients = std::max(switchback->clients[0], switchback->clients[1]);
+      d.active_clients = [switchback] { return switchback->active_clients(); };
+    }
   }
+  workload::WorkloadParams params = params_;
+  params.clients = d.clients;
 
   // Test-only fault injection (docs/journal.md): a workload running on a changed server.
   if (applier_ != nullptr && applier_->has_changes()) apply::crash_point(apply::phase::kWorkload);

@@ -40,7 +40,7 @@ class SwitchbackControl {
   int clients[2] = {0, 0};
   bool switches_clients() const { return clients[0] != clients[1]; }
   // The clients the configuration in place wants (asked after every poll).
-  int active_clients() const { return clients[applied_stage_ ? 1 : 0]; }
+  int active_clients() const { return clients[applied_block_ % 2]; }
 
   int poll(double elapsed_s, const driver::BlockReader& blocks) {
     try {
@@ -117,7 +117,6 @@ class SwitchbackControl {
     }
     if (at.block != applied_block_) {
       apply_(at.stage);
-      applied_stage_ = at.stage;
       applied_block_ = at.block;
       applied_at_ = clock();
       return -1;
@@ -164,8 +163,7 @@ class SwitchbackControl {
   results::SwitchbackRun run_;
   std::function<void(bool)> apply_;
   std::exception_ptr failure_;
-  int applied_block_ = 0;  // the reference is in place when the run starts
-  bool applied_stage_ = false;
+  int applied_block_ = 0;        // the reference is in place when the run starts
   std::int64_t applied_at_ = 0;  // when the last switch was made (clock())
   bool counting_ = false;
   int counting_block_ = -1;

@@ -253,12 +253,13 @@ Measurement blocks_measurement(const std::vector<SwitchbackBlock>& blocks, bool 
   // The geometric mean of the blocks' TPS, the figure the effect compares (summary.h Change),
   // so every table, curve and expectation shows the same TPS as the effect beside it; the
   // blocks' totals would weigh a block by its kept length, which a late switch shortens.
-  double log_sum = 0;
-  for (double tps : m.tps_per_second) log_sum += std::log(tps);
-  m.tps = m.tps_per_second.empty() ||
-                  std::ranges::any_of(m.tps_per_second, [](double t) { return t <= 0; })
-              ? (m.duration_s > 0 ? static_cast<double>(m.committed) / m.duration_s : 0)
-              : std::exp(log_sum / static_cast<double>(m.tps_per_second.size()));
+  std::vector<double> logs;
+  for (double tps : m.tps_per_second)
+    if (tps > 0) logs.push_back(std::log(tps));
+  if (!logs.empty() && logs.size() == m.tps_per_second.size())
+    m.tps = std::exp(mean(logs));
+  else  // a block without a commit has no logarithm: the blocks' totals
+    m.tps = m.duration_s > 0 ? static_cast<double>(m.committed) / m.duration_s : 0;
   if (neighbours && m.duration_s > 0) m.neighbour_cpu = neighbour_s / m.duration_s;
   return m;
 }

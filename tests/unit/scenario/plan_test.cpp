@@ -418,46 +418,28 @@ stages:
                                            "with their connection closed"),
             std::string::npos)
       << plan.stages[4].design_why;
-  // A fixed rate's clients keep a schedule: a rate that differs gets separate runs.
-  problems.clear();
-  Scenario rate = parse_scenario(R"(workload: select-only
-stages:
-  - name: open loop
-    load: {rate: 500, clients: 16}
-)",
-                                 "t.yaml", problems);
-  ASSERT_TRUE(problems.empty()) << problems.front().str();
-  const Plan rate_plan = make_plan(rate, c, server15());
-  EXPECT_FALSE(rate_plan.stages[1].switchback);
-  EXPECT_NE(rate_plan.stages[1].design_why.find("its arrival rate differs"), std::string::npos)
-      << rate_plan.stages[1].design_why;
-  // With allow_partial the refused clients are the stage's lesson: a run connects once.
-  problems.clear();
-  Scenario partial = parse_scenario(R"(workload: select-only
-allow_partial: true
-stages:
-  - name: too many
-    load: {clients: 40}
-)",
-                                    "t.yaml", problems);
-  ASSERT_TRUE(problems.empty()) << problems.front().str();
-  const Plan partial_plan = make_plan(partial, c, server15());
-  EXPECT_FALSE(partial_plan.stages[1].switchback);
-  EXPECT_NE(partial_plan.stages[1].design_why.find("allow_partial is on"), std::string::npos)
-      << partial_plan.stages[1].design_why;
-  // TPC-C's keying and think times last seconds: a client stands by only between transactions.
-  problems.clear();
-  Scenario terminals = parse_scenario(R"(workload: {name: tpcc-lite, think_time: true}
-stages:
-  - name: more terminals
-    load: {clients: 20}
-)",
-                                      "t.yaml", problems);
-  ASSERT_TRUE(problems.empty()) << problems.front().str();
-  const Plan terminals_plan = make_plan(terminals, c, server15());
-  EXPECT_FALSE(terminals_plan.stages[1].switchback);
-  EXPECT_NE(terminals_plan.stages[1].design_why.find("keying and think times"), std::string::npos)
-      << terminals_plan.stages[1].design_why;
+  // A load the driver cannot switch gets separate runs, with the reason: a fixed rate's clients
+  // keep a schedule; with allow_partial the refused clients are the stage's lesson (a run
+  // connects once); TPC-C's keying and think times last seconds, and a client stands by only
+  // between transactions.
+  const std::pair<const char*, const char*> kept_apart[] = {
+      {"workload: select-only\nstages:\n  - name: open loop\n    load: {rate: 500, clients: 16}\n",
+       "its arrival rate differs"},
+      {"workload: select-only\nallow_partial: true\nstages:\n  - name: too many\n    load: "
+       "{clients: 40}\n",
+       "allow_partial is on"},
+      {"workload: {name: tpcc-lite, think_time: true}\nstages:\n  - name: more terminals\n    "
+       "load: {clients: 20}\n",
+       "keying and think times"}};
+  for (const auto& [yaml, why] : kept_apart) {
+    problems.clear();
+    const Scenario apart = parse_scenario(yaml, "t.yaml", problems);
+    ASSERT_TRUE(problems.empty()) << problems.front().str();
+    const Plan apart_plan = make_plan(apart, c, server15());
+    EXPECT_FALSE(apart_plan.stages[1].switchback) << yaml;
+    EXPECT_NE(apart_plan.stages[1].design_why.find(why), std::string::npos)
+        << apart_plan.stages[1].design_why;
+  }
 }
 
 // The catalog's presets with a `pooler:` part give PgBouncer settings of the table, and the
